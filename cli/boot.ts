@@ -1,0 +1,183 @@
+// What every face needs before it serves: settings from file, env and
+// flags; the store; the servers started. And the ordered shutdown.
+
+import { join } from "node:path";
+import type { z } from "zod";
+import {
+  type BaseConfig,
+  buildConfigSchema,
+  ConfigError,
+  loadConfig,
+  readBaseConfig,
+} from "../platform/config.ts";
+import { isLoopback } from "../platform/http_guards.ts";
+import {
+  onShutdownSignal,
+  type ShutdownSignal,
+} from "../platform/lifecycle.ts";
+import { createLogger, type Logger } from "../platform/log.ts";
+import { configDir, dataDir as defaultDataDir } from "../platform/paths.ts";
+import { scoped, type Store } from "../platform/store.ts";
+import { openKvStore } from "../platform/store_kv.ts";
+import { HostedServer } from "../tools/host.ts";
+import type { AnyServerSpec } from "../tools/kit.ts";
+import type { McpHttpEndpoint } from "../tools/mcp_http.ts";
+import { UsageError } from "./args.ts";
+
+/** Failures that stop agentd from starting (exit code 1), with a message a person can act on. */
+export class StartupError extends Error {
+  override name = "StartupError";
+}
+
+export interface Settings {
+  base: BaseConfig;
+  /** Every validated value, server sections included. */
+  values: Record<string, unknown>;
+  origin: Record<string, string>;
+  dataDir: string;
+  configFile?: string;
+}
+
+export async function loadSettings(options: {
+  flags: Record<string, unknown>;
+  specs: readonly AnyServerSpec[];
+  env: Record<string, string>;
+}): Promise<Settings> {
+  const sections: Record<string, z.ZodObject> = {};
+  for (const spec of options.specs) {
+    if (spec.config) sections[spec.id] = spec.config;
+  }
+  const schema = buildConfigSchema(sections);
+  const { config: explicitFile, ...flags } = options.flags;
+  const file = typeof explicitFile === "string"
+    ? explicitFile
+    : options.env.AGENTD_CONFIG || undefined;
+  let defaultFile: string | undefined;
+  try {
+    defaultFile = join(configDir(), "agentd.json");
+  } catch {
+    defaultFile = undefined; // no home directory: only explicit files and env apply
+  }
+  const loaded = await loadConfig(schema, {
+    file,
+    defaultFile,
+    env: options.env,
+    flags,
+  });
+  const base = readBaseConfig(loaded.values);
+  let dir = base.data_dir;
+  if (dir === undefined) {
+    try {
+      dir = defaultDataDir();
+    } catch (error) {
+      throw new ConfigError(`${messageOf(error)}; or pass --data-dir DIR`);
+    }
+  }
+  return {
+    base,
+    values: loaded.values,
+    origin: loaded.origin,
+    dataDir: dir,
+    configFile: loaded.file,
+  };
+}
+
+/** The specs named by `servers` (all when absent); an unknown id is an error naming the known ones. */
+export function selectServers(
+  settings: Settings,
+  specs: readonly AnyServerSpec[],
+): AnyServerSpec[] {
+  const wanted = settings.base.servers;
+  if (wanted === undefined) return [...specs];
+  const known = specs.map((spec) => spec.id);
+  const unknown = wanted.filter((id) => !known.includes(id));
+  if (unknown.length > 0) {
+    const message = `unknown server${unknown.length > 1 ? "s" : ""} ${
+      unknown.map((id) => `"${id}"`).join(", ")
+    } in servers; built: ${known.length ? known.join(", ") : "none yet"}`;
+    if (settings.origin.servers === "flag") {
+      throw new UsageError(message, "serve");
+    }
+    throw new ConfigError(message);
+  }
+  return specs.filter((spec) => wanted.includes(spec.id));
+}
+
+/** Off loopback, a token is mandatory: refuse to start rather than expose tools to the network. */
+export function assertSafeBinding(base: BaseConfig): void {
+  if (!isLoopback(base.host) && base.token === undefined) {
+    throw new StartupError(
+      `refusing to listen on ${base.host} without a token: anyone who can reach the port ` +
+        `could drive your browser and desktop. Set AGENTD_TOKEN (16+ characters) or ` +
+        `token_file, or bind 127.0.0.1.`,
+    );
+  }
+}
+
+export function createDaemonLogger(base: BaseConfig): Logger {
+  const log = createLogger({ level: base.log_level });
+  if (base.token !== undefined) log.addSecret(base.token);
+  return log;
+}
+
+export async function openStore(dataDir: string): Promise<Store> {
+  try {
+    return await openKvStore(join(dataDir, "store.kv"));
+  } catch (error) {
+    throw new StartupError(messageOf(error));
+  }
+}
+
+export async function startServers(
+  specs: readonly AnyServerSpec[],
+  options: { store: Store; log: Logger; settings: Settings },
+): Promise<HostedServer[]> {
+  return await Promise.all(specs.map((spec) => {
+    const section = options.settings.values[spec.id];
+    return HostedServer.start(spec, {
+      store: scoped(options.store, [spec.namespace]),
+      log: options.log,
+      config: isRecord(section) ? section : {},
+      dataDir: options.settings.dataDir,
+    });
+  }));
+}
+
+/** Resolves with the first SIGINT/SIGTERM. */
+export function shutdownSignal(): {
+  received: Promise<ShutdownSignal>;
+  dispose(): void;
+} {
+  const { promise, resolve } = Promise.withResolvers<ShutdownSignal>();
+  const dispose = onShutdownSignal(resolve);
+  return { received: promise, dispose };
+}
+
+/**
+ * The Shutdown phase, in order: stop new sessions, let running calls finish
+ * (bounded), end sessions and streams, stop the listener, flush the store.
+ */
+export async function shutdown(options: {
+  hosts: readonly HostedServer[];
+  endpoints: Iterable<McpHttpEndpoint>;
+  listener?: Deno.HttpServer;
+  store: Store;
+  log: Logger;
+  timeoutMs: number;
+}): Promise<void> {
+  const endpoints = [...options.endpoints];
+  for (const endpoint of endpoints) endpoint.stopAccepting();
+  await Promise.all(options.hosts.map((host) => host.stop(options.timeoutMs)));
+  await Promise.all(endpoints.map((endpoint) => endpoint.close()));
+  if (options.listener) await options.listener.shutdown();
+  await options.store.close();
+  options.log.info("stopped");
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,239 @@
+// `agentd doctor`: checks what agentd needs on this machine and says how to
+// fix what is missing. Exit 1 when something agentd cannot run without fails.
+
+import { join } from "node:path";
+import { doctorFlags, flagsHelp, parseFlags, UsageError } from "./args.ts";
+import { loadSettings, messageOf, type Settings } from "./boot.ts";
+import type { CliContext } from "./context.ts";
+import { openKvStore } from "../platform/store_kv.ts";
+import { VERSION } from "../platform/version.ts";
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  /** Whether agentd as a whole cannot run without it (as opposed to one server). */
+  required: boolean;
+  detail: string;
+  fix?: string;
+}
+
+export const DOCTOR_HELP = `Usage: agentd doctor [flags]
+
+Checks the config, data directory, store, port, browser and display, and says
+how to fix what is missing.
+
+Flags:
+${flagsHelp(doctorFlags)}`;
+
+export async function runDoctor(
+  args: string[],
+  ctx: CliContext,
+): Promise<number> {
+  const { values, positionals } = parseFlags("doctor", args, doctorFlags);
+  if (values.help === true) {
+    ctx.print(DOCTOR_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) {
+    throw new UsageError(
+      `unexpected argument "${positionals[0]}" for "agentd doctor"`,
+      "doctor",
+    );
+  }
+  const flags: Record<string, unknown> = {};
+  if (typeof values.config === "string") flags.config = values.config;
+  if (typeof values["data-dir"] === "string") {
+    flags.data_dir = values["data-dir"];
+  }
+
+  const checks: Check[] = [];
+  let settings: Settings | undefined;
+  try {
+    settings = await loadSettings({ flags, specs: ctx.specs, env: ctx.env });
+    checks.push({
+      name: "config",
+      ok: true,
+      required: true,
+      detail: settings.configFile
+        ? `read ${settings.configFile}`
+        : "no config file; defaults, env and flags apply",
+    });
+  } catch (error) {
+    checks.push({
+      name: "config",
+      ok: false,
+      required: true,
+      detail: messageOf(error),
+      fix: "correct the value named above",
+    });
+  }
+  if (settings) {
+    checks.push(await checkStore(settings.dataDir));
+    checks.push(await checkPort(settings.base.host, settings.base.port));
+  }
+  checks.push(await checkBrowser(ctx.env));
+  checks.push(checkDisplay(ctx.env));
+
+  ctx.print(`agentd ${VERSION} doctor`);
+  for (const check of checks) {
+    const mark = check.ok ? "ok  " : check.required ? "FAIL" : "warn";
+    ctx.print(`${mark} ${check.name.padEnd(8)} ${check.detail}`);
+    if (!check.ok && check.fix) {
+      ctx.print(`     ${"".padEnd(8)} fix: ${check.fix}`);
+    }
+  }
+  return checks.some((check) => !check.ok && check.required) ? 1 : 0;
+}
+
+async function checkStore(dataDir: string): Promise<Check> {
+  const path = join(dataDir, "store.kv");
+  try {
+    const store = await openKvStore(path);
+    try {
+      const key = ["doctor", crypto.randomUUID()];
+      await store.set(key, "probe");
+      const back = await store.get(key);
+      await store.delete(key);
+      if (back?.value !== "probe") {
+        throw new Error("a value written could not be read back");
+      }
+    } finally {
+      await store.close();
+    }
+    return {
+      name: "store",
+      ok: true,
+      required: true,
+      detail: `${path} opens, writes and reads`,
+    };
+  } catch (error) {
+    return {
+      name: "store",
+      ok: false,
+      required: true,
+      detail: messageOf(error),
+      fix: `make ${dataDir} writable, or pass --data-dir DIR`,
+    };
+  }
+}
+
+async function checkPort(host: string, port: number): Promise<Check> {
+  try {
+    const probe = Deno.listen({ hostname: host, port });
+    probe.close();
+    return {
+      name: "port",
+      ok: true,
+      required: false,
+      detail: `${host}:${port} is free`,
+    };
+  } catch (error) {
+    if (error instanceof Deno.errors.AddrInUse) {
+      const running = await fetch(
+        `http://${host.includes(":") ? `[${host}]` : host}:${port}/health`,
+      )
+        .then((response) => response.json())
+        .then((body) =>
+          typeof body === "object" && body !== null && "servers" in body
+        )
+        .catch(() => false);
+      return running
+        ? {
+          name: "port",
+          ok: true,
+          required: false,
+          detail: `agentd already answers on ${host}:${port}`,
+        }
+        : {
+          name: "port",
+          ok: false,
+          required: false,
+          detail: `${host}:${port} is used by another program`,
+          fix: "stop it, or run agentd with --port N",
+        };
+    }
+    return {
+      name: "port",
+      ok: false,
+      required: false,
+      detail: messageOf(error),
+      fix: "choose another --host",
+    };
+  }
+}
+
+const BROWSERS = [
+  "chromium",
+  "chromium-browser",
+  "google-chrome",
+  "google-chrome-stable",
+  "chrome",
+];
+
+async function checkBrowser(env: Record<string, string>): Promise<Check> {
+  const dirs = (env.PATH ?? "").split(Deno.build.os === "windows" ? ";" : ":")
+    .filter(Boolean);
+  for (const dir of dirs) {
+    for (const name of BROWSERS) {
+      const path = join(dir, name);
+      try {
+        const info = await Deno.stat(path);
+        if (info.isFile) {
+          return {
+            name: "browser",
+            ok: true,
+            required: false,
+            detail: `found ${path}`,
+          };
+        }
+      } catch {
+        // not here
+      }
+    }
+  }
+  return {
+    name: "browser",
+    ok: false,
+    required: false,
+    detail: "no Chromium or Chrome on PATH (needed by browser automation)",
+    fix: "install one (Debian: sudo apt-get install chromium)",
+  };
+}
+
+function checkDisplay(env: Record<string, string>): Check {
+  if (Deno.build.os !== "linux") {
+    return {
+      name: "display",
+      ok: true,
+      required: false,
+      detail: `${Deno.build.os} desktop session`,
+    };
+  }
+  const display = env.DISPLAY;
+  if (!display) {
+    return {
+      name: "display",
+      ok: false,
+      required: false,
+      detail: "DISPLAY is not set (needed by desktop control)",
+      fix: "run inside an X session, or start Xvfb :99 and set DISPLAY=:99",
+    };
+  }
+  try {
+    Deno.dlopen("libX11.so.6", {}).close();
+    return {
+      name: "display",
+      ok: true,
+      required: false,
+      detail: `DISPLAY=${display}, libX11 loads`,
+    };
+  } catch (error) {
+    return {
+      name: "display",
+      ok: false,
+      required: false,
+      detail: `libX11 does not load: ${messageOf(error)}`,
+      fix: "install libx11-6 and libxtst6",
+    };
+  }
+}

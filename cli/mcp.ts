@@ -1,0 +1,196 @@
+// `agentd mcp <server>`: one server alone, on stdio (desktop clients) or on
+// streamable HTTP at /mcp with --port.
+
+import { z } from "zod";
+import { createApp } from "../routes/mod.ts";
+import { VERSION } from "../platform/version.ts";
+import type { AnyServerSpec } from "../tools/kit.ts";
+import { serveStdio } from "../tools/mcp.ts";
+import { McpHttpEndpoint } from "../tools/mcp_http.ts";
+import {
+  configKey,
+  flagName,
+  type FlagSet,
+  flagsHelp,
+  mcpFlags,
+  parseFlags,
+  UsageError,
+} from "./args.ts";
+import {
+  assertSafeBinding,
+  createDaemonLogger,
+  loadSettings,
+  openStore,
+  shutdown,
+  shutdownSignal,
+  startServers,
+  StartupError,
+} from "./boot.ts";
+import type { CliContext } from "./context.ts";
+import { listen } from "./listen.ts";
+
+/** A server's own flags: one per key of its config section. */
+export function serverFlags(spec: AnyServerSpec): FlagSet {
+  const flags: FlagSet = {};
+  for (const [key, schema] of Object.entries(spec.config?.shape ?? {})) {
+    flags[flagName(key)] = {
+      type: isBoolean(schema) ? "boolean" : "string",
+      help: schema.description ?? "",
+    };
+  }
+  return flags;
+}
+
+function isBoolean(schema: z.core.$ZodType): boolean {
+  let current = schema;
+  while (current instanceof z.ZodOptional || current instanceof z.ZodDefault) {
+    current = current.unwrap();
+  }
+  return current instanceof z.ZodBoolean;
+}
+
+export function mcpHelp(
+  specs: readonly AnyServerSpec[],
+  spec?: AnyServerSpec,
+): string {
+  const servers = specs.length
+    ? specs.map((s) => `  ${s.id.padEnd(20)} ${s.title}`).join("\n")
+    : "  (none built yet)";
+  const own = spec && spec.config
+    ? `\n\n${spec.id} flags:\n${flagsHelp(serverFlags(spec))}`
+    : "";
+  return `Usage: agentd mcp <server> [flags]
+
+Runs one MCP server alone: on stdio (for Claude Desktop, VS Code, Cursor),
+or on streamable HTTP at /mcp with /health when --port is given.
+
+Servers:
+${servers}
+
+Flags:
+${flagsHelp(mcpFlags)}${own}`;
+}
+
+export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
+  const id = args[0];
+  if (id === undefined || id === "--help" || id === "-h") {
+    if (id === undefined) {
+      throw new UsageError("which server? agentd mcp <server>", "mcp");
+    }
+    ctx.print(mcpHelp(ctx.specs));
+    return 0;
+  }
+  const spec = ctx.specs.find((candidate) => candidate.id === id);
+  if (!spec) {
+    const built = ctx.specs.map((s) => s.id);
+    throw new UsageError(
+      `unknown server "${id}"; built: ${
+        built.length ? built.join(", ") : "none yet"
+      }`,
+      "mcp",
+    );
+  }
+  const own = serverFlags(spec);
+  const { values, positionals } = parseFlags(`mcp ${id}`, args.slice(1), {
+    ...mcpFlags,
+    ...own,
+  });
+  if (values.help === true) {
+    ctx.print(mcpHelp(ctx.specs, spec));
+    return 0;
+  }
+  if (positionals.length > 0) {
+    throw new UsageError(
+      `unexpected argument "${positionals[0]}" for "agentd mcp ${id}"`,
+      "mcp",
+    );
+  }
+  const flags: Record<string, unknown> = {};
+  const section: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(values)) {
+    if (name === "help") continue;
+    if (name in own) section[configKey(name)] = value;
+    else flags[configKey(name)] = value;
+  }
+  if (Object.keys(section).length > 0) flags[spec.id] = section;
+  const settings = await loadSettings({ flags, specs: [spec], env: ctx.env });
+  const base = settings.base;
+  const http = values.port !== undefined;
+  if (http) assertSafeBinding(base);
+
+  const log = createDaemonLogger(base);
+  const signal = shutdownSignal();
+  const store = await openStore(settings.dataDir);
+  const [host] = await startServers([spec], { store, log, settings });
+  if (host.phase.phase !== "running") {
+    await host.stop(0);
+    await store.close();
+    signal.dispose();
+    throw new StartupError(
+      host.phase.state.error ?? `${spec.id} did not start`,
+    );
+  }
+
+  if (!http) {
+    const stdio = await serveStdio(host);
+    log.info("ready", { transport: "stdio" });
+    const why = await Promise.race([
+      signal.received,
+      stdio.closed.then(() => "stdin closed" as const),
+    ]);
+    log.info("shutdown", { reason: why, in_flight: host.inFlight.count });
+    await shutdown({
+      hosts: [host],
+      endpoints: [],
+      store,
+      log,
+      timeoutMs: base.shutdown_timeout_ms,
+    });
+    await stdio.close();
+    signal.dispose();
+    return 0;
+  }
+
+  const endpoint = new McpHttpEndpoint(host, {
+    log,
+    idleTimeoutMs: base.session_idle_timeout_ms,
+  });
+  const app = createApp({
+    hosts: [host],
+    endpoints: new Map([[host.id, endpoint]]),
+    layout: "single",
+    bindHost: base.host,
+    allowedHosts: base.allowed_hosts,
+    allowedOrigins: base.allowed_origins,
+    maxBodyBytes: base.max_body_bytes,
+    token: base.token,
+    version: VERSION,
+    startedAt: Date.now(),
+    log,
+  });
+  let listener: Deno.HttpServer;
+  try {
+    listener = listen(app.fetch, {
+      host: base.host,
+      port: base.port,
+      log,
+      servers: [host.id],
+    });
+  } catch (error) {
+    await host.stop(0);
+    await store.close();
+    throw error;
+  }
+  const received = await signal.received;
+  log.info("shutdown", { signal: received, in_flight: host.inFlight.count });
+  await shutdown({
+    hosts: [host],
+    endpoints: [endpoint],
+    listener,
+    store,
+    log,
+    timeoutMs: base.shutdown_timeout_ms,
+  });
+  signal.dispose();
+  return 0;
+}

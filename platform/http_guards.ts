@@ -1,0 +1,154 @@
+// Guards every HTTP request passes before routing: Host and Origin checks
+// against DNS rebinding, a body size limit and the bearer token.
+
+import type { MiddlewareHandler } from "hono";
+import { bearerAuth } from "hono/bearer-auth";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import { errorBody, errorResponse } from "./http_errors.ts";
+
+const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
+const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
+
+export function isLoopback(host: string): boolean {
+  return LOOPBACK_NAMES.has(host.toLowerCase()) ||
+    /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+export function isWildcard(host: string): boolean {
+  return WILDCARD_HOSTS.has(host);
+}
+
+/** The hostname of a Host header (`example.com:8765` → `example.com`, `[::1]:80` → `[::1]`). */
+function hostnameOf(hostHeader: string): string | undefined {
+  try {
+    return new URL(`http://${hostHeader}`).hostname.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+export interface HostGuardOptions {
+  /** The address the daemon is bound to. */
+  bindHost: string;
+  /** Extra host names clients may use (a DNS name for a remote daemon). */
+  allowedHosts: readonly string[];
+}
+
+/**
+ * Rejects requests whose Host is not a name this daemon answers to (403).
+ * Bound to loopback, only loopback names pass: a rebinding page's requests
+ * carry its own host name. Bound to a wildcard address with no list, any
+ * Host passes: the token guard is then what protects the daemon.
+ */
+export function hostGuard(options: HostGuardOptions): MiddlewareHandler {
+  const allowed = new Set(
+    options.allowedHosts.map((host) => host.toLowerCase()),
+  );
+  const wildcard = isWildcard(options.bindHost);
+  if (!wildcard && !isLoopback(options.bindHost)) {
+    allowed.add(options.bindHost.toLowerCase());
+  }
+  return async (c, next) => {
+    const header = c.req.header("host");
+    const hostname = header === undefined ? undefined : hostnameOf(header);
+    const ok = hostname !== undefined &&
+      (isLoopback(hostname) || allowed.has(hostname) ||
+        (wildcard && allowed.size === 0));
+    if (!ok) {
+      return errorResponse(
+        403,
+        `Host "${
+          header ?? ""
+        }" is not allowed. Use localhost, or add the name to allowed_hosts.`,
+      );
+    }
+    await next();
+  };
+}
+
+export interface OriginGuardOptions {
+  /** Origins allowed besides loopback ones, e.g. `https://app.example.com`, `chrome-extension://<id>`. */
+  allowedOrigins: readonly string[];
+}
+
+/** Rejects browser requests from origins other than loopback or the allowed list (403). */
+export function originGuard(options: OriginGuardOptions): MiddlewareHandler {
+  const allowed = new Set(
+    options.allowedOrigins.map((origin) => origin.toLowerCase()),
+  );
+  return async (c, next) => {
+    const origin = c.req.header("origin");
+    if (origin !== undefined && !originAllowed(origin, allowed)) {
+      return errorResponse(
+        403,
+        `Origin "${origin}" is not allowed. Add it to allowed_origins to let that page call agentd.`,
+      );
+    }
+    await next();
+  };
+}
+
+function originAllowed(origin: string, allowed: ReadonlySet<string>): boolean {
+  const normalized = origin.toLowerCase();
+  if (allowed.has(normalized)) return true;
+  try {
+    const url = new URL(normalized);
+    return (url.protocol === "http:" || url.protocol === "https:") &&
+      isLoopback(url.hostname);
+  } catch {
+    return false; // includes the opaque origin "null"
+  }
+}
+
+/** 413 for bodies over `maxBytes`, whether announced by Content-Length or streamed. */
+export function bodyGuard(maxBytes: number): MiddlewareHandler {
+  return bodyLimit({
+    maxSize: maxBytes,
+    onError: () =>
+      errorResponse(
+        413,
+        `Request body too large: the limit is ${maxBytes} bytes`,
+        {
+          details: { limit_bytes: maxBytes },
+        },
+      ),
+  });
+}
+
+/** Requires `Authorization: Bearer <token>` on every request (401 without). */
+export function tokenGuard(
+  verify: (token: string) => boolean | Promise<boolean>,
+): MiddlewareHandler {
+  return bearerAuth({
+    verifyToken: (token) => verify(token),
+    noAuthenticationHeader: {
+      message: errorBody(
+        "unauthorized",
+        "Missing bearer token: send Authorization: Bearer <token>",
+      ),
+    },
+    invalidAuthenticationHeader: {
+      message: errorBody(
+        "invalid_request",
+        "Malformed Authorization header: expected Bearer <token>",
+      ),
+    },
+    invalidToken: {
+      message: errorBody("unauthorized", "Invalid bearer token"),
+    },
+  });
+}
+
+/** Compares secrets without leaking their content through timing. */
+export function sameSecret(a: string, b: string): boolean {
+  const left = new TextEncoder().encode(a);
+  const right = new TextEncoder().encode(b);
+  let diff = left.length ^ right.length;
+  for (let i = 0; i < Math.max(left.length, right.length); i++) {
+    diff |= (left[i] ?? 0) ^ (right[i] ?? 0);
+  }
+  return diff === 0;
+}
+
+export { HTTPException };

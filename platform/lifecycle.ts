@@ -1,0 +1,115 @@
+// Lifecycle: the seed's phases per server, in-flight call tracking for
+// draining, and the process-level shutdown on SIGINT/SIGTERM.
+
+export type Phase = "start" | "running" | "error" | "shutdown";
+
+export interface PhaseState {
+  phase: Phase;
+  /** ISO time the phase was entered. */
+  since: string;
+  /** Why the server is in `error`; absent otherwise. */
+  error?: string;
+}
+
+export class PhaseTracker {
+  #state: PhaseState;
+  readonly #clock: () => number;
+  readonly #onChange?: (state: PhaseState, previous: PhaseState) => void;
+
+  constructor(
+    options: {
+      clock?: () => number;
+      onChange?: (state: PhaseState, previous: PhaseState) => void;
+    } = {},
+  ) {
+    this.#clock = options.clock ?? Date.now;
+    this.#onChange = options.onChange;
+    this.#state = {
+      phase: "start",
+      since: new Date(this.#clock()).toISOString(),
+    };
+  }
+
+  get state(): PhaseState {
+    return this.#state;
+  }
+
+  get phase(): Phase {
+    return this.#state.phase;
+  }
+
+  set(phase: Phase, error?: string): void {
+    const previous = this.#state;
+    this.#state = { phase, since: new Date(this.#clock()).toISOString() };
+    if (error !== undefined) this.#state.error = error;
+    this.#onChange?.(this.#state, previous);
+  }
+}
+
+/** Counts calls that are running so shutdown can wait for them. */
+export class InFlight {
+  #count = 0;
+  #waiters: (() => void)[] = [];
+
+  get count(): number {
+    return this.#count;
+  }
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    this.#count++;
+    try {
+      return await fn();
+    } finally {
+      this.#count--;
+      if (this.#count === 0) {
+        for (const wake of this.#waiters.splice(0)) wake();
+      }
+    }
+  }
+
+  /** Resolves true once nothing runs, or false when `timeoutMs` passes first. */
+  idle(timeoutMs: number): Promise<boolean> {
+    if (this.#count === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#waiters = this.#waiters.filter((w) => w !== wake);
+        resolve(false);
+      }, timeoutMs);
+      const wake = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.#waiters.push(wake);
+    });
+  }
+}
+
+export type ShutdownSignal = "SIGINT" | "SIGTERM";
+
+/**
+ * Calls `onSignal` once on the first SIGINT/SIGTERM. A second signal while
+ * draining exits at once (130), the usual escape hatch for a stuck drain.
+ * Returns a function that removes the listeners.
+ */
+export function onShutdownSignal(
+  onSignal: (signal: ShutdownSignal) => void,
+): () => void {
+  const signals: ShutdownSignal[] = Deno.build.os === "windows"
+    ? ["SIGINT"]
+    : ["SIGINT", "SIGTERM"];
+  let received = false;
+  const listeners = signals.map((signal) => {
+    const listener = () => {
+      if (received) Deno.exit(130);
+      received = true;
+      onSignal(signal);
+    };
+    Deno.addSignalListener(signal, listener);
+    return { signal, listener };
+  });
+  return () => {
+    for (const { signal, listener } of listeners) {
+      Deno.removeSignalListener(signal, listener);
+    }
+  };
+}

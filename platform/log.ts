@@ -1,0 +1,246 @@
+// Structured logging: one JSON object per line on stderr. Stdout is reserved
+// for the MCP stdio transport, so nothing here may ever write to it.
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+export const LOG_LEVELS: readonly LogLevel[] = [
+  "debug",
+  "info",
+  "warn",
+  "error",
+];
+
+const LEVEL_RANK: Record<LogLevel, number> = {
+  debug: 10,
+  info: 20,
+  warn: 30,
+  error: 40,
+};
+
+export interface Logger {
+  debug(event: string, fields?: Record<string, unknown>): void;
+  info(event: string, fields?: Record<string, unknown>): void;
+  warn(event: string, fields?: Record<string, unknown>): void;
+  error(event: string, fields?: Record<string, unknown>): void;
+  /** A logger that adds `fields` to every line; shares level, sink and secrets. */
+  child(fields: Record<string, unknown>): Logger;
+  /** Registers a value to scrub from every line of the root and all children. */
+  addSecret(value: string): void;
+}
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  sink?: (line: string) => void;
+  clock?: () => number;
+  base?: Record<string, unknown>;
+}
+
+export const REDACTED = "[redacted]";
+
+/** Values shorter than this are ignored by addSecret: scrubbing "abc" would mangle ordinary text. */
+export const MIN_SECRET_LENGTH = 8;
+
+const SECRET_KEYS = new Set([
+  "authorization",
+  "proxy_authorization",
+  "token",
+  "access_token",
+  "refresh_token",
+  "id_token",
+  "api_key",
+  "apikey",
+  "key",
+  "secret",
+  "client_secret",
+  "password",
+  "passwd",
+  "cookie",
+  "set_cookie",
+  "x_api_key",
+  "private_key",
+  "credential",
+  "credentials",
+]);
+const SECRET_SUFFIXES = ["_token", "_secret", "_password", "_key"];
+
+/** Secret key rule: lowercase, `-` -> `_`, then an exact match in SECRET_KEYS or a suffix _token/_secret/_password/_key (so `key_count`, `token_file`, `max_tokens` stay visible). */
+export function isSecretKey(key: string): boolean {
+  const k = key.toLowerCase().replaceAll("-", "_");
+  return SECRET_KEYS.has(k) || SECRET_SUFFIXES.some((s) => k.endsWith(s));
+}
+
+// RFC 6750 b64token characters; the scheme name is case-insensitive.
+const BEARER_RE = /\bBearer\s+[A-Za-z0-9\-._~+/]+=*/gi;
+
+function redactString(s: string, secrets: readonly string[]): string {
+  let out = s.replace(BEARER_RE, `Bearer ${REDACTED}`);
+  for (const secret of secrets) {
+    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  }
+  return out;
+}
+
+/** Longest first, so a secret that contains another one is scrubbed whole. */
+function secretList(secrets: ReadonlySet<string>): string[] {
+  return [...secrets].filter((s) => s.length >= MIN_SECRET_LENGTH).sort((
+    a,
+    b,
+  ) => b.length - a.length);
+}
+
+export interface RedactOptions {
+  /** Include Error stacks (only sensible at debug level). */
+  stacks?: boolean;
+}
+
+/**
+ * Returns a JSON-safe deep copy of `value` with secret-named keys and secret
+ * values replaced by "[redacted]". Errors become `{ name, message }` (plus
+ * `cause`, and `stack` with `stacks`); cycles become "[cycle]".
+ */
+export function redact(
+  value: unknown,
+  secrets: ReadonlySet<string>,
+  options: RedactOptions = {},
+): unknown {
+  const list = secretList(secrets);
+  // Ancestors only, so shared (non-cyclic) references are still copied in full.
+  const ancestors = new Set<object>();
+
+  const visit = (v: unknown): unknown => {
+    switch (typeof v) {
+      case "string":
+        return redactString(v, list);
+      case "bigint":
+        return v.toString();
+      case "symbol":
+        return redactString(v.toString(), list);
+      case "function":
+        return `[function ${v.name || "anonymous"}]`;
+      case "object":
+        break;
+      default:
+        return v;
+    }
+    if (v === null) return null;
+    if (ancestors.has(v)) return "[cycle]";
+    ancestors.add(v);
+    try {
+      return visitObject(v);
+    } finally {
+      ancestors.delete(v);
+    }
+  };
+
+  const visitObject = (v: object): unknown => {
+    if (v instanceof Error) {
+      const out: Record<string, unknown> = {
+        name: visit(v.name),
+        message: visit(v.message),
+      };
+      if ("code" in v && typeof v.code === "string") out.code = v.code;
+      if (v.cause !== undefined) out.cause = visit(v.cause);
+      if (options.stacks && v.stack !== undefined) out.stack = visit(v.stack);
+      return out;
+    }
+    if (v instanceof Date) {
+      return Number.isNaN(v.getTime()) ? "Invalid Date" : v.toISOString();
+    }
+    if (Array.isArray(v)) {
+      return v.map((item) => (item === undefined ? null : visit(item)));
+    }
+    if (v instanceof Map) {
+      return visitEntries([...v.entries()].map(([k, val]) => [String(k), val]));
+    }
+    if (v instanceof Set) return [...v].map(visit);
+    if (ArrayBuffer.isView(v)) return `[${v.byteLength} bytes]`;
+    if ("toJSON" in v && typeof v.toJSON === "function") {
+      return visit(v.toJSON());
+    }
+    return visitEntries(Object.entries(v));
+  };
+
+  const visitEntries = (
+    entries: [string, unknown][],
+  ): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    for (const [k, val] of entries) {
+      if (val === undefined) continue;
+      out[redactString(k, list)] = isSecretKey(k) ? REDACTED : visit(val);
+    }
+    return out;
+  };
+
+  return visit(value);
+}
+
+const RESERVED = new Set(["time", "level", "event"]);
+
+interface Shared {
+  minRank: number;
+  debug: boolean;
+  sink: (line: string) => void;
+  clock: () => number;
+  secrets: Set<string>;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const level = options.level ?? "info";
+  const shared: Shared = {
+    minRank: LEVEL_RANK[level],
+    debug: level === "debug",
+    sink: options.sink ?? stderrSink(),
+    clock: options.clock ?? Date.now,
+    secrets: new Set(),
+  };
+  return makeLogger(shared, options.base ?? {});
+}
+
+function makeLogger(shared: Shared, context: Record<string, unknown>): Logger {
+  const emit = (
+    level: LogLevel,
+    event: string,
+    fields?: Record<string, unknown>,
+  ): void => {
+    if (LEVEL_RANK[level] < shared.minRank) return;
+    const record: Record<string, unknown> = {
+      time: new Date(shared.clock()).toISOString(),
+      level,
+      event,
+    };
+    // Caller fields may not overwrite the envelope; keep them under "_<name>".
+    for (const [k, v] of Object.entries({ ...context, ...fields })) {
+      record[RESERVED.has(k) ? `_${k}` : k] = v;
+    }
+    // Redact at write time so secrets registered after child() still apply.
+    shared.sink(
+      JSON.stringify(redact(record, shared.secrets, { stacks: shared.debug })),
+    );
+  };
+  return {
+    debug: (event, fields) => emit("debug", event, fields),
+    info: (event, fields) => emit("info", event, fields),
+    warn: (event, fields) => emit("warn", event, fields),
+    error: (event, fields) => emit("error", event, fields),
+    child: (fields) => makeLogger(shared, { ...context, ...fields }),
+    addSecret: (value) => {
+      if (value.length >= MIN_SECRET_LENGTH) shared.secrets.add(value);
+    },
+  };
+}
+
+function stderrSink(): (line: string) => void {
+  const encoder = new TextEncoder();
+  return (line) => {
+    const bytes = encoder.encode(line + "\n");
+    let written = 0;
+    try {
+      // writeSync may write partially (e.g. a full pipe); loop until done.
+      while (written < bytes.length) {
+        written += Deno.stderr.writeSync(bytes.subarray(written));
+      }
+    } catch {
+      // stderr closed (EPIPE): logging must never take the daemon down.
+    }
+  };
+}

@@ -1,0 +1,401 @@
+/**
+ * Store port: a small ordered key-value store with JSON values, versions,
+ * optimistic checks and paged listing. Implementations: MemoryStore (tests)
+ * and KvStore (Deno KV). Validation and limits live here so that every
+ * implementation rejects exactly the same inputs.
+ */
+
+export type KeyPart = string | number;
+export type StoreKey = readonly KeyPart[];
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+
+export interface StoreEntry {
+  key: StoreKey;
+  value: JsonValue;
+  version: string;
+}
+
+export interface ListOptions {
+  /** Page size, 1..MAX_LIST_LIMIT; defaults to DEFAULT_LIST_LIMIT. */
+  limit?: number;
+  /** The `cursor` of the previous page. */
+  cursor?: string;
+  reverse?: boolean;
+}
+
+export interface ListPage {
+  entries: StoreEntry[];
+  /** Pass back as `cursor` to get the next page; null when there is no more. */
+  cursor: string | null;
+}
+
+/** `version: null` means the key must not exist. */
+export interface Check {
+  key: StoreKey;
+  version: string | null;
+}
+
+export type Mutation =
+  | { type: "set"; key: StoreKey; value: JsonValue }
+  | { type: "delete"; key: StoreKey };
+
+/** On success, `version` is the new version of every key the commit set. */
+export type CommitResult = { ok: true; version: string } | { ok: false };
+
+export interface Store {
+  readonly kind: string;
+  get(key: StoreKey): Promise<StoreEntry | null>;
+  getMany(keys: readonly StoreKey[]): Promise<(StoreEntry | null)[]>;
+  /** Returns the new version. */
+  set(key: StoreKey, value: JsonValue): Promise<string>;
+  delete(key: StoreKey): Promise<void>;
+  /** Entries strictly under `prefix`, in key order. */
+  list(prefix: StoreKey, options?: ListOptions): Promise<ListPage>;
+  /** All-or-nothing; `ok: false` when a check fails. Later mutations of the same key win. */
+  commit(
+    op: { checks?: Check[]; mutations: Mutation[] },
+  ): Promise<CommitResult>;
+  /** Resolves when every operation started so far has settled (writes are then durable). */
+  flush(): Promise<void>;
+  /** Flushes, then releases resources; later calls reject with "Store is closed". Idempotent. */
+  close(): Promise<void>;
+}
+
+export const MIB = 1024 * 1024;
+export const MAX_VALUE_BYTES = 32 * MIB;
+/** Encoded key size; Deno KV allows 2048 and the KV store adds a small prefix. */
+export const MAX_KEY_BYTES = 2000;
+/** Distinct keys per commit: Deno KV allows 100 checks and KvStore checks every touched key. */
+export const MAX_COMMIT_KEYS = 100;
+/** Sum of encoded mutated key sizes per commit (Deno KV caps keys at 80 KiB per atomic write). */
+export const MAX_COMMIT_KEY_BYTES = 64 * 1024;
+export const DEFAULT_LIST_LIMIT = 100;
+export const MAX_LIST_LIMIT = 1000;
+
+export class StoreError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "StoreError";
+  }
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Deno KV's key encoding (FoundationDB tuple style). Both stores order keys
+ * by these bytes, so strings sort before numbers and a key before its children.
+ */
+export function encodeKey(key: StoreKey): Uint8Array {
+  const out: number[] = [];
+  const view = new DataView(new ArrayBuffer(8));
+  for (const part of key) {
+    if (typeof part === "string") {
+      out.push(0x02);
+      for (const byte of encoder.encode(part)) {
+        out.push(byte);
+        if (byte === 0x00) out.push(0xff);
+      }
+      out.push(0x00);
+    } else {
+      view.setFloat64(0, part);
+      const negative = (view.getUint8(0) & 0x80) !== 0;
+      out.push(0x21);
+      for (let i = 0; i < 8; i++) {
+        const byte = view.getUint8(i);
+        out.push(negative ? byte ^ 0xff : i === 0 ? byte ^ 0x80 : byte);
+      }
+    }
+  }
+  return Uint8Array.from(out);
+}
+
+/** One char per byte, so string comparison equals byte-wise key order. */
+export function bytesToBinary(bytes: Uint8Array): string {
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return text;
+}
+
+/** True when `binary` is a well-formed sequence of encoded key parts. */
+export function isEncodedKey(binary: string): boolean {
+  let i = 0;
+  while (i < binary.length) {
+    const tag = binary.charCodeAt(i++);
+    if (tag === 0x21) {
+      i += 8;
+      if (i > binary.length) return false;
+    } else if (tag === 0x02) {
+      for (;;) {
+        if (i >= binary.length) return false;
+        if (binary.charCodeAt(i++) !== 0x00) continue;
+        if (binary.charCodeAt(i) !== 0xff) break;
+        i++;
+      }
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+export function formatKey(key: StoreKey): string {
+  const text = JSON.stringify(key);
+  return text.length > 120 ? `${text.slice(0, 117)}…` : text;
+}
+
+function formatSize(bytes: number, limit: number): string {
+  const mib = (bytes / MIB).toFixed(1);
+  return Number(mib) > limit / MIB ? `${mib} MiB` : `${bytes} bytes`;
+}
+
+/**
+ * Validates a key and returns its encoding as a binary string (see
+ * bytesToBinary). Prefixes may be empty; keys of entries may not.
+ */
+export function validateKey(key: StoreKey, allowEmpty = false): string {
+  if (!Array.isArray(key)) throw new StoreError("Key must be an array");
+  if (key.length === 0 && !allowEmpty) {
+    throw new StoreError("Key must not be empty");
+  }
+  for (const part of key) {
+    const ok = typeof part === "string"
+      ? part.isWellFormed()
+      : typeof part === "number" && Number.isFinite(part);
+    if (!ok) {
+      throw new StoreError(
+        `Invalid key part ${String(part)} in key ${formatKey(key)}: ` +
+          "parts must be well-formed strings or finite numbers",
+      );
+    }
+  }
+  const encoded = encodeKey(key);
+  if (encoded.length > MAX_KEY_BYTES) {
+    throw new StoreError(
+      `Key too long: ${encoded.length} bytes exceeds the ${MAX_KEY_BYTES}-byte limit for key ${
+        formatKey(key)
+      }`,
+    );
+  }
+  return bytesToBinary(encoded);
+}
+
+/** Serializes a value to UTF-8 JSON, enforcing MAX_VALUE_BYTES. */
+export function serializeValue(key: StoreKey, value: JsonValue): Uint8Array {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch (error) {
+    throw new StoreError(`Value for key ${formatKey(key)} is not JSON`, {
+      cause: error,
+    });
+  }
+  if (json === undefined) {
+    throw new StoreError(`Value for key ${formatKey(key)} is not JSON`);
+  }
+  const bytes = encoder.encode(json);
+  if (bytes.length > MAX_VALUE_BYTES) throw valueTooLarge(key, bytes.length);
+  return bytes;
+}
+
+function valueTooLarge(key: StoreKey, bytes: number): StoreError {
+  return new StoreError(
+    `Value too large: ${formatSize(bytes, MAX_VALUE_BYTES)} exceeds the ${
+      MAX_VALUE_BYTES / MIB
+    } MiB limit for key ${formatKey(key)}`,
+  );
+}
+
+const decoder = new TextDecoder();
+
+export function parseValue(bytes: Uint8Array): JsonValue {
+  return JSON.parse(decoder.decode(bytes));
+}
+
+export interface PreparedCheck {
+  key: StoreKey;
+  id: string;
+  version: string | null;
+}
+
+export type PreparedMutation =
+  | { type: "set"; key: StoreKey; id: string; bytes: Uint8Array }
+  | { type: "delete"; key: StoreKey; id: string };
+
+export interface PreparedCommit {
+  checks: PreparedCheck[];
+  /** One per key (the last one given wins), in order of first appearance. */
+  mutations: PreparedMutation[];
+}
+
+/** Validates a commit against the shared limits and serializes its values. */
+export function prepareCommit(
+  op: { checks?: Check[]; mutations: Mutation[] },
+): PreparedCommit {
+  const checks = (op.checks ?? []).map((check) => ({
+    key: check.key,
+    id: validateKey(check.key),
+    version: check.version,
+  }));
+  const byId = new Map<string, Mutation>();
+  for (const mutation of op.mutations) {
+    byId.set(validateKey(mutation.key), mutation);
+  }
+  const keys = new Set([...checks.map((c) => c.id), ...byId.keys()]);
+  if (keys.size > MAX_COMMIT_KEYS) {
+    throw new StoreError(
+      `Too many keys in one commit: ${keys.size} exceeds the limit of ${MAX_COMMIT_KEYS}`,
+    );
+  }
+  let keyBytes = 0;
+  for (const id of byId.keys()) keyBytes += id.length;
+  if (keyBytes > MAX_COMMIT_KEY_BYTES) {
+    throw new StoreError(
+      `Commit keys too large: ${keyBytes} bytes exceeds the ${MAX_COMMIT_KEY_BYTES}-byte limit`,
+    );
+  }
+  const mutations: PreparedMutation[] = [];
+  for (const [id, m] of byId) {
+    mutations.push(
+      m.type === "set"
+        ? { type: "set", key: m.key, id, bytes: serializeValue(m.key, m.value) }
+        : { type: "delete", key: m.key, id },
+    );
+  }
+  return { checks, mutations };
+}
+
+export function listLimit(options: ListOptions | undefined): number {
+  const limit = options?.limit ?? DEFAULT_LIST_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
+    throw new StoreError(
+      `List limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${limit}`,
+    );
+  }
+  return limit;
+}
+
+/**
+ * Tracks in-flight operations so flush() can wait for them, and rejects
+ * operations once the store is closed.
+ */
+export class Lifecycle {
+  #pending = new Set<Promise<void>>();
+  #closing: Promise<void> | null = null;
+
+  run<T>(operation: () => Promise<T>): Promise<T> {
+    if (this.#closing) return Promise.reject(new StoreError("Store is closed"));
+    let result: Promise<T>;
+    try {
+      result = operation();
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    const settled = result.then(() => {}, () => {});
+    this.#pending.add(settled);
+    void settled.then(() => this.#pending.delete(settled));
+    return result;
+  }
+
+  flush(): Promise<void> {
+    if (this.#closing) return Promise.reject(new StoreError("Store is closed"));
+    return this.#settle();
+  }
+
+  close(release: () => void | Promise<void>): Promise<void> {
+    this.#closing ??= this.#settle().then(release);
+    return this.#closing;
+  }
+
+  async #settle(): Promise<void> {
+    await Promise.all(this.#pending);
+  }
+}
+
+/** A view of `store` that prepends `prefix` to every key and strips it from results. */
+export function scoped(store: Store, prefix: StoreKey): Store {
+  validateKey(prefix, true);
+  return new ScopedStore(store, [...prefix]);
+}
+
+class ScopedStore implements Store {
+  readonly kind: string;
+  #store: Store;
+  #prefix: KeyPart[];
+  #lifecycle = new Lifecycle();
+
+  constructor(store: Store, prefix: KeyPart[]) {
+    this.kind = store.kind;
+    this.#store = store;
+    this.#prefix = prefix;
+  }
+
+  get(key: StoreKey): Promise<StoreEntry | null> {
+    return this.#lifecycle.run(async () => {
+      const entry = await this.#store.get(this.#wrap(key));
+      return entry && this.#strip(entry);
+    });
+  }
+
+  getMany(keys: readonly StoreKey[]): Promise<(StoreEntry | null)[]> {
+    return this.#lifecycle.run(async () => {
+      const entries = await this.#store.getMany(keys.map((k) => this.#wrap(k)));
+      return entries.map((entry) => entry && this.#strip(entry));
+    });
+  }
+
+  set(key: StoreKey, value: JsonValue): Promise<string> {
+    return this.#lifecycle.run(() => this.#store.set(this.#wrap(key), value));
+  }
+
+  delete(key: StoreKey): Promise<void> {
+    return this.#lifecycle.run(() => this.#store.delete(this.#wrap(key)));
+  }
+
+  list(prefix: StoreKey, options?: ListOptions): Promise<ListPage> {
+    return this.#lifecycle.run(async () => {
+      validateKey(prefix, true);
+      const page = await this.#store.list(
+        [...this.#prefix, ...prefix],
+        options,
+      );
+      return { ...page, entries: page.entries.map((e) => this.#strip(e)) };
+    });
+  }
+
+  commit(
+    op: { checks?: Check[]; mutations: Mutation[] },
+  ): Promise<CommitResult> {
+    return this.#lifecycle.run(() =>
+      this.#store.commit({
+        checks: op.checks?.map((c) => ({ ...c, key: this.#wrap(c.key) })),
+        mutations: op.mutations.map((m) => ({ ...m, key: this.#wrap(m.key) })),
+      })
+    );
+  }
+
+  flush(): Promise<void> {
+    return this.#lifecycle.flush().then(() => this.#store.flush());
+  }
+
+  /** Closes only this view: the underlying store stays open for its owner. */
+  close(): Promise<void> {
+    return this.#lifecycle.close(() => {});
+  }
+
+  #wrap(key: StoreKey): StoreKey {
+    validateKey(key);
+    return [...this.#prefix, ...key];
+  }
+
+  #strip(entry: StoreEntry): StoreEntry {
+    return { ...entry, key: entry.key.slice(this.#prefix.length) };
+  }
+}

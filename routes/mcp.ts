@@ -1,0 +1,36 @@
+// MCP over streamable HTTP: `/mcp/<server>` in the daemon, `/mcp` when one
+// server runs alone. Session and protocol handling live in tools/mcp_http.ts.
+
+import { Hono } from "hono";
+import { HttpError } from "../platform/http_errors.ts";
+import type { McpHttpEndpoint } from "../tools/mcp_http.ts";
+
+/** `/mcp/:server` for every enabled server. */
+export function mcpRoutes(
+  endpoints: ReadonlyMap<string, McpHttpEndpoint>,
+): Hono {
+  const app = new Hono();
+  app.all("/:server", (c) => {
+    const id = c.req.param("server");
+    const endpoint = endpoints.get(id);
+    if (!endpoint) {
+      const known = [...endpoints.keys()];
+      throw new HttpError(
+        404,
+        `No MCP server "${id}" here. Enabled: ${
+          known.length ? known.join(", ") : "none"
+        }`,
+        { enabled: known },
+      );
+    }
+    return endpoint.handle(c.req.raw);
+  });
+  return app;
+}
+
+/** `/mcp` for the single server of `agentd mcp <server> --port N`. */
+export function singleMcpRoute(endpoint: McpHttpEndpoint): Hono {
+  const app = new Hono();
+  app.all("/", (c) => endpoint.handle(c.req.raw));
+  return app;
+}

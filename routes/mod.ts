@@ -1,0 +1,94 @@
+// The HTTP face: guards first, then one sub-app per resource, one error shape.
+
+import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { errorResponse, HttpError } from "../platform/http_errors.ts";
+import {
+  bodyGuard,
+  hostGuard,
+  originGuard,
+  sameSecret,
+  tokenGuard,
+} from "../platform/http_guards.ts";
+import type { Logger } from "../platform/log.ts";
+import type { HostedServer } from "../tools/host.ts";
+import type { McpHttpEndpoint } from "../tools/mcp_http.ts";
+import { healthRoutes } from "./health.ts";
+import { mcpRoutes, singleMcpRoute } from "./mcp.ts";
+
+export interface AppOptions {
+  hosts: readonly HostedServer[];
+  endpoints: ReadonlyMap<string, McpHttpEndpoint>;
+  /** "daemon": every server at /mcp/<id>; "single": the one server at /mcp. */
+  layout: "daemon" | "single";
+  bindHost: string;
+  allowedHosts: readonly string[];
+  allowedOrigins: readonly string[];
+  maxBodyBytes: number;
+  /** When set, every request needs `Authorization: Bearer <token>`. */
+  token?: string;
+  version: string;
+  startedAt: number;
+  log: Logger;
+}
+
+export function createApp(options: AppOptions): Hono {
+  const app = new Hono();
+  const log = options.log.child({ component: "http" });
+
+  app.use(async (c, next) => {
+    const started = performance.now();
+    await next();
+    const fields = {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      duration_ms: Math.round(performance.now() - started),
+    };
+    if (c.res.status >= 500) log.warn("request", fields);
+    else log.debug("request", fields);
+  });
+  app.use(
+    hostGuard({
+      bindHost: options.bindHost,
+      allowedHosts: options.allowedHosts,
+    }),
+  );
+  app.use(originGuard({ allowedOrigins: options.allowedOrigins }));
+  const token = options.token;
+  if (token !== undefined) {
+    app.use(tokenGuard((candidate) => sameSecret(candidate, token)));
+  }
+  app.use(bodyGuard(options.maxBodyBytes));
+
+  app.route(
+    "/health",
+    healthRoutes({
+      hosts: options.hosts,
+      version: options.version,
+      startedAt: options.startedAt,
+    }),
+  );
+  if (options.layout === "daemon") {
+    app.route("/mcp", mcpRoutes(options.endpoints));
+  } else {
+    const [endpoint] = options.endpoints.values();
+    if (endpoint) app.route("/mcp", singleMcpRoute(endpoint));
+  }
+
+  app.notFound((c) =>
+    errorResponse(404, `Nothing at ${c.req.method} ${c.req.path}`)
+  );
+  app.onError((error, c) => {
+    if (error instanceof HttpError) {
+      return errorResponse(error.status, error.message, {
+        details: error.details,
+        code: error.code,
+      });
+    }
+    if (error instanceof HTTPException) return error.getResponse();
+    log.error("unhandled", { method: c.req.method, path: c.req.path, error });
+    return errorResponse(500, "Internal error; see the daemon log");
+  });
+  return app;
+}

@@ -1,0 +1,233 @@
+// Shared by the tests that drive agentd as a real process.
+
+import { fileURLToPath as fromFileUrl } from "node:url";
+
+export const ROOT = fromFileUrl(new URL("..", import.meta.url));
+/** main.ts's CLI with the test fixtures as its servers. */
+export const FIXTURE_CLI = fromFileUrl(
+  new URL("./fixtures/agentd.ts", import.meta.url),
+);
+
+export interface LogLine {
+  time: string;
+  level: string;
+  event: string;
+  [key: string]: unknown;
+}
+
+export interface Daemon {
+  process: Deno.ChildProcess;
+  port: number;
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** Every JSON log line read from stderr so far. */
+  logs: LogLine[];
+  /** Lines on stderr that were not JSON (should stay empty). */
+  stray: string[];
+  /** Sends a signal and resolves with the exit status once stderr is drained. */
+  stop(signal?: Deno.Signal): Promise<Deno.CommandStatus>;
+  status: Promise<Deno.CommandStatus>;
+}
+
+export interface SpawnOptions {
+  env?: Record<string, string>;
+  /** Resolve once this log event appears (default `listening`). */
+  readyEvent?: string;
+}
+
+/** Runs `agentd <args>` (fixture servers), reading its JSON logs from stderr. */
+export async function spawnDaemon(
+  args: string[],
+  options: SpawnOptions = {},
+): Promise<Daemon> {
+  const process = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", FIXTURE_CLI, ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", ...options.env },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const logs: LogLine[] = [];
+  const stray: string[] = [];
+  const readyEvent = options.readyEvent ?? "listening";
+  const ready = Promise.withResolvers<LogLine>();
+  const drained = (async () => {
+    for await (const line of lines(process.stderr)) {
+      const parsed = parseLogLine(line);
+      if (parsed) {
+        logs.push(parsed);
+        if (parsed.event === readyEvent) ready.resolve(parsed);
+      } else if (line.trim() !== "") {
+        stray.push(line);
+      }
+    }
+    ready.reject(
+      new Error(`agentd exited before "${readyEvent}": ${stray.join("\n")}`),
+    );
+  })();
+  const status = Promise.all([process.status, drained]).then(([status]) =>
+    status
+  );
+  const listening = await ready.promise;
+  const port = typeof listening.port === "number" ? listening.port : 0;
+  return {
+    process,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    logs,
+    stray,
+    status,
+    async stop(signal: Deno.Signal = "SIGTERM") {
+      try {
+        process.kill(signal);
+      } catch {
+        // already exited
+      }
+      return await status;
+    },
+  };
+}
+
+/** Runs the CLI to completion and returns its exit code and output. */
+export async function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", FIXTURE_CLI, ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", ...env },
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+export function parseLogLine(line: string): LogLine | undefined {
+  try {
+    const value: unknown = JSON.parse(line);
+    if (
+      typeof value === "object" && value !== null && "event" in value &&
+      "level" in value &&
+      "time" in value && typeof value.event === "string" &&
+      typeof value.level === "string" &&
+      typeof value.time === "string"
+    ) {
+      return {
+        ...value,
+        event: value.event,
+        level: value.level,
+        time: value.time,
+      };
+    }
+  } catch {
+    // not JSON
+  }
+  return undefined;
+}
+
+export async function* lines(
+  stream: ReadableStream<Uint8Array>,
+): AsyncGenerator<string> {
+  let buffer = "";
+  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+    buffer += chunk;
+    let index: number;
+    while ((index = buffer.indexOf("\n")) !== -1) {
+      yield buffer.slice(0, index);
+      buffer = buffer.slice(index + 1);
+    }
+  }
+  if (buffer !== "") yield buffer;
+}
+
+/** A port nothing listens on right now. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr;
+  listener.close();
+  return port;
+}
+
+export async function tempDir(): Promise<
+  { path: string; [Symbol.asyncDispose](): Promise<void> }
+> {
+  const path = await Deno.makeTempDir({ prefix: "agentd-test-" });
+  return {
+    path,
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(path, { recursive: true });
+    },
+  };
+}
+
+/** Polls `read` until `accept` says yes or `timeoutMs` passes. */
+export async function waitFor<T>(
+  read: () => T | Promise<T>,
+  accept: (value: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (true) {
+    const value = await read();
+    if (accept(value)) return value;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out waiting; last value: ${JSON.stringify(value)}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * One HTTP/1.1 request over a raw socket: `fetch` will not send a Host
+ * header of our choosing, and the Host checks need exactly that.
+ */
+export async function rawRequest(
+  port: number,
+  request: {
+    method: string;
+    path: string;
+    headers: Record<string, string>;
+    body?: string;
+  },
+): Promise<{ status: number; body: string }> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    const body = new TextEncoder().encode(request.body ?? "");
+    const head = [
+      `${request.method} ${request.path} HTTP/1.1`,
+      ...Object.entries({
+        connection: "close",
+        "content-length": String(body.length),
+        ...request.headers,
+      })
+        .map(([name, value]) => `${name}: ${value}`),
+      "",
+      "",
+    ].join("\r\n");
+    const encoded = new TextEncoder().encode(head);
+    const message = new Uint8Array(encoded.length + body.length);
+    message.set(encoded);
+    message.set(body, encoded.length);
+    let written = 0;
+    while (written < message.length) {
+      written += await conn.write(message.subarray(written));
+    }
+    const response = await new Response(conn.readable).text();
+    const status = Number(response.match(/^HTTP\/1\.1 (\d{3})/)?.[1] ?? 0);
+    return { status, body: response.slice(response.indexOf("\r\n\r\n") + 4) };
+  } finally {
+    try {
+      conn.close();
+    } catch {
+      // the response stream already closed it
+    }
+  }
+}

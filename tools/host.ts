@@ -1,0 +1,159 @@
+// A server spec brought to life: its phase, its runtime context, its
+// in-flight calls and counters. One HostedServer serves every transport
+// (stdio, HTTP sessions, in-process links) of one server in this process.
+
+import {
+  InFlight,
+  type PhaseState,
+  PhaseTracker,
+} from "../platform/lifecycle.ts";
+import type { Logger } from "../platform/log.ts";
+import type { JsonValue, Store } from "../platform/store.ts";
+import type { AnyServerSpec, ServerRuntime } from "./kit.ts";
+
+/** Something connected to this server that wants to hear about changes (one per MCP session). */
+export interface ServerListener {
+  resourceUpdated(uri: string): void;
+}
+
+export interface HostOptions {
+  store: Store;
+  log: Logger;
+  /** The server's config section, already validated by the daemon's schema. */
+  config: Record<string, unknown>;
+  dataDir: string;
+  clock?: () => number;
+}
+
+export interface ServerHealth {
+  [key: string]: JsonValue;
+}
+
+export class HostedServer {
+  readonly spec: AnyServerSpec;
+  readonly log: Logger;
+  readonly phase: PhaseTracker;
+  readonly inFlight = new InFlight();
+  readonly listeners = new Set<ServerListener>();
+  #runtime: ServerRuntime<unknown> | undefined;
+  #calls = 0;
+  #errors = 0;
+  /** Extra numbers a transport adds to /health (e.g. open sessions). */
+  readonly gauges = new Map<string, () => number>();
+
+  private constructor(spec: AnyServerSpec, log: Logger, clock?: () => number) {
+    this.spec = spec;
+    this.log = log;
+    this.phase = new PhaseTracker({
+      clock,
+      onChange: (state, previous) =>
+        log.info("phase", {
+          from: previous.phase,
+          to: state.phase,
+          error: state.error,
+        }),
+    });
+  }
+
+  /**
+   * Runs the Start phase. Never throws: a server that cannot start is left in
+   * `error` with the reason, so the daemon keeps serving the others.
+   */
+  static async start(
+    spec: AnyServerSpec,
+    options: HostOptions,
+  ): Promise<HostedServer> {
+    const log = options.log.child({ server: spec.id });
+    const host = new HostedServer(spec, log, options.clock);
+    try {
+      const config = spec.config
+        ? spec.config.parse(options.config)
+        : options.config;
+      host.#runtime = await spec.start({
+        store: options.store,
+        log,
+        config,
+        dataDir: options.dataDir,
+        resourceUpdated: (uri) => host.notifyResourceUpdated(uri),
+      });
+      host.phase.set("running");
+    } catch (error) {
+      host.phase.set("error", `Cannot start ${spec.id}: ${messageOf(error)}`);
+    }
+    return host;
+  }
+
+  get id(): string {
+    return this.spec.id;
+  }
+
+  /** The handler context; throws a readable error unless the server is running. */
+  context(): unknown {
+    const runtime = this.#runtime;
+    const state = this.phase.state;
+    if (runtime === undefined || state.phase !== "running") {
+      throw new Error(
+        `Server "${this.id}" is not running (phase ${state.phase} since ${state.since}` +
+          (state.error ? `: ${state.error}` : "") + ")",
+      );
+    }
+    return runtime.context;
+  }
+
+  countCall(ok: boolean): void {
+    this.#calls++;
+    if (!ok) this.#errors++;
+  }
+
+  notifyResourceUpdated(uri: string): void {
+    for (const listener of this.listeners) listener.resourceUpdated(uri);
+  }
+
+  async health(): Promise<ServerHealth> {
+    const state: PhaseState = this.phase.state;
+    const health: ServerHealth = {
+      phase: state.phase,
+      since: state.since,
+      namespace: this.spec.namespace,
+      version: this.spec.version,
+      in_flight: this.inFlight.count,
+      calls: this.#calls,
+      errors: this.#errors,
+    };
+    if (state.error !== undefined) health.error = state.error;
+    for (const [name, read] of this.gauges) health[name] = read();
+    if (this.#runtime?.health && state.phase === "running") {
+      try {
+        health.details = await this.#runtime.health();
+      } catch (error) {
+        health.details = { error: messageOf(error) };
+      }
+    }
+    return health;
+  }
+
+  /** The Shutdown phase: wait for running calls (bounded), then stop the server. */
+  async stop(timeoutMs: number): Promise<void> {
+    if (this.phase.phase === "shutdown") return;
+    const wasRunning = this.phase.phase === "running";
+    this.phase.set("shutdown");
+    const drained = await this.inFlight.idle(timeoutMs);
+    if (!drained) {
+      this.log.warn("drain_timeout", {
+        in_flight: this.inFlight.count,
+        timeout_ms: timeoutMs,
+      });
+    }
+    if (wasRunning && this.#runtime?.stop) {
+      try {
+        await this.#runtime.stop();
+      } catch (error) {
+        this.log.error("stop_failed", { error: messageOf(error) });
+      }
+    }
+  }
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,209 @@
+// The tool kit: how a server declares its tools, resources and prompts.
+// A definition is transport-neutral; tools/mcp.ts turns a spec into an MCP
+// server for stdio, HTTP or an in-process link.
+
+import type { z } from "zod";
+import type {
+  CallToolResult,
+  ContentBlock,
+  CreateMessageRequestParams,
+  CreateMessageResult,
+  ElicitRequestFormParams,
+  ElicitResult,
+  GetPromptResult,
+  LoggingLevel,
+  ReadResourceResult,
+  ToolAnnotations,
+} from "../platform/mcp_sdk.ts";
+import type { Logger } from "../platform/log.ts";
+import type { JsonValue, Store } from "../platform/store.ts";
+
+/** Who is calling, when the transport knows (a bearer token bound to an agent). */
+export interface Caller {
+  /** The agent identity bound to the caller's token; undefined for unbound local callers. */
+  agent?: string;
+}
+
+/** What a handler can do while it runs, besides returning a result. */
+export interface CallContext {
+  readonly signal: AbortSignal;
+  readonly sessionId?: string;
+  readonly caller: Caller;
+  /** Reports progress when the client asked for it (a progress token); otherwise a no-op. */
+  progress(progress: number, total?: number, message?: string): Promise<void>;
+  /** Sends a log message to the client (`notifications/message`), honouring its `logging/setLevel`. */
+  log(level: LoggingLevel, data: JsonValue): Promise<void>;
+  /** Asks the client's model for a completion; throws ToolError when the client cannot sample. */
+  sample(params: CreateMessageRequestParams): Promise<CreateMessageResult>;
+  /** Asks the user for input through the client; throws ToolError when the client cannot elicit. */
+  elicit(params: ElicitRequestFormParams): Promise<ElicitResult>;
+  /**
+   * Ends the HTTP stream this call answers on; the client reconnects and
+   * receives the result later (SEP-1699 polling). Frees a connection during
+   * a long call. A no-op where the transport cannot resume streams.
+   */
+  releaseStream(): void;
+}
+
+export type ToolResult = CallToolResult;
+
+export interface ToolDef<C, I extends z.ZodObject = z.ZodObject> {
+  /** The seed's name, letter for letter. */
+  name: string;
+  title?: string;
+  description: string;
+  /** Validated before the handler runs; unknown keys are rejected. */
+  input: I;
+  annotations?: ToolAnnotations;
+  handle(ctx: C, args: z.output<I>, call: CallContext): Promise<ToolResult>;
+}
+
+/** `const defineMemoryTool = toolDefiner<MemoryContext>()` fixes the context type once per server. */
+export function toolDefiner<C>(): <I extends z.ZodObject>(
+  def: ToolDef<C, I>,
+) => ToolDef<C, I> {
+  return (def) => def;
+}
+
+export interface ResourceDef<C> {
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  /** Clients may subscribe; the server calls `notifyResourceUpdated(uri)` on change. */
+  subscribable?: boolean;
+  read(ctx: C, uri: URL): Promise<ReadResourceResult["contents"]>;
+}
+
+export type TemplateVariables = Record<string, string | string[]>;
+
+export interface ResourceTemplateDef<C> {
+  /** RFC 6570 template, e.g. `test://template/{id}/data`. */
+  uriTemplate: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  /** Completion of one template variable from a partial value. */
+  complete?(ctx: C, variable: string, value: string): Promise<string[]>;
+  read(
+    ctx: C,
+    uri: URL,
+    variables: TemplateVariables,
+  ): Promise<ReadResourceResult["contents"]>;
+}
+
+export interface PromptDef<C, A extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title?: string;
+  description?: string;
+  /** Prompt arguments are strings in MCP: a flat object of (optional) strings. */
+  args?: A;
+  complete?(ctx: C, argument: string, value: string): Promise<string[]>;
+  get(ctx: C, args: z.output<A>): Promise<GetPromptResult>;
+}
+
+export function promptDefiner<C>(): <A extends z.ZodObject>(
+  def: PromptDef<C, A>,
+) => PromptDef<C, A> {
+  return (def) => def;
+}
+
+/** What a server receives when it starts. */
+export interface ServerDeps {
+  /** The shared store, already scoped to the server's namespace. */
+  store: Store;
+  log: Logger;
+  /** The server's own config section (validated by `spec.config` when given). */
+  config: Record<string, unknown>;
+  dataDir: string;
+  /** Tells subscribed clients that a resource changed. */
+  resourceUpdated(uri: string): void;
+}
+
+/** A started server: its context for handlers, what `/health` adds, how to stop. */
+export interface ServerRuntime<C> {
+  context: C;
+  health?(): JsonValue | Promise<JsonValue>;
+  stop?(): Promise<void>;
+}
+
+export interface ServerSpec<C> {
+  /** The server id: `memory`, `browser-automation`, ... (the `/mcp/<id>` path and gateway prefix). */
+  id: string;
+  /** `svc-<id>`, as in the seed. */
+  namespace: string;
+  title: string;
+  version: string;
+  instructions?: string;
+  /** The server's config section; its keys are also `agentd mcp <id>` flags. */
+  config?: z.ZodObject;
+  tools: readonly ToolDef<C>[];
+  resources?: readonly ResourceDef<C>[];
+  resourceTemplates?: readonly ResourceTemplateDef<C>[];
+  prompts?: readonly PromptDef<C>[];
+  /** The Start phase: open what the server needs and build the handler context. */
+  start(deps: ServerDeps): Promise<ServerRuntime<C>>;
+}
+
+/**
+ * A spec with its context type forgotten, for registries. Sound because a
+ * spec's tools and its `start` agree on `C` where the spec is written.
+ */
+export type AnyServerSpec = ServerSpec<unknown>;
+
+export function defineServer<C>(spec: ServerSpec<C>): ServerSpec<C> {
+  return spec;
+}
+
+/** A failure the caller can act on; becomes an `isError` result with this message. */
+export class ToolError extends Error {
+  override name = "ToolError";
+  constructor(message: string, readonly content: ContentBlock[] = []) {
+    super(message);
+  }
+}
+
+export function text(value: string): ToolResult {
+  return { content: [{ type: "text", text: value }] };
+}
+
+/** A JSON result: readable text for the model plus `structuredContent` for programs. */
+export function json(value: { [key: string]: JsonValue }): ToolResult {
+  return {
+    content: [{ type: "text", text: JSON.stringify(value, null, 2) }],
+    structuredContent: value,
+  };
+}
+
+export function image(data: Uint8Array | string, mimeType: string): ToolResult {
+  return { content: [imageBlock(data, mimeType)] };
+}
+
+export function imageBlock(
+  data: Uint8Array | string,
+  mimeType: string,
+): ContentBlock {
+  const base64 = typeof data === "string" ? data : encodeBase64(data);
+  return { type: "image", data: base64, mimeType };
+}
+
+export function errorResult(
+  message: string,
+  extra: ContentBlock[] = [],
+): ToolResult {
+  return {
+    isError: true,
+    content: [{ type: "text", text: message }, ...extra],
+  };
+}
+
+export function encodeBase64(bytes: Uint8Array): string {
+  let binary = "";
+  const step = 0x8000; // String.fromCharCode takes a bounded argument list
+  for (let i = 0; i < bytes.length; i += step) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + step));
+  }
+  return btoa(binary);
+}

@@ -1,0 +1,350 @@
+// Streamable HTTP for one server: sessions for clients that initialize
+// (Mcp-Session-Id, SSE, resumable streams, DELETE), and stateless handling
+// of session-less POSTs. Per-process state: route a session's requests to
+// the daemon that created it.
+
+import {
+  type EventStore,
+  isInitializeRequest,
+  type JSONRPCMessage,
+  type Server,
+  WebStandardStreamableHTTPServerTransport,
+} from "../platform/mcp_sdk.ts";
+import type { Logger } from "../platform/log.ts";
+import type { HostedServer } from "./host.ts";
+import { authInfoFor, createSdkServer, type RequestAuth } from "./mcp.ts";
+
+export interface HttpEndpointOptions {
+  log: Logger;
+  /** A session without requests or open streams for this long is closed. */
+  idleTimeoutMs: number;
+  maxSessions?: number;
+  clock?: () => number;
+}
+
+interface Session {
+  id: string;
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: Server;
+  lastSeen: number;
+  openStreams: number;
+}
+
+const NO_AUTH: RequestAuth = { caller: {} };
+
+export class McpHttpEndpoint {
+  readonly host: HostedServer;
+  readonly #sessions = new Map<string, Session>();
+  readonly #log: Logger;
+  readonly #idleTimeoutMs: number;
+  readonly #maxSessions: number;
+  readonly #clock: () => number;
+  #accepting = true;
+  #sweeper: ReturnType<typeof setInterval> | undefined;
+
+  constructor(host: HostedServer, options: HttpEndpointOptions) {
+    this.host = host;
+    this.#log = options.log.child({ server: host.id, transport: "http" });
+    this.#idleTimeoutMs = options.idleTimeoutMs;
+    this.#maxSessions = options.maxSessions ?? 1000;
+    this.#clock = options.clock ?? Date.now;
+    host.gauges.set("sessions", () => this.#sessions.size);
+  }
+
+  get sessionCount(): number {
+    return this.#sessions.size;
+  }
+
+  async handle(
+    request: Request,
+    auth: RequestAuth = NO_AUTH,
+  ): Promise<Response> {
+    const authInfo = authInfoFor(auth.caller);
+    const sessionId = request.headers.get("mcp-session-id");
+    if (sessionId !== null) {
+      const session = this.#sessions.get(sessionId);
+      if (!session) {
+        return rpcError(
+          404,
+          -32001,
+          `Session not found: ${sessionId}. Initialize a new session.`,
+        );
+      }
+      session.lastSeen = this.#clock();
+      const response = await session.transport.handleRequest(request, {
+        authInfo,
+      });
+      return this.#trackStream(session, response);
+    }
+    if (request.method !== "POST") {
+      return rpcError(
+        405,
+        -32000,
+        `${request.method} needs an Mcp-Session-Id header; without a session only POST is served`,
+        { Allow: "POST" },
+      );
+    }
+    if (this.host.phase.phase !== "running") {
+      const state = this.host.phase.state;
+      return rpcError(
+        503,
+        -32000,
+        `Server "${this.host.id}" is not available (phase ${state.phase}` +
+          (state.error ? `: ${state.error}` : "") + ")",
+      );
+    }
+    let body: unknown;
+    try {
+      body = await request.json();
+    } catch {
+      return rpcError(
+        400,
+        -32700,
+        "Parse error: the request body is not valid JSON",
+      );
+    }
+    if (isInitializeRequest(body)) {
+      return await this.#openSession(request, body, authInfo);
+    }
+    return await this.#stateless(request, body, authInfo);
+  }
+
+  async #openSession(
+    request: Request,
+    body: unknown,
+    authInfo: ReturnType<typeof authInfoFor>,
+  ): Promise<Response> {
+    if (!this.#accepting) {
+      return rpcError(503, -32000, "Shutting down: not accepting new sessions");
+    }
+    if (this.#sessions.size >= this.#maxSessions) {
+      return rpcError(
+        503,
+        -32000,
+        `Too many open sessions (${this.#maxSessions}); try later`,
+      );
+    }
+    const server = createSdkServer(this.host);
+    let session: Session | undefined;
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      eventStore: new MemoryEventStore(),
+      retryInterval: 1000,
+      onsessioninitialized: (id) => {
+        session = {
+          id,
+          transport,
+          server,
+          lastSeen: this.#clock(),
+          openStreams: 0,
+        };
+        this.#sessions.set(id, session);
+        this.#log.info("session_opened", {
+          session: id,
+          sessions: this.#sessions.size,
+        });
+        this.#startSweeper();
+      },
+      onsessionclosed: (id) => this.#forget(id, "deleted"),
+    });
+    transport.onclose = () => {
+      if (session) this.#forget(session.id, "closed");
+    };
+    await server.connect(transport);
+    const response = await transport.handleRequest(request, {
+      parsedBody: body,
+      authInfo,
+    });
+    if (!session) {
+      // Initialization failed; nothing refers to this server any more.
+      await server.close();
+      return response;
+    }
+    return this.#trackStream(session, response);
+  }
+
+  async #stateless(
+    request: Request,
+    body: unknown,
+    authInfo: ReturnType<typeof authInfoFor>,
+  ): Promise<Response> {
+    const server = createSdkServer(this.host);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
+    try {
+      // With JSON responses the promise settles once every response is ready.
+      return await transport.handleRequest(request, {
+        parsedBody: body,
+        authInfo,
+      });
+    } finally {
+      await server.close();
+    }
+  }
+
+  #forget(id: string, reason: string): void {
+    const session = this.#sessions.get(id);
+    if (!session) return;
+    this.#sessions.delete(id);
+    this.#log.info("session_closed", {
+      session: id,
+      reason,
+      sessions: this.#sessions.size,
+    });
+    session.server.close().catch(() => {});
+    if (this.#sessions.size === 0) this.#stopSweeper();
+  }
+
+  /** Counts open SSE streams so a session with a live stream is never idle. */
+  #trackStream(session: Session, response: Response): Response {
+    const body = response.body;
+    if (
+      !body ||
+      !response.headers.get("content-type")?.startsWith("text/event-stream")
+    ) {
+      return response;
+    }
+    session.openStreams++;
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      session.openStreams--;
+      session.lastSeen = this.#clock();
+    };
+    const reader = body.getReader();
+    const tracked = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            end();
+            controller.close();
+          } else {
+            controller.enqueue(value);
+          }
+        } catch (error) {
+          end();
+          controller.error(error);
+        }
+      },
+      cancel(reason) {
+        end();
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(tracked, {
+      status: response.status,
+      headers: response.headers,
+    });
+  }
+
+  #startSweeper(): void {
+    if (this.#sweeper !== undefined) return;
+    const every = Math.max(
+      1000,
+      Math.min(60_000, Math.floor(this.#idleTimeoutMs / 4)),
+    );
+    this.#sweeper = setInterval(() => this.sweep(), every);
+  }
+
+  #stopSweeper(): void {
+    if (this.#sweeper === undefined) return;
+    clearInterval(this.#sweeper);
+    this.#sweeper = undefined;
+  }
+
+  /** Closes sessions idle for longer than the timeout. */
+  sweep(): void {
+    const now = this.#clock();
+    for (const session of [...this.#sessions.values()]) {
+      if (
+        session.openStreams === 0 &&
+        now - session.lastSeen > this.#idleTimeoutMs
+      ) {
+        this.#log.info("session_expired", { session: session.id });
+        session.transport.close().catch(() => {});
+        this.#forget(session.id, "idle");
+      }
+    }
+  }
+
+  /** Stops new sessions; existing ones keep working so running calls can finish. */
+  stopAccepting(): void {
+    this.#accepting = false;
+  }
+
+  /** Ends every session and its streams. */
+  async close(): Promise<void> {
+    this.#accepting = false;
+    this.#stopSweeper();
+    const sessions = [...this.#sessions.values()];
+    await Promise.all(
+      sessions.map((session) => session.transport.close().catch(() => {})),
+    );
+    for (const session of sessions) this.#forget(session.id, "shutdown");
+  }
+}
+
+function rpcError(
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
+  return Response.json(
+    { jsonrpc: "2.0", error: { code, message }, id: null },
+    { status, headers },
+  );
+}
+
+/**
+ * Keeps a session's recent SSE events so a client can resume a broken
+ * stream with Last-Event-ID. Bounded: older events are dropped.
+ */
+export class MemoryEventStore implements EventStore {
+  readonly #events: {
+    id: string;
+    streamId: string;
+    message: JSONRPCMessage;
+  }[] = [];
+  readonly #limit: number;
+  #sequence = 0;
+
+  constructor(limit = 500) {
+    this.#limit = limit;
+  }
+
+  storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
+    const id = `${streamId}.${++this.#sequence}`;
+    this.#events.push({ id, streamId, message });
+    if (this.#events.length > this.#limit) this.#events.shift();
+    return Promise.resolve(id);
+  }
+
+  getStreamIdForEventId(eventId: string): Promise<string | undefined> {
+    return Promise.resolve(
+      this.#events.find((event) => event.id === eventId)?.streamId,
+    );
+  }
+
+  async replayEventsAfter(
+    lastEventId: string,
+    { send }: {
+      send: (eventId: string, message: JSONRPCMessage) => Promise<void>;
+    },
+  ): Promise<string> {
+    const index = this.#events.findIndex((event) => event.id === lastEventId);
+    if (index === -1) {
+      throw new Error(`Unknown or expired event id: ${lastEventId}`);
+    }
+    const streamId = this.#events[index].streamId;
+    for (const event of this.#events.slice(index + 1)) {
+      if (event.streamId === streamId) await send(event.id, event.message);
+    }
+    return streamId;
+  }
+}

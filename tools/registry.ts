@@ -1,0 +1,17 @@
+// The built-in servers. A server appears here only once it is built: the
+// daemon never lists a stub.
+
+import type { AnyServerSpec } from "./kit.ts";
+
+/** Every server id the architecture names, built or not, in display order. */
+export const SERVER_IDS = [
+  "browser-automation",
+  "extension-bridge",
+  "in-page",
+  "desktop-control",
+  "gateway",
+  "memory",
+  "platform-auth",
+] as const;
+
+export const builtinServers: readonly AnyServerSpec[] = [];
