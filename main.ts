@@ -89,6 +89,16 @@ export async function main(
       printError(`agentd: ${error.message}\nRun "${where}" for usage.`);
       return 2;
     }
+    // A bad flag value is a usage error; a bad file or env value is not.
+    if (
+      error instanceof ConfigError &&
+      error.problems.every((problem) => problem.startsWith("flag "))
+    ) {
+      printError(
+        `agentd: ${error.message}\nRun "agentd ${command} --help" for usage.`,
+      );
+      return 2;
+    }
     if (error instanceof ConfigError || error instanceof StartupError) {
       printError(`agentd: ${messageOf(error)}`);
       return 1;

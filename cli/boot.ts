@@ -21,7 +21,6 @@ import { scoped, type Store } from "../platform/store.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { HostedServer } from "../tools/host.ts";
 import type { AnyServerSpec } from "../tools/kit.ts";
-import type { McpHttpEndpoint } from "../tools/mcp_http.ts";
 import { UsageError } from "./args.ts";
 
 /** Failures that stop agentd from starting (exit code 1), with a message a person can act on. */
@@ -153,22 +152,34 @@ export function shutdownSignal(): {
   return { received: promise, dispose };
 }
 
+/** A way in for clients (HTTP endpoint, stdio) as shutdown sees it. */
+export interface Channel {
+  stopAccepting(): void;
+  /** Resolves once responses already produced have been written out. */
+  drain(timeoutMs: number): Promise<unknown>;
+  close(): Promise<void>;
+}
+
 /**
  * The Shutdown phase, in order: stop new sessions, let running calls finish
- * (bounded), end sessions and streams, stop the listener, flush the store.
+ * (bounded), let their responses out, end sessions and streams, stop the
+ * listener, flush the store.
  */
 export async function shutdown(options: {
   hosts: readonly HostedServer[];
-  endpoints: Iterable<McpHttpEndpoint>;
+  channels: Iterable<Channel>;
   listener?: Deno.HttpServer;
   store: Store;
   log: Logger;
   timeoutMs: number;
 }): Promise<void> {
-  const endpoints = [...options.endpoints];
-  for (const endpoint of endpoints) endpoint.stopAccepting();
+  const channels = [...options.channels];
+  for (const channel of channels) channel.stopAccepting();
   await Promise.all(options.hosts.map((host) => host.stop(options.timeoutMs)));
-  await Promise.all(endpoints.map((endpoint) => endpoint.close()));
+  await Promise.all(
+    channels.map((channel) => channel.drain(options.timeoutMs)),
+  );
+  await Promise.all(channels.map((channel) => channel.close()));
   if (options.listener) await options.listener.shutdown();
   await options.store.close();
   options.log.info("stopped");

@@ -141,12 +141,11 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
     log.info("shutdown", { reason: why, in_flight: host.inFlight.count });
     await shutdown({
       hosts: [host],
-      endpoints: [],
+      channels: [stdio],
       store,
       log,
       timeoutMs: base.shutdown_timeout_ms,
     });
-    await stdio.close();
     signal.dispose();
     return 0;
   }
@@ -185,7 +184,7 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
   log.info("shutdown", { signal: received, in_flight: host.inFlight.count });
   await shutdown({
     hosts: [host],
-    endpoints: [endpoint],
+    channels: [endpoint],
     listener,
     store,
     log,

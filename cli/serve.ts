@@ -109,7 +109,7 @@ export async function runServe(
   });
   await shutdown({
     hosts,
-    endpoints: endpoints.values(),
+    channels: endpoints.values(),
     listener,
     store,
     log,

@@ -56,15 +56,26 @@ export class InFlight {
   }
 
   async run<T>(fn: () => Promise<T>): Promise<T> {
-    this.#count++;
+    const done = this.begin();
     try {
       return await fn();
     } finally {
+      done();
+    }
+  }
+
+  /** Counts one unit of work until the returned function is called (once). */
+  begin(): () => void {
+    this.#count++;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
       this.#count--;
       if (this.#count === 0) {
         for (const wake of this.#waiters.splice(0)) wake();
       }
-    }
+    };
   }
 
   /** Resolves true once nothing runs, or false when `timeoutMs` passes first. */

@@ -9,7 +9,7 @@ import {
 } from "../platform/lifecycle.ts";
 import type { Logger } from "../platform/log.ts";
 import type { JsonValue, Store } from "../platform/store.ts";
-import type { AnyServerSpec, ServerRuntime } from "./kit.ts";
+import { type AnyServerSpec, type ServerRuntime, ToolError } from "./kit.ts";
 
 /** Something connected to this server that wants to hear about changes (one per MCP session). */
 export interface ServerListener {
@@ -87,12 +87,12 @@ export class HostedServer {
     return this.spec.id;
   }
 
-  /** The handler context; throws a readable error unless the server is running. */
+  /** The handler context; throws a ToolError the caller can read unless the server is running. */
   context(): unknown {
     const runtime = this.#runtime;
     const state = this.phase.state;
     if (runtime === undefined || state.phase !== "running") {
-      throw new Error(
+      throw new ToolError(
         `Server "${this.id}" is not running (phase ${state.phase} since ${state.since}` +
           (state.error ? `: ${state.error}` : "") + ")",
       );

@@ -452,10 +452,17 @@ export function authInfoFor(caller: Caller) {
   return { token: "", clientId: caller.agent ?? "local", scopes: [], extra };
 }
 
+export interface StdioChannel {
+  /** Resolves when the client goes away (stdin ends) or the server closes. */
+  closed: Promise<void>;
+  stopAccepting(): void;
+  /** Resolves once everything written to stdout has been flushed. */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+
 /** Serves one server on this process's stdin/stdout until stdin ends or `close()`. */
-export async function serveStdio(
-  host: HostedServer,
-): Promise<{ closed: Promise<void>; close(): Promise<void> }> {
+export async function serveStdio(host: HostedServer): Promise<StdioChannel> {
   const server = createSdkServer(host);
   const transport = new StdioServerTransport();
   const { promise: closed, resolve } = Promise.withResolvers<void>();
@@ -471,7 +478,15 @@ export async function serveStdio(
     resolve();
   });
   await server.connect(transport);
-  return { closed, close: () => server.close() };
+  return {
+    closed,
+    // One client per process: nothing new can arrive but calls on this session.
+    stopAccepting() {},
+    // Let the last responses reach the client before the process exits.
+    drain: () =>
+      new Promise<void>((resolve) => process.stdout.write("", () => resolve())),
+    close: () => server.close(),
+  };
 }
 
 /** An in-process link: the client side of a linked pair, for the gateway and tests. */

@@ -10,6 +10,7 @@ import {
   type Server,
   WebStandardStreamableHTTPServerTransport,
 } from "../platform/mcp_sdk.ts";
+import { InFlight } from "../platform/lifecycle.ts";
 import type { Logger } from "../platform/log.ts";
 import type { HostedServer } from "./host.ts";
 import { authInfoFor, createSdkServer, type RequestAuth } from "./mcp.ts";
@@ -39,6 +40,8 @@ export class McpHttpEndpoint {
   readonly #idleTimeoutMs: number;
   readonly #maxSessions: number;
   readonly #clock: () => number;
+  /** Open POST streams: responses still being written. Shutdown waits for them. */
+  readonly #responding = new InFlight();
   #accepting = true;
   #sweeper: ReturnType<typeof setInterval> | undefined;
 
@@ -74,7 +77,7 @@ export class McpHttpEndpoint {
       const response = await session.transport.handleRequest(request, {
         authInfo,
       });
-      return this.#trackStream(session, response);
+      return this.#trackStream(session, request.method, response);
     }
     if (request.method !== "POST") {
       return rpcError(
@@ -160,7 +163,7 @@ export class McpHttpEndpoint {
       await server.close();
       return response;
     }
-    return this.#trackStream(session, response);
+    return this.#trackStream(session, "POST", response);
   }
 
   async #stateless(
@@ -199,7 +202,7 @@ export class McpHttpEndpoint {
   }
 
   /** Counts open SSE streams so a session with a live stream is never idle. */
-  #trackStream(session: Session, response: Response): Response {
+  #trackStream(session: Session, method: string, response: Response): Response {
     const body = response.body;
     if (
       !body ||
@@ -208,10 +211,14 @@ export class McpHttpEndpoint {
       return response;
     }
     session.openStreams++;
+    // A GET stream is the standing notification channel; a POST stream
+    // carries responses that shutdown must let finish.
+    const responded = method === "POST" ? this.#responding.begin() : () => {};
     let ended = false;
     const end = () => {
       if (ended) return;
       ended = true;
+      responded();
       session.openStreams--;
       session.lastSeen = this.#clock();
     };
@@ -275,6 +282,11 @@ export class McpHttpEndpoint {
   /** Stops new sessions; existing ones keep working so running calls can finish. */
   stopAccepting(): void {
     this.#accepting = false;
+  }
+
+  /** Waits (bounded) until every response being streamed has been written. */
+  async drain(timeoutMs: number): Promise<boolean> {
+    return await this.#responding.idle(timeoutMs);
   }
 
   /** Ends every session and its streams. */

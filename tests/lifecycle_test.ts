@@ -1,0 +1,171 @@
+// SIGTERM while a slow tool call runs: the call completes, the store is
+// flushed, the process exits 0; /health shows each server's phase.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Client, StreamableHTTPClientTransport } from "../platform/mcp_sdk.ts";
+import { openKvStore } from "../platform/store_kv.ts";
+import {
+  FIXTURE_CLI,
+  lines,
+  ROOT,
+  spawnDaemon,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
+
+async function storedValue(dataDir: string, key: string): Promise<unknown> {
+  const store = await openKvStore(join(dataDir, "store.kv"));
+  try {
+    return (await store.get(["svc-conformance", "slow", key]))?.value;
+  } finally {
+    await store.close();
+  }
+}
+
+async function health(
+  url: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${url}/health`);
+  return { status: response.status, body: await response.json() };
+}
+
+Deno.test("lifecycle: SIGTERM during a slow call over HTTP drains it, flushes the store, exits 0", async () => {
+  await using dir = await tempDir();
+  const daemon = await spawnDaemon([
+    "serve",
+    "--port",
+    "0",
+    "--data-dir",
+    dir.path,
+  ]);
+  const transport = new StreamableHTTPClientTransport(
+    new URL(`${daemon.url}/mcp/conformance`),
+  );
+  const client = new Client({ name: "lifecycle", version: "1.0.0" });
+  await client.connect(transport);
+  try {
+    const running = await health(daemon.url);
+    assert.equal(running.status, 200);
+    assert.equal(running.body.status, "ok");
+    assert.match(
+      JSON.stringify(running.body.servers),
+      /"conformance":\{"phase":"running"/,
+    );
+
+    const slow = client.callTool({
+      name: "slow_write",
+      arguments: {
+        key: "drained",
+        value: "written during shutdown",
+        delay_ms: 1500,
+      },
+    });
+    await waitFor(
+      () => health(daemon.url),
+      (h) => JSON.stringify(h.body).includes('"in_flight":1'),
+    );
+    daemon.process.kill("SIGTERM");
+
+    const draining = await waitFor(
+      () => health(daemon.url),
+      (h) => h.status === 503,
+    );
+    assert.equal(draining.body.status, "shutting_down");
+    assert.match(JSON.stringify(draining.body.servers), /"phase":"shutdown"/);
+
+    const refused = await client.callTool({
+      name: "test_simple_text",
+      arguments: {},
+    });
+    assert.equal(refused.isError, true, "no new calls while draining");
+    assert.match(
+      JSON.stringify(refused.content),
+      /not running \(phase shutdown/,
+    );
+
+    const result = await slow;
+    assert.equal(result.isError, undefined);
+    assert.deepEqual(result.content, [{ type: "text", text: "wrote drained" }]);
+  } finally {
+    await client.close().catch(() => {});
+  }
+  const status = await daemon.status;
+  assert.equal(status.code, 0);
+  assert.ok(daemon.logs.some((log) => log.event === "stopped"));
+  assert.equal(
+    await storedValue(dir.path, "drained"),
+    "written during shutdown",
+  );
+});
+
+Deno.test("lifecycle: SIGTERM during a slow call over stdio answers it, then exits 0", async () => {
+  await using dir = await tempDir();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      FIXTURE_CLI,
+      "mcp",
+      "conformance",
+      "--data-dir",
+      dir.path,
+    ],
+    cwd: ROOT,
+    env: { NO_COLOR: "1" },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stdout: string[] = [];
+  const stdoutDone = (async () => {
+    for await (const line of lines(child.stdout)) stdout.push(line);
+  })();
+  const stderr: string[] = [];
+  const stderrDone = (async () => {
+    for await (const line of lines(child.stderr)) stderr.push(line);
+  })();
+  const writer = child.stdin.getWriter();
+  const send = (message: unknown) =>
+    writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
+  await send({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "1" },
+    },
+  });
+  await send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  await send({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: {
+      name: "slow_write",
+      arguments: { key: "stdio", value: "kept", delay_ms: 1000 },
+    },
+  });
+  await waitFor(
+    () => stderr.join("\n"),
+    (text) => text.includes('"event":"ready"'),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  child.kill("SIGTERM");
+  const status = await child.status;
+  await writer.close().catch(() => {});
+  await Promise.all([stdoutDone, stderrDone]);
+
+  assert.equal(status.code, 0, stderr.join("\n"));
+  const answer = stdout.map((line) => JSON.parse(line)).find((message) =>
+    message.id === 2
+  );
+  assert.ok(answer, `no answer to the slow call in ${stdout.join("\n")}`);
+  assert.deepEqual(answer.result.content, [{
+    type: "text",
+    text: "wrote stdio",
+  }]);
+  assert.equal(await storedValue(dir.path, "stdio"), "kept");
+});
