@@ -286,7 +286,7 @@ export function listLimit(options: ListOptions | undefined): number {
  * Tracks in-flight operations so flush() can wait for them, and rejects
  * operations once the store is closed.
  */
-export class Lifecycle {
+export class OperationTracker {
   #pending = new Set<Promise<void>>();
   #closing: Promise<void> | null = null;
 
@@ -329,7 +329,7 @@ class ScopedStore implements Store {
   readonly kind: string;
   #store: Store;
   #prefix: KeyPart[];
-  #lifecycle = new Lifecycle();
+  #operations = new OperationTracker();
 
   constructor(store: Store, prefix: KeyPart[]) {
     this.kind = store.kind;
@@ -338,29 +338,29 @@ class ScopedStore implements Store {
   }
 
   get(key: StoreKey): Promise<StoreEntry | null> {
-    return this.#lifecycle.run(async () => {
+    return this.#operations.run(async () => {
       const entry = await this.#store.get(this.#wrap(key));
       return entry && this.#strip(entry);
     });
   }
 
   getMany(keys: readonly StoreKey[]): Promise<(StoreEntry | null)[]> {
-    return this.#lifecycle.run(async () => {
+    return this.#operations.run(async () => {
       const entries = await this.#store.getMany(keys.map((k) => this.#wrap(k)));
       return entries.map((entry) => entry && this.#strip(entry));
     });
   }
 
   set(key: StoreKey, value: JsonValue): Promise<string> {
-    return this.#lifecycle.run(() => this.#store.set(this.#wrap(key), value));
+    return this.#operations.run(() => this.#store.set(this.#wrap(key), value));
   }
 
   delete(key: StoreKey): Promise<void> {
-    return this.#lifecycle.run(() => this.#store.delete(this.#wrap(key)));
+    return this.#operations.run(() => this.#store.delete(this.#wrap(key)));
   }
 
   list(prefix: StoreKey, options?: ListOptions): Promise<ListPage> {
-    return this.#lifecycle.run(async () => {
+    return this.#operations.run(async () => {
       validateKey(prefix, true);
       const page = await this.#store.list(
         [...this.#prefix, ...prefix],
@@ -373,7 +373,7 @@ class ScopedStore implements Store {
   commit(
     op: { checks?: Check[]; mutations: Mutation[] },
   ): Promise<CommitResult> {
-    return this.#lifecycle.run(() =>
+    return this.#operations.run(() =>
       this.#store.commit({
         checks: op.checks?.map((c) => ({ ...c, key: this.#wrap(c.key) })),
         mutations: op.mutations.map((m) => ({ ...m, key: this.#wrap(m.key) })),
@@ -382,12 +382,12 @@ class ScopedStore implements Store {
   }
 
   flush(): Promise<void> {
-    return this.#lifecycle.flush().then(() => this.#store.flush());
+    return this.#operations.flush().then(() => this.#store.flush());
   }
 
   /** Closes only this view: the underlying store stays open for its owner. */
   close(): Promise<void> {
-    return this.#lifecycle.close(() => {});
+    return this.#operations.close(() => {});
   }
 
   #wrap(key: StoreKey): StoreKey {

@@ -18,11 +18,11 @@ import {
   type CommitResult,
   formatKey,
   type JsonValue,
-  Lifecycle,
   listLimit,
   type ListOptions,
   type ListPage,
   type Mutation,
+  OperationTracker,
   parseValue,
   prepareCommit,
   type PreparedCommit,
@@ -75,21 +75,21 @@ interface CurrentHeader {
 export class KvStore implements Store {
   readonly kind = "kv";
   #kv: Deno.Kv;
-  #lifecycle = new Lifecycle();
+  #operations = new OperationTracker();
 
   constructor(kv: Deno.Kv) {
     this.#kv = kv;
   }
 
   get(key: StoreKey): Promise<StoreEntry | null> {
-    return this.#lifecycle.run(() => {
+    return this.#operations.run(() => {
       validateKey(key);
       return this.#get(key);
     });
   }
 
   getMany(keys: readonly StoreKey[]): Promise<(StoreEntry | null)[]> {
-    return this.#lifecycle.run(async () => {
+    return this.#operations.run(async () => {
       for (const key of keys) validateKey(key);
       const out: (StoreEntry | null)[] = [];
       for (let i = 0; i < keys.length; i += MAX_GET_MANY) {
@@ -110,7 +110,7 @@ export class KvStore implements Store {
   }
 
   set(key: StoreKey, value: JsonValue): Promise<string> {
-    return this.#lifecycle.run(async () => {
+    return this.#operations.run(async () => {
       const result = await this.#commit(
         prepareCommit({ mutations: [{ type: "set", key, value }] }),
       );
@@ -120,7 +120,7 @@ export class KvStore implements Store {
   }
 
   delete(key: StoreKey): Promise<void> {
-    return this.#lifecycle.run(async () => {
+    return this.#operations.run(async () => {
       await this.#commit(
         prepareCommit({ mutations: [{ type: "delete", key }] }),
       );
@@ -128,21 +128,21 @@ export class KvStore implements Store {
   }
 
   list(prefix: StoreKey, options?: ListOptions): Promise<ListPage> {
-    return this.#lifecycle.run(() => this.#list(prefix, options));
+    return this.#operations.run(() => this.#list(prefix, options));
   }
 
   commit(
     op: { checks?: Check[]; mutations: Mutation[] },
   ): Promise<CommitResult> {
-    return this.#lifecycle.run(() => this.#commit(prepareCommit(op)));
+    return this.#operations.run(() => this.#commit(prepareCommit(op)));
   }
 
   flush(): Promise<void> {
-    return this.#lifecycle.flush();
+    return this.#operations.flush();
   }
 
   close(): Promise<void> {
-    return this.#lifecycle.close(() => this.#kv.close());
+    return this.#operations.close(() => this.#kv.close());
   }
 
   async #get(key: StoreKey): Promise<StoreEntry | null> {

@@ -7,11 +7,11 @@ import {
   type CommitResult,
   isEncodedKey,
   type JsonValue,
-  Lifecycle,
   listLimit,
   type ListOptions,
   type ListPage,
   type Mutation,
+  OperationTracker,
   parseValue,
   prepareCommit,
   type PreparedMutation,
@@ -35,23 +35,23 @@ export class MemoryStore implements Store {
   /** Encoded keys (see bytesToBinary) in key order. */
   #order: string[] = [];
   #counter = 0;
-  #lifecycle = new Lifecycle();
+  #operations = new OperationTracker();
 
   get(key: StoreKey): Promise<StoreEntry | null> {
-    return this.#lifecycle.run(() =>
+    return this.#operations.run(() =>
       Promise.resolve(this.#get(validateKey(key)))
     );
   }
 
   getMany(keys: readonly StoreKey[]): Promise<(StoreEntry | null)[]> {
-    return this.#lifecycle.run(() => {
+    return this.#operations.run(() => {
       const ids = keys.map((key) => validateKey(key));
       return Promise.resolve(ids.map((id) => this.#get(id)));
     });
   }
 
   set(key: StoreKey, value: JsonValue): Promise<string> {
-    return this.#lifecycle.run(() => {
+    return this.#operations.run(() => {
       const { mutations } = prepareCommit({
         mutations: [{ type: "set", key, value }],
       });
@@ -60,7 +60,7 @@ export class MemoryStore implements Store {
   }
 
   delete(key: StoreKey): Promise<void> {
-    return this.#lifecycle.run(() => {
+    return this.#operations.run(() => {
       this.#apply(
         prepareCommit({ mutations: [{ type: "delete", key }] }).mutations,
       );
@@ -69,7 +69,7 @@ export class MemoryStore implements Store {
   }
 
   list(prefix: StoreKey, options?: ListOptions): Promise<ListPage> {
-    return this.#lifecycle.run(() =>
+    return this.#operations.run(() =>
       Promise.resolve(this.#list(prefix, options))
     );
   }
@@ -77,15 +77,15 @@ export class MemoryStore implements Store {
   commit(
     op: { checks?: Check[]; mutations: Mutation[] },
   ): Promise<CommitResult> {
-    return this.#lifecycle.run(() => Promise.resolve(this.#commit(op)));
+    return this.#operations.run(() => Promise.resolve(this.#commit(op)));
   }
 
   flush(): Promise<void> {
-    return this.#lifecycle.flush();
+    return this.#operations.flush();
   }
 
   close(): Promise<void> {
-    return this.#lifecycle.close(() => {
+    return this.#operations.close(() => {
       this.#records.clear();
       this.#order = [];
     });
