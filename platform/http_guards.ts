@@ -28,6 +28,17 @@ function hostnameOf(hostHeader: string): string | undefined {
   }
 }
 
+/**
+ * A configured name or address in the form `hostnameOf` gives a Host header,
+ * so they compare equal: an IPv6 address gets its brackets and canonical
+ * form (`FD00:0::1` → `[fd00::1]`); names and IPv4 are only lowercased.
+ */
+function normalizedName(name: string): string {
+  const lower = name.toLowerCase();
+  if (lower.split(":").length <= 2) return lower;
+  return hostnameOf(lower.startsWith("[") ? lower : `[${lower}]`) ?? lower;
+}
+
 export interface HostGuardOptions {
   /** The address the daemon is bound to. */
   bindHost: string;
@@ -42,12 +53,10 @@ export interface HostGuardOptions {
  * Host passes: the token guard is then what protects the daemon.
  */
 export function hostGuard(options: HostGuardOptions): MiddlewareHandler {
-  const allowed = new Set(
-    options.allowedHosts.map((host) => host.toLowerCase()),
-  );
+  const allowed = new Set(options.allowedHosts.map(normalizedName));
   const wildcard = isWildcard(options.bindHost);
   if (!wildcard && !isLoopback(options.bindHost)) {
-    allowed.add(options.bindHost.toLowerCase());
+    allowed.add(normalizedName(options.bindHost));
   }
   return async (c, next) => {
     const header = c.req.header("host");

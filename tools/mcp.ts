@@ -177,24 +177,24 @@ export function createSdkServer(host: HostedServer): Server {
             params: { level, logger: spec.id, data },
           });
         },
-        sample(params) {
+        async sample(params) {
           if (!server.getClientCapabilities()?.sampling) {
             throw new ToolError(
               "The client does not support sampling (no `sampling` capability).",
             );
           }
-          return extra.sendRequest(
+          return await extra.sendRequest(
             { method: "sampling/createMessage", params },
             CreateMessageResultSchema,
           );
         },
-        elicit(params) {
+        async elicit(params) {
           if (!server.getClientCapabilities()?.elicitation) {
             throw new ToolError(
               "The client does not support elicitation (no `elicitation` capability).",
             );
           }
-          return extra.sendRequest(
+          return await extra.sendRequest(
             { method: "elicitation/create", params },
             ElicitResultSchema,
           );

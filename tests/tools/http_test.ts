@@ -107,12 +107,19 @@ Deno.test("http: sessions, unknown session 404, DELETE, stateless POST, GET with
     const health = await (await fetch(`${daemon.url}/health`)).json();
     assert.equal(health.servers.conformance.sessions, 1);
 
-    const badVersion = await post(mcp, { jsonrpc: "2.0", id: 9, method: "tools/list" }, {
+    const badVersion = await post(mcp, {
+      jsonrpc: "2.0",
+      id: 9,
+      method: "tools/list",
+    }, {
       ...headers,
       "mcp-protocol-version": "1999-01-01",
     });
     assert.equal(badVersion.status, 400);
-    assert.match((await badVersion.json()).error.message, /Unsupported protocol version: 1999-01-01/);
+    assert.match(
+      (await badVersion.json()).error.message,
+      /Unsupported protocol version: 1999-01-01/,
+    );
 
     const unknown = await post(mcp, {
       jsonrpc: "2.0",
