@@ -2,11 +2,8 @@
 // streamable HTTP at /mcp with --port.
 
 import { z } from "zod";
-import { createApp } from "../routes/mod.ts";
-import { VERSION } from "../platform/version.ts";
 import type { AnyServerSpec } from "../tools/kit.ts";
 import { serveStdio } from "../tools/mcp.ts";
-import { McpHttpEndpoint } from "../tools/mcp_http.ts";
 import {
   configKey,
   flagName,
@@ -27,7 +24,7 @@ import {
   StartupError,
 } from "./boot.ts";
 import type { CliContext } from "./context.ts";
-import { listen } from "./listen.ts";
+import { serveHttp } from "./http_face.ts";
 
 /** A server's own flags: one per key of its config section. */
 export function serverFlags(spec: AnyServerSpec): FlagSet {
@@ -150,46 +147,12 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
     return 0;
   }
 
-  const endpoint = new McpHttpEndpoint(host, {
-    log,
-    idleTimeoutMs: base.session_idle_timeout_ms,
-  });
-  const app = createApp({
+  return await serveHttp({
     hosts: [host],
-    endpoints: new Map([[host.id, endpoint]]),
     layout: "single",
-    bindHost: base.host,
-    allowedHosts: base.allowed_hosts,
-    allowedOrigins: base.allowed_origins,
-    maxBodyBytes: base.max_body_bytes,
-    token: base.token,
-    version: VERSION,
-    startedAt: Date.now(),
-    log,
-  });
-  let listener: Deno.HttpServer;
-  try {
-    listener = listen(app.fetch, {
-      host: base.host,
-      port: base.port,
-      log,
-      servers: [host.id],
-    });
-  } catch (error) {
-    await host.stop(0);
-    await store.close();
-    throw error;
-  }
-  const received = await signal.received;
-  log.info("shutdown", { signal: received, in_flight: host.inFlight.count });
-  await shutdown({
-    hosts: [host],
-    channels: [endpoint],
-    listener,
+    base,
     store,
     log,
-    timeoutMs: base.shutdown_timeout_ms,
+    signal,
   });
-  signal.dispose();
-  return 0;
 }

@@ -1,8 +1,5 @@
 // `agentd serve`: the HTTP daemon with every enabled server at /mcp/<id>.
 
-import { createApp } from "../routes/mod.ts";
-import { VERSION } from "../platform/version.ts";
-import { McpHttpEndpoint } from "../tools/mcp_http.ts";
 import {
   configKey,
   flagsHelp,
@@ -16,12 +13,11 @@ import {
   loadSettings,
   openStore,
   selectServers,
-  shutdown,
   shutdownSignal,
   startServers,
 } from "./boot.ts";
 import type { CliContext } from "./context.ts";
-import { listen } from "./listen.ts";
+import { serveHttp } from "./http_face.ts";
 
 export const SERVE_HELP = `Usage: agentd serve [flags]
 
@@ -63,58 +59,8 @@ export async function runServe(
   assertSafeBinding(base);
 
   const log = createDaemonLogger(base);
-  const startedAt = Date.now();
   const signal = shutdownSignal();
   const store = await openStore(settings.dataDir);
   const hosts = await startServers(specs, { store, log, settings });
-  const endpoints = new Map(
-    hosts.map((host) => [
-      host.id,
-      new McpHttpEndpoint(host, {
-        log,
-        idleTimeoutMs: base.session_idle_timeout_ms,
-      }),
-    ]),
-  );
-  const app = createApp({
-    hosts,
-    endpoints,
-    layout: "daemon",
-    bindHost: base.host,
-    allowedHosts: base.allowed_hosts,
-    allowedOrigins: base.allowed_origins,
-    maxBodyBytes: base.max_body_bytes,
-    token: base.token,
-    version: VERSION,
-    startedAt,
-    log,
-  });
-  let listener: Deno.HttpServer;
-  try {
-    listener = listen(app.fetch, {
-      host: base.host,
-      port: base.port,
-      log,
-      servers: hosts.map((h) => h.id),
-    });
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
-
-  const received = await signal.received;
-  log.info("shutdown", {
-    signal: received,
-    in_flight: hosts.reduce((n, h) => n + h.inFlight.count, 0),
-  });
-  await shutdown({
-    hosts,
-    channels: endpoints.values(),
-    listener,
-    store,
-    log,
-    timeoutMs: base.shutdown_timeout_ms,
-  });
-  signal.dispose();
-  return 0;
+  return await serveHttp({ hosts, layout: "daemon", base, store, log, signal });
 }

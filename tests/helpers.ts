@@ -231,3 +231,82 @@ export async function rawRequest(
     }
   }
 }
+
+/** The initialize request of a 2025-11-25 client, for raw sessions. */
+export const INITIALIZE_REQUEST = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: "raw", version: "1" },
+  },
+};
+
+export interface StdioSession {
+  child: Deno.ChildProcess;
+  /** Lines read from stdout and stderr so far. */
+  stdout: string[];
+  stderr: string[];
+  send(message: unknown): Promise<void>;
+  /** Closes stdin (the client goes away) and waits for the exit status. */
+  finish(): Promise<Deno.CommandStatus>;
+  /** Waits for the exit status (after a signal) and for both streams to end. */
+  status: Promise<Deno.CommandStatus>;
+}
+
+/** Runs `agentd <args>` with piped stdio, for raw JSON-RPC sessions. */
+export function spawnStdio(args: string[]): StdioSession {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", FIXTURE_CLI, ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1" },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const read = async (stream: ReadableStream<Uint8Array>, into: string[]) => {
+    for await (const line of lines(stream)) into.push(line);
+  };
+  const drained = Promise.all([
+    read(child.stdout, stdout),
+    read(child.stderr, stderr),
+  ]);
+  const writer = child.stdin.getWriter();
+  const encoder = new TextEncoder();
+  const status = Promise.all([child.status, drained]).then(([status]) =>
+    status
+  );
+  return {
+    child,
+    stdout,
+    stderr,
+    send: (message) =>
+      writer.write(encoder.encode(JSON.stringify(message) + "\n")),
+    async finish() {
+      await writer.close();
+      return await status;
+    },
+    status: status.finally(() => writer.close().catch(() => {})),
+  };
+}
+
+/** The JSON-RPC response with this id among stdout lines, if it arrived. */
+export function responseTo(
+  stdout: readonly string[],
+  id: number,
+): Record<string, unknown> | undefined {
+  for (const line of stdout) {
+    const message: unknown = JSON.parse(line);
+    if (
+      typeof message === "object" && message !== null && "id" in message &&
+      message.id === id
+    ) {
+      return { ...message };
+    }
+  }
+  return undefined;
+}

@@ -6,10 +6,10 @@ import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "../platform/mcp_sdk.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import {
-  FIXTURE_CLI,
-  lines,
-  ROOT,
+  INITIALIZE_REQUEST,
+  responseTo,
   spawnDaemon,
+  spawnStdio,
   tempDir,
   waitFor,
 } from "./helpers.ts";
@@ -101,45 +101,10 @@ Deno.test("lifecycle: SIGTERM during a slow call over HTTP drains it, flushes th
 
 Deno.test("lifecycle: SIGTERM during a slow call over stdio answers it, then exits 0", async () => {
   await using dir = await tempDir();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      FIXTURE_CLI,
-      "mcp",
-      "conformance",
-      "--data-dir",
-      dir.path,
-    ],
-    cwd: ROOT,
-    env: { NO_COLOR: "1" },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stdout: string[] = [];
-  const stdoutDone = (async () => {
-    for await (const line of lines(child.stdout)) stdout.push(line);
-  })();
-  const stderr: string[] = [];
-  const stderrDone = (async () => {
-    for await (const line of lines(child.stderr)) stderr.push(line);
-  })();
-  const writer = child.stdin.getWriter();
-  const send = (message: unknown) =>
-    writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
-  await send({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "raw", version: "1" },
-    },
-  });
-  await send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  await send({
+  const session = spawnStdio(["mcp", "conformance", "--data-dir", dir.path]);
+  await session.send(INITIALIZE_REQUEST);
+  await session.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  await session.send({
     jsonrpc: "2.0",
     id: 2,
     method: "tools/call",
@@ -149,23 +114,21 @@ Deno.test("lifecycle: SIGTERM during a slow call over stdio answers it, then exi
     },
   });
   await waitFor(
-    () => stderr.join("\n"),
+    () => session.stderr.join("\n"),
     (text) => text.includes('"event":"ready"'),
   );
   await new Promise((resolve) => setTimeout(resolve, 200));
-  child.kill("SIGTERM");
-  const status = await child.status;
-  await writer.close().catch(() => {});
-  await Promise.all([stdoutDone, stderrDone]);
+  session.child.kill("SIGTERM");
+  const status = await session.status;
 
-  assert.equal(status.code, 0, stderr.join("\n"));
-  const answer = stdout.map((line) => JSON.parse(line)).find((message) =>
-    message.id === 2
+  assert.equal(status.code, 0, session.stderr.join("\n"));
+  const answer = responseTo(session.stdout, 2);
+  assert.ok(
+    answer,
+    `no answer to the slow call in ${session.stdout.join("\n")}`,
   );
-  assert.ok(answer, `no answer to the slow call in ${stdout.join("\n")}`);
-  assert.deepEqual(answer.result.content, [{
-    type: "text",
-    text: "wrote stdio",
-  }]);
+  assert.deepEqual(answer.result, {
+    content: [{ type: "text", text: "wrote stdio" }],
+  });
   assert.equal(await storedValue(dir.path, "stdio"), "kept");
 });

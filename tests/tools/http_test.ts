@@ -8,6 +8,7 @@ import {
 } from "../../platform/mcp_sdk.ts";
 import {
   type Daemon,
+  INITIALIZE_REQUEST,
   rawRequest,
   runCli,
   spawnDaemon,
@@ -15,16 +16,7 @@ import {
 } from "../helpers.ts";
 
 const ACCEPT = "application/json, text/event-stream";
-const INITIALIZE = {
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-11-25",
-    capabilities: {},
-    clientInfo: { name: "raw", version: "1" },
-  },
-};
+const INITIALIZE = INITIALIZE_REQUEST;
 
 function post(
   url: string,

@@ -3,7 +3,16 @@
 
 import assert from "node:assert/strict";
 import { Client, StdioClientTransport } from "../../platform/mcp_sdk.ts";
-import { FIXTURE_CLI, lines, parseLogLine, ROOT, tempDir } from "../helpers.ts";
+import {
+  FIXTURE_CLI,
+  INITIALIZE_REQUEST,
+  parseLogLine,
+  responseTo,
+  ROOT,
+  spawnStdio,
+  tempDir,
+  waitFor,
+} from "../helpers.ts";
 
 Deno.test("stdio: the SDK client lists and calls tools, reads resources and prompts", async () => {
   await using dir = await tempDir();
@@ -139,76 +148,35 @@ Deno.test("stdio: the SDK client lists and calls tools, reads resources and prom
 
 Deno.test("stdio: stdout carries only JSON-RPC messages; logs are JSON lines on stderr; EOF exits 0", async () => {
   await using dir = await tempDir();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      FIXTURE_CLI,
-      "mcp",
-      "conformance",
-      "--data-dir",
-      dir.path,
-      "--log-level",
-      "debug",
-    ],
-    cwd: ROOT,
-    env: { NO_COLOR: "1" },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const messages = [
-    {
+  const session = spawnStdio([
+    "mcp",
+    "conformance",
+    "--data-dir",
+    dir.path,
+    "--log-level",
+    "debug",
+  ]);
+  await session.send(INITIALIZE_REQUEST);
+  await session.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  await session.send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+  const call = (id: number, name: string) =>
+    session.send({
       jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "raw", version: "1" },
-      },
-    },
-    { jsonrpc: "2.0", method: "notifications/initialized" },
-    { jsonrpc: "2.0", id: 2, method: "tools/list" },
-    {
-      jsonrpc: "2.0",
-      id: 3,
+      id,
       method: "tools/call",
-      params: { name: "test_tool_with_logging", arguments: {} },
-    },
-    {
-      jsonrpc: "2.0",
-      id: 4,
-      method: "tools/call",
-      params: { name: "test_error_handling", arguments: {} },
-    },
-  ];
-  const stdoutLines: string[] = [];
-  const stdoutDone = (async () => {
-    for await (const line of lines(child.stdout)) stdoutLines.push(line);
-  })();
-  const stderrLines: string[] = [];
-  const stderrDone = (async () => {
-    for await (const line of lines(child.stderr)) stderrLines.push(line);
-  })();
-  const writer = child.stdin.getWriter();
-  const encoder = new TextEncoder();
-  for (const message of messages) {
-    await writer.write(encoder.encode(JSON.stringify(message) + "\n"));
-  }
-  // Calls run concurrently: wait for both responses before closing stdin.
-  const answered = (id: number) =>
-    stdoutLines.some((line) => line.includes(`"id":${id}`));
-  const deadline = Date.now() + 20_000;
-  while (!(answered(3) && answered(4)) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  await writer.close();
-  const status = await child.status;
-  await Promise.all([stdoutDone, stderrDone]);
+      params: { name, arguments: {} },
+    });
+  await call(3, "test_tool_with_logging");
+  await call(4, "test_error_handling");
+  // Calls run concurrently: wait for both answers before closing stdin.
+  await waitFor(
+    () => [responseTo(session.stdout, 3), responseTo(session.stdout, 4)],
+    (answers) => answers.every((answer) => answer !== undefined),
+  );
+  const status = await session.finish();
 
   assert.equal(status.code, 0);
-  const parsed = stdoutLines.map((line) => {
+  const parsed = session.stdout.map((line) => {
     const value: unknown = JSON.parse(line); // throws on anything but JSON
     assert.ok(
       typeof value === "object" && value !== null && "jsonrpc" in value,
@@ -224,13 +192,12 @@ Deno.test("stdio: stdout carries only JSON-RPC messages; logs are JSON lines on 
     ),
     "the logging tool's messages travel as MCP notifications",
   );
-  assert.ok(stderrLines.length > 0);
-  for (const line of stderrLines) {
-    if (line.trim() === "") continue;
-    const log = parseLogLine(line);
-    assert.ok(log, `stderr line is not a JSON log line: ${line}`);
+  const logs = session.stderr.filter((line) => line.trim() !== "");
+  assert.ok(logs.length > 0);
+  for (const line of logs) {
+    assert.ok(parseLogLine(line), `not a JSON log line: ${line}`);
   }
-  const events = stderrLines.map((line) => parseLogLine(line)?.event);
+  const events = logs.map((line) => parseLogLine(line)?.event);
   assert.ok(events.includes("tool_call"));
   assert.ok(events.includes("stopped"));
 });

@@ -1,0 +1,110 @@
+// The HTTP face shared by `serve` (every server at /mcp/<id>) and
+// `mcp <server> --port` (one server at /mcp): listen, wait for a signal,
+// shut down in order.
+
+import type { BaseConfig } from "../platform/config.ts";
+import type { ShutdownSignal } from "../platform/lifecycle.ts";
+import type { Logger } from "../platform/log.ts";
+import type { Store } from "../platform/store.ts";
+import { VERSION } from "../platform/version.ts";
+import { createApp } from "../routes/mod.ts";
+import type { HostedServer } from "../tools/host.ts";
+import { McpHttpEndpoint } from "../tools/mcp_http.ts";
+import { shutdown, StartupError } from "./boot.ts";
+
+export async function serveHttp(options: {
+  hosts: HostedServer[];
+  layout: "daemon" | "single";
+  base: BaseConfig;
+  store: Store;
+  log: Logger;
+  signal: { received: Promise<ShutdownSignal>; dispose(): void };
+}): Promise<number> {
+  const { hosts, base, store, log, signal } = options;
+  const endpoints = new Map(
+    hosts.map((host) => [
+      host.id,
+      new McpHttpEndpoint(host, {
+        log,
+        idleTimeoutMs: base.session_idle_timeout_ms,
+      }),
+    ]),
+  );
+  const app = createApp({
+    hosts,
+    endpoints,
+    layout: options.layout,
+    bindHost: base.host,
+    allowedHosts: base.allowed_hosts,
+    allowedOrigins: base.allowed_origins,
+    maxBodyBytes: base.max_body_bytes,
+    token: base.token,
+    version: VERSION,
+    startedAt: Date.now(),
+    log,
+  });
+  let listener: Deno.HttpServer;
+  try {
+    listener = listen(app.fetch, {
+      host: base.host,
+      port: base.port,
+      log,
+      servers: hosts.map((h) => h.id),
+    });
+  } catch (error) {
+    await Promise.all(hosts.map((host) => host.stop(0)));
+    await store.close();
+    signal.dispose();
+    throw error;
+  }
+  const received = await signal.received;
+  log.info("shutdown", {
+    signal: received,
+    in_flight: hosts.reduce((sum, host) => sum + host.inFlight.count, 0),
+  });
+  await shutdown({
+    hosts,
+    channels: endpoints.values(),
+    listener,
+    store,
+    log,
+    timeoutMs: base.shutdown_timeout_ms,
+  });
+  signal.dispose();
+  return 0;
+}
+
+/** Deno.serve with a readable error for a busy port and a `listening` log line tests can wait for. */
+function listen(
+  handler: (request: Request) => Response | Promise<Response>,
+  options: { host: string; port: number; log: Logger; servers: string[] },
+): Deno.HttpServer {
+  try {
+    return Deno.serve({
+      hostname: options.host,
+      port: options.port,
+      onListen: ({ hostname, port }) => {
+        const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
+        options.log.info("listening", {
+          url: `http://${shown}:${port}`,
+          host: hostname,
+          port,
+          servers: options.servers,
+        });
+      },
+    }, handler);
+  } catch (error) {
+    if (error instanceof Deno.errors.AddrInUse) {
+      throw new StartupError(
+        `port ${options.port} on ${options.host} is already in use (another agentd?). ` +
+          `Stop it, or pass --port N.`,
+      );
+    }
+    if (error instanceof Deno.errors.AddrNotAvailable) {
+      throw new StartupError(
+        `cannot bind ${options.host}: no such address on this machine`,
+      );
+    }
+    throw error;
+  }
+}
