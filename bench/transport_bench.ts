@@ -1,0 +1,485 @@
+// agentd's MCP transports against a named peer, in one run, as ratios.
+//
+// The peer is the MCP reference server @modelcontextprotocol/server-everything
+// (pinned in deno.json), run with Node (set BENCH_PEER_RUNTIME=deno to run it
+// with Deno instead, which separates runtime from implementation). agentd is
+// the conformance fixture server, spawned through tests/fixtures/agentd.ts.
+// Every server is a child process started once at module load; one MCP SDK
+// Client per server drives it, so client-side cost is the same for both sides.
+//
+// Measured, per transport (stdio, streamable HTTP):
+//   tools/call  one trivial call: agentd `test_simple_text`, peer `echo`
+//   tools/list  the raw request; the SDK Client's listTools() also compiles an
+//               ajv validator per tool with an outputSchema on every call,
+//               client-side work that is not the server's round trip
+// Printed besides the bench table: resident set size (VmRSS) of each server
+// after warm-up, and VmRSS/VmHWM after the run, as agentd/peer ratios.
+//
+//   deno task bench
+
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import {
+  Client,
+  StdioClientTransport,
+  StreamableHTTPClientTransport,
+} from "../platform/mcp_sdk.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const AGENTD = fileURLToPath(
+  new URL("../tests/fixtures/agentd.ts", import.meta.url),
+);
+const PEER_DIR = fileURLToPath(
+  new URL(
+    "../node_modules/@modelcontextprotocol/server-everything/",
+    import.meta.url,
+  ),
+);
+const PEER = `${PEER_DIR}dist/index.js`;
+const PEER_RUNTIME = Deno.env.get("BENCH_PEER_RUNTIME") === "deno"
+  ? "deno"
+  : "node";
+const DENO = Deno.execPath();
+const WARMUP = 300;
+const READY_TIMEOUT_MS = 60_000;
+
+type ServerKind = "agentd" | "peer";
+type TransportKind = "stdio" | "http";
+type Operation = "tools/call" | "tools/list";
+
+interface Target {
+  label: string;
+  kind: ServerKind;
+  transport: TransportKind;
+  pid: number;
+  /** Spawn to initialized MCP session, one sample. */
+  readyMs: number;
+  call: () => Promise<void>;
+  list: () => Promise<void>;
+}
+
+// ---------------------------------------------------------------- clean-up
+
+const cleanups: (() => void)[] = [];
+let cleanedUp = false;
+
+function cleanUp(): void {
+  if (cleanedUp) return;
+  cleanedUp = true;
+  for (const cleanup of cleanups.reverse()) {
+    try {
+      cleanup();
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function killOnExit(pid: number): void {
+  cleanups.push(() => Deno.kill(pid, "SIGKILL"));
+}
+
+function tempDir(): string {
+  const dir = Deno.makeTempDirSync({ prefix: "agentd-bench-" });
+  cleanups.push(() => Deno.removeSync(dir, { recursive: true }));
+  return dir;
+}
+
+// ------------------------------------------------------------------ checks
+
+const ToolResult = z.object({
+  content: z.array(z.object({ type: z.string(), text: z.string().optional() })),
+  isError: z.boolean().optional(),
+});
+const ToolList = z.object({
+  tools: z.array(z.object({ name: z.string() }).loose()),
+});
+
+function callOnce(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  expected: string,
+): () => Promise<void> {
+  let checked = false;
+  return async () => {
+    const result = await client.callTool({ name, arguments: args });
+    if (checked) return;
+    const parsed = ToolResult.safeParse(result);
+    const text = parsed.success ? parsed.data.content[0]?.text : undefined;
+    if (!parsed.success || parsed.data.isError === true || text !== expected) {
+      throw new Error(`${name}: unexpected result ${JSON.stringify(result)}`);
+    }
+    checked = true;
+  };
+}
+
+/** Tool counts and tools/list payload sizes, for the summary. */
+const listShape = new Map<string, { tools: number; bytes: number }>();
+
+function listOnce(client: Client, label: string): () => Promise<void> {
+  return async () => {
+    const result = await client.request(
+      { method: "tools/list", params: {} },
+      ToolList,
+    );
+    if (!listShape.has(label)) {
+      listShape.set(label, {
+        tools: result.tools.length,
+        bytes: JSON.stringify(result).length,
+      });
+    }
+  };
+}
+
+// ---------------------------------------------------------------- spawning
+
+function peerCommand(mode: "stdio" | "streamableHttp"): [string, string[]] {
+  return PEER_RUNTIME === "deno"
+    ? [DENO, ["run", "-A", PEER, mode]]
+    : ["node", [PEER, mode]];
+}
+
+async function stdioTarget(
+  label: string,
+  kind: ServerKind,
+  command: string,
+  args: string[],
+  tool: { name: string; args: Record<string, unknown>; expected: string },
+): Promise<Target> {
+  const started = performance.now();
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    cwd: ROOT,
+    env: Deno.env.toObject(),
+    stderr: "ignore",
+  });
+  const client = new Client({ name: "agentd-bench", version: "1.0.0" });
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    await transport.close(); // ends the child if it was spawned
+    throw error;
+  }
+  const readyMs = performance.now() - started;
+  const pid = transport.pid;
+  if (pid === null) throw new Error(`${label}: no child process`);
+  killOnExit(pid);
+  return {
+    label,
+    kind,
+    transport: "stdio",
+    pid,
+    readyMs,
+    call: callOnce(client, tool.name, tool.args, tool.expected),
+    list: listOnce(client, label),
+  };
+}
+
+/** Reads stderr lines until `match` finds the port, then keeps draining. */
+async function portFromStderr(
+  label: string,
+  stderr: ReadableStream<Uint8Array>,
+  match: (line: string) => number | undefined,
+): Promise<number> {
+  const reader = stderr.pipeThrough(new TextDecoderStream()).getReader();
+  const seen: string[] = [];
+  let buffer = "";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `${label}: not listening after ${READY_TIMEOUT_MS} ms\n${
+              seen.join("\n")
+            }`,
+          ),
+        ),
+      READY_TIMEOUT_MS,
+    );
+  });
+  const find = async (): Promise<number> => {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) {
+        throw new Error(
+          `${label}: exited before listening\n${seen.join("\n")}`,
+        );
+      }
+      buffer += value;
+      let newline = buffer.indexOf("\n");
+      while (newline >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        seen.push(line);
+        const port = match(line);
+        if (port !== undefined) return port;
+        newline = buffer.indexOf("\n");
+      }
+    }
+  };
+  try {
+    return await Promise.race([find(), timeout]);
+  } finally {
+    clearTimeout(timer);
+    // Keep the pipe empty so logging never blocks the server.
+    (async () => {
+      while (!(await reader.read()).done) {
+        // discard
+      }
+    })().catch(() => {});
+  }
+}
+
+const ListeningLine = z.object({
+  event: z.literal("listening"),
+  port: z.number(),
+});
+
+function agentdPort(line: string): number | undefined {
+  try {
+    const parsed = ListeningLine.safeParse(JSON.parse(line));
+    return parsed.success ? parsed.data.port : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function peerPort(line: string): number | undefined {
+  const found = /listening on port (\d+)/.exec(line);
+  return found ? Number(found[1]) : undefined;
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr;
+  listener.close();
+  return port;
+}
+
+async function httpTarget(
+  label: string,
+  kind: ServerKind,
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  match: (line: string) => number | undefined,
+  path: string,
+  tool: { name: string; args: Record<string, unknown>; expected: string },
+): Promise<Target> {
+  const started = performance.now();
+  const child = new Deno.Command(command, {
+    args,
+    cwd: ROOT,
+    env,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  killOnExit(child.pid);
+  const port = await portFromStderr(label, child.stderr, match);
+  const transport = new StreamableHTTPClientTransport(
+    new URL(`http://127.0.0.1:${port}${path}`),
+  );
+  const client = new Client({ name: "agentd-bench", version: "1.0.0" });
+  await client.connect(transport);
+  const readyMs = performance.now() - started;
+  return {
+    label,
+    kind,
+    transport: "http",
+    pid: child.pid,
+    readyMs,
+    call: callOnce(client, tool.name, tool.args, tool.expected),
+    list: listOnce(client, label),
+  };
+}
+
+// ------------------------------------------------------------------ memory
+
+interface Memory {
+  rssKiB: number;
+  hwmKiB: number;
+}
+
+function memoryOf(pid: number): Memory | undefined {
+  try {
+    const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+    const field = (name: string) => {
+      const found = new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status);
+      return found ? Number(found[1]) : NaN;
+    };
+    return { rssKiB: field("VmRSS"), hwmKiB: field("VmHWM") };
+  } catch {
+    return undefined; // not Linux, or the process is gone
+  }
+}
+
+const mib = (kib: number) => (kib / 1024).toFixed(1);
+const ratio = (a: number, b: number) => (a / b).toFixed(2);
+
+function printMemory(title: string, targets: Target[], first: boolean): void {
+  const rows: Record<string, string>[] = [];
+  for (const target of targets) {
+    const memory = memoryOf(target.pid);
+    if (!memory) continue;
+    const peer = targets.find((t) =>
+      t.kind === "peer" && t.transport === target.transport
+    );
+    const peerMemory = peer ? memoryOf(peer.pid) : undefined;
+    const vsPeer = (pick: (m: Memory) => number) =>
+      target.kind === "agentd" && peerMemory
+        ? ratio(pick(memory), pick(peerMemory))
+        : "";
+    const shape = listShape.get(target.label);
+    rows.push({
+      server: `${target.label} (${target.transport})`,
+      "RSS MiB": mib(memory.rssKiB),
+      "RSS agentd/peer": vsPeer((m) => m.rssKiB),
+      "peak MiB": mib(memory.hwmKiB),
+      "peak agentd/peer": vsPeer((m) => m.hwmKiB),
+      ...(first
+        ? {
+          "ready ms (1 sample)": target.readyMs.toFixed(0),
+          "tools/list": shape ? `${shape.tools} tools, ${shape.bytes} B` : "",
+        }
+        : {}),
+    });
+  }
+  console.log(`\n${title}`);
+  if (rows.length) console.table(rows);
+  else console.log("(no /proc/<pid>/status: memory is measured on Linux only)");
+}
+
+// ------------------------------------------------------------------- setup
+
+const targets: Target[] = [];
+const env = Deno.env.toObject();
+const peerTool = {
+  name: "echo",
+  args: { message: "bench" },
+  expected: "Echo: bench",
+};
+const agentdTool = {
+  name: "test_simple_text",
+  args: {},
+  expected: "This is a simple text response for testing.",
+};
+const peerName = `peer: server-everything (${PEER_RUNTIME})`;
+
+globalThis.addEventListener("unload", () => {
+  if (targets.length > 0) {
+    printMemory("Memory after the benchmarks (VmRSS, VmHWM)", targets, false);
+  }
+  cleanUp();
+});
+
+try {
+  const [peerCmd, peerArgs] = peerCommand("stdio");
+  targets.push(
+    await stdioTarget(peerName, "peer", peerCmd, peerArgs, peerTool),
+    await stdioTarget(
+      "agentd mcp",
+      "agentd",
+      DENO,
+      ["run", "-A", AGENTD, "mcp", "conformance", "--data-dir", tempDir()],
+      agentdTool,
+    ),
+  );
+  const [httpCmd, httpArgs] = peerCommand("streamableHttp");
+  targets.push(
+    await httpTarget(
+      peerName,
+      "peer",
+      httpCmd,
+      httpArgs,
+      { ...env, PORT: String(freePort()) },
+      peerPort,
+      "/mcp",
+      peerTool,
+    ),
+    await httpTarget(
+      "agentd serve",
+      "agentd",
+      DENO,
+      ["run", "-A", AGENTD, "serve", "--port", "0", "--data-dir", tempDir()],
+      env,
+      agentdPort,
+      "/mcp/conformance",
+      agentdTool,
+    ),
+    await httpTarget(
+      "agentd mcp --port",
+      "agentd",
+      DENO,
+      [
+        "run",
+        "-A",
+        AGENTD,
+        "mcp",
+        "conformance",
+        "--port",
+        "0",
+        "--data-dir",
+        tempDir(),
+      ],
+      env,
+      agentdPort,
+      "/mcp",
+      agentdTool,
+    ),
+  );
+  for (const target of targets) {
+    for (let i = 0; i < WARMUP; i++) {
+      await target.call();
+      await target.list();
+    }
+  }
+} catch (error) {
+  cleanUp();
+  throw error;
+}
+
+const peerVersion = z.object({ version: z.string() }).parse(
+  JSON.parse(Deno.readTextFileSync(`${PEER_DIR}package.json`)),
+).version;
+const peerRuntime = PEER_RUNTIME === "deno"
+  ? `Deno ${Deno.version.deno}`
+  : `Node ${
+    new TextDecoder().decode(
+      new Deno.Command("node", { args: ["--version"] }).outputSync().stdout,
+    ).trim()
+  }`;
+console.log(
+  `agentd (Deno ${Deno.version.deno}) vs @modelcontextprotocol/server-everything ` +
+    `${peerVersion} (${peerRuntime}); client: MCP SDK Client in this process`,
+);
+printMemory(
+  `Memory after ${WARMUP} warm-up calls and lists each (VmRSS, VmHWM)`,
+  targets,
+  true,
+);
+
+// ----------------------------------------------------------------- benches
+
+const operations: Operation[] = ["tools/call", "tools/list"];
+for (const transport of ["stdio", "http"] satisfies TransportKind[]) {
+  for (const operation of operations) {
+    for (const target of targets) {
+      if (target.transport !== transport) continue;
+      const run = operation === "tools/call" ? target.call : target.list;
+      Deno.bench({
+        name: `${target.label} ${operation}`,
+        group: `${transport} ${operation}`,
+        baseline: target.kind === "peer",
+        n: 2000,
+        warmup: 200,
+        fn: async () => {
+          await run();
+        },
+      });
+    }
+  }
+}
