@@ -116,6 +116,7 @@ export function assertSafeBinding(base: BaseConfig): void {
 export function createDaemonLogger(base: BaseConfig): Logger {
   const log = createLogger({ level: base.log_level });
   if (base.token !== undefined) log.addSecret(base.token);
+  for (const token of Object.values(base.agent_tokens)) log.addSecret(token);
   return log;
 }
 

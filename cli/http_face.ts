@@ -39,6 +39,7 @@ export async function serveHttp(options: {
     allowedOrigins: base.allowed_origins,
     maxBodyBytes: base.max_body_bytes,
     token: base.token,
+    agentTokens: base.agent_tokens,
     version: VERSION,
     startedAt: Date.now(),
     log,

@@ -32,6 +32,13 @@ export const baseConfigShape = {
   token: z.string().min(16, { error: "expected at least 16 characters" })
     .optional(),
   token_file: nonEmpty.optional(),
+  /** Agent name -> bearer token; a caller presenting one is bound to that agent's namespace. */
+  agent_tokens: z.record(
+    z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, {
+      error: "agent names are 1-64 letters, digits, '.', '_' or '-'",
+    }),
+    z.string().min(16, { error: "expected at least 16 characters" }),
+  ).default({}),
   allowed_hosts: z.array(nonEmpty).default([]),
   allowed_origins: z.array(nonEmpty).default([]),
   max_body_bytes: intIn(1, Number.MAX_SAFE_INTEGER, POSITIVE_MSG).default(
@@ -51,6 +58,7 @@ export type BaseConfig = {
   servers?: string[];
   token?: string;
   token_file?: string;
+  agent_tokens: Record<string, string>;
   allowed_hosts: string[];
   allowed_origins: string[];
   max_body_bytes: number;

@@ -2,10 +2,9 @@
 // against DNS rebinding, a body size limit and the bearer token.
 
 import type { MiddlewareHandler } from "hono";
-import { bearerAuth } from "hono/bearer-auth";
 import { bodyLimit } from "hono/body-limit";
-import { HTTPException } from "hono/http-exception";
-import { errorBody, errorResponse } from "./http_errors.ts";
+import { errorResponse } from "./http_errors.ts";
+import { type Caller, type Credentials, resolveCaller } from "./identity.ts";
 
 const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
@@ -125,39 +124,38 @@ export function bodyGuard(maxBytes: number): MiddlewareHandler {
   });
 }
 
-/** Requires `Authorization: Bearer <token>` on every request (401 without). */
-export function tokenGuard(
-  verify: (token: string) => boolean | Promise<boolean>,
-): MiddlewareHandler {
-  return bearerAuth({
-    verifyToken: (token) => verify(token),
-    noAuthenticationHeader: {
-      message: errorBody(
-        "unauthorized",
-        "Missing bearer token: send Authorization: Bearer <token>",
-      ),
-    },
-    invalidAuthenticationHeader: {
-      message: errorBody(
-        "invalid_request",
-        "Malformed Authorization header: expected Bearer <token>",
-      ),
-    },
-    invalidToken: {
-      message: errorBody("unauthorized", "Invalid bearer token"),
-    },
-  });
+/** The Hono variables the guards set. */
+export interface GuardVariables {
+  caller: Caller;
 }
 
-/** Compares secrets without leaking their content through timing. */
-export function sameSecret(a: string, b: string): boolean {
-  const left = new TextEncoder().encode(a);
-  const right = new TextEncoder().encode(b);
-  let diff = left.length ^ right.length;
-  for (let i = 0; i < Math.max(left.length, right.length); i++) {
-    diff |= (left[i] ?? 0) ^ (right[i] ?? 0);
-  }
-  return diff === 0;
+/**
+ * Resolves the caller from the bearer token and stores it for the routes.
+ * With a daemon token, every request needs a valid token (401 without);
+ * without one, a request without a token is an unbound local caller.
+ */
+export function callerGuard(
+  credentials: Credentials,
+): MiddlewareHandler<{ Variables: GuardVariables }> {
+  return async (c, next) => {
+    const resolution = resolveCaller(
+      c.req.header("authorization"),
+      credentials,
+    );
+    if (!resolution.ok) {
+      const invalid = resolution.status === 400;
+      return errorResponse(resolution.status, resolution.message, {
+        code: invalid ? "invalid_request" : "unauthorized",
+        headers: {
+          "WWW-Authenticate": invalid
+            ? 'Bearer realm="agentd", error="invalid_request"'
+            : resolution.message.startsWith("Missing")
+            ? 'Bearer realm="agentd"'
+            : 'Bearer realm="agentd", error="invalid_token"',
+        },
+      });
+    }
+    c.set("caller", resolution.caller);
+    await next();
+  };
 }
-
-export { HTTPException };

@@ -2,14 +2,15 @@
 // server runs alone. Session and protocol handling live in tools/mcp_http.ts.
 
 import { Hono } from "hono";
+import type { GuardVariables } from "../platform/http_guards.ts";
 import { HttpError } from "../platform/http_errors.ts";
 import type { McpHttpEndpoint } from "../tools/mcp_http.ts";
 
 /** `/mcp/:server` for every enabled server. */
 export function mcpRoutes(
   endpoints: ReadonlyMap<string, McpHttpEndpoint>,
-): Hono {
-  const app = new Hono();
+): Hono<{ Variables: GuardVariables }> {
+  const app = new Hono<{ Variables: GuardVariables }>();
   app.all("/:server", (c) => {
     const id = c.req.param("server");
     const endpoint = endpoints.get(id);
@@ -23,14 +24,16 @@ export function mcpRoutes(
         { enabled: known },
       );
     }
-    return endpoint.handle(c.req.raw);
+    return endpoint.handle(c.req.raw, { caller: c.get("caller") });
   });
   return app;
 }
 
 /** `/mcp` for the single server of `agentd mcp <server> --port N`. */
-export function singleMcpRoute(endpoint: McpHttpEndpoint): Hono {
-  const app = new Hono();
-  app.all("/", (c) => endpoint.handle(c.req.raw));
+export function singleMcpRoute(
+  endpoint: McpHttpEndpoint,
+): Hono<{ Variables: GuardVariables }> {
+  const app = new Hono<{ Variables: GuardVariables }>();
+  app.all("/", (c) => endpoint.handle(c.req.raw, { caller: c.get("caller") }));
   return app;
 }

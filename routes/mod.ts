@@ -5,10 +5,10 @@ import { HTTPException } from "hono/http-exception";
 import { errorResponse, HttpError } from "../platform/http_errors.ts";
 import {
   bodyGuard,
+  callerGuard,
+  type GuardVariables,
   hostGuard,
   originGuard,
-  sameSecret,
-  tokenGuard,
 } from "../platform/http_guards.ts";
 import type { Logger } from "../platform/log.ts";
 import type { HostedServer } from "../tools/host.ts";
@@ -27,13 +27,17 @@ export interface AppOptions {
   maxBodyBytes: number;
   /** When set, every request needs `Authorization: Bearer <token>`. */
   token?: string;
+  /** Agent name -> token: requests with one are bound to that agent. */
+  agentTokens?: Readonly<Record<string, string>>;
   version: string;
   startedAt: number;
   log: Logger;
 }
 
-export function createApp(options: AppOptions): Hono {
-  const app = new Hono();
+export type AppEnv = { Variables: GuardVariables };
+
+export function createApp(options: AppOptions): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
   const log = options.log.child({ component: "http" });
 
   app.use(async (c, next) => {
@@ -55,10 +59,12 @@ export function createApp(options: AppOptions): Hono {
     }),
   );
   app.use(originGuard({ allowedOrigins: options.allowedOrigins }));
-  const token = options.token;
-  if (token !== undefined) {
-    app.use(tokenGuard((candidate) => sameSecret(candidate, token)));
-  }
+  app.use(
+    callerGuard({
+      token: options.token,
+      agentTokens: options.agentTokens ?? {},
+    }),
+  );
   app.use(bodyGuard(options.maxBodyBytes));
 
   app.route(

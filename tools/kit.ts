@@ -15,14 +15,12 @@ import type {
   ReadResourceResult,
   ToolAnnotations,
 } from "../platform/mcp_sdk.ts";
+import { encodeBase64 } from "../platform/base64.ts";
 import type { Logger } from "../platform/log.ts";
 import type { JsonValue, Store } from "../platform/store.ts";
 
-/** Who is calling, when the transport knows (a bearer token bound to an agent). */
-export interface Caller {
-  /** The agent identity bound to the caller's token; undefined for unbound local callers. */
-  agent?: string;
-}
+import type { Caller } from "../platform/identity.ts";
+export type { Caller };
 
 /** What a handler can do while it runs, besides returning a result. */
 export interface CallContext {
@@ -197,13 +195,4 @@ export function errorResult(
     isError: true,
     content: [{ type: "text", text: message }, ...extra],
   };
-}
-
-export function encodeBase64(bytes: Uint8Array): string {
-  let binary = "";
-  const step = 0x8000; // String.fromCharCode takes a bounded argument list
-  for (let i = 0; i < bytes.length; i += step) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + step));
-  }
-  return btoa(binary);
 }

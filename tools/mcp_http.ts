@@ -25,6 +25,8 @@ export interface HttpEndpointOptions {
 
 interface Session {
   id: string;
+  /** The identity that opened the session; every later request must be the same. */
+  agent: string | undefined;
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
   lastSeen: number;
@@ -73,6 +75,13 @@ export class McpHttpEndpoint {
           `Session not found: ${sessionId}. Initialize a new session.`,
         );
       }
+      if (session.agent !== auth.caller.agent) {
+        return rpcError(
+          403,
+          -32000,
+          "This session was opened by another identity; open your own session",
+        );
+      }
       session.lastSeen = this.#clock();
       const response = await session.transport.handleRequest(request, {
         authInfo,
@@ -107,7 +116,7 @@ export class McpHttpEndpoint {
       );
     }
     if (isInitializeRequest(body)) {
-      return await this.#openSession(request, body, authInfo);
+      return await this.#openSession(request, body, auth);
     }
     return await this.#stateless(request, body, authInfo);
   }
@@ -115,8 +124,9 @@ export class McpHttpEndpoint {
   async #openSession(
     request: Request,
     body: unknown,
-    authInfo: ReturnType<typeof authInfoFor>,
+    auth: RequestAuth,
   ): Promise<Response> {
+    const authInfo = authInfoFor(auth.caller);
     if (!this.#accepting) {
       return rpcError(503, -32000, "Shutting down: not accepting new sessions");
     }
@@ -136,6 +146,7 @@ export class McpHttpEndpoint {
       onsessioninitialized: (id) => {
         session = {
           id,
+          agent: auth.caller.agent,
           transport,
           server,
           lastSeen: this.#clock(),

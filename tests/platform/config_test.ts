@@ -56,6 +56,7 @@ Deno.test("config: defaults only", async () => {
   assert.deepEqual(loaded.values, {
     host: "127.0.0.1",
     port: 8765,
+    agent_tokens: {},
     allowed_hosts: [],
     allowed_origins: [],
     max_body_bytes: 1048576,
@@ -84,6 +85,7 @@ Deno.test("config: precedence file < env < flags, and the origin map", async () 
   assert.deepEqual(loaded.origin, {
     host: "file",
     port: "flag",
+    agent_tokens: "default",
     allowed_hosts: "default",
     allowed_origins: "default",
     max_body_bytes: "default",

@@ -6,7 +6,7 @@ import type { Hono } from "hono";
 import { z } from "zod";
 import { createLogger } from "../../platform/log.ts";
 import { MemoryStore } from "../../platform/store_memory.ts";
-import { type AppOptions, createApp } from "../../routes/mod.ts";
+import { type AppEnv, type AppOptions, createApp } from "../../routes/mod.ts";
 import { HostedServer } from "../../tools/host.ts";
 import { defineServer, text, toolDefiner } from "../../tools/kit.ts";
 import { McpHttpEndpoint } from "../../tools/mcp_http.ts";
@@ -43,7 +43,7 @@ interface Fixture {
   endpoints: Map<string, McpHttpEndpoint>;
   logs: LogLine[];
   /** An app over these hosts; `overrides` change the guard settings. */
-  app(overrides?: Partial<AppOptions>): Hono;
+  app(overrides?: Partial<AppOptions>): Hono<AppEnv>;
 }
 
 /** Starts one host per spec (`tiny`, `other`, ... with an optional start failure). */
@@ -104,7 +104,7 @@ async function withHosts(
 
 /** GET (or `init.method`) with a loopback Host unless `init.headers` says otherwise. */
 function send(
-  app: Hono,
+  app: Hono<AppEnv>,
   path: string,
   init: { method?: string; headers?: Record<string, string>; body?: BodyInit } =
     {},
@@ -123,7 +123,7 @@ function send(
 
 /** GET /health with exactly these headers (no default Host). */
 function bare(
-  app: Hono,
+  app: Hono<AppEnv>,
   headers: Record<string, string>,
 ): Promise<Response> {
   return Promise.resolve(
@@ -132,7 +132,7 @@ function bare(
 }
 
 async function statusFor(
-  app: Hono,
+  app: Hono<AppEnv>,
   host: string,
 ): Promise<number> {
   const response = await bare(app, { host });

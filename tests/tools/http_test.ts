@@ -367,3 +367,73 @@ Deno.test("http: with a token every request needs it (401 without), and it never
     );
   });
 });
+
+Deno.test("http: an agent token binds the caller; its session cannot be used by anyone else", async () => {
+  const alice = "alice_" + crypto.randomUUID().replaceAll("-", "");
+  const bob = "bob_" + crypto.randomUUID().replaceAll("-", "");
+  const env = { AGENTD_AGENT_TOKENS: JSON.stringify({ alice, bob }) };
+  await withDaemon([], env, async (daemon) => {
+    const mcp = `${daemon.url}/mcp/conformance`;
+    async function whoami(headers: Record<string, string>): Promise<string> {
+      const transport = new StreamableHTTPClientTransport(new URL(mcp), {
+        requestInit: { headers },
+      });
+      const client = new Client({ name: "whoami", version: "1.0.0" });
+      await client.connect(transport);
+      try {
+        const result = await client.callTool({ name: "whoami", arguments: {} });
+        return JSON.stringify(result.content);
+      } finally {
+        await transport.terminateSession();
+        await client.close();
+      }
+    }
+    assert.match(
+      await whoami({ authorization: `Bearer ${alice}` }),
+      /\{\\"agent\\":\\"alice\\"\}/,
+    );
+    assert.match(
+      await whoami({}),
+      /"text":"\{\}"/,
+      "no token on loopback: an unbound local caller",
+    );
+
+    const wrong = await post(mcp, INITIALIZE, {
+      authorization: "Bearer not-a-known-token-1234",
+    });
+    assert.equal(wrong.status, 401);
+    await wrong.body?.cancel();
+
+    const init = await post(mcp, INITIALIZE, {
+      authorization: `Bearer ${alice}`,
+    });
+    const session = init.headers.get("mcp-session-id");
+    assert.ok(session);
+    await init.body?.cancel();
+    const list = { jsonrpc: "2.0", id: 2, method: "tools/list" };
+    const intruders: Record<string, string>[] = [{}, {
+      authorization: `Bearer ${bob}`,
+    }];
+    for (const headers of intruders) {
+      const hijack = await post(mcp, list, {
+        ...headers,
+        "mcp-session-id": session,
+      });
+      assert.equal(hijack.status, 403);
+      assert.match(
+        (await hijack.json()).error.message,
+        /opened by another identity/,
+      );
+    }
+    const own = await post(mcp, list, {
+      authorization: `Bearer ${alice}`,
+      "mcp-session-id": session,
+    });
+    assert.equal(own.status, 200);
+    await own.body?.cancel();
+    assert.ok(
+      !JSON.stringify(daemon.logs).includes(alice),
+      "agent tokens are never logged",
+    );
+  });
+});
