@@ -15,6 +15,7 @@ import type { HostedServer } from "../tools/host.ts";
 import type { McpHttpEndpoint } from "../tools/mcp_http.ts";
 import { healthRoutes } from "./health.ts";
 import { mcpRoutes, singleMcpRoute } from "./mcp.ts";
+import { metricsRoutes } from "./metrics.ts";
 
 export interface AppOptions {
   hosts: readonly HostedServer[];
@@ -74,6 +75,10 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       version: options.version,
       startedAt: options.startedAt,
     }),
+  );
+  app.route(
+    "/metrics",
+    metricsRoutes({ hosts: options.hosts, startedAt: options.startedAt }),
   );
   if (options.layout === "daemon") {
     app.route("/mcp", mcpRoutes(options.endpoints));

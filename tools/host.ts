@@ -4,11 +4,15 @@
 
 import {
   InFlight,
+  type Phase,
   type PhaseState,
   PhaseTracker,
 } from "../platform/lifecycle.ts";
 import type { Logger } from "../platform/log.ts";
+import { LatencyWindow, type Metric } from "../platform/metrics.ts";
 import type { JsonValue, Store } from "../platform/store.ts";
+
+const PHASES: Phase[] = ["start", "running", "error", "shutdown"];
 import { type AnyServerSpec, type ServerRuntime, ToolError } from "./kit.ts";
 
 /** Something connected to this server that wants to hear about changes (one per MCP session). */
@@ -38,6 +42,10 @@ export class HostedServer {
   #runtime: ServerRuntime<unknown> | undefined;
   #calls = 0;
   #errors = 0;
+  readonly #tools = new Map<
+    string,
+    { calls: number; errors: number; latency: LatencyWindow }
+  >();
   /** Extra numbers a transport adds to /health (e.g. open sessions). */
   readonly gauges = new Map<string, () => number>();
 
@@ -100,9 +108,83 @@ export class HostedServer {
     return runtime.context;
   }
 
-  countCall(ok: boolean): void {
+  countCall(tool: string, ok: boolean, ms: number): void {
     this.#calls++;
     if (!ok) this.#errors++;
+    let stats = this.#tools.get(tool);
+    if (!stats) {
+      stats = { calls: 0, errors: 0, latency: new LatencyWindow(256) };
+      this.#tools.set(tool, stats);
+    }
+    stats.calls++;
+    if (!ok) stats.errors++;
+    stats.latency.observe(ms);
+  }
+
+  /** Prometheus metrics: phase, calls, errors and latency per tool, plus the server's own. */
+  metrics(): Metric[] {
+    const server = { server: this.id };
+    const state = this.phase.state;
+    const perTool = [...this.#tools.entries()];
+    const metrics: Metric[] = [
+      {
+        name: "agentd_server_phase",
+        help: "1 for the phase each server is in",
+        type: "gauge",
+        samples: PHASES.map((phase) => ({
+          labels: { ...server, phase },
+          value: phase === state.phase ? 1 : 0,
+        })),
+      },
+      {
+        name: "agentd_tool_calls_total",
+        help: "Tool calls, by server and tool",
+        type: "counter",
+        samples: perTool.map(([tool, stats]) => ({
+          labels: { ...server, tool },
+          value: stats.calls,
+        })),
+      },
+      {
+        name: "agentd_tool_errors_total",
+        help: "Tool calls that returned an error, by server and tool",
+        type: "counter",
+        samples: perTool.map(([tool, stats]) => ({
+          labels: { ...server, tool },
+          value: stats.errors,
+        })),
+      },
+      {
+        name: "agentd_tool_duration_ms",
+        help: "Tool call duration in milliseconds (recent calls)",
+        type: "summary",
+        samples: perTool.flatMap(([tool, stats]) =>
+          stats.latency.samples({ ...server, tool })
+        ),
+      },
+      {
+        name: "agentd_tool_calls_in_flight",
+        help: "Tool calls running now",
+        type: "gauge",
+        samples: [{ labels: server, value: this.inFlight.count }],
+      },
+    ];
+    for (const [name, read] of this.gauges) {
+      metrics.push({
+        name: `agentd_${name}`,
+        help: `${name} of each server`,
+        type: "gauge",
+        samples: [{ labels: server, value: read() }],
+      });
+    }
+    if (this.#runtime?.metrics && state.phase === "running") {
+      try {
+        metrics.push(...this.#runtime.metrics());
+      } catch (error) {
+        this.log.warn("metrics_failed", { error: messageOf(error) });
+      }
+    }
+    return metrics;
   }
 
   notifyResourceUpdated(uri: string): void {

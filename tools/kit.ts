@@ -17,6 +17,7 @@ import type {
 } from "../platform/mcp_sdk.ts";
 import { encodeBase64 } from "../platform/base64.ts";
 import type { Logger } from "../platform/log.ts";
+import type { Metric } from "../platform/metrics.ts";
 import type { JsonValue, Store } from "../platform/store.ts";
 
 import type { Caller } from "../platform/identity.ts";
@@ -124,6 +125,8 @@ export interface ServerDeps {
 export interface ServerRuntime<C> {
   context: C;
   health?(): JsonValue | Promise<JsonValue>;
+  /** The server's own Prometheus metrics, added to `/metrics`. */
+  metrics?(): Metric[];
   stop?(): Promise<void>;
 }
 

@@ -152,7 +152,7 @@ export function createSdkServer(host: HostedServer): Server {
       const tool = entry.def;
       const parsed = entry.input.safeParse(request.params.arguments ?? {});
       if (!parsed.success) {
-        host.countCall(false);
+        host.countCall(tool.name, false, 0);
         return errorResult(
           `Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}`,
         );
@@ -218,11 +218,12 @@ export function createSdkServer(host: HostedServer): Server {
         }
       }
       const ok = result.isError !== true;
-      host.countCall(ok);
+      const elapsed = performance.now() - started;
+      host.countCall(tool.name, ok, elapsed);
       host.log.info("tool_call", {
         tool: tool.name,
         ok,
-        duration_ms: Math.round(performance.now() - started),
+        duration_ms: Math.round(elapsed),
         session: extra.sessionId,
       });
       return result;
