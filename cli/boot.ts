@@ -130,7 +130,12 @@ export async function openStore(dataDir: string): Promise<Store> {
 
 export async function startServers(
   specs: readonly AnyServerSpec[],
-  options: { store: Store; log: Logger; settings: Settings },
+  options: {
+    store: Store;
+    log: Logger;
+    settings: Settings;
+    env: Readonly<Record<string, string>>;
+  },
 ): Promise<HostedServer[]> {
   return await Promise.all(specs.map((spec) => {
     const section = options.settings.values[spec.id];
@@ -139,6 +144,7 @@ export async function startServers(
       log: options.log,
       config: isRecord(section) ? section : {},
       dataDir: options.settings.dataDir,
+      env: options.env,
     });
   }));
 }

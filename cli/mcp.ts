@@ -30,9 +30,11 @@ import { serveHttp } from "./http_face.ts";
 export function serverFlags(spec: AnyServerSpec): FlagSet {
   const flags: FlagSet = {};
   for (const [key, schema] of Object.entries(spec.config?.shape ?? {})) {
+    const boolean = isBoolean(schema);
     flags[flagName(key)] = {
-      type: isBoolean(schema) ? "boolean" : "string",
+      type: boolean ? "boolean" : "string",
       help: schema.description ?? "",
+      ...(boolean ? {} : { value: key.split("_").at(-1)?.toUpperCase() }),
     };
   }
   return flags;
@@ -118,7 +120,12 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
   const log = createDaemonLogger(base);
   const signal = shutdownSignal();
   const store = await openStore(settings.dataDir);
-  const [host] = await startServers([spec], { store, log, settings });
+  const [host] = await startServers([spec], {
+    store,
+    log,
+    settings,
+    env: ctx.env,
+  });
   if (host.phase.phase !== "running") {
     await host.stop(0);
     await store.close();

@@ -61,6 +61,11 @@ export async function runServe(
   const log = createDaemonLogger(base);
   const signal = shutdownSignal();
   const store = await openStore(settings.dataDir);
-  const hosts = await startServers(specs, { store, log, settings });
+  const hosts = await startServers(specs, {
+    store,
+    log,
+    settings,
+    env: ctx.env,
+  });
   return await serveHttp({ hosts, layout: "daemon", base, store, log, signal });
 }

@@ -28,7 +28,10 @@ export async function healthOf(options: HealthOptions): Promise<HealthBody> {
   if (phases.includes("shutdown")) status = "shutting_down";
   else if (phases.length > 0 && phases.every((phase) => phase === "error")) {
     status = "error";
-  } else if (phases.some((phase) => phase !== "running")) status = "degraded";
+  } else if (
+    phases.some((phase) => phase !== "running") ||
+    Object.values(servers).some((server) => server.degraded === true)
+  ) status = "degraded";
   return {
     status,
     version: options.version,

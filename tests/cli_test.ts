@@ -9,7 +9,8 @@ Deno.test("cli: --help and --version", async () => {
   const help = await runCli(["--help"]);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /Usage:\n {2}agentd serve/);
-  assert.match(help.stdout, /memory\s+not built yet/);
+  assert.match(help.stdout, /memory\s+built/);
+  assert.match(help.stdout, /gateway\s+not built yet/);
   assert.equal(help.stderr, "");
 
   const version = await runCli(["--version"]);
@@ -38,10 +39,10 @@ Deno.test("cli: unknown commands, flags and servers exit 2 naming them", async (
     ],
     [
       ["serve", "--servers", "nope"],
-      /unknown server "nope" in servers; built: conformance/,
+      /unknown server "nope" in servers; built: memory, conformance/,
     ],
     [["mcp"], /which server\?/],
-    [["mcp", "nope"], /unknown server "nope"; built: conformance/],
+    [["mcp", "nope"], /unknown server "nope"; built: memory, conformance/],
     [
       ["mcp", "conformance", "--cdp-port", "9335"],
       /unknown flag --cdp-port for "agentd mcp conformance"/,
@@ -180,9 +181,9 @@ Deno.test("cli: `deno task start` runs `agentd serve` and passes flags through",
   const health = await (await fetch(`http://127.0.0.1:${port}/health`)).json();
   assert.equal(health.status, "ok");
   assert.deepEqual(
-    health.servers,
-    {},
-    "no server is built yet, and none is listed",
+    Object.keys(health.servers),
+    ["memory"],
+    "the built servers, and only those, are listed",
   );
   child.kill("SIGTERM");
   await reader.cancel();

@@ -26,6 +26,8 @@ export interface HostOptions {
   /** The server's config section, already validated by the daemon's schema. */
   config: Record<string, unknown>;
   dataDir: string;
+  /** Defaults to the process environment. */
+  env?: Readonly<Record<string, string>>;
   clock?: () => number;
 }
 
@@ -82,6 +84,7 @@ export class HostedServer {
         log,
         config,
         dataDir: options.dataDir,
+        env: options.env ?? Deno.env.toObject(),
         resourceUpdated: (uri) => host.notifyResourceUpdated(uri),
       });
       host.phase.set("running");
@@ -206,9 +209,19 @@ export class HostedServer {
     for (const [name, read] of this.gauges) health[name] = read();
     if (this.#runtime?.health && state.phase === "running") {
       try {
-        health.details = await this.#runtime.health();
+        const details = await this.#runtime.health();
+        health.details = details;
+        // A running server may still be degraded (e.g. serving from a cache).
+        if (
+          typeof details === "object" && details !== null &&
+          !Array.isArray(details) &&
+          details.status === "degraded"
+        ) {
+          health.degraded = true;
+        }
       } catch (error) {
         health.details = { error: messageOf(error) };
+        health.degraded = true;
       }
     }
     return health;

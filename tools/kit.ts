@@ -117,6 +117,8 @@ export interface ServerDeps {
   /** The server's own config section (validated by `spec.config` when given). */
   config: Record<string, unknown>;
   dataDir: string;
+  /** The process environment as the CLI saw it (API keys, AGENTD_SECRET_KEY, ...). */
+  env: Readonly<Record<string, string>>;
   /** Tells subscribed clients that a resource changed. */
   resourceUpdated(uri: string): void;
 }

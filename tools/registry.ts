@@ -2,6 +2,7 @@
 // daemon never lists a stub.
 
 import type { AnyServerSpec } from "./kit.ts";
+import { memoryServer } from "./memory/mod.ts";
 
 /** Every server id the architecture names, built or not, in display order. */
 export const SERVER_IDS = [
@@ -14,4 +15,4 @@ export const SERVER_IDS = [
   "platform-auth",
 ] as const;
 
-export const builtinServers: readonly AnyServerSpec[] = [];
+export const builtinServers: readonly AnyServerSpec[] = [memoryServer];

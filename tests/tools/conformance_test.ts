@@ -124,3 +124,31 @@ Deno.test("conformance: agentd mcp <server> --port serves /mcp alone", async () 
     assert.equal((await daemon.stop()).code, 0);
   }
 });
+
+Deno.test("conformance: server-initialize and dns-rebinding-protection against /mcp/memory", async () => {
+  await using dir = await tempDir();
+  const daemon = await spawnDaemon([
+    "serve",
+    "--port",
+    "0",
+    "--data-dir",
+    dir.path,
+  ]);
+  try {
+    for (const scenario of ["server-initialize", "dns-rebinding-protection"]) {
+      const { code, output } = await runSuite(
+        `http://localhost:${daemon.port}/mcp/memory`,
+        [
+          "--scenario",
+          scenario,
+        ],
+      );
+      const { passed, failed } = totals(output);
+      assert.equal(failed, 0, output);
+      assert.ok(passed > 0, output);
+      assert.equal(code, 0, output);
+    }
+  } finally {
+    assert.equal((await daemon.stop()).code, 0);
+  }
+});

@@ -154,12 +154,24 @@ Deno.test("http: sessions, unknown session 404, DELETE, stateless POST, GET with
 
     const metrics = await fetch(`${daemon.url}/metrics`);
     assert.equal(metrics.status, 200);
-    assert.match(metrics.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/);
+    assert.match(
+      metrics.headers.get("content-type") ?? "",
+      /^text\/plain; version=0\.0\.4/,
+    );
     const text = await metrics.text();
     assert.match(text, /# TYPE agentd_tool_calls_total counter/);
-    assert.match(text, /agentd_tool_calls_total\{server="conformance",tool="test_simple_text"\} 1\n/);
-    assert.match(text, /agentd_server_phase\{server="conformance",phase="running"\} 1\n/);
-    assert.match(text, /agentd_tool_duration_ms\{server="conformance",tool="test_simple_text",quantile="0\.95"\} /);
+    assert.match(
+      text,
+      /agentd_tool_calls_total\{server="conformance",tool="test_simple_text"\} 1\n/,
+    );
+    assert.match(
+      text,
+      /agentd_server_phase\{server="conformance",phase="running"\} 1\n/,
+    );
+    assert.match(
+      text,
+      /agentd_tool_duration_ms\{server="conformance",tool="test_simple_text",quantile="0\.95"\} /,
+    );
 
     const get = await fetch(mcp, { headers: { accept: "text/event-stream" } });
     assert.equal(get.status, 405);

@@ -1,0 +1,505 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { createLogger } from "../../../platform/log.ts";
+import { scoped, type Store } from "../../../platform/store.ts";
+import { openKvStore } from "../../../platform/store_kv.ts";
+import { MemoryStore } from "../../../platform/store_memory.ts";
+import { EntryNotFound } from "../../../tools/memory/backend.ts";
+import { KvBackend } from "../../../tools/memory/backend_kv.ts";
+import { BuiltinEmbedder } from "../../../tools/memory/embedder.ts";
+import type {
+  Message,
+  SearchQuery,
+  StoredEntry,
+} from "../../../tools/memory/model.ts";
+import { tokenize } from "../../../tools/memory/search_index.ts";
+
+const T0 = "2026-01-01T00:00:00.000Z";
+const T1 = "2026-01-02T00:00:00.000Z";
+const builtin = new BuiltinEmbedder();
+
+function entry(
+  key: string,
+  value: string,
+  more: Partial<StoredEntry> = {},
+): StoredEntry {
+  return {
+    namespace: "ns",
+    key,
+    value,
+    tags: [],
+    sensitive: false,
+    created_at: T0,
+    updated_at: T0,
+    embedding: null,
+    ...more,
+  };
+}
+
+async function embedded(
+  key: string,
+  value: string,
+  more: Partial<StoredEntry> = {},
+): Promise<StoredEntry> {
+  const [vector] = await builtin.embed([value]);
+  return entry(key, value, {
+    embedding: { embedder: builtin.id, vector },
+    ...more,
+  });
+}
+
+async function searchQuery(text: string, limit = 10): Promise<SearchQuery> {
+  const [vector] = await builtin.embed([text]);
+  return { text, terms: tokenize(text), vector, embedder: builtin.id, limit };
+}
+
+function message(content: string, role = "user"): Message {
+  return { role, content, at: T0 };
+}
+
+interface Setup {
+  store: Store;
+  /** A fresh backend over the same data, as after a restart. */
+  reopen?: () => Promise<Store>;
+  cleanup: () => Promise<void>;
+}
+
+function memorySetup(): Promise<Setup> {
+  const root = new MemoryStore();
+  return Promise.resolve({
+    store: scoped(root, ["svc-memory"]),
+    cleanup: () => root.close(),
+  });
+}
+
+async function kvSetup(): Promise<Setup> {
+  const dir = await Deno.makeTempDir({ prefix: "backend_kv_test_" });
+  const path = join(dir, "memory.kv");
+  return {
+    store: await openKvStore(path),
+    reopen: () => openKvStore(path),
+    cleanup: () => Deno.remove(dir, { recursive: true }),
+  };
+}
+
+function contract(name: string, setup: () => Promise<Setup>): void {
+  const test = (
+    title: string,
+    fn: (backend: KvBackend, s: Setup) => Promise<void>,
+  ) =>
+    Deno.test(`${name}: ${title}`, async () => {
+      const s = await setup();
+      const backend = await KvBackend.open(s.store);
+      try {
+        await fn(backend, s);
+      } finally {
+        await backend.close();
+        await s.cleanup();
+      }
+    });
+
+  test("upsert, get, update-missing and delete", async (backend) => {
+    assert.equal(await backend.get("ns", "a"), null);
+    assert.equal(await backend.put(entry("a", "one"), "upsert"), null);
+    const replaced = await backend.put(
+      entry("a", "two", { updated_at: T1 }),
+      "upsert",
+    );
+    assert.equal(replaced?.value, "one");
+    assert.equal((await backend.get("ns", "a"))?.value, "two");
+    await assert.rejects(
+      backend.put(entry("missing", "x"), "update"),
+      (error) => error instanceof EntryNotFound && error.key === "missing",
+    );
+    assert.equal(await backend.get("ns", "missing"), null);
+    const updated = await backend.put(entry("a", "three"), "update");
+    assert.equal(updated?.value, "two");
+    assert.equal(await backend.delete("ns", "a"), true);
+    assert.equal(await backend.delete("ns", "a"), false);
+    assert.equal(await backend.get("ns", "a"), null);
+    assert.deepEqual(await backend.countByNamespace(), {});
+    assert.deepEqual(await backend.search("ns", await searchQuery("three")), {
+      lexical: [],
+      vector: [],
+    });
+  });
+
+  test("entries round-trip exactly, unicode and 200 KB values included", async (backend) => {
+    const big = "ünïcødé 🧠 记忆 ".repeat(200 * 1024 / 20);
+    const original = await embedded("ключ/🔑", big, {
+      namespace: "名前空間",
+      tags: ["тег", "标签"],
+    });
+    await backend.put(original, "upsert");
+    const read = await backend.get("名前空間", "ключ/🔑");
+    assert.deepEqual(read, original);
+    assert.ok(read?.embedding?.vector instanceof Float32Array);
+    const { lexical } = await backend.search(
+      "名前空間",
+      await searchQuery("记忆"),
+    );
+    assert.deepEqual(lexical.map((h) => h.key), ["ключ/🔑"]);
+  });
+
+  test("list pages in key order and filters by tags", async (backend) => {
+    for (let i = 0; i < 25; i++) {
+      const tags = ["all", i % 2 === 0 ? "even" : "odd"];
+      if (i % 3 === 0) tags.push("three");
+      await backend.put(
+        entry(`k${String(i).padStart(2, "0")}`, `v${i}`, { tags }),
+        "upsert",
+      );
+    }
+    await backend.put(
+      entry("other", "x", { namespace: "ns2", tags: ["all"] }),
+      "upsert",
+    );
+    const collect = async (tags: string[] | undefined, limit: number) => {
+      const pages: string[][] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await backend.list("ns", { tags, limit, cursor });
+        pages.push(page.entries.map((e) => e.key));
+        cursor = page.cursor;
+      } while (cursor !== null && pages.length < 100);
+      return pages;
+    };
+    const all = await collect(undefined, 10);
+    assert.deepEqual(all.map((p) => p.length), [10, 10, 5]);
+    assert.deepEqual(all.flat(), [...all.flat()].sort());
+    const evenThree = await collect(["three", "even"], 2);
+    assert.deepEqual(evenThree.flat(), ["k00", "k06", "k12", "k18", "k24"]);
+    assert.ok(evenThree.slice(0, -1).every((p) => p.length === 2));
+    const odd = await collect(["odd", "all"], 4);
+    assert.deepEqual(odd.flat().length, 12);
+    assert.deepEqual(await collect(["nope"], 5), [[]]);
+    // Retagging moves an entry out of a tag's listing.
+    await backend.put(entry("k00", "v0", { tags: ["all"] }), "upsert");
+    assert.deepEqual((await collect(["even", "three"], 10)).flat(), [
+      "k06",
+      "k12",
+      "k18",
+      "k24",
+    ]);
+    const page = await backend.list("ns", { tags: ["odd"], limit: 3 });
+    assert.ok(page.cursor);
+    await assert.rejects(
+      backend.list("ns", { tags: ["even"], limit: 3, cursor: page.cursor }),
+      /Invalid cursor/,
+    );
+    await assert.rejects(
+      backend.list("ns", { limit: 3, cursor: "garbage" }),
+      /Invalid cursor/,
+    );
+  });
+
+  test("conversations keep order, count and honour the limit", async (backend) => {
+    assert.equal(await backend.appendMessages("ns", "s1", [message("m0")]), 1);
+    const many = Array.from(
+      { length: 150 },
+      (_, i) => message(`m${i + 1}`, i % 2 ? "assistant" : "user"),
+    );
+    assert.equal(await backend.appendMessages("ns", "s1", many), 151);
+    assert.equal(await backend.appendMessages("ns", "s1", []), 151);
+    await backend.appendMessages("ns", "s2", [{
+      ...message("with extra"),
+      extra: { name: "bob", tool_call_id: "call_1", nested: { n: [1, 2] } },
+    }]);
+    const last3 = await backend.history("ns", "s1", 3);
+    assert.deepEqual(last3.map((m) => m.content), ["m148", "m149", "m150"]);
+    const all = await backend.history("ns", "s1", 5000);
+    assert.equal(all.length, 151);
+    assert.deepEqual(
+      all.map((m) => m.content),
+      Array.from({ length: 151 }, (_, i) => `m${i}`),
+    );
+    assert.deepEqual(await backend.history("ns", "s2", 10), [{
+      role: "user",
+      content: "with extra",
+      at: T0,
+      extra: { name: "bob", tool_call_id: "call_1", nested: { n: [1, 2] } },
+    }]);
+    assert.deepEqual(await backend.history("ns", "none", 10), []);
+    assert.deepEqual((await backend.sessions("ns")).sort(), ["s1", "s2"]);
+    assert.deepEqual(await backend.sessions("other"), []);
+  });
+
+  test("concurrent appends and puts neither lose nor double-count", async (backend) => {
+    const counts = await Promise.all(
+      Array.from(
+        { length: 10 },
+        (_, i) => backend.appendMessages("ns", "s", [message(`m${i}`)]),
+      ),
+    );
+    assert.deepEqual([...counts].sort((a, b) => a - b), [
+      1,
+      2,
+      3,
+      4,
+      5,
+      6,
+      7,
+      8,
+      9,
+      10,
+    ]);
+    assert.equal((await backend.history("ns", "s", 100)).length, 10);
+    await Promise.all(
+      Array.from(
+        { length: 20 },
+        (_, i) => backend.put(entry(`k${i % 7}`, `v${i}`), "upsert"),
+      ),
+    );
+    assert.deepEqual(await backend.countByNamespace(), { ns: 7 });
+  });
+
+  test(
+    "two backends on one store retry conflicting commits",
+    async (backend, s) => {
+      // Another process sharing the store: writes race on the namespace counter.
+      const other = await KvBackend.open(scoped(s.store, []));
+      await Promise.all(
+        Array.from(
+          { length: 20 },
+          (_, i) =>
+            (i % 2 ? backend : other).put(entry(`k${i}`, "v"), "upsert"),
+        ),
+      );
+      await Promise.all([
+        backend.appendMessages("ns", "s", [message("a"), message("b")]),
+        other.appendMessages("ns", "s", [message("c")]),
+      ]);
+      assert.deepEqual(await backend.countByNamespace(), { ns: 20 });
+      assert.equal((await other.history("ns", "s", 10)).length, 3);
+      // Entries the other backend wrote after this one opened are listed by tag.
+      await other.put(entry("late", "v", { tags: ["x", "y"] }), "upsert");
+      await other.put(
+        entry("late2", "v", { namespace: "fresh", tags: ["x"] }),
+        "upsert",
+      );
+      for (const tags of [["x"], ["x", "y"]]) {
+        const page = await backend.list("ns", { tags, limit: 10 });
+        assert.deepEqual(page.entries.map((e) => e.key), ["late"]);
+      }
+      const fresh = await backend.list("fresh", { tags: ["x"], limit: 10 });
+      assert.deepEqual(fresh.entries.map((e) => e.key), ["late2"]);
+    },
+  );
+
+  test("countByNamespace counts entries per namespace", async (backend) => {
+    for (const [ns, n] of [["a", 3], ["b", 1], ["c", 2]] as const) {
+      for (let i = 0; i < n; i++) {
+        await backend.put(entry(`k${i}`, "v", { namespace: ns }), "upsert");
+      }
+    }
+    await backend.put(entry("k0", "again", { namespace: "a" }), "upsert");
+    await backend.delete("c", "k0");
+    await backend.delete("c", "k1");
+    assert.deepEqual(await backend.countByNamespace(), { a: 3, b: 1 });
+  });
+
+  test("search ranks lexically and by vector within a namespace", async (backend) => {
+    await backend.put(
+      await embedded("lang", "My favourite programming language is Rust"),
+      "upsert",
+    );
+    await backend.put(
+      await embedded("food", "I like pizza with olives"),
+      "upsert",
+    );
+    await backend.put(
+      await embedded("pets", "The cat sleeps on the keyboard"),
+      "upsert",
+    );
+    await backend.put(
+      await embedded("elsewhere", "programming language", { namespace: "ns2" }),
+      "upsert",
+    );
+    const rankings = await backend.search(
+      "ns",
+      await searchQuery("programming languages"),
+    );
+    assert.deepEqual(rankings.lexical.map((h) => h.key), ["lang"]);
+    assert.equal(rankings.vector[0]?.key, "lang");
+    assert.ok(!rankings.vector.some((h) => h.key === "elsewhere"));
+    const other = await backend.search("ns", {
+      ...(await searchQuery("pizza")),
+      embedder: "openai:other",
+    });
+    assert.deepEqual(other.lexical.map((h) => h.key), ["food"]);
+    assert.deepEqual(other.vector, []);
+    assert.deepEqual(
+      await backend.search("empty", await searchQuery("pizza")),
+      {
+        lexical: [],
+        vector: [],
+      },
+    );
+  });
+
+  test("sensitive entries are found by key and tags, never by value", async (backend) => {
+    const vector = (await builtin.embed(["secret"]))[0];
+    await backend.put(
+      entry("bank.pin", "enc:v1:aXY=:Y2lwaGVydGV4dA==", {
+        sensitive: true,
+        tags: ["finance"],
+        embedding: { embedder: builtin.id, vector },
+      }),
+      "upsert",
+    );
+    const byValue = await backend.search(
+      "ns",
+      await searchQuery("ciphertext enc v1 aXY"),
+    );
+    assert.deepEqual(byValue, { lexical: [], vector: [] });
+    const byKey = await backend.search("ns", await searchQuery("bank pin"));
+    assert.deepEqual(byKey.lexical.map((h) => h.key), ["bank.pin"]);
+    const byTag = await backend.search("ns", await searchQuery("finance"));
+    assert.deepEqual(byTag.lexical.map((h) => h.key), ["bank.pin"]);
+    assert.deepEqual(byTag.vector, []);
+    assert.equal((await backend.get("ns", "bank.pin"))?.embedding, null);
+    assert.deepEqual(await backend.staleEmbeddings(builtin.id, 10), []);
+  });
+
+  test("staleEmbeddings and setEmbedding skip entries that changed", async (backend) => {
+    await backend.put(entry("plain", "needs a vector"), "upsert");
+    await backend.put(await embedded("done", "has one"), "upsert");
+    await backend.put(
+      entry("old", "other embedder", {
+        embedding: { embedder: "ollama:x", vector: Float32Array.from([1, 0]) },
+        namespace: "ns2",
+      }),
+      "upsert",
+    );
+    const stale = await backend.staleEmbeddings(builtin.id, 10);
+    assert.deepEqual(stale.map((e) => e.key).sort(), ["old", "plain"]);
+    assert.equal((await backend.staleEmbeddings(builtin.id, 1)).length, 1);
+
+    const [vector] = await builtin.embed(["needs a vector"]);
+    // The entry was rewritten after the caller read it: the vector is for old text.
+    await backend.put(
+      entry("plain", "changed text", { updated_at: T1 }),
+      "upsert",
+    );
+    await backend.setEmbedding("ns", "plain", T0, {
+      embedder: builtin.id,
+      vector,
+    });
+    assert.equal((await backend.get("ns", "plain"))?.embedding, null);
+    await backend.setEmbedding("ns", "gone", T0, {
+      embedder: builtin.id,
+      vector,
+    });
+    assert.equal(await backend.get("ns", "gone"), null);
+
+    const [fresh] = await builtin.embed(["changed text"]);
+    await backend.setEmbedding("ns", "plain", T1, {
+      embedder: builtin.id,
+      vector: fresh,
+    });
+    assert.deepEqual(
+      (await backend.get("ns", "plain"))?.embedding?.vector,
+      fresh,
+    );
+    assert.deepEqual(
+      (await backend.staleEmbeddings(builtin.id, 10)).map((e) => e.key),
+      ["old"],
+    );
+    const found = await backend.search("ns", await searchQuery("changed text"));
+    assert.equal(found.vector[0]?.key, "plain");
+  });
+
+  test("the index is rebuilt on open", async (backend, s) => {
+    await backend.put(
+      await embedded("lang", "programming languages", { tags: ["t"] }),
+      "upsert",
+    );
+    await backend.put(
+      await embedded("food", "pizza and pasta", { namespace: "ns2" }),
+      "upsert",
+    );
+    await backend.put(entry("gone", "deleted entry"), "upsert");
+    await backend.delete("ns", "gone");
+    if (!s.reopen) {
+      // MemoryStore: reopen over the same store through a second backend.
+      const second = await KvBackend.open(s.store);
+      const { lexical } = await second.search(
+        "ns",
+        await searchQuery("programming"),
+      );
+      assert.deepEqual(lexical.map((h) => h.key), ["lang"]);
+      return;
+    }
+    await backend.close();
+    const reopened = await KvBackend.open(await s.reopen());
+    try {
+      const rankings = await reopened.search(
+        "ns",
+        await searchQuery("programming language"),
+      );
+      assert.deepEqual(rankings.lexical.map((h) => h.key), ["lang"]);
+      assert.deepEqual(rankings.vector.map((h) => h.key), ["lang"]);
+      const pizza = await reopened.search("ns2", await searchQuery("pizza"));
+      assert.deepEqual(pizza.lexical.map((h) => h.key), ["food"]);
+      assert.deepEqual(
+        (await reopened.search("ns", await searchQuery("deleted"))).lexical,
+        [],
+      );
+      assert.deepEqual(await reopened.countByNamespace(), { ns: 1, ns2: 1 });
+      const tagged = await reopened.list("ns", { tags: ["t"], limit: 10 });
+      assert.deepEqual(tagged.entries.map((e) => e.key), ["lang"]);
+      assert.equal((await reopened.health()).status, "ok");
+    } finally {
+      await reopened.close();
+    }
+  });
+}
+
+contract("MemoryStore", memorySetup);
+contract("KvStore", kvSetup);
+
+Deno.test("embeddings are stored as base64 Float32 bytes, not number arrays", async () => {
+  const store = new MemoryStore();
+  const backend = await KvBackend.open(store);
+  try {
+    await backend.put(
+      await embedded("k", "some text"),
+      "upsert",
+    );
+    const record = await store.get(["e", "ns", "k"]);
+    const value = record?.value;
+    assert.ok(value && typeof value === "object" && !Array.isArray(value));
+    const stored = value.embedding;
+    assert.ok(stored && typeof stored === "object" && !Array.isArray(stored));
+    assert.equal(typeof stored.f32, "string");
+    assert.equal(atob(String(stored.f32)).length, 256 * 4);
+  } finally {
+    await backend.close();
+  }
+});
+
+Deno.test("an unreadable record is skipped at open, reported on get, and replaceable", async () => {
+  const store = new MemoryStore();
+  await store.set(["e", "ns", "bad"], { value: 42 });
+  const logs: string[] = [];
+  const backend = await KvBackend.open(store, {
+    logger: createLogger({ sink: (line) => logs.push(line) }),
+  });
+  try {
+    assert.ok(
+      logs.some((l) =>
+        l.includes("memory_entry_unreadable") && l.includes('"entry":"bad"')
+      ),
+    );
+    await assert.rejects(
+      backend.get("ns", "bad"),
+      /Stored entry "bad" in namespace "ns" is unreadable/,
+    );
+    // It can still be replaced or deleted.
+    assert.equal(await backend.put(entry("bad", "fixed"), "update"), null);
+    assert.equal((await backend.get("ns", "bad"))?.value, "fixed");
+    assert.equal(await backend.delete("ns", "bad"), true);
+  } finally {
+    await backend.close();
+  }
+});

@@ -1,0 +1,191 @@
+// Hosted memory through real daemons on a real PostgreSQL: every tool, two
+// daemons sharing one database, an outage served from the cache with writes
+// queued, and recovery with nothing lost.
+
+import assert from "node:assert/strict";
+import {
+  Client,
+  StreamableHTTPClientTransport,
+} from "../../../platform/mcp_sdk.ts";
+import { type Daemon, spawnDaemon, tempDir, waitFor } from "../../helpers.ts";
+import { pgTestIgnore, startPgServer } from "./pg_server.ts";
+import { call, exerciseAllTools } from "./scenario.ts";
+
+async function connect(
+  daemon: Daemon,
+): Promise<{ client: Client; close(): Promise<void> }> {
+  const transport = new StreamableHTTPClientTransport(
+    new URL(`${daemon.url}/mcp/memory`),
+  );
+  const client = new Client({ name: "hosted", version: "1.0.0" });
+  await client.connect(transport);
+  return {
+    client,
+    async close() {
+      await transport.terminateSession().catch(() => {});
+      await client.close();
+    },
+  };
+}
+
+async function memoryHealth(
+  daemon: Daemon,
+): Promise<{ status: string; memory: Record<string, unknown> }> {
+  const body = await (await fetch(`${daemon.url}/health`)).json();
+  return { status: body.status, memory: body.servers.memory.details };
+}
+
+Deno.test({
+  name:
+    "memory hosted on PostgreSQL: every tool, two daemons, outage from cache, recovery without loss",
+  ignore: pgTestIgnore(),
+  async fn() {
+    const pg = await startPgServer();
+    await using dirA = await tempDir();
+    await using dirB = await tempDir();
+    const daemons: Daemon[] = [];
+    const clients: { close(): Promise<void> }[] = [];
+    try {
+      const url = await pg.createDatabase("agentd_memory");
+      const env = {
+        AGENTD_MEMORY__STORAGE: "hosted",
+        AGENTD_MEMORY__URL: url,
+        AGENTD_MEMORY__KEY: pg.password,
+        AGENTD_MEMORY__SYNC_INTERVAL_MS: "200",
+      };
+      const a = await spawnDaemon([
+        "serve",
+        "--port",
+        "0",
+        "--data-dir",
+        dirA.path,
+      ], { env });
+      daemons.push(a);
+      const b = await spawnDaemon([
+        "serve",
+        "--port",
+        "0",
+        "--data-dir",
+        dirB.path,
+      ], { env });
+      daemons.push(b);
+      const onA = await connect(a);
+      clients.push(onA);
+      const onB = await connect(b);
+      clients.push(onB);
+
+      await exerciseAllTools(onA.client);
+      const healthy = await memoryHealth(a);
+      assert.equal(healthy.memory.storage, "hosted(postgres)");
+      assert.equal(healthy.memory.backend, "ok");
+
+      // Two daemons, one database: each sees the other's writes.
+      assert.equal(
+        (await call(onB.client, "retrieve_memory", {
+          namespace: "notes",
+          key: "greeting",
+        })).value,
+        "bonjour",
+      );
+      await call(onB.client, "store_memory", {
+        namespace: "shared",
+        key: "from-b",
+        value: "written by daemon B",
+      });
+      assert.equal(
+        (await call(onA.client, "retrieve_memory", {
+          namespace: "shared",
+          key: "from-b",
+        })).value,
+        "written by daemon B",
+      );
+      const found = await call(onB.client, "search_memory", {
+        namespace: "facts",
+        query: "dog running",
+      });
+      assert.equal((found.hits as { key: string }[])[0].key, "pets");
+
+      // Outage: reads come from A's cache, writes are queued, /health says degraded.
+      await pg.stop();
+      assert.equal(
+        (await call(onA.client, "retrieve_memory", {
+          namespace: "notes",
+          key: "greeting",
+        })).value,
+        "bonjour",
+      );
+      for (let i = 0; i < 5; i++) {
+        await call(onA.client, "store_memory", {
+          namespace: "offline",
+          key: `k${i}`,
+          value: `queued ${i}`,
+        });
+      }
+      await call(onA.client, "store_conversation", {
+        session_id: "offline-chat",
+        messages: [{
+          role: "user",
+          content: "said while the database was down",
+        }],
+      });
+      const degraded = await memoryHealth(a);
+      assert.equal(degraded.status, "degraded");
+      assert.equal(degraded.memory.status, "degraded");
+      assert.equal(degraded.memory.queued_writes, 6);
+      assert.match(
+        String(degraded.memory.backend_detail),
+        /PostgreSQL unreachable since .*6 writes queued/,
+      );
+      assert.equal(
+        a.logs.filter((log) => log.event === "memory_hosted_unreachable")
+          .length,
+        1,
+        "one alert per outage",
+      );
+      const offlineHits = await call(onA.client, "search_memory", {
+        namespace: "offline",
+        query: "queued",
+      });
+      assert.equal(
+        (offlineHits.hits as unknown[]).length,
+        5,
+        "search works from the cache",
+      );
+
+      // Recovery: the queue drains; daemon B reads everything A wrote offline.
+      await pg.start();
+      const recovered = await waitFor(
+        () => memoryHealth(a),
+        (h) => h.memory.backend === "ok",
+        30_000,
+      );
+      assert.equal(recovered.status, "ok");
+      assert.equal(recovered.memory.queued_writes ?? 0, 0);
+      assert.ok(a.logs.some((log) => log.event === "memory_hosted_recovered"));
+      for (let i = 0; i < 5; i++) {
+        const entry = await call(onB.client, "retrieve_memory", {
+          namespace: "offline",
+          key: `k${i}`,
+        });
+        assert.equal(entry.value, `queued ${i}`);
+      }
+      const chat = await call(onB.client, "get_conversation_history", {
+        session_id: "offline-chat",
+      });
+      assert.deepEqual(
+        (chat.messages as { content: string }[]).map((m) => m.content),
+        [
+          "said while the database was down",
+        ],
+      );
+      assert.ok(
+        !JSON.stringify(a.logs).includes(pg.password),
+        "the database password is never logged",
+      );
+    } finally {
+      for (const client of clients) await client.close().catch(() => {});
+      for (const daemon of daemons) assert.equal((await daemon.stop()).code, 0);
+      await pg.destroy();
+    }
+  },
+});

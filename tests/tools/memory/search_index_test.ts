@@ -1,0 +1,298 @@
+import assert from "node:assert/strict";
+import type { Embedding, StoredEntry } from "../../../tools/memory/model.ts";
+import {
+  fuse,
+  indexText,
+  SearchIndex,
+  tokenize,
+} from "../../../tools/memory/search_index.ts";
+
+function query(
+  text: string,
+  limit = 10,
+  vector?: { embedder: string; vector: number[] },
+) {
+  return {
+    text,
+    terms: tokenize(text),
+    limit,
+    embedder: vector?.embedder,
+    vector: vector && Float32Array.from(vector.vector),
+  };
+}
+
+function emb(vector: number[], embedder = "test:3"): Embedding {
+  return { embedder, vector: Float32Array.from(vector) };
+}
+
+/** Deterministic pseudo-random numbers for property tests. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+    return seed / 2 ** 32;
+  };
+}
+
+Deno.test("tokenize lowercases, applies NFKC and drops stopwords", () => {
+  assert.deepEqual(tokenize("The Quick BROWN fox"), ["quick", "brown", "fox"]);
+  assert.deepEqual(tokenize("Ｆｕｌｌｗｉｄｔｈ ①"), ["fullwidth", "1"]);
+  assert.deepEqual(tokenize("user.preferences/theme-dark"), [
+    "user",
+    "preferenc",
+    "them",
+    "dark",
+  ]);
+  assert.deepEqual(tokenize(""), []);
+  assert.deepEqual(tokenize("!!! ... ---"), []);
+});
+
+Deno.test("tokenize maps common English word forms to one token", () => {
+  const same = (words: string) =>
+    assert.equal(
+      new Set(tokenize(words)).size,
+      1,
+      `${words} -> ${tokenize(words)}`,
+    );
+  same("store stores stored storing");
+  same("run running runs");
+  same("embed embeds embedded embedding embeddings");
+  same("class classes");
+  same("box boxes");
+  same("match matches matched matching");
+  same("family families");
+  same("quick quickly");
+  same("use uses used using");
+  // Conservative: short words and words without a vowel before the suffix stay.
+  assert.deepEqual(tokenize("string thing bus status analysis"), [
+    "string",
+    "thing",
+    "bus",
+    "status",
+    "analysis",
+  ]);
+});
+
+Deno.test("tokenize keeps letters and digits of any script", () => {
+  assert.deepEqual(tokenize("Привет мир"), ["привет", "мир"]);
+  assert.deepEqual(tokenize("Ελληνικά 42"), ["ελληνικά", "42"]);
+  // Devanagari vowel signs are marks: words must stay whole.
+  assert.deepEqual(tokenize("नमस्ते दुनिया"), ["नमस्ते", "दुनिया"]);
+  assert.deepEqual(tokenize("café naïve"), ["café", "naïve"]);
+  assert.deepEqual(tokenize("GPT4o v2"), ["gpt4o", "v2"]);
+});
+
+Deno.test("tokenize splits CJK into characters and bigrams", () => {
+  assert.deepEqual(tokenize("机器学习"), [
+    "机",
+    "机器",
+    "器",
+    "器学",
+    "学",
+    "学习",
+    "习",
+  ]);
+  // Punctuation separates runs; Latin next to CJK is its own token.
+  assert.deepEqual(tokenize("猫、犬"), ["猫", "犬"]);
+  assert.deepEqual(tokenize("iPhone15手机"), ["iphone15", "手", "手机", "机"]);
+  assert.ok(tokenize("東京タワー").includes("タワ"));
+  assert.ok(tokenize("한국어").includes("한국"));
+});
+
+Deno.test("indexText leaves a sensitive entry's value out", () => {
+  const entry: StoredEntry = {
+    namespace: "ns",
+    key: "api.token",
+    value: "enc:v1:abc:def",
+    tags: ["secret", "prod"],
+    sensitive: true,
+    created_at: "2026-01-01T00:00:00.000Z",
+    updated_at: "2026-01-01T00:00:00.000Z",
+    embedding: null,
+  };
+  assert.equal(indexText(entry), "api.token\nsecret\nprod");
+  assert.equal(
+    indexText({ ...entry, sensitive: false, value: "hello" }),
+    "api.token\nhello\nsecret\nprod",
+  );
+});
+
+Deno.test("lexical ranking is BM25 with k1 1.2 and b 0.75", () => {
+  const index = new SearchIndex();
+  const docs: Record<string, string> = {
+    a: "apple banana",
+    b: "apple apple cherry date",
+    c: "cherry date elderberry fig grape",
+  };
+  for (const [key, text] of Object.entries(docs)) {
+    index.upsert(key, text, null);
+  }
+  const lengths = { a: 2, b: 4, c: 5 };
+  const avg = 11 / 3;
+  const bm25 = (tf: number, len: number, df: number) =>
+    Math.log(1 + (3 - df + 0.5) / (df + 0.5)) * tf * 2.2 /
+    (tf + 1.2 * (0.25 + 0.75 * len / avg));
+  const { lexical } = index.search(query("apple cherry"));
+  assert.deepEqual(lexical.map((h) => h.key), ["b", "a", "c"]);
+  const expected = {
+    a: bm25(1, lengths.a, 2),
+    b: bm25(2, lengths.b, 2) + bm25(1, lengths.b, 2),
+    c: bm25(1, lengths.c, 2),
+  };
+  for (const hit of lexical) {
+    const key = hit.key;
+    assert.ok(key === "a" || key === "b" || key === "c");
+    assert.ok(Math.abs(hit.score - expected[key]) < 1e-12, key);
+  }
+});
+
+Deno.test("rankings honour limit and break ties by key", () => {
+  const index = new SearchIndex();
+  for (const key of ["d", "b", "a", "c", "e"]) {
+    index.upsert(key, "same words here", emb([1, 1, 0]));
+  }
+  const rankings = index.search(
+    query("words", 3, { embedder: "test:3", vector: [1, 1, 0] }),
+  );
+  assert.deepEqual(rankings.lexical.map((h) => h.key), ["a", "b", "c"]);
+  assert.deepEqual(rankings.vector.map((h) => h.key), ["a", "b", "c"]);
+  assert.deepEqual(index.search(query("words", 0)).lexical, []);
+});
+
+Deno.test("upsert replaces and remove forgets, in both rankings", () => {
+  const index = new SearchIndex();
+  index.upsert("k1", "red apple", emb([1, 0, 0]));
+  index.upsert("k2", "green pear", emb([0, 1, 0]));
+  index.upsert("k1", "yellow banana", emb([0, 0, 1]));
+  assert.equal(index.size, 2);
+  assert.deepEqual(index.search(query("apple")).lexical, []);
+  assert.deepEqual(
+    index.search(query("banana")).lexical.map((h) => h.key),
+    ["k1"],
+  );
+  const near = (v: number[]) =>
+    index.search(query("", 10, { embedder: "test:3", vector: v })).vector
+      .map((h) => h.key);
+  assert.deepEqual(near([0, 0, 1]), ["k1"]);
+  index.remove("k1");
+  index.remove("missing");
+  assert.equal(index.size, 1);
+  assert.deepEqual(index.search(query("banana")).lexical, []);
+  assert.deepEqual(near([0, 0, 1]), []);
+  assert.deepEqual(near([0, 1, 0]), ["k2"]);
+  index.upsert("k2", "green pear", null);
+  assert.deepEqual(near([0, 1, 0]), []);
+});
+
+Deno.test("vector ranking is cosine similarity within one embedder", () => {
+  const index = new SearchIndex();
+  index.upsert("x", "", emb([3, 0, 0]));
+  index.upsert("xy", "", emb([1, 1, 0]));
+  index.upsert("y", "", emb([0, 2, 0]));
+  index.upsert("neg", "", emb([-1, 0, 0]));
+  index.upsert("other", "", emb([1, 0, 0], "other:3"));
+  index.upsert("wide", "", emb([1, 0, 0, 0], "test:3")); // wrong length: not indexed
+  const { vector } = index.search(
+    query("", 10, { embedder: "test:3", vector: [2, 0.5, 0] }),
+  );
+  assert.deepEqual(vector.map((h) => h.key), ["x", "xy", "y"]);
+  const cos = 2 / Math.sqrt(4.25);
+  assert.ok(Math.abs(vector[0].score - cos) < 1e-6);
+  // No embedder, an unknown one, a wrong length or a zero vector: no hits.
+  assert.deepEqual(index.search(query("", 10)).vector, []);
+  for (
+    const q of [
+      { embedder: "nope", vector: [1, 0, 0] },
+      { embedder: "test:3", vector: [1, 0] },
+      { embedder: "test:3", vector: [0, 0, 0] },
+    ]
+  ) {
+    assert.deepEqual(index.search(query("", 10, q)).vector, []);
+  }
+});
+
+Deno.test("incremental index equals one built from scratch", () => {
+  const next = random(7);
+  const words = Array.from({ length: 40 }, (_, i) => `word${i}`);
+  const text = () =>
+    Array.from(
+      { length: 1 + Math.floor(next() * 12) },
+      () => words[Math.floor(next() * next() * words.length)],
+    ).join(" ");
+  const vec = () => Array.from({ length: 20 }, () => next() - 0.5);
+  const live = new Map<string, { text: string; vector: number[] }>();
+  const index = new SearchIndex();
+  for (let step = 0; step < 3000; step++) {
+    const key = `k${Math.floor(next() * 300)}`;
+    if (next() < 0.3) {
+      index.remove(key);
+      live.delete(key);
+    } else {
+      const doc = { text: text(), vector: vec() };
+      index.upsert(key, doc.text, emb(doc.vector, "e"));
+      live.set(key, doc);
+    }
+  }
+  const fresh = new SearchIndex();
+  for (const [key, doc] of live) {
+    fresh.upsert(key, doc.text, emb(doc.vector, "e"));
+  }
+  assert.equal(index.size, live.size);
+  for (let i = 0; i < 30; i++) {
+    const q = query(text(), 25, { embedder: "e", vector: vec() });
+    assert.deepEqual(index.search(q), fresh.search(q));
+  }
+});
+
+Deno.test("the vector kernel matches a plain cosine computation", () => {
+  const next = random(11);
+  const index = new SearchIndex();
+  const vectors = new Map<string, number[]>();
+  // 37 dimensions: not a multiple of the kernel's 8-float step.
+  for (let i = 0; i < 500; i++) {
+    const v = Array.from({ length: 37 }, () => next() - 0.5);
+    vectors.set(`k${i}`, v);
+    index.upsert(`k${i}`, "", emb(v, "e"));
+  }
+  const q = Array.from({ length: 37 }, () => next() - 0.5);
+  const norm = (v: number[]) => Math.hypot(...v);
+  const expected = [...vectors].map(([key, v]) => ({
+    key,
+    score: v.reduce((s, x, i) => s + x * q[i], 0) / norm(v) / norm(q),
+  })).filter((h) => h.score > 0).sort((a, b) => b.score - a.score)
+    .slice(0, 50);
+  const { vector } = index.search(
+    query("", 50, { embedder: "e", vector: q }),
+  );
+  assert.deepEqual(vector.map((h) => h.key), expected.map((h) => h.key));
+  for (const [i, hit] of vector.entries()) {
+    assert.ok(Math.abs(hit.score - expected[i].score) < 1e-5);
+  }
+});
+
+Deno.test("fuse is reciprocal rank fusion", () => {
+  const fused = fuse({
+    lexical: [{ key: "a", score: 9 }, { key: "b", score: 5 }],
+    vector: [{ key: "b", score: 0.9 }, { key: "c", score: 0.8 }],
+  }, 10);
+  assert.deepEqual(fused, [
+    {
+      key: "b",
+      score: 1 / 62 + 1 / 61,
+      lexical_rank: 2,
+      vector_rank: 1,
+    },
+    { key: "a", score: 1 / 61, lexical_rank: 1 },
+    { key: "c", score: 1 / 62, vector_rank: 2 },
+  ]);
+  // Equal scores fall back to key order; limit and k apply.
+  const tied = fuse(
+    {
+      lexical: [{ key: "z", score: 1 }],
+      vector: [{ key: "y", score: 1 }],
+    },
+    1,
+    0,
+  );
+  assert.deepEqual(tied, [{ key: "y", score: 1, vector_rank: 1 }]);
+  assert.deepEqual(fuse({ lexical: [], vector: [] }, 5), []);
+});

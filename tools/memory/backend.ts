@@ -1,0 +1,77 @@
+// The storage port of the memory server. Implementations: KvBackend (a
+// Deno KV file, or remote KV over KV Connect), PgBackend (PostgreSQL), and
+// HostedBackend (a hosted backend with a local KvBackend as cache and a
+// durable write queue).
+
+import type {
+  BackendHealth,
+  EntryPage,
+  Message,
+  Rankings,
+  SearchQuery,
+  StoredEntry,
+} from "./model.ts";
+
+/** `update` of a missing key; the service turns it into a clear tool error. */
+export class EntryNotFound extends Error {
+  override name = "EntryNotFound";
+  constructor(readonly namespace: string, readonly key: string) {
+    super(`No entry "${key}" in namespace "${namespace}"`);
+  }
+}
+
+export interface ListQuery {
+  /** Only entries carrying every one of these tags. */
+  tags?: string[];
+  /** 1..1000 */
+  limit: number;
+  cursor?: string | null;
+}
+
+export interface MemoryBackend {
+  /** `local`, `postgres`, `kv-connect`, `hosted(postgres)`. */
+  readonly kind: string;
+  get(namespace: string, key: string): Promise<StoredEntry | null>;
+  /**
+   * Writes an entry. `upsert` creates or replaces; `update` replaces and
+   * throws EntryNotFound when the key is missing (checked atomically).
+   * Returns the entry it replaced, if any.
+   */
+  put(
+    entry: StoredEntry,
+    mode: "upsert" | "update",
+  ): Promise<StoredEntry | null>;
+  /** Returns whether an entry was deleted. */
+  delete(namespace: string, key: string): Promise<boolean>;
+  /** Entries in key order, filtered by tags (all must match), paged. */
+  list(namespace: string, query: ListQuery): Promise<EntryPage>;
+  /** Entry counts of every namespace that has entries. */
+  countByNamespace(): Promise<Record<string, number>>;
+  /** Lexical (BM25 or full-text) and vector rankings within one namespace. */
+  search(namespace: string, query: SearchQuery): Promise<Rankings>;
+  /** Non-sensitive entries whose embedding is missing or made by another embedder. */
+  staleEmbeddings(embedder: string, limit: number): Promise<StoredEntry[]>;
+  /** Stores an embedding for an entry, unless the entry changed since `updatedAt`. */
+  setEmbedding(
+    namespace: string,
+    key: string,
+    updatedAt: string,
+    embedding: StoredEntry["embedding"],
+  ): Promise<void>;
+  /** Appends to a conversation; returns how many messages it now has. */
+  appendMessages(
+    namespace: string,
+    sessionId: string,
+    messages: Message[],
+  ): Promise<number>;
+  /** The latest `limit` messages, oldest first. */
+  history(
+    namespace: string,
+    sessionId: string,
+    limit: number,
+  ): Promise<Message[]>;
+  /** Session ids with stored messages in a namespace. */
+  sessions(namespace: string): Promise<string[]>;
+  health(): Promise<BackendHealth>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,465 @@
+// PgBackend: the memory store on PostgreSQL (porsager's `postgres` client).
+// The tables are described and created in backend_pg_schema.ts. Every
+// failure to reach the server is thrown as BackendUnavailable (HostedBackend
+// queues on it); the password never appears in messages.
+
+import postgres from "postgres";
+import { z } from "zod";
+import type { Logger } from "../../platform/log.ts";
+import {
+  EntryNotFound,
+  type ListQuery,
+  type MemoryBackend,
+} from "./backend.ts";
+import {
+  checkNul,
+  decodeCursor,
+  encodeCursor,
+  type Guard,
+  guarded,
+  MessageRow,
+  migrate,
+  passwordIn,
+  publicUrl,
+  type SchemaInfo,
+  searchDoc,
+  TABLES as T,
+  toEntry,
+  vectorLiteral,
+} from "./backend_pg_schema.ts";
+import type {
+  BackendHealth,
+  EntryPage,
+  Message,
+  RankedKey,
+  Rankings,
+  SearchQuery,
+  StoredEntry,
+} from "./model.ts";
+
+type Sql = postgres.Sql;
+type Db = postgres.ISql;
+
+export interface PgConnectOptions {
+  /** `postgres://user@host:port/database`; a password in it is used when `key` is absent. */
+  url: string;
+  /** The password (or token); kept out of logs and error messages. */
+  key?: string;
+  log: Logger;
+  /** Connecting gives up after this long (default 5000). */
+  connectTimeoutMs?: number;
+  /** Server-side statement and lock timeout (default 5000). */
+  statementTimeoutMs?: number;
+  /** Pool size (default 4). */
+  maxConnections?: number;
+}
+
+const KeyScoreRow = z.object({ key: z.string(), score: z.number() });
+const KeyVectorRow = z.object({
+  key: z.string(),
+  embedding: z.array(z.number()),
+});
+const CountRow = z.object({ namespace: z.string(), count: z.number() });
+const TotalRow = z.object({ total: z.number() });
+const SessionRow = z.object({ session_id: z.string() });
+
+export class PgBackend implements MemoryBackend {
+  readonly kind = "postgres";
+  #sql: Sql;
+  readonly #newPool: () => Sql;
+  /** Pools dropped after a missed deadline, still shutting down. */
+  readonly #ending = new Set<Promise<void>>();
+  readonly #guard: Guard;
+  readonly #schema: SchemaInfo;
+  #closed = false;
+
+  private constructor(
+    newPool: () => Sql,
+    sql: Sql,
+    guard: Guard,
+    schema: SchemaInfo,
+  ) {
+    this.#newPool = newPool;
+    this.#sql = sql;
+    this.#guard = { ...guard, onDeadline: () => this.#dropPool() };
+    this.#schema = schema;
+  }
+
+  /** Connects, creates or upgrades the tables, and checks the server answers. */
+  static async connect(options: PgConnectOptions): Promise<PgBackend> {
+    const url = publicUrl(options.url);
+    const secret = options.key ?? passwordIn(options.url);
+    if (secret) options.log.addSecret(secret);
+    const connectMs = options.connectTimeoutMs ?? 5000;
+    const statementMs = options.statementTimeoutMs ?? 5000;
+    const newPool = () =>
+      postgres(options.url, {
+        password: options.key,
+        max: options.maxConnections ?? 4,
+        connect_timeout: connectMs / 1000,
+        idle_timeout: 60,
+        // The default backoff grows to 20 s between reconnects after an outage;
+        // the hosted backend paces its own probes, so reconnect promptly.
+        backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
+        // Notices ("relation already exists, skipping") would go to stdout,
+        // which belongs to the MCP stdio transport.
+        onnotice: () => {},
+        connection: {
+          application_name: "agentd-memory",
+          statement_timeout: statementMs,
+          lock_timeout: statementMs,
+          idle_in_transaction_session_timeout: statementMs * 2,
+        },
+      });
+    const sql = newPool();
+    // Client-side bound for one operation: a hung server (accepting TCP but
+    // not answering) is noticed by neither timeout above.
+    const guard = { url, secret, deadlineMs: connectMs + statementMs };
+    let schema: SchemaInfo;
+    try {
+      schema = await guarded(guard, "migrate", () => migrate(sql));
+    } catch (error) {
+      await sql.end({ timeout: 0 }).catch(() => {});
+      throw error;
+    }
+    options.log.info("memory_pg_connected", {
+      url,
+      vectors: schema.vectors,
+      detail: schema.note,
+    });
+    return new PgBackend(newPool, sql, guard, schema);
+  }
+
+  get(namespace: string, key: string): Promise<StoredEntry | null> {
+    return this.#run("get", async (db) => {
+      const rows = await db`SELECT ${cols(db)} FROM ${db(T.entries)}
+        WHERE namespace = ${namespace} AND key = ${key}`;
+      return rows.length ? toEntry(rows[0]) : null;
+    });
+  }
+
+  async put(
+    entry: StoredEntry,
+    mode: "upsert" | "update",
+  ): Promise<StoredEntry | null> {
+    checkNul(`Entry "${entry.key}"`, [
+      entry.namespace,
+      entry.key,
+      entry.value,
+      ...entry.tags,
+    ]);
+    const doc = searchDoc(entry);
+    const vector = vectorLiteral(entry.embedding?.vector);
+    return await this.#run("put", () =>
+      this.#sql.begin(async (tx) => {
+        const where = tx`namespace = ${entry.namespace} AND key = ${entry.key}`;
+        // SELECT ... FOR UPDATE locks an existing row. A new key gets a
+        // placeholder row first; if a racing writer inserted it after our
+        // SELECT, the next round locks and replaces theirs.
+        for (let round = 0; round < 5; round++) {
+          const old = await tx`SELECT ${cols(tx)} FROM ${tx(T.entries)}
+            WHERE ${where} FOR UPDATE`;
+          if (!old.length) {
+            if (mode === "update") {
+              throw new EntryNotFound(entry.namespace, entry.key);
+            }
+            const inserted = await tx`INSERT INTO ${tx(T.entries)}
+              (namespace, key, value, created_at, updated_at)
+              VALUES (${entry.namespace}, ${entry.key}, '', now(), now())
+              ON CONFLICT (namespace, key) DO NOTHING RETURNING 1`;
+            if (!inserted.length) continue;
+          }
+          await tx`UPDATE ${tx(T.entries)} SET value = ${entry.value},
+            tags = ${entry.tags}::text[], sensitive = ${entry.sensitive},
+            created_at = ${entry.created_at}::timestamptz,
+            updated_at = ${entry.updated_at}::timestamptz,
+            embedder = ${entry.embedding?.embedder ?? null},
+            embedding = ${vector}::real[],
+            search = setweight(to_tsvector('simple', ${doc.key}), 'A') ||
+              setweight(to_tsvector('simple', ${doc.tags}), 'B') ||
+              to_tsvector('simple', ${doc.value})
+            WHERE ${where}`;
+          return old.length ? toEntry(old[0]) : null;
+        }
+        throw new Error(
+          `Entry "${entry.key}" kept changing under concurrent writers; retry`,
+        );
+      }));
+  }
+
+  delete(namespace: string, key: string): Promise<boolean> {
+    // In a transaction, so a DELETE held up in a network partition is never
+    // sent (it waits for BEGIN's reply) and cannot run after recovery.
+    return this.#run("delete", () =>
+      this.#sql.begin(async (tx) => {
+        const rows = await tx`DELETE FROM ${tx(T.entries)}
+          WHERE namespace = ${namespace} AND key = ${key} RETURNING 1`;
+        return rows.length > 0;
+      }));
+  }
+
+  async list(namespace: string, query: ListQuery): Promise<EntryPage> {
+    const limit = query.limit;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+      throw new RangeError(
+        `List limit must be an integer from 1 to 1000, got ${limit}`,
+      );
+    }
+    const after = query.cursor ? decodeCursor(query.cursor) : null;
+    return await this.#run("list", async (db) => {
+      const rows = await db`SELECT ${cols(db)} FROM ${db(T.entries)}
+        WHERE namespace = ${namespace} AND tags @> ${query.tags ?? []}::text[]
+          ${after === null ? db`` : db`AND key > ${after}`}
+        ORDER BY key LIMIT ${limit + 1}`;
+      const entries = rows.slice(0, limit).map(toEntry);
+      const last = entries.at(-1);
+      return {
+        entries,
+        cursor: rows.length > limit && last ? encodeCursor(last.key) : null,
+      };
+    });
+  }
+
+  countByNamespace(): Promise<Record<string, number>> {
+    return this.#run("count", async (db) => {
+      const rows = await db`SELECT namespace, count(*)::int AS count
+        FROM ${db(T.entries)} GROUP BY namespace`;
+      const counts: Record<string, number> = {};
+      for (const row of rows) {
+        const { namespace, count } = CountRow.parse(row);
+        counts[namespace] = count;
+      }
+      return counts;
+    });
+  }
+
+  search(namespace: string, query: SearchQuery): Promise<Rankings> {
+    return this.#run("search", async (db) => ({
+      lexical: await this.#lexical(db, namespace, query),
+      vector: await this.#vector(db, namespace, query),
+    }));
+  }
+
+  staleEmbeddings(embedder: string, limit: number): Promise<StoredEntry[]> {
+    return this.#run("stale_embeddings", async (db) => {
+      const rows = await db`SELECT ${cols(db)} FROM ${db(T.entries)}
+        WHERE NOT sensitive AND (embedding IS NULL OR embedder IS DISTINCT FROM ${embedder})
+        ORDER BY namespace, key LIMIT ${limit}`;
+      return rows.map(toEntry);
+    });
+  }
+
+  setEmbedding(
+    namespace: string,
+    key: string,
+    updatedAt: string,
+    embedding: StoredEntry["embedding"],
+  ): Promise<void> {
+    return this.#run("set_embedding", async (db) => {
+      const embedder = embedding?.embedder ?? null;
+      await db`UPDATE ${db(T.entries)} SET embedder = ${embedder},
+        embedding = ${vectorLiteral(embedding?.vector)}::real[]
+        WHERE namespace = ${namespace} AND key = ${key} AND NOT sensitive
+          AND updated_at = ${updatedAt}::timestamptz`;
+    });
+  }
+
+  async appendMessages(
+    namespace: string,
+    sessionId: string,
+    messages: Message[],
+  ): Promise<number> {
+    for (const m of messages) {
+      checkNul(`A message of session "${sessionId}"`, [
+        namespace,
+        sessionId,
+        m.role,
+        m.content,
+        // jsonb refuses the \u0000 escape that JSON.stringify writes for NUL.
+        JSON.stringify(m.extra ?? null).replaceAll("\\u0000", "\u0000"),
+      ]);
+    }
+    const column = <K extends keyof Message>(k: K) => messages.map((m) => m[k]);
+    const extras = messages.map((m) =>
+      m.extra ? JSON.stringify(m.extra) : null
+    );
+    return await this.#run(
+      "append_messages",
+      () =>
+        this.#sql.begin(async (tx) => {
+          const sessions = tx(T.sessions);
+          const where =
+            tx`namespace = ${namespace} AND session_id = ${sessionId}`;
+          if (messages.length === 0) {
+            const rows = await tx`SELECT message_count::int AS total
+            FROM ${sessions} WHERE ${where}`;
+            return rows.length ? TotalRow.parse(rows[0]).total : 0;
+          }
+          // The upsert locks the session row until commit, so concurrent
+          // appenders (any number of daemons) take disjoint seq ranges.
+          const [row] = await tx`INSERT INTO ${sessions}
+          (namespace, session_id, message_count)
+          VALUES (${namespace}, ${sessionId}, ${messages.length})
+          ON CONFLICT (namespace, session_id) DO UPDATE
+          SET message_count = ${sessions}.message_count + excluded.message_count,
+            updated_at = now()
+          RETURNING message_count::int AS total`;
+          const { total } = TotalRow.parse(row);
+          const first = total - messages.length + 1;
+          await tx`INSERT INTO ${tx(T.messages)}
+          (namespace, session_id, seq, role, content, at, extra)
+          SELECT ${namespace}, ${sessionId}, ${first} + m.ord - 1,
+            m.role, m.content, m.at::timestamptz, m.extra::jsonb
+          FROM unnest(${column("role")}::text[], ${column("content")}::text[],
+            ${column("at")}::text[], ${extras}::text[])
+            WITH ORDINALITY AS m(role, content, at, extra, ord)`;
+          return total;
+        }),
+    );
+  }
+
+  history(
+    namespace: string,
+    sessionId: string,
+    limit: number,
+  ): Promise<Message[]> {
+    return this.#run("history", async (db) => {
+      const messages = db(T.messages);
+      const rows = await db`SELECT role, content, at, extra FROM ${messages}
+        WHERE namespace = ${namespace} AND session_id = ${sessionId}
+        ORDER BY seq DESC LIMIT ${Math.max(0, limit)}`;
+      return rows.map((raw) => {
+        const row = MessageRow.parse(raw);
+        const message: Message = {
+          role: row.role,
+          content: row.content,
+          at: row.at.toISOString(),
+        };
+        if (row.extra) message.extra = row.extra;
+        return message;
+      }).reverse();
+    });
+  }
+
+  sessions(namespace: string): Promise<string[]> {
+    return this.#run("sessions", async (db) => {
+      const rows = await db`SELECT session_id FROM ${db(T.sessions)}
+        WHERE namespace = ${namespace} ORDER BY session_id`;
+      return rows.map((row) => SessionRow.parse(row).session_id);
+    });
+  }
+
+  async health(): Promise<BackendHealth> {
+    try {
+      await this.#run("health", (db) => db`SELECT 1`);
+      return {
+        status: "ok",
+        detail: `PostgreSQL at ${this.#guard.url}; ${this.#schema.note}`,
+      };
+    } catch (error) {
+      return {
+        status: "down",
+        detail: error instanceof Error ? error.message : String(error),
+      };
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#sql.end({ timeout: 2 });
+    await Promise.all(this.#ending);
+  }
+
+  /**
+   * After a missed deadline the pool's queries would otherwise wait, and be
+   * retried, until the server answers, then run long after their callers
+   * gave up (and after the hosted queue replayed them). Ending the pool
+   * drops them; the next operation gets a fresh pool.
+   */
+  #dropPool(): void {
+    if (this.#closed) return;
+    const old = this.#sql;
+    this.#sql = this.#newPool();
+    const ending = old.end({ timeout: 0 }).catch(() => {}).finally(() => {
+      this.#ending.delete(ending);
+    });
+    this.#ending.add(ending);
+  }
+
+  async #lexical(
+    db: Db,
+    namespace: string,
+    query: SearchQuery,
+  ): Promise<RankedKey[]> {
+    if (query.terms.length === 0 || query.limit < 1) return [];
+    // Each term goes through the same 'simple' parser as the documents
+    // (plainto_tsquery), and the terms are ORed.
+    const rows = await db`WITH q AS (
+        SELECT string_agg('(' || plainto_tsquery('simple', t)::text || ')', ' | ')::tsquery AS query
+        FROM unnest(${query.terms}::text[]) AS t
+        WHERE plainto_tsquery('simple', t)::text <> ''
+      )
+      SELECT e.key, ts_rank_cd(e.search, q.query)::float8 AS score
+      FROM ${db(T.entries)} e, q
+      WHERE q.query IS NOT NULL AND e.namespace = ${namespace} AND e.search @@ q.query
+      ORDER BY score DESC, e.key LIMIT ${query.limit}`;
+    return rows.map((row) => KeyScoreRow.parse(row));
+  }
+
+  async #vector(
+    db: Db,
+    namespace: string,
+    query: SearchQuery,
+  ): Promise<RankedKey[]> {
+    const vector = query.vector;
+    if (!vector || vector.length === 0 || query.limit < 1) return [];
+    const embedder = query.embedder ?? null;
+    if (this.#schema.vectors === "pgvector") {
+      const q = db`${vectorLiteral(vector)}::real[]::vector`;
+      const rows =
+        await db`SELECT key, (1 - (embedding <=> ${q}))::float8 AS score
+        FROM ${db(T.entries)}
+        WHERE namespace = ${namespace} AND NOT sensitive AND embedding IS NOT NULL
+          AND (${embedder}::text IS NULL OR embedder = ${embedder})
+          AND vector_dims(embedding) = ${vector.length}
+        ORDER BY embedding <=> ${q}, key LIMIT ${query.limit}`;
+      return rows.map((row) => KeyScoreRow.parse(row));
+    }
+    const entries = db(T.entries);
+    const rows = await db`SELECT key, embedding::real[] AS embedding
+      FROM ${entries} WHERE namespace = ${namespace} AND NOT sensitive AND embedding IS NOT NULL
+        AND (${embedder}::text IS NULL OR embedder = ${embedder})
+        AND cardinality(embedding) = ${vector.length}`;
+    const hits = rows.map((raw) => {
+      const row = KeyVectorRow.parse(raw);
+      return { key: row.key, score: cosine(vector, row.embedding) };
+    });
+    hits.sort((a, b) => b.score - a.score || (a.key < b.key ? -1 : 1));
+    return hits.slice(0, query.limit);
+  }
+
+  #run<R>(op: string, fn: (db: Db) => Promise<R>): Promise<R> {
+    if (this.#closed) {
+      return Promise.reject(
+        new Error("The PostgreSQL memory backend is closed"),
+      );
+    }
+    return guarded(this.#guard, op, () => fn(this.#sql));
+  }
+}
+
+function cols(db: Db): postgres.Fragment {
+  return db`namespace, key, value, tags, sensitive, created_at, updated_at, embedder,
+    embedding::real[] AS embedding`;
+}
+
+function cosine(a: Float32Array, b: number[]): number {
+  let dot = 0, na = 0, nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}

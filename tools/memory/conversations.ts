@@ -1,0 +1,93 @@
+// Conversation tools, and the whole context of an agent.
+
+import { z } from "zod";
+import { json, toolDefiner } from "../kit.ts";
+import { entryJson, messageJson, namespace, sessionId } from "./schemas.ts";
+import type { MemoryService } from "./service.ts";
+
+const tool = toolDefiner<MemoryService>();
+
+const message = z.looseObject({
+  role: z.string().min(1).max(64).describe(
+    "user, assistant, system, tool, ...",
+  ),
+  content: z.string().max(1024 * 1024).describe("The message text"),
+});
+
+export const storeConversation = tool({
+  name: "store_conversation",
+  description:
+    "Append messages to a conversation (by session_id). Each message is {role, content, ...}; other fields are kept.",
+  input: z.object({
+    session_id: sessionId,
+    messages: z.array(message).min(1).max(1000).describe("Messages in order"),
+  }),
+  annotations: { destructiveHint: false },
+  async handle(memory, args, call) {
+    const messages = args.messages.map(({ role, content, ...extra }) => ({
+      role,
+      content,
+      extra,
+    }));
+    return json(
+      await memory.storeConversation(call.caller, args.session_id, messages),
+    );
+  },
+});
+
+export const getConversationHistory = tool({
+  name: "get_conversation_history",
+  description: "The latest messages of a conversation, oldest first.",
+  input: z.object({
+    session_id: sessionId,
+    limit: z.number().int().min(1).max(1000).optional().describe(
+      "How many of the latest messages (default 50)",
+    ),
+  }),
+  annotations: { readOnlyHint: true },
+  async handle(memory, args, call) {
+    const messages = await memory.history(
+      call.caller,
+      args.session_id,
+      args.limit ?? 50,
+    );
+    return json({
+      session_id: args.session_id,
+      count: messages.length,
+      messages: messages.map(messageJson),
+    });
+  },
+});
+
+export const getAgentContext = tool({
+  name: "get_agent_context",
+  description:
+    "Everything stored for an agent: the entries of its namespace and its conversations (bounded; page with list_memories for more).",
+  input: z.object({
+    agent_name: namespace.describe("The agent's name (its namespace)"),
+  }),
+  annotations: { readOnlyHint: true },
+  async handle(memory, args, call) {
+    const context = await memory.agentContext(call.caller, args.agent_name, {
+      entries: 200,
+      sessions: 20,
+      messages: 50,
+    });
+    return json({
+      agent: context.agent,
+      entries: context.entries.map((entry) => entryJson(entry, 1000)),
+      more_entries: context.more_entries,
+      conversations: context.conversations.map((conversation) => ({
+        session_id: conversation.session_id,
+        messages: conversation.messages.map(messageJson),
+      })),
+      more_conversations: context.more_conversations,
+    });
+  },
+});
+
+export const conversationTools = [
+  storeConversation,
+  getConversationHistory,
+  getAgentContext,
+];

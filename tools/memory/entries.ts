@@ -1,0 +1,117 @@
+// Entry tools: store, retrieve, update, delete and list memories.
+
+import { z } from "zod";
+import { json, toolDefiner } from "../kit.ts";
+import {
+  entryJson,
+  entryMeta,
+  key,
+  namespace,
+  tags,
+  value,
+} from "./schemas.ts";
+import type { MemoryService } from "./service.ts";
+
+const tool = toolDefiner<MemoryService>();
+
+/** Values in lists are cut to this many characters; retrieve_memory gives the whole value. */
+const LIST_VALUE_CHARS = 1000;
+
+export const storeMemory = tool({
+  name: "store_memory",
+  description:
+    "Store a value under a key in a namespace. Overwrites an existing key and says so (keeping its tags unless tags are given). Tag it 'sensitive' to encrypt it at rest.",
+  input: z.object({ namespace, key, value, tags: tags.optional() }),
+  annotations: { destructiveHint: false, idempotentHint: true },
+  async handle(memory, args, call) {
+    const { entry, replaced } = await memory.store(call.caller, args);
+    return json({
+      stored: true,
+      replaced,
+      message: replaced
+        ? `Replaced the previous value of "${entry.key}" in "${entry.namespace}".`
+        : `Stored "${entry.key}" in "${entry.namespace}".`,
+      entry: entryMeta(entry),
+    });
+  },
+});
+
+export const retrieveMemory = tool({
+  name: "retrieve_memory",
+  description: "Read one entry (value, tags, times) by namespace and key.",
+  input: z.object({ namespace, key }),
+  annotations: { readOnlyHint: true },
+  async handle(memory, args, call) {
+    return json(
+      entryJson(await memory.retrieve(call.caller, args.namespace, args.key)),
+    );
+  },
+});
+
+export const updateMemory = tool({
+  name: "update_memory",
+  description:
+    "Replace the value of an existing entry; fails if the key does not exist (use store_memory to create).",
+  input: z.object({ namespace, key, value }),
+  annotations: { destructiveHint: true, idempotentHint: true },
+  async handle(memory, args, call) {
+    const entry = await memory.update(
+      call.caller,
+      args.namespace,
+      args.key,
+      args.value,
+    );
+    return json({ updated: true, entry: entryMeta(entry) });
+  },
+});
+
+export const deleteMemory = tool({
+  name: "delete_memory",
+  description: "Delete one entry; fails if the key does not exist.",
+  input: z.object({ namespace, key }),
+  annotations: { destructiveHint: true },
+  async handle(memory, args, call) {
+    await memory.delete(call.caller, args.namespace, args.key);
+    return json({ deleted: true, namespace: args.namespace, key: args.key });
+  },
+});
+
+export const listMemories = tool({
+  name: "list_memories",
+  description:
+    "List the entries of a namespace in key order, optionally only those carrying all given tags. Pages: pass next_cursor back as cursor.",
+  input: z.object({
+    namespace,
+    tags: tags.optional().describe(
+      "Only entries carrying every one of these tags",
+    ),
+    limit: z.number().int().min(1).max(200).optional().describe(
+      "Entries per page (default 50)",
+    ),
+    cursor: z.string().min(1).max(2000).optional().describe(
+      "next_cursor from the previous page",
+    ),
+  }),
+  annotations: { readOnlyHint: true },
+  async handle(memory, args, call) {
+    const page = await memory.list(call.caller, args.namespace, {
+      tags: args.tags,
+      limit: args.limit ?? 50,
+      cursor: args.cursor,
+    });
+    return json({
+      namespace: args.namespace,
+      count: page.entries.length,
+      entries: page.entries.map((entry) => entryJson(entry, LIST_VALUE_CHARS)),
+      next_cursor: page.cursor,
+    });
+  },
+});
+
+export const entryTools = [
+  storeMemory,
+  retrieveMemory,
+  updateMemory,
+  deleteMemory,
+  listMemories,
+];

@@ -1,0 +1,87 @@
+// The memory server's data model, shared by the service, the tools and the
+// storage backends.
+
+/** An entry as tools see it: plaintext value, ISO times. */
+export interface MemoryEntry {
+  namespace: string;
+  key: string;
+  value: string;
+  tags: string[];
+  /** Encrypted at rest (AES-256-GCM); set by the `sensitive` tag. */
+  sensitive: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The embedding of an entry's text, tagged with the embedder that made it. */
+export interface Embedding {
+  /** e.g. `builtin:hash-v1:256`, `openai:text-embedding-3-small`, `ollama:nomic-embed-text`. */
+  embedder: string;
+  vector: Float32Array;
+}
+
+/**
+ * An entry as a backend stores it. For sensitive entries `value` is the
+ * ciphertext envelope (`enc:v1:<base64 iv>:<base64 ciphertext>`) and no
+ * embedding or searchable text is kept.
+ */
+export interface StoredEntry {
+  namespace: string;
+  key: string;
+  value: string;
+  tags: string[];
+  sensitive: boolean;
+  created_at: string;
+  updated_at: string;
+  embedding: Embedding | null;
+}
+
+/** One conversation message; `role` and `content` are what models exchange. */
+export interface Message {
+  role: string;
+  content: string;
+  /** ISO time the message was stored. */
+  at: string;
+  /** Anything else the caller sent with the message (name, tool_call_id, ...). */
+  extra?: Record<string, unknown>;
+}
+
+export interface EntryPage {
+  entries: StoredEntry[];
+  /** Opaque; pass back to get the next page. null: no more. */
+  cursor: string | null;
+}
+
+/** A search hit from one ranking (lexical or vector), best first. */
+export interface RankedKey {
+  key: string;
+  score: number;
+}
+
+export interface SearchQuery {
+  /** The raw query text. */
+  text: string;
+  /** The query's tokens (see search_index.ts `tokenize`), for lexical ranking. */
+  terms: string[];
+  /** The query's embedding by the current embedder; absent when no embedder answered. */
+  vector?: Float32Array;
+  /** Only embeddings made by this embedder are compared. */
+  embedder?: string;
+  /** How many hits each ranking returns at most. */
+  limit: number;
+}
+
+export interface Rankings {
+  lexical: RankedKey[];
+  vector: RankedKey[];
+}
+
+export type BackendStatus = "ok" | "degraded" | "down";
+
+export interface BackendHealth {
+  status: BackendStatus;
+  /** What a person needs to know: "PostgreSQL unreachable since 12:03:11; 4 writes queued". */
+  detail?: string;
+  /** Writes waiting for the hosted store (hosted mode only). */
+  queued_writes?: number;
+}

@@ -1,0 +1,89 @@
+// Argument schemas shared by the memory tools, and how entries are shown.
+
+import { z } from "zod";
+import type { JsonValue } from "../../platform/store.ts";
+import type { MemoryEntry, Message } from "./model.ts";
+
+/** Largest value accepted (UTF-8 bytes); HTTP bodies are capped at 1 MiB anyway. */
+export const MAX_VALUE_BYTES = 1024 * 1024;
+
+export const namespace = z.string().min(1).max(200)
+  .regex(/^[^\p{Cc}]+$/u, "must not contain control characters")
+  .describe("Namespace; an agent's own namespace is its name");
+export const key = z.string().min(1).max(512)
+  .regex(/^[^\p{Cc}]+$/u, "must not contain control characters")
+  .describe("Key within the namespace");
+export const value = z.string()
+  .refine((text) => new TextEncoder().encode(text).length <= MAX_VALUE_BYTES, {
+    message: `must be at most ${MAX_VALUE_BYTES} bytes (UTF-8)`,
+  })
+  .describe("Text to store");
+export const tags = z.array(z.string().min(1).max(64)).max(32)
+  .describe(
+    'Labels for filtering; the tag "sensitive" encrypts the value at rest',
+  );
+export const query = z.string().min(1).max(2000).describe(
+  "What to look for, in words",
+);
+export const sessionId = z.string().min(1).max(200).describe("Conversation id");
+
+/** An entry as JSON, with the value cut to `maxValue` characters when given. */
+export function entryJson(
+  entry: MemoryEntry,
+  maxValue?: number,
+): { [key: string]: JsonValue } {
+  const out: { [key: string]: JsonValue } = {
+    namespace: entry.namespace,
+    key: entry.key,
+    value: entry.value,
+    tags: entry.tags,
+    sensitive: entry.sensitive,
+    created_at: entry.created_at,
+    updated_at: entry.updated_at,
+  };
+  if (maxValue !== undefined && entry.value.length > maxValue) {
+    out.value = entry.value.slice(0, maxValue);
+    out.value_truncated = `${
+      entry.value.length - maxValue
+    } more characters; use retrieve_memory for the whole value`;
+  }
+  return out;
+}
+
+/** An entry's metadata without its value, for write acknowledgements. */
+export function entryMeta(entry: MemoryEntry): { [key: string]: JsonValue } {
+  return {
+    namespace: entry.namespace,
+    key: entry.key,
+    tags: entry.tags,
+    sensitive: entry.sensitive,
+    value_length: entry.value.length,
+    created_at: entry.created_at,
+    updated_at: entry.updated_at,
+  };
+}
+
+export function messageJson(message: Message): { [key: string]: JsonValue } {
+  const out: { [key: string]: JsonValue } = {
+    role: message.role,
+    content: message.content,
+    at: message.at,
+  };
+  if (message.extra) out.extra = toJson(message.extra);
+  return out;
+}
+
+/** Structured values that came in as JSON go back out as JSON. */
+function toJson(value: unknown): JsonValue {
+  if (
+    value === null || typeof value === "string" || typeof value === "boolean"
+  ) return value;
+  if (typeof value === "number") return Number.isFinite(value) ? value : null;
+  if (Array.isArray(value)) return value.map(toJson);
+  if (typeof value === "object") {
+    const out: { [key: string]: JsonValue } = {};
+    for (const [k, v] of Object.entries(value)) out[k] = toJson(v);
+    return out;
+  }
+  return null;
+}

@@ -1,0 +1,93 @@
+// Search tools: hybrid search in one namespace, and across several.
+
+import { z } from "zod";
+import type { JsonValue } from "../../platform/store.ts";
+import { json, toolDefiner } from "../kit.ts";
+import { namespace, query } from "./schemas.ts";
+import type { SearchHit, SearchOutcome } from "./service.ts";
+import type { MemoryService } from "./service.ts";
+
+const tool = toolDefiner<MemoryService>();
+
+/** Values in hits are cut to this many characters; retrieve_memory gives the whole value. */
+const HIT_VALUE_CHARS = 1000;
+
+const limit = z.number().int().min(1).max(50).optional().describe(
+  "Most hits to return (default 10)",
+);
+
+function hitJson(hit: SearchHit): { [key: string]: JsonValue } {
+  const out: { [key: string]: JsonValue } = {
+    namespace: hit.namespace,
+    key: hit.key,
+    value: hit.value.slice(0, HIT_VALUE_CHARS),
+    tags: hit.tags,
+    score: hit.score,
+    matched: hit.matched,
+  };
+  if (hit.value.length > HIT_VALUE_CHARS) {
+    out.value_truncated = `${
+      hit.value.length - HIT_VALUE_CHARS
+    } more characters; use retrieve_memory`;
+  }
+  return out;
+}
+
+function outcomeJson(outcome: SearchOutcome): { [key: string]: JsonValue } {
+  const out: { [key: string]: JsonValue } = {
+    mode: outcome.mode,
+    hits: outcome.hits.map(hitJson),
+  };
+  if (outcome.note) out.note = outcome.note;
+  return out;
+}
+
+export const searchMemory = tool({
+  name: "search_memory",
+  description:
+    "Search a namespace by meaning and by words (hybrid: BM25 + vectors, fused by reciprocal rank). Best hits first.",
+  input: z.object({ namespace, query, limit }),
+  annotations: { readOnlyHint: true },
+  async handle(memory, args, call) {
+    const outcome = await memory.search(
+      call.caller,
+      args.namespace,
+      args.query,
+      args.limit ?? 10,
+    );
+    return json({
+      namespace: args.namespace,
+      query: args.query,
+      ...outcomeJson(outcome),
+    });
+  },
+});
+
+export const crossReference = tool({
+  name: "cross_reference",
+  description:
+    "Search several namespaces at once; each hit names the namespace it came from.",
+  input: z.object({
+    query,
+    namespaces: z.array(namespace).min(1).max(20).describe(
+      "Namespaces to search",
+    ),
+    limit,
+  }),
+  annotations: { readOnlyHint: true },
+  async handle(memory, args, call) {
+    const outcome = await memory.crossReference(
+      call.caller,
+      args.query,
+      args.namespaces,
+      args.limit ?? 10,
+    );
+    return json({
+      query: args.query,
+      by_namespace: outcome.by_namespace,
+      ...outcomeJson(outcome),
+    });
+  },
+});
+
+export const searchTools = [searchMemory, crossReference];
