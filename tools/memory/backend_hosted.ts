@@ -12,7 +12,12 @@
 
 import type { Logger } from "../../platform/log.ts";
 import type { Store } from "../../platform/store.ts";
-import type { ListQuery, MemoryBackend } from "./backend.ts";
+import {
+  BackendUnavailable,
+  isUnavailable,
+  type ListQuery,
+  type MemoryBackend,
+} from "./backend.ts";
 import {
   describeOp,
   embeddingJson,
@@ -29,34 +34,6 @@ import type {
   SearchQuery,
   StoredEntry,
 } from "./model.ts";
-
-/**
- * Thrown by a backend that cannot reach its server (connection refused,
- * timeout, server shutting down, login rejected). HostedBackend queues
- * writes on it; any other error means the operation itself was refused.
- */
-export class BackendUnavailable extends Error {
-  override name = "BackendUnavailable";
-}
-
-const NETWORK_ERRORS = [
-  Deno.errors.ConnectionRefused,
-  Deno.errors.ConnectionReset,
-  Deno.errors.ConnectionAborted,
-  Deno.errors.NotConnected,
-  Deno.errors.BrokenPipe,
-  Deno.errors.TimedOut,
-  Deno.errors.NetworkUnreachable,
-  Deno.errors.AddrNotAvailable,
-];
-
-/** Connectivity failure (queue and retry) as opposed to a refused operation. */
-export function isUnavailable(error: unknown): boolean {
-  if (error instanceof Error && error.name === "BackendUnavailable") {
-    return true;
-  }
-  return NETWORK_ERRORS.some((type) => error instanceof type);
-}
 
 /** A remote connected on demand, so the daemon can start during an outage. */
 export interface RemoteConnector {

@@ -17,7 +17,7 @@
 import postgres from "postgres";
 import { z } from "zod";
 import { EntryNotFound } from "./backend.ts";
-import { BackendUnavailable } from "./backend_hosted.ts";
+import { BackendUnavailable } from "./backend.ts";
 import type { StoredEntry } from "./model.ts";
 import { tokenize } from "./search_index.ts";
 

@@ -6,11 +6,12 @@ import { join } from "node:path";
 import { z } from "zod";
 import { openSecrets } from "../../platform/secrets.ts";
 import { scoped, type Store } from "../../platform/store.ts";
-import { KvStore, openKvStore } from "../../platform/store_kv.ts";
+import { openKvStore } from "../../platform/store_kv.ts";
 import { defineServer, type ServerDeps } from "../kit.ts";
 import type { MemoryBackend } from "./backend.ts";
 import { HostedBackend, type RemoteConnector } from "./backend_hosted.ts";
 import { KvBackend } from "./backend_kv.ts";
+import { openKvConnect } from "./backend_kv_connect.ts";
 import { PgBackend } from "./backend_pg.ts";
 import { conversationTools } from "./conversations.ts";
 import { createEmbedder, EmbedderConfig } from "./embedder.ts";
@@ -149,15 +150,7 @@ function remoteConnector(
   if (protocol === "https:" || protocol === "http:") {
     return {
       kind: "kv-connect",
-      async connect() {
-        // Deno reads the KV Connect access token from this variable.
-        if (key !== undefined) Deno.env.set("DENO_KV_ACCESS_TOKEN", key);
-        const kv = await Deno.openKv(url);
-        return await KvBackend.open(new KvStore(kv), {
-          kind: "kv-connect",
-          logger: deps.log,
-        });
-      },
+      connect: () => openKvConnect({ url, token: key, log: deps.log }),
     };
   }
   throw new Error(

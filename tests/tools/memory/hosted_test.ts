@@ -7,7 +7,13 @@ import {
   Client,
   StreamableHTTPClientTransport,
 } from "../../../platform/mcp_sdk.ts";
-import { type Daemon, spawnDaemon, tempDir, waitFor } from "../../helpers.ts";
+import {
+  type Daemon,
+  freePort,
+  spawnDaemon,
+  tempDir,
+  waitFor,
+} from "../../helpers.ts";
 import { pgTestIgnore, startPgServer } from "./pg_server.ts";
 import { call, exerciseAllTools } from "./scenario.ts";
 
@@ -188,4 +194,51 @@ Deno.test({
       await pg.destroy();
     }
   },
+});
+
+Deno.test("memory hosted on KV Connect: an unreachable remote starts degraded, serves from the cache and queues writes", async () => {
+  // No KV Connect server can run here: this covers the daemon's side of it
+  // (URL handling, the access token, the outage path), not the remote itself.
+  await using dir = await tempDir();
+  const token = "kv-connect-token-" + crypto.randomUUID();
+  const daemon = await spawnDaemon([
+    "serve",
+    "--port",
+    "0",
+    "--data-dir",
+    dir.path,
+  ], {
+    env: {
+      AGENTD_MEMORY__STORAGE: "hosted",
+      AGENTD_MEMORY__URL: `https://127.0.0.1:${freePort()}/`,
+      AGENTD_MEMORY__KEY: token,
+    },
+  });
+  const on = await connect(daemon);
+  try {
+    await call(on.client, "store_memory", {
+      namespace: "kv",
+      key: "k",
+      value: "kept locally",
+    });
+    assert.equal(
+      (await call(on.client, "retrieve_memory", { namespace: "kv", key: "k" }))
+        .value,
+      "kept locally",
+    );
+    const health = await memoryHealth(daemon);
+    assert.equal(health.status, "degraded");
+    assert.equal(health.memory.storage, "hosted(kv-connect)");
+    assert.match(
+      String(health.memory.backend_detail),
+      /unreachable since .* 1 writes? queued/,
+    );
+    assert.ok(
+      !JSON.stringify(daemon.logs).includes(token),
+      "the access token is never logged",
+    );
+  } finally {
+    await on.close();
+    assert.equal((await daemon.stop()).code, 0);
+  }
 });
