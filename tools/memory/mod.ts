@@ -74,7 +74,7 @@ export const memoryServer = defineServer<MemoryService>({
     deps.log.info("memory_ready", {
       storage: opened.backend.kind,
       embedder: embedder.id,
-      secret_key: secrets.source,
+      key_source: secrets.source,
     });
     return {
       context: memory,

@@ -140,7 +140,7 @@ function compareKeys(a: string, b: string): number {
 export function fuse(
   rankings: Rankings,
   limit: number,
-  k = 60,
+  options: { k?: number; vectorWeight?: number } = {},
 ): {
   key: string;
   score: number;
@@ -151,16 +151,21 @@ export function fuse(
     string,
     { key: string; score: number; lexical_rank?: number; vector_rank?: number }
   >();
-  const add = (hits: RankedKey[], field: "lexical_rank" | "vector_rank") => {
+  const k = options.k ?? 60;
+  const add = (
+    hits: RankedKey[],
+    field: "lexical_rank" | "vector_rank",
+    weight: number,
+  ) => {
     hits.forEach((hit, i) => {
       const item = fused.get(hit.key) ?? { key: hit.key, score: 0 };
-      item.score += 1 / (k + i + 1);
+      item.score += weight / (k + i + 1);
       item[field] = i + 1;
       fused.set(hit.key, item);
     });
   };
-  add(rankings.lexical, "lexical_rank");
-  add(rankings.vector, "vector_rank");
+  add(rankings.lexical, "lexical_rank", 1);
+  add(rankings.vector, "vector_rank", options.vectorWeight ?? 1);
   return [...fused.values()]
     .sort((a, b) => b.score - a.score || compareKeys(a.key, b.key))
     .slice(0, Math.max(0, limit));

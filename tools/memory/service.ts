@@ -280,7 +280,17 @@ export class MemoryService {
       embedder: vector ? this.embedder.id : undefined,
       limit: depth,
     });
-    const fused = fuse(rankings, limit);
+    const fusion = this.embedder.fusion ?? { weight: 1, minSimilarity: 0 };
+    const fused = fuse(
+      {
+        lexical: rankings.lexical,
+        vector: rankings.vector.filter((hit) =>
+          hit.score >= fusion.minSimilarity
+        ),
+      },
+      limit,
+      { vectorWeight: fusion.weight },
+    );
     const entries = await Promise.all(
       fused.map((hit) => this.backend.get(namespace, hit.key)),
     );

@@ -15,7 +15,9 @@ function fakeEmbedding(text: string): number[] {
   const vector = new Array(16).fill(0);
   for (const word of text.toLowerCase().match(/\p{L}+/gu) ?? []) {
     let hash = 0;
-    for (const char of word) hash = (hash * 31 + (char.codePointAt(0) ?? 0)) >>> 0;
+    for (const char of word) {
+      hash = (hash * 31 + (char.codePointAt(0) ?? 0)) >>> 0;
+    }
     vector[hash % 16] += 1;
   }
   return vector;

@@ -291,8 +291,19 @@ Deno.test("fuse is reciprocal rank fusion", () => {
       vector: [{ key: "y", score: 1 }],
     },
     1,
-    0,
+    { k: 0 },
   );
   assert.deepEqual(tied, [{ key: "y", score: 1, vector_rank: 1 }]);
   assert.deepEqual(fuse({ lexical: [], vector: [] }, 5), []);
+  // A lighter vector ranking: lexical rank 2 now beats vector rank 1.
+  const weighted = fuse(
+    {
+      lexical: [{ key: "a", score: 9 }, { key: "b", score: 5 }],
+      vector: [{ key: "c", score: 0.9 }],
+    },
+    10,
+    { vectorWeight: 0.5 },
+  );
+  assert.deepEqual(weighted.map((hit) => hit.key), ["a", "b", "c"]);
+  assert.equal(weighted[2].score, 0.5 / 61);
 });

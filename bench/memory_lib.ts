@@ -1,0 +1,479 @@
+// Shared by the memory benchmarks (bench/memory_*_bench.ts): seeded text,
+// writing a store the way the memory server does, child processes, a raw
+// stdio JSON-RPC client, percentiles. Not a bench itself (no `_bench` suffix).
+
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import { LATEST_PROTOCOL_VERSION } from "../platform/mcp_sdk.ts";
+import { scoped } from "../platform/store.ts";
+import { openKvStore } from "../platform/store_kv.ts";
+import { KvBackend } from "../tools/memory/backend_kv.ts";
+import { BuiltinEmbedder } from "../tools/memory/embedder.ts";
+import type { StoredEntry } from "../tools/memory/model.ts";
+import { indexText } from "../tools/memory/search_index.ts";
+
+export const ROOT = fileURLToPath(new URL("..", import.meta.url));
+export const MAIN = join(ROOT, "main.ts");
+export const DENO = Deno.execPath();
+export const PEER_DIR = join(
+  ROOT,
+  "node_modules/@modelcontextprotocol/server-memory/",
+);
+export const PEER = join(PEER_DIR, "dist/index.js");
+/** The namespace every bench entry lives in. */
+export const NAMESPACE = "bench";
+
+// ------------------------------------------------------------ clean-up
+
+const cleanups: (() => void)[] = [];
+let cleanedUp = false;
+
+/** Runs every registered clean-up once, newest first (children before their dirs). */
+export function cleanUp(): void {
+  if (cleanedUp) return;
+  cleanedUp = true;
+  for (const cleanup of cleanups.reverse()) {
+    try {
+      cleanup();
+    } catch {
+      // already gone
+    }
+  }
+}
+
+globalThis.addEventListener("unload", cleanUp);
+
+export function killOnExit(pid: number): void {
+  cleanups.push(() => Deno.kill(pid, "SIGKILL"));
+}
+
+export function tempDir(prefix = "agentd-membench-"): string {
+  const dir = Deno.makeTempDirSync({ prefix });
+  cleanups.push(() => Deno.removeSync(dir, { recursive: true }));
+  return dir;
+}
+
+// ------------------------------------------------------------ numbers
+
+/** Linear-interpolated percentile (p in 0..100) of unsorted samples. */
+export function percentile(samples: readonly number[], p: number): number {
+  if (samples.length === 0) return NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (p / 100) * (sorted.length - 1);
+  const low = Math.floor(at);
+  const high = Math.min(sorted.length - 1, low + 1);
+  return sorted[low] + (sorted[high] - sorted[low]) * (at - low);
+}
+
+export const ms = (value: number) => value.toFixed(value < 10 ? 2 : 1);
+export const mib = (kib: number) => (kib / 1024).toFixed(1);
+
+export interface ProcessMemory {
+  rssKiB: number;
+  hwmKiB: number;
+}
+
+/** VmRSS and VmHWM of a process (Linux only). */
+export function memoryOf(pid: number): ProcessMemory | undefined {
+  try {
+    const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+    const field = (name: string) => {
+      const found = new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status);
+      return found ? Number(found[1]) : NaN;
+    };
+    return { rssKiB: field("VmRSS"), hwmKiB: field("VmHWM") };
+  } catch {
+    return undefined;
+  }
+}
+
+export function nodeVersion(): string {
+  const out = new Deno.Command("node", { args: ["--version"] }).outputSync();
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
+export function peerVersion(): string {
+  return z.object({ version: z.string() }).parse(
+    JSON.parse(Deno.readTextFileSync(join(PEER_DIR, "package.json"))),
+  ).version;
+}
+
+// ------------------------------------------------------------ seeded text
+
+/** mulberry32: a small, fast, seedable PRNG returning [0, 1). */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function pick<T>(random: () => number, items: readonly T[]): T {
+  return items[Math.floor(random() * items.length)];
+}
+
+export function int(random: () => number, min: number, max: number): number {
+  return min + Math.floor(random() * (max - min + 1));
+}
+
+/** Common words of notes an agent keeps: work, code, people, places, time. */
+export const COMMON_WORDS = [
+  ...new Set((
+    "the a of to and in for on with is was that it as at by from this be are " +
+    "we will should after before when not but or all new our has have had " +
+    "project team meeting deploy release build test server client database " +
+    "cache queue worker service api endpoint request response error failure " +
+    "timeout retry latency memory disk network cluster node region backup " +
+    "restore migration schema index query table column user account customer " +
+    "invoice payment order shipment report dashboard alert incident ticket " +
+    "review branch commit merge pipeline config secret token key certificate " +
+    "login session password email message notification schedule calendar " +
+    "week month year today tomorrow yesterday morning evening deadline budget " +
+    "plan goal task priority owner manager engineer designer writer analyst " +
+    "office home remote travel flight hotel train airport city street " +
+    "lunch dinner coffee tea breakfast recipe kitchen garden book movie music " +
+    "doctor appointment health exercise running cycling weekend holiday " +
+    "family friend birthday gift party phone laptop screen keyboard printer " +
+    "document draft note summary decision question answer idea problem fix " +
+    "bug feature version update upgrade install setup change issue risk " +
+    "cost price contract vendor license support team lead review approve " +
+    "reject wait start stop finish begin end open close move keep remove " +
+    "add check send receive read write call ask tell show find use need want " +
+    "like prefer remember forget learn teach explain agree choose decide buy " +
+    "sell pay rent borrow lend fast slow large small cheap expensive quiet " +
+    "loud early late long short old young good bad easy hard important urgent " +
+    "main second last next first final daily weekly monthly quarterly " +
+    "north south east west blue green red black white staging production " +
+    "development local shared private public internal external primary " +
+    "replica leader follower latency throughput storage bandwidth quota limit"
+  ).split(/\s+/)),
+];
+
+const ONSETS = "b c d f g h j k l m n p r s t v w z br cr dr fl gr kl pr st tr"
+  .split(" ");
+const VOWELS = "a e i o u ai ea io ou".split(" ");
+const CODAS = ["", "", "n", "r", "l", "s", "th", "x", "m", "nd", "rk"];
+
+/** Distinct made-up words (a long tail: names, codenames, jargon), deterministic per seed. */
+export function madeUpWords(
+  count: number,
+  seed: number,
+  avoid: ReadonlySet<string> = new Set(),
+): string[] {
+  const random = seeded(seed);
+  const words = new Set<string>();
+  while (words.size < count) {
+    let word = "";
+    const syllables = int(random, 2, 3);
+    for (let i = 0; i < syllables; i++) {
+      word += pick(random, ONSETS) + pick(random, VOWELS);
+    }
+    word += pick(random, CODAS);
+    if (!avoid.has(word)) words.add(word);
+  }
+  return [...words];
+}
+
+/** Samples ranks 0..n-1 with probability ∝ 1/(rank+1)^s (Zipf's law). */
+export class Zipf {
+  #cdf: Float64Array;
+
+  constructor(readonly n: number, s = 1.05) {
+    this.#cdf = new Float64Array(n);
+    let sum = 0;
+    for (let i = 0; i < n; i++) this.#cdf[i] = sum += 1 / Math.pow(i + 1, s);
+    for (let i = 0; i < n; i++) this.#cdf[i] /= sum;
+  }
+
+  sample(random: () => number): number {
+    const u = random();
+    let low = 0;
+    let high = this.n - 1;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (this.#cdf[mid] < u) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+}
+
+/** Common words first, then 6,000 made-up ones: ranks for a Zipf draw. */
+export const VOCABULARY: readonly string[] = [
+  ...COMMON_WORDS,
+  ...madeUpWords(6000, 7, new Set(COMMON_WORDS)),
+];
+const ZIPF = new Zipf(VOCABULARY.length);
+
+export const TAGS = (
+  "work personal project infra frontend backend ops finance travel health " +
+  "family todo decision meeting-notes incident customer research idea " +
+  "reference draft archive urgent weekly docs"
+).split(" ");
+
+/** Sentences of 6–14 words drawn from the vocabulary, `min`–`max` words in all. */
+export function paragraph(
+  random: () => number,
+  min = 20,
+  max = 60,
+): string {
+  const total = int(random, min, max);
+  const sentences: string[] = [];
+  let left = total;
+  while (left > 0) {
+    const length = Math.min(left, int(random, 6, 14));
+    const words: string[] = [];
+    for (let i = 0; i < length; i++) {
+      words.push(VOCABULARY[ZIPF.sample(random)]);
+    }
+    words[0] = words[0][0].toUpperCase() + words[0].slice(1);
+    sentences.push(`${words.join(" ")}.`);
+    left -= length;
+  }
+  return sentences.join(" ");
+}
+
+export interface EntryInput {
+  namespace: string;
+  key: string;
+  value: string;
+  tags: string[];
+}
+
+/** The i-th filler entry: a 20–60 word note with 0–3 tags. */
+export function fillerEntry(random: () => number, i: number): EntryInput {
+  const tags = new Set<string>();
+  const tagCount = int(random, 0, 3);
+  while (tags.size < tagCount) tags.add(pick(random, TAGS));
+  return {
+    namespace: NAMESPACE,
+    key: `note-${i}`,
+    value: paragraph(random),
+    tags: [...tags],
+  };
+}
+
+/**
+ * A query of `words` words drawn the way the notes are, from ranks `from` on
+ * (skipping the most common words), each at least `minLength` characters.
+ */
+export function queryText(
+  random: () => number,
+  words: number,
+  options: { from?: number; minLength?: number } = {},
+): string {
+  const from = options.from ?? 40;
+  const minLength = options.minLength ?? 1;
+  const out: string[] = [];
+  while (out.length < words) {
+    const rank = ZIPF.sample(random);
+    const word = VOCABULARY[rank];
+    if (rank >= from && word.length >= minLength) out.push(word);
+  }
+  return out.join(" ");
+}
+
+// ------------------------------------------------------------ stores
+
+/**
+ * Writes entries into `<dataDir>/store.kv` exactly where and how `agentd mcp
+ * memory --data-dir <dataDir>` keeps them: the daemon scopes the store to
+ * ["svc-memory"] (cli/boot.ts) and the local backend to ["entries"]
+ * (tools/memory/mod.ts); each entry carries the builtin embedding of its
+ * indexText, as MemoryService's store does.
+ */
+export async function populate(
+  dataDir: string,
+  entries: Iterable<EntryInput>,
+): Promise<{ count: number; ms: number }> {
+  const kv = await openKvStore(join(dataDir, "store.kv"));
+  const backend = await KvBackend.open(
+    scoped(scoped(kv, ["svc-memory"]), ["entries"]),
+  );
+  const embedder = new BuiltinEmbedder();
+  const started = performance.now();
+  let count = 0;
+  try {
+    const now = new Date().toISOString();
+    for (const input of entries) {
+      const entry: StoredEntry = {
+        ...input,
+        sensitive: false,
+        created_at: now,
+        updated_at: now,
+        embedding: null,
+      };
+      const [vector] = await embedder.embed([indexText(entry)]);
+      entry.embedding = { embedder: embedder.id, vector };
+      await backend.put(entry, "upsert");
+      count++;
+    }
+  } finally {
+    await backend.close();
+    await kv.close();
+  }
+  return { count, ms: performance.now() - started };
+}
+
+/** The peer's JSONL file: one entity per entry (name = key, one observation = value). */
+export async function writePeerGraph(
+  path: string,
+  entries: Iterable<EntryInput>,
+): Promise<void> {
+  const lines: string[] = [];
+  for (const entry of entries) {
+    lines.push(JSON.stringify({
+      type: "entity",
+      name: entry.key,
+      entityType: "memory",
+      observations: [entry.value],
+    }));
+  }
+  await Deno.writeTextFile(path, lines.join("\n"));
+}
+
+// ------------------------------------------------------------ commands
+
+export interface Command {
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+}
+
+/** `deno run -A [denoFlags] main.ts <args>`: no type check (deno run's default). */
+export function agentdCommand(
+  args: string[],
+  denoFlags: string[] = [],
+): Command {
+  return { command: DENO, args: ["run", "-A", ...denoFlags, MAIN, ...args] };
+}
+
+export function peerCommand(memoryFile: string): Command {
+  return {
+    command: "node",
+    args: [PEER],
+    env: { MEMORY_FILE_PATH: memoryFile },
+  };
+}
+
+// ------------------------------------------------------------ raw stdio client
+
+const Response = z.object({ id: z.number() }).loose();
+
+/** Newline-delimited JSON-RPC responses from a child's stdout, by id. */
+class LineReader {
+  #reader: ReadableStreamDefaultReader<string>;
+  #buffer = "";
+
+  constructor(stdout: ReadableStream<Uint8Array>) {
+    this.#reader = stdout.pipeThrough(new TextDecoderStream()).getReader();
+  }
+
+  async response(id: number): Promise<unknown> {
+    for (;;) {
+      let newline = this.#buffer.indexOf("\n");
+      while (newline >= 0) {
+        const line = this.#buffer.slice(0, newline);
+        this.#buffer = this.#buffer.slice(newline + 1);
+        if (line.trim() !== "") {
+          const message: unknown = JSON.parse(line);
+          const parsed = Response.safeParse(message);
+          if (parsed.success && parsed.data.id === id) return message;
+        }
+        newline = this.#buffer.indexOf("\n");
+      }
+      const { value, done } = await this.#reader.read();
+      if (done) throw new Error(`stdout closed before response ${id}`);
+      this.#buffer += value;
+    }
+  }
+
+  async drain(): Promise<void> {
+    while (!(await this.#reader.read()).done) {
+      // discard
+    }
+  }
+}
+
+const ToolsList = z.object({
+  result: z.object({ tools: z.array(z.object({ name: z.string() })) }),
+});
+
+export interface ColdStart {
+  /** Spawn to the initialize response. */
+  initializeMs: number;
+  /** Spawn to the tools/list response. */
+  toolsListMs: number;
+  tools: number;
+}
+
+/**
+ * Spawns `cmd`, sends initialize, notifications/initialized and tools/list
+ * over stdio with no MCP client library, and times spawn → each answer.
+ * Then closes stdin and waits for the child (SIGKILL after 5 s).
+ */
+export async function coldStart(
+  cmd: Command,
+  cwd: string,
+  timeoutMs = 60_000,
+): Promise<ColdStart> {
+  const encoder = new TextEncoder();
+  const started = performance.now();
+  const child = new Deno.Command(cmd.command, {
+    args: cmd.args,
+    cwd,
+    env: cmd.env,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // gone
+    }
+  }, timeoutMs);
+  const writer = child.stdin.getWriter();
+  const send = (message: unknown) =>
+    writer.write(encoder.encode(`${JSON.stringify(message)}\n`));
+  const reader = new LineReader(child.stdout);
+  try {
+    await send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: "agentd-bench", version: "1.0.0" },
+      },
+    });
+    await reader.response(1);
+    const initializeMs = performance.now() - started;
+    await send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    await send({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} });
+    const list = ToolsList.parse(await reader.response(2));
+    const toolsListMs = performance.now() - started;
+    return { initializeMs, toolsListMs, tools: list.result.tools.length };
+  } finally {
+    await writer.close().catch(() => {});
+    const drained = reader.drain().catch(() => {});
+    const killer = setTimeout(() => {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // gone
+      }
+    }, 5000);
+    await child.status;
+    await drained;
+    clearTimeout(killer);
+    clearTimeout(timer);
+  }
+}

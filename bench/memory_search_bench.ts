@@ -1,0 +1,528 @@
+// Memory server search latency at 10k (and, with BENCH_MEMORY_LARGE=1, 100k)
+// entries in one namespace, start time and memory at that size, and stores/s.
+//
+// The store is written in-process with the server's own KvBackend.put and
+// builtin embeddings, at the place `agentd mcp memory --data-dir <dir>` reads
+// it (see populate in memory_lib.ts): writing 100k entries through MCP would
+// take minutes. Entries are seeded notes of 20–60 words drawn by Zipf's law
+// from ~330 common words and 6,000 made-up ones, with 0–3 tags.
+//
+// Then `deno run -A main.ts mcp memory --data-dir <dir>` is driven over stdio
+// by the MCP SDK Client in this process:
+//   start          spawn → first tools/list answer; the server loads its
+//                  index before it answers (memory_index_loaded log line)
+//   search_memory  200 distinct 3-word queries (limit 10) after 20 warm-up
+//                  queries; p50/p95 of the client-side round trip
+//   one word       200 one-word queries, against the peer's search_nodes
+//   RSS            VmRSS/VmHWM after start and after the queries
+//   stores/s       2,000 sequential store_memory calls over stdio on an empty
+//                  store; 4 concurrent HTTP clients × 500 on `agentd serve`
+// Peer: @modelcontextprotocol/server-memory on Node with the same 10k notes
+// as entities (name = key, one observation = value) and 2,000 sequential
+// create_entities calls. Its search_nodes is a case-insensitive substring
+// filter over the whole JSONL file, read on every call, returning every
+// match unranked; agentd returns the 10 best of BM25 + vectors. So the peer
+// row is "what a call costs", not the same work.
+//
+//   deno bench -A bench/memory_search_bench.ts
+//   BENCH_MEMORY_LARGE=1 deno bench -A bench/memory_search_bench.ts
+
+import { join } from "node:path";
+import { z } from "zod";
+import {
+  Client,
+  StdioClientTransport,
+  StreamableHTTPClientTransport,
+} from "../platform/mcp_sdk.ts";
+import {
+  agentdCommand,
+  cleanUp,
+  type Command,
+  DENO,
+  type EntryInput,
+  fillerEntry,
+  killOnExit,
+  MAIN,
+  memoryOf,
+  mib,
+  ms,
+  NAMESPACE,
+  nodeVersion,
+  peerCommand,
+  peerVersion,
+  percentile,
+  populate,
+  type ProcessMemory,
+  queryText,
+  ROOT,
+  seeded,
+  tempDir,
+  writePeerGraph,
+} from "./memory_lib.ts";
+
+const LARGE = Deno.env.get("BENCH_MEMORY_LARGE") === "1";
+const SIZES = LARGE ? [10_000, 100_000] : [10_000];
+const QUERIES = 200;
+const WARMUP = 20;
+const STORES = 2000;
+const HTTP_CLIENTS = 4;
+const START_TIMEOUT_MS = 600_000;
+
+// ------------------------------------------------------------ helpers
+
+const ToolResult = z.object({
+  isError: z.boolean().optional(),
+  structuredContent: z.record(z.string(), z.unknown()).optional(),
+}).loose();
+const Hits = z.object({ hits: z.array(z.unknown()) });
+const Entities = z.object({ entities: z.array(z.unknown()) });
+const ToolList = z.object({ tools: z.array(z.object({ name: z.string() })) });
+const LogLine = z.object({ event: z.string() }).loose();
+const IndexLoaded = z.object({ entries: z.number(), ms: z.number() });
+const Listening = z.object({ port: z.number() });
+
+interface Server {
+  label: string;
+  client: Client;
+  pid: number;
+  /** Spawn → first tools/list answer. */
+  startMs: number;
+  /** From the memory_index_loaded log line. */
+  index?: { entries: number; ms: number; atMs: number };
+  afterStart?: ProcessMemory;
+}
+
+function entries(count: number, seed = 42): Iterable<EntryInput> {
+  return {
+    *[Symbol.iterator]() {
+      const random = seeded(seed);
+      for (let i = 0; i < count; i++) yield fillerEntry(random, i);
+    },
+  };
+}
+
+/** Starts a stdio server, connects the SDK Client and waits for tools/list. */
+async function startStdio(label: string, cmd: Command): Promise<Server> {
+  const started = performance.now();
+  const transport = new StdioClientTransport({
+    command: cmd.command,
+    args: cmd.args,
+    cwd: ROOT,
+    env: { ...Deno.env.toObject(), ...cmd.env },
+    stderr: "pipe",
+  });
+  const server: Omit<Server, "client" | "pid" | "startMs"> = { label };
+  const decoder = new TextDecoder();
+  let buffer = "";
+  transport.stderr?.on("data", (chunk: unknown) => {
+    buffer += chunk instanceof Uint8Array
+      ? decoder.decode(chunk, { stream: true })
+      : String(chunk);
+    let newline = buffer.indexOf("\n");
+    while (newline >= 0) {
+      const line = buffer.slice(0, newline);
+      buffer = buffer.slice(newline + 1);
+      newline = buffer.indexOf("\n");
+      if (server.index || !line.includes("memory_index_loaded")) continue;
+      const loaded = IndexLoaded.safeParse(parseJson(line));
+      if (loaded.success) {
+        server.index = {
+          ...loaded.data,
+          atMs: performance.now() - started,
+        };
+      }
+    }
+  });
+  const client = new Client({ name: "agentd-bench", version: "1.0.0" });
+  try {
+    await client.connect(transport, { timeout: START_TIMEOUT_MS });
+  } catch (error) {
+    await transport.close();
+    throw error;
+  }
+  const pid = transport.pid;
+  if (pid === null) throw new Error(`${label}: no child process`);
+  killOnExit(pid);
+  await client.request({ method: "tools/list", params: {} }, ToolList, {
+    timeout: START_TIMEOUT_MS,
+  });
+  const startMs = performance.now() - started;
+  return { ...server, client, pid, startMs, afterStart: memoryOf(pid) };
+}
+
+function parseJson(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Calls a tool; throws unless it succeeded. Returns its structuredContent. */
+async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const result = ToolResult.parse(
+    await client.callTool({ name, arguments: args }),
+  );
+  if (result.isError === true || !result.structuredContent) {
+    throw new Error(`${name}: ${JSON.stringify(result).slice(0, 500)}`);
+  }
+  return result.structuredContent;
+}
+
+/** Runs `fn` for every item in order; returns each call's milliseconds. */
+async function timed<T>(
+  items: readonly T[],
+  fn: (item: T) => Promise<void>,
+): Promise<number[]> {
+  const samples: number[] = [];
+  for (const item of items) {
+    const started = performance.now();
+    await fn(item);
+    samples.push(performance.now() - started);
+  }
+  return samples;
+}
+
+interface Latency {
+  label: string;
+  samples: number[];
+  /** Mean hits (agentd) or matching entities (peer) per query. */
+  results: number;
+}
+
+async function searchLatency(
+  label: string,
+  server: Server,
+  queries: readonly string[],
+  tool: "search_memory" | "search_nodes",
+): Promise<Latency> {
+  let results = 0;
+  const run = async (query: string) => {
+    if (tool === "search_memory") {
+      const out = await call(server.client, tool, {
+        namespace: NAMESPACE,
+        query,
+        limit: 10,
+      });
+      results += Hits.parse(out).hits.length;
+    } else {
+      const out = await call(server.client, tool, { query });
+      results += Entities.parse(out).entities.length;
+    }
+  };
+  await timed(queries.slice(0, WARMUP), run);
+  results = 0;
+  const samples = await timed(queries.slice(WARMUP), run);
+  return { label, samples, results: results / samples.length };
+}
+
+/** Reads stderr lines until one is agentd's `listening` line; keeps draining after. */
+async function listeningPort(stderr: ReadableStream<Uint8Array>) {
+  const reader = stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`agentd serve exited before listening`);
+    buffer += value;
+    let newline = buffer.indexOf("\n");
+    while (newline >= 0) {
+      const line = LogLine.safeParse(parseJson(buffer.slice(0, newline)));
+      buffer = buffer.slice(newline + 1);
+      newline = buffer.indexOf("\n");
+      const port = line.success && line.data.event === "listening"
+        ? Listening.safeParse(line.data)
+        : undefined;
+      if (port?.success) {
+        (async () => {
+          while (!(await reader.read()).done) {
+            // keep the pipe empty
+          }
+        })().catch(() => {});
+        return port.data.port;
+      }
+    }
+  }
+}
+
+interface Throughput {
+  label: string;
+  count: number;
+  ms: number;
+  samples: number[];
+}
+
+async function storesStdio(): Promise<Throughput> {
+  const server = await startStdio(
+    "agentd stdio",
+    agentdCommand(["mcp", "memory", "--data-dir", tempDir()]),
+  );
+  const items = [...entries(STORES, 4242)];
+  const started = performance.now();
+  const samples = await timed(items, async (entry) => {
+    await call(server.client, "store_memory", { ...entry });
+  });
+  const elapsed = performance.now() - started;
+  await server.client.close();
+  return {
+    label: "agentd mcp memory, stdio, 1 client",
+    count: items.length,
+    ms: elapsed,
+    samples,
+  };
+}
+
+async function storesPeer(): Promise<Throughput> {
+  const server = await startStdio(
+    "peer",
+    peerCommand(join(tempDir(), "memory.jsonl")),
+  );
+  const items = [...entries(STORES, 4242)];
+  const started = performance.now();
+  const samples = await timed(items, async (entry) => {
+    await call(server.client, "create_entities", {
+      entities: [{
+        name: entry.key,
+        entityType: "memory",
+        observations: [entry.value],
+      }],
+    });
+  });
+  const elapsed = performance.now() - started;
+  await server.client.close();
+  return {
+    label: "peer create_entities, stdio, 1 client",
+    count: items.length,
+    ms: elapsed,
+    samples,
+  };
+}
+
+async function storesHttp(): Promise<Throughput> {
+  const child = new Deno.Command(DENO, {
+    args: [
+      "run",
+      "-A",
+      MAIN,
+      "serve",
+      "--servers",
+      "memory",
+      "--port",
+      "0",
+      "--data-dir",
+      tempDir(),
+    ],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  killOnExit(child.pid);
+  const port = await listeningPort(child.stderr);
+  const clients: Client[] = [];
+  for (let c = 0; c < HTTP_CLIENTS; c++) {
+    const client = new Client({ name: `agentd-bench-${c}`, version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(
+        new URL(`http://127.0.0.1:${port}/mcp/memory`),
+      ),
+    );
+    clients.push(client);
+  }
+  const per = STORES / HTTP_CLIENTS;
+  const started = performance.now();
+  const samples = (await Promise.all(clients.map((client, c) => {
+    const items = [...entries(per, 5000 + c)].map((entry) => ({
+      ...entry,
+      key: `http-${c}-${entry.key}`,
+    }));
+    return timed(items, async (entry) => {
+      await call(client, "store_memory", { ...entry });
+    });
+  }))).flat();
+  const elapsed = performance.now() - started;
+  await Promise.all(clients.map((client) => client.close()));
+  child.kill("SIGTERM");
+  await child.status;
+  return {
+    label: `agentd serve, HTTP, ${HTTP_CLIENTS} concurrent clients`,
+    count: samples.length,
+    ms: elapsed,
+    samples,
+  };
+}
+
+function fileMiB(path: string): string {
+  try {
+    return (Deno.statSync(path).size / 1024 / 1024).toFixed(1);
+  } catch {
+    return "?";
+  }
+}
+
+// ------------------------------------------------------------ the run
+
+const random = seeded(9001);
+const threeWord = Array.from(
+  { length: WARMUP + QUERIES },
+  () => queryText(random, 3),
+);
+// Made-up words of 7+ letters, so the peer's substring match finds few
+// accidental matches inside other words.
+const oneWord = Array.from(
+  { length: WARMUP + QUERIES },
+  () => queryText(random, 1, { from: 330, minLength: 7 }),
+);
+
+const servers = new Map<number, Server>();
+const latencies: Latency[] = [];
+const memories: Record<string, string>[] = [];
+const populated: Record<string, string>[] = [];
+let peer: Server | undefined;
+let stores: Throughput[] = [];
+
+try {
+  for (const size of SIZES) {
+    const dir = tempDir();
+    const result = await populate(dir, entries(size));
+    populated.push({
+      entries: String(result.count),
+      "KvBackend.put in-process, entries/s": (result.count / result.ms * 1000)
+        .toFixed(0),
+      "store.kv MiB": fileMiB(join(dir, "store.kv")),
+    });
+    const server = await startStdio(
+      `agentd ${size / 1000}k`,
+      agentdCommand(["mcp", "memory", "--data-dir", dir]),
+    );
+    servers.set(size, server);
+    latencies.push(
+      await searchLatency(
+        `agentd search_memory, 3 words, ${size / 1000}k`,
+        server,
+        threeWord,
+        "search_memory",
+      ),
+      await searchLatency(
+        `agentd search_memory, 1 word, ${size / 1000}k`,
+        server,
+        oneWord,
+        "search_memory",
+      ),
+    );
+    if (size === 10_000) {
+      const file = join(tempDir(), "memory.jsonl");
+      await writePeerGraph(file, entries(size));
+      peer = await startStdio("peer 10k", peerCommand(file));
+      latencies.push(
+        await searchLatency(
+          "peer search_nodes, 1 word, 10k",
+          peer,
+          oneWord,
+          "search_nodes",
+        ),
+      );
+      memories.push({
+        server: "peer: server-memory, 10k entities",
+        "start ms": peer.startMs.toFixed(0),
+        "index load ms": "(none: reads the file per call)",
+        "RSS after start MiB": mib(peer.afterStart?.rssKiB ?? NaN),
+        "RSS after queries MiB": mib(memoryOf(peer.pid)?.rssKiB ?? NaN),
+        "peak MiB": mib(memoryOf(peer.pid)?.hwmKiB ?? NaN),
+        "data MiB": `${fileMiB(file)} (JSONL)`,
+      });
+    }
+    memories.push({
+      server: `agentd mcp memory, ${size / 1000}k entries`,
+      "start ms": server.startMs.toFixed(0),
+      "index load ms": server.index
+        ? `${server.index.ms} (logged at ${server.index.atMs.toFixed(0)})`
+        : "?",
+      "RSS after start MiB": mib(server.afterStart?.rssKiB ?? NaN),
+      "RSS after queries MiB": mib(memoryOf(server.pid)?.rssKiB ?? NaN),
+      "peak MiB": mib(memoryOf(server.pid)?.hwmKiB ?? NaN),
+      "data MiB": `${fileMiB(join(dir, "store.kv"))} (store.kv)`,
+    });
+  }
+  stores = [await storesStdio(), await storesPeer(), await storesHttp()];
+} catch (error) {
+  cleanUp();
+  throw error;
+}
+
+console.log(
+  `\nMemory server search and stores (Deno ${Deno.version.deno}, Node ${nodeVersion()}, ` +
+    `@modelcontextprotocol/server-memory ${peerVersion()}; MCP SDK Client over stdio)`,
+);
+console.log("\nPopulated stores (written in-process, not over MCP)");
+console.table(populated);
+console.log("\nStart at size and memory");
+console.table(memories);
+console.log(
+  `\nSearch latency, client round trip, ${QUERIES} distinct queries after ${WARMUP} warm-up`,
+);
+console.table(latencies.map((l) => ({
+  search: l.label,
+  "p50 ms": ms(percentile(l.samples, 50)),
+  "p95 ms": ms(percentile(l.samples, 95)),
+  "max ms": ms(Math.max(...l.samples)),
+  "results/query": l.results.toFixed(1),
+})));
+console.log("\nStores");
+console.table(stores.map((s) => ({
+  writer: s.label,
+  stores: s.count,
+  "stores/s": (s.count / s.ms * 1000).toFixed(0),
+  "p50 ms": ms(percentile(s.samples, 50)),
+  "p95 ms": ms(percentile(s.samples, 95)),
+})));
+
+// ------------------------------------------------------------ Deno.bench
+
+for (const [size, server] of servers) {
+  let i = 0;
+  Deno.bench({
+    name: `agentd search_memory ${size / 1000}k`,
+    group: "search_memory, 3 words (stdio)",
+    n: QUERIES,
+    warmup: WARMUP,
+    fn: async () => {
+      await call(server.client, "search_memory", {
+        namespace: NAMESPACE,
+        query: threeWord[i++ % threeWord.length],
+        limit: 10,
+      });
+    },
+  });
+}
+const small = servers.get(10_000);
+if (peer && small) {
+  const peerServer = peer;
+  for (const server of [peerServer, small]) {
+    let i = 0;
+    const isPeer = server === peerServer;
+    Deno.bench({
+      name: isPeer ? "peer search_nodes 10k" : "agentd search_memory 10k",
+      group: "one-word search at 10k (stdio)",
+      baseline: isPeer,
+      n: QUERIES,
+      warmup: WARMUP,
+      fn: async () => {
+        const query = oneWord[i++ % oneWord.length];
+        if (isPeer) await call(server.client, "search_nodes", { query });
+        else {
+          await call(server.client, "search_memory", {
+            namespace: NAMESPACE,
+            query,
+            limit: 10,
+          });
+        }
+      },
+    });
+  }
+}
+
+// memory_lib.ts runs cleanUp (children, temp dirs) on unload.
