@@ -10,7 +10,7 @@
 // Then `deno run -A main.ts mcp memory --data-dir <dir>` is driven over stdio
 // by the MCP SDK Client in this process:
 //   start          spawn → first tools/list answer; the server loads its
-//                  index before it answers (memory_index_loaded log line)
+//                  index behind that (memory_index_loaded log line)
 //   search_memory  200 distinct 3-word queries (limit 10) after 20 warm-up
 //                  queries; p50/p95 of the client-side round trip
 //   one word       200 one-word queries, against the peer's search_nodes
@@ -147,7 +147,13 @@ async function startStdio(label: string, cmd: Command): Promise<Server> {
     timeout: START_TIMEOUT_MS,
   });
   const startMs = performance.now() - started;
-  return { ...server, client, pid, startMs, afterStart: memoryOf(pid) };
+  // The same object the stderr reader fills in: the index may finish loading later.
+  return Object.assign(server, {
+    client,
+    pid,
+    startMs,
+    afterStart: memoryOf(pid),
+  });
 }
 
 function parseJson(line: string): unknown {

@@ -8,7 +8,7 @@ import { openSecrets } from "../../platform/secrets.ts";
 import { scoped, type Store } from "../../platform/store.ts";
 import { openKvStore } from "../../platform/store_kv.ts";
 import { defineServer, type ServerDeps } from "../kit.ts";
-import type { MemoryBackend } from "./backend.ts";
+import { DeferredBackend } from "./backend_deferred.ts";
 import { HostedBackend, type RemoteConnector } from "./backend_hosted.ts";
 import { KvBackend } from "./backend_kv.ts";
 import { openKvConnect } from "./backend_kv_connect.ts";
@@ -89,11 +89,16 @@ export const memoryServer = defineServer<MemoryService>({
   },
 });
 
-/** The backend the config asks for, and what else to close when the server stops. */
+/**
+ * The backend the config asks for, and what else to close when the server
+ * stops. Config and store files are checked now, so mistakes stop the start;
+ * loading entries into the search indexes (seconds at 100k entries) goes on
+ * behind a DeferredBackend while the server already answers.
+ */
 async function openBackend(
   config: MemoryConfig,
   deps: ServerDeps,
-): Promise<{ backend: MemoryBackend; close(): Promise<void> }> {
+): Promise<{ backend: DeferredBackend; close(): Promise<void> }> {
   if (config.storage === "local") {
     if (config.url !== undefined) {
       throw new Error(
@@ -103,11 +108,13 @@ async function openBackend(
     const own = config.path
       ? await openKvStore(join(config.path, "memory.kv"))
       : undefined;
-    const backend = await KvBackend.open(
-      own ?? scoped(deps.store, ["entries"]),
-      { logger: deps.log },
-    );
-    return { backend, close: async () => await own?.close() };
+    const loading = KvBackend.open(own ?? scoped(deps.store, ["entries"]), {
+      logger: deps.log,
+    });
+    return {
+      backend: new DeferredBackend("local", loading),
+      close: async () => await own?.close(),
+    };
   }
   if (config.url === undefined) {
     throw new Error(
@@ -115,22 +122,23 @@ async function openBackend(
     );
   }
   if (config.key !== undefined) deps.log.addSecret(config.key);
+  const remote = remoteConnector(config.url, config.key, deps);
   // The local side of hosted mode: a cache and the durable write queue.
   const local: Store = config.path
     ? await openKvStore(join(config.path, "memory-cache.kv"))
     : deps.store;
-  const cache = await KvBackend.open(scoped(local, ["cache"]), {
-    logger: deps.log,
-  });
-  const backend = await HostedBackend.open({
-    remote: remoteConnector(config.url, config.key, deps),
-    cache,
-    store: scoped(local, ["queue"]),
-    log: deps.log,
-    probeIntervalMs: config.sync_interval_ms,
-  });
+  const loading = KvBackend.open(scoped(local, ["cache"]), { logger: deps.log })
+    .then((cache) =>
+      HostedBackend.open({
+        remote,
+        cache,
+        store: scoped(local, ["queue"]),
+        log: deps.log,
+        probeIntervalMs: config.sync_interval_ms,
+      })
+    );
   return {
-    backend,
+    backend: new DeferredBackend(`hosted(${remote.kind})`, loading),
     close: async () => local === deps.store ? undefined : await local.close(),
   };
 }
@@ -140,7 +148,14 @@ function remoteConnector(
   key: string | undefined,
   deps: ServerDeps,
 ): RemoteConnector {
-  const protocol = new URL(url).protocol;
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    throw new Error(
+      `--url is not a URL; expected postgres://user@host:port/db or https://… (KV Connect)`,
+    );
+  }
   if (protocol === "postgres:" || protocol === "postgresql:") {
     return {
       kind: "postgres",
