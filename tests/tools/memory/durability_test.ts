@@ -3,34 +3,12 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  Client,
-  StreamableHTTPClientTransport,
-} from "../../../platform/mcp_sdk.ts";
+import type { Client } from "../../../platform/mcp_sdk.ts";
 import { type Daemon, spawnDaemon, tempDir } from "../../helpers.ts";
+import { call as structured, connectMemory } from "./scenario.ts";
 
 async function connect(daemon: Daemon): Promise<Client> {
-  const client = new Client({ name: "durability", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${daemon.url}/mcp/memory`)),
-  );
-  return client;
-}
-
-async function structured(
-  client: Client,
-  name: string,
-  args: Record<string, unknown>,
-): Promise<Record<string, unknown>> {
-  const result = await client.callTool({ name, arguments: args });
-  assert.notEqual(
-    result.isError,
-    true,
-    `${name}: ${JSON.stringify(result.content)}`,
-  );
-  const value = result.structuredContent;
-  assert.ok(value && typeof value === "object");
-  return { ...value };
+  return (await connectMemory(daemon)).client;
 }
 
 Deno.test("memory durability: 1,000 entries survive kill -9 and a restart", async () => {

@@ -4,10 +4,6 @@
 
 import assert from "node:assert/strict";
 import {
-  Client,
-  StreamableHTTPClientTransport,
-} from "../../../platform/mcp_sdk.ts";
-import {
   type Daemon,
   freePort,
   spawnDaemon,
@@ -15,31 +11,12 @@ import {
   waitFor,
 } from "../../helpers.ts";
 import { pgTestIgnore, startPgServer } from "./pg_server.ts";
-import { call, exerciseAllTools } from "./scenario.ts";
-
-async function connect(
-  daemon: Daemon,
-): Promise<{ client: Client; close(): Promise<void> }> {
-  const transport = new StreamableHTTPClientTransport(
-    new URL(`${daemon.url}/mcp/memory`),
-  );
-  const client = new Client({ name: "hosted", version: "1.0.0" });
-  await client.connect(transport);
-  return {
-    client,
-    async close() {
-      await transport.terminateSession().catch(() => {});
-      await client.close();
-    },
-  };
-}
-
-async function memoryHealth(
-  daemon: Daemon,
-): Promise<{ status: string; memory: Record<string, unknown> }> {
-  const body = await (await fetch(`${daemon.url}/health`)).json();
-  return { status: body.status, memory: body.servers.memory.details };
-}
+import {
+  call,
+  connectMemory as connect,
+  exerciseAllTools,
+  memoryHealth,
+} from "./scenario.ts";
 
 Deno.test({
   name:

@@ -2,39 +2,12 @@
 // arguments say: every tool is tried against another agent's namespace.
 
 import assert from "node:assert/strict";
-import {
-  Client,
-  StreamableHTTPClientTransport,
-} from "../../../platform/mcp_sdk.ts";
-import { spawnDaemon, tempDir } from "../../helpers.ts";
+import type { Client } from "../../../platform/mcp_sdk.ts";
+import { type Daemon, spawnDaemon, tempDir } from "../../helpers.ts";
+import { call as ok, connectMemory } from "./scenario.ts";
 
-async function connect(url: string, token?: string): Promise<Client> {
-  const headers: Record<string, string> = token
-    ? { authorization: `Bearer ${token}` }
-    : {};
-  const client = new Client({ name: "isolation", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers },
-    }),
-  );
-  return client;
-}
-
-async function ok(
-  client: Client,
-  name: string,
-  args: Record<string, unknown>,
-): Promise<Record<string, unknown>> {
-  const result = await client.callTool({ name, arguments: args });
-  assert.notEqual(
-    result.isError,
-    true,
-    `${name}: ${JSON.stringify(result.content)}`,
-  );
-  const structured = result.structuredContent;
-  assert.ok(structured && typeof structured === "object");
-  return { ...structured };
+async function connect(daemon: Daemon, token?: string): Promise<Client> {
+  return (await connectMemory(daemon, token)).client;
 }
 
 Deno.test("memory isolation: an agent cannot read, list, search, update, delete or cross_reference another namespace", async () => {
@@ -50,10 +23,9 @@ Deno.test("memory isolation: an agent cannot read, list, search, update, delete 
   ], {
     env: { AGENTD_AGENT_TOKENS: JSON.stringify({ alice, bob }) },
   });
-  const url = `${daemon.url}/mcp/memory`;
-  const local = await connect(url); // unbound: loopback without a token
-  const asAlice = await connect(url, alice);
-  const asBob = await connect(url, bob);
+  const local = await connect(daemon); // unbound: loopback without a token
+  const asAlice = await connect(daemon, alice);
+  const asBob = await connect(daemon, bob);
   try {
     await ok(local, "store_memory", {
       namespace: "bob",

@@ -3,12 +3,17 @@
 // server here is local and speaks the real /v1/embeddings wire format.
 
 import assert from "node:assert/strict";
-import {
-  Client,
-  StreamableHTTPClientTransport,
-} from "../../../platform/mcp_sdk.ts";
+import type { Client } from "../../../platform/mcp_sdk.ts";
 import { type Daemon, spawnDaemon, tempDir, waitFor } from "../../helpers.ts";
-import { call } from "./scenario.ts";
+import { call, connectMemory, memoryHealth } from "./scenario.ts";
+
+async function connect(daemon: Daemon): Promise<Client> {
+  return (await connectMemory(daemon)).client;
+}
+
+async function details(daemon: Daemon): Promise<Record<string, unknown>> {
+  return (await memoryHealth(daemon)).memory;
+}
 
 /** Bag-of-words into 16 dimensions: enough to make similar texts similar. */
 function fakeEmbedding(text: string): number[] {
@@ -61,19 +66,6 @@ function startEmbeddingsServer(key: string) {
     seen,
     close: () => server.shutdown(),
   };
-}
-
-async function connect(daemon: Daemon): Promise<Client> {
-  const client = new Client({ name: "reindex", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${daemon.url}/mcp/memory`)),
-  );
-  return client;
-}
-
-async function details(daemon: Daemon): Promise<Record<string, unknown>> {
-  return (await (await fetch(`${daemon.url}/health`)).json()).servers.memory
-    .details;
 }
 
 Deno.test("memory embedder change: stored entries are re-embedded; a dead embedder falls back to lexical", async () => {

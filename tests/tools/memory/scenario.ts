@@ -2,7 +2,44 @@
 // bad arguments, unicode, a 200 KB value, tags filters and paging.
 
 import assert from "node:assert/strict";
-import type { Client } from "../../../platform/mcp_sdk.ts";
+import {
+  Client,
+  StreamableHTTPClientTransport,
+} from "../../../platform/mcp_sdk.ts";
+import type { Daemon } from "../../helpers.ts";
+
+/** An SDK client on a daemon's /mcp/memory, optionally with a bearer token. */
+export async function connectMemory(
+  daemon: Daemon,
+  token?: string,
+): Promise<{ client: Client; close(): Promise<void> }> {
+  const headers: Record<string, string> = token
+    ? { authorization: `Bearer ${token}` }
+    : {};
+  const transport = new StreamableHTTPClientTransport(
+    new URL(`${daemon.url}/mcp/memory`),
+    {
+      requestInit: { headers },
+    },
+  );
+  const client = new Client({ name: "memory-test", version: "1.0.0" });
+  await client.connect(transport);
+  return {
+    client,
+    async close() {
+      await transport.terminateSession().catch(() => {});
+      await client.close();
+    },
+  };
+}
+
+/** The memory server's /health details. */
+export async function memoryHealth(
+  daemon: Daemon,
+): Promise<{ status: string; memory: Record<string, unknown> }> {
+  const body = await (await fetch(`${daemon.url}/health`)).json();
+  return { status: body.status, memory: body.servers.memory.details };
+}
 
 /** The seed's ten tools and their parameters, letter for letter. */
 const SEED_TOOLS: Record<string, { required: string[]; optional: string[] }> = {
