@@ -22,6 +22,7 @@ import { openKvStore } from "../platform/store_kv.ts";
 import { HostedServer } from "../tools/host.ts";
 import type { AnyServerSpec } from "../tools/kit.ts";
 import { UsageError } from "./args.ts";
+import { messageOf } from "../platform/errors.ts";
 
 /** Failures that stop agentd from starting (exit code 1), with a message a person can act on. */
 export class StartupError extends Error {
@@ -194,8 +195,4 @@ export async function shutdown(options: {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -3,7 +3,8 @@
 
 import { join } from "node:path";
 import { doctorFlags, flagsHelp, parseFlags, UsageError } from "./args.ts";
-import { loadSettings, messageOf, type Settings } from "./boot.ts";
+import { messageOf } from "../platform/errors.ts";
+import { loadSettings, type Settings } from "./boot.ts";
 import type { CliContext } from "./context.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { VERSION } from "../platform/version.ts";

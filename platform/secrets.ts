@@ -4,6 +4,7 @@
 
 import { dirname, join } from "node:path";
 import { decodeBase64, encodeBase64 } from "./base64.ts";
+import { messageOf } from "./errors.ts";
 
 export interface Secrets {
   /** Where the key came from, for /health and doctor (never the key). */
@@ -156,8 +157,4 @@ export async function decrypt(
       "Cannot decrypt a sensitive value: the secret key differs from the one it was written with",
     );
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -14,6 +14,7 @@ import type { JsonValue, Store } from "../platform/store.ts";
 
 const PHASES: Phase[] = ["start", "running", "error", "shutdown"];
 import { type AnyServerSpec, type ServerRuntime, ToolError } from "./kit.ts";
+import { messageOf } from "../platform/errors.ts";
 
 /** Something connected to this server that wants to hear about changes (one per MCP session). */
 export interface ServerListener {
@@ -247,8 +248,4 @@ export class HostedServer {
       }
     }
   }
-}
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

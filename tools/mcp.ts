@@ -36,7 +36,7 @@ import {
 } from "../platform/mcp_sdk.ts";
 import type { JsonValue } from "../platform/store.ts";
 import type { HostedServer } from "./host.ts";
-import { messageOf } from "./host.ts";
+import { messageOf } from "../platform/errors.ts";
 import {
   type CallContext,
   type Caller,

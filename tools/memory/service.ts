@@ -13,6 +13,7 @@ import type { Embedder } from "./embedder.ts";
 import type { MemoryEntry, Message, StoredEntry } from "./model.ts";
 import { fuse, indexText, tokenize } from "./search_index.ts";
 import { MemoryStats } from "./stats.ts";
+import { messageOf } from "../../platform/errors.ts";
 
 /** Conversations of callers not bound to an agent live here. */
 export const SHARED_NAMESPACE = "_shared";
@@ -569,8 +570,4 @@ function normalizeTags(tags: string[]): string[] {
 
 function compare(a: SearchHit, b: SearchHit): number {
   return a.namespace.localeCompare(b.namespace) || a.key.localeCompare(b.key);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
