@@ -24,6 +24,7 @@ import {
   StdioClientTransport,
   StreamableHTTPClientTransport,
 } from "../platform/mcp_sdk.ts";
+import { memoryOf, type ProcessMemory } from "./memory_lib.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const AGENTD = fileURLToPath(
@@ -299,24 +300,6 @@ async function httpTarget(
 
 // ------------------------------------------------------------------ memory
 
-interface Memory {
-  rssKiB: number;
-  hwmKiB: number;
-}
-
-function memoryOf(pid: number): Memory | undefined {
-  try {
-    const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-    const field = (name: string) => {
-      const found = new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status);
-      return found ? Number(found[1]) : NaN;
-    };
-    return { rssKiB: field("VmRSS"), hwmKiB: field("VmHWM") };
-  } catch {
-    return undefined; // not Linux, or the process is gone
-  }
-}
-
 const mib = (kib: number) => (kib / 1024).toFixed(1);
 const ratio = (a: number, b: number) => (a / b).toFixed(2);
 
@@ -329,7 +312,7 @@ function printMemory(title: string, targets: Target[], first: boolean): void {
       t.kind === "peer" && t.transport === target.transport
     );
     const peerMemory = peer ? memoryOf(peer.pid) : undefined;
-    const vsPeer = (pick: (m: Memory) => number) =>
+    const vsPeer = (pick: (m: ProcessMemory) => number) =>
       target.kind === "agentd" && peerMemory
         ? ratio(pick(memory), pick(peerMemory))
         : "";

@@ -2,6 +2,7 @@
 // (exit code 2) that name the offending word.
 
 import { parseArgs } from "node:util";
+import { messageOf } from "../platform/errors.ts";
 
 export class UsageError extends Error {
   override name = "UsageError";
@@ -111,7 +112,7 @@ export function parseFlags(
 }
 
 function explainParseError(command: string, error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   const code = error instanceof Error && "code" in error
     ? String(error.code)
     : "";

@@ -25,6 +25,7 @@ import {
 } from "./boot.ts";
 import type { CliContext } from "./context.ts";
 import { serveHttp } from "./http_face.ts";
+import { unwrap } from "../platform/config.ts";
 
 /** A server's own flags: one per key of its config section. */
 export function serverFlags(spec: AnyServerSpec): FlagSet {
@@ -41,11 +42,7 @@ export function serverFlags(spec: AnyServerSpec): FlagSet {
 }
 
 function isBoolean(schema: z.core.$ZodType): boolean {
-  let current = schema;
-  while (current instanceof z.ZodOptional || current instanceof z.ZodDefault) {
-    current = current.unwrap();
-  }
-  return current instanceof z.ZodBoolean;
+  return unwrap(schema) instanceof z.ZodBoolean;
 }
 
 export function mcpHelp(

@@ -3,6 +3,7 @@
 // with where the offending value came from, so users can find and fix it.
 import { z } from "zod";
 import { isSecretKey, type LogLevel } from "./log.ts";
+import { messageOf } from "./errors.ts";
 
 export class ConfigError extends Error {
   /** One line per problem, `<source> <path>: <message>`. */
@@ -241,7 +242,7 @@ async function loadTokenFile(
 
 function readError(err: unknown): string {
   if (err instanceof Deno.errors.NotFound) return "not found";
-  return `cannot read: ${err instanceof Error ? err.message : String(err)}`;
+  return `cannot read: ${messageOf(err)}`;
 }
 
 // ---- schema introspection ---------------------------------------------------
@@ -251,7 +252,7 @@ const WRAPPERS = new Set(
 );
 
 /** Peels wrappers that don't change what input is accepted (optional, default, pipe input, ...). */
-function unwrap(schema: z.core.$ZodType): z.core.$ZodType {
+export function unwrap(schema: z.core.$ZodType): z.core.$ZodType {
   for (let s = schema;;) {
     const def = s._zod.def;
     const key = WRAPPERS.has(def.type)

@@ -32,6 +32,7 @@ import {
   type StoreKey,
   validateKey,
 } from "./store.ts";
+import { messageOf } from "./errors.ts";
 
 export const DATA_PREFIX = "d";
 export const CHUNK_PREFIX = "c";
@@ -363,7 +364,7 @@ export async function openKvStore(path: string): Promise<KvStore> {
     if (path !== ":memory:") await prepareLocation(path);
     return new KvStore(await Deno.openKv(path));
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     throw new StoreError(`Cannot open store at ${path}: ${reason}`, {
       cause: error,
     });

@@ -89,6 +89,18 @@ export async function spawnDaemon(
   };
 }
 
+/** `agentd serve` on a free port with its data in `dataDir`, plus `extra` flags. */
+export function spawnServe(
+  dataDir: string,
+  options: SpawnOptions & { extra?: string[] } = {},
+): Promise<Daemon> {
+  const { extra = [], ...spawn } = options;
+  return spawnDaemon(
+    ["serve", "--port", "0", "--data-dir", dataDir, ...extra],
+    spawn,
+  );
+}
+
 /** Runs the CLI to completion and returns its exit code and output. */
 export async function runCli(
   args: string[],

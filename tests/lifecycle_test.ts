@@ -8,7 +8,7 @@ import { openKvStore } from "../platform/store_kv.ts";
 import {
   INITIALIZE_REQUEST,
   responseTo,
-  spawnDaemon,
+  spawnServe,
   spawnStdio,
   tempDir,
   waitFor,
@@ -32,13 +32,7 @@ async function health(
 
 Deno.test("lifecycle: SIGTERM during a slow call over HTTP drains it, flushes the store, exits 0", async () => {
   await using dir = await tempDir();
-  const daemon = await spawnDaemon([
-    "serve",
-    "--port",
-    "0",
-    "--data-dir",
-    dir.path,
-  ]);
+  const daemon = await spawnServe(dir.path);
   const transport = new StreamableHTTPClientTransport(
     new URL(`${daemon.url}/mcp/conformance`),
   );

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath as fromFileUrl } from "node:url";
-import { ROOT, spawnDaemon, tempDir } from "../helpers.ts";
+import { ROOT, spawnDaemon, spawnServe, tempDir } from "../helpers.ts";
 
 const SUITE = fromFileUrl(
   new URL(
@@ -48,15 +48,20 @@ function totals(output: string): { passed: number; failed: number } {
   return { passed: Number(match[1]), failed: Number(match[2]) };
 }
 
+/** Runs each scenario alone against `url`; each must pass with no failed check. */
+async function passScenarios(url: string, scenarios: string[]): Promise<void> {
+  for (const scenario of scenarios) {
+    const { code, output } = await runSuite(url, ["--scenario", scenario]);
+    const { passed, failed } = totals(output);
+    assert.equal(failed, 0, output);
+    assert.ok(passed > 0, output);
+    assert.equal(code, 0, output);
+  }
+}
+
 Deno.test("conformance suite (all scenarios) passes against /mcp/<server> of agentd serve", async () => {
   await using dir = await tempDir();
-  const daemon = await spawnDaemon([
-    "serve",
-    "--port",
-    "0",
-    "--data-dir",
-    dir.path,
-  ]);
+  const daemon = await spawnServe(dir.path);
   try {
     const { code, output } = await runSuite(
       `http://localhost:${daemon.port}/mcp/conformance`,
@@ -101,25 +106,11 @@ Deno.test("conformance: agentd mcp <server> --port serves /mcp alone", async () 
     dir.path,
   ]);
   try {
-    for (
-      const scenario of [
-        "server-initialize",
-        "tools-call-with-progress",
-        "dns-rebinding-protection",
-      ]
-    ) {
-      const { code, output } = await runSuite(
-        `http://localhost:${daemon.port}/mcp`,
-        [
-          "--scenario",
-          scenario,
-        ],
-      );
-      const { passed, failed } = totals(output);
-      assert.equal(failed, 0, output);
-      assert.ok(passed > 0, output);
-      assert.equal(code, 0, output);
-    }
+    await passScenarios(`http://localhost:${daemon.port}/mcp`, [
+      "server-initialize",
+      "tools-call-with-progress",
+      "dns-rebinding-protection",
+    ]);
   } finally {
     assert.equal((await daemon.stop()).code, 0);
   }
@@ -127,27 +118,12 @@ Deno.test("conformance: agentd mcp <server> --port serves /mcp alone", async () 
 
 Deno.test("conformance: server-initialize and dns-rebinding-protection against /mcp/memory", async () => {
   await using dir = await tempDir();
-  const daemon = await spawnDaemon([
-    "serve",
-    "--port",
-    "0",
-    "--data-dir",
-    dir.path,
-  ]);
+  const daemon = await spawnServe(dir.path);
   try {
-    for (const scenario of ["server-initialize", "dns-rebinding-protection"]) {
-      const { code, output } = await runSuite(
-        `http://localhost:${daemon.port}/mcp/memory`,
-        [
-          "--scenario",
-          scenario,
-        ],
-      );
-      const { passed, failed } = totals(output);
-      assert.equal(failed, 0, output);
-      assert.ok(passed > 0, output);
-      assert.equal(code, 0, output);
-    }
+    await passScenarios(`http://localhost:${daemon.port}/mcp/memory`, [
+      "server-initialize",
+      "dns-rebinding-protection",
+    ]);
   } finally {
     assert.equal((await daemon.stop()).code, 0);
   }

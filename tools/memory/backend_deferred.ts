@@ -11,6 +11,7 @@ import type {
   SearchQuery,
   StoredEntry,
 } from "./model.ts";
+import { messageOf } from "../../platform/errors.ts";
 
 export class DeferredBackend implements MemoryBackend {
   readonly kind: string;
@@ -23,7 +24,7 @@ export class DeferredBackend implements MemoryBackend {
     this.#opening = opening.then(
       (backend) => this.#ready = backend,
       (error) => {
-        this.#failure = error instanceof Error ? error.message : String(error);
+        this.#failure = messageOf(error);
         throw error;
       },
     );

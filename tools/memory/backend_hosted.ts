@@ -34,6 +34,7 @@ import type {
   SearchQuery,
   StoredEntry,
 } from "./model.ts";
+import { messageOf } from "../../platform/errors.ts";
 
 /** A remote connected on demand, so the daemon can start during an outage. */
 export interface RemoteConnector {
@@ -218,7 +219,7 @@ export class HostedBackend implements MemoryBackend {
     if (!this.#outage && this.#remote) {
       const remote: BackendHealth = await this.#remote.health().catch((
         error: unknown,
-      ) => ({ status: "down", detail: errorText(error) }));
+      ) => ({ status: "down", detail: messageOf(error) }));
       if (remote.status === "ok") {
         detail = remote.detail;
       } else {
@@ -267,7 +268,7 @@ export class HostedBackend implements MemoryBackend {
         const result = await call(this.#remote);
         await fill?.(result).catch((error: unknown) =>
           this.#log.warn("memory_cache_write_failed", {
-            error: errorText(error),
+            error: messageOf(error),
           })
         );
         return result;
@@ -290,7 +291,7 @@ export class HostedBackend implements MemoryBackend {
         const result = await remoteCall(this.#remote);
         await throughCache(this.#cache).catch((error: unknown) =>
           this.#log.warn("memory_cache_write_failed", {
-            error: errorText(error),
+            error: messageOf(error),
           })
         );
         return result;
@@ -337,7 +338,7 @@ export class HostedBackend implements MemoryBackend {
     this.#log.error("memory_hosted_unreachable", {
       backend: this.kind,
       since,
-      error: errorText(error),
+      error: messageOf(error),
       action:
         "writes are kept locally and queued until it answers; check the server and network",
     });
@@ -379,7 +380,7 @@ export class HostedBackend implements MemoryBackend {
     } catch (error) {
       if (!isUnavailable(error)) {
         this.#log.warn("memory_hosted_probe_failed", {
-          error: errorText(error),
+          error: messageOf(error),
         });
       }
     }
@@ -412,11 +413,11 @@ export class HostedBackend implements MemoryBackend {
         } catch (error) {
           if (isUnavailable(error)) return false;
           rejected++;
-          const dead = await this.#queue.deadLetter(item, errorText(error));
+          const dead = await this.#queue.deadLetter(item, messageOf(error));
           this.#log.error("memory_hosted_write_rejected", {
             backend: this.kind,
             ...describeOp(item.op),
-            error: errorText(error),
+            error: messageOf(error),
             dead_letters: this.#queue.dead,
             action: `kept aside under store key ${
               JSON.stringify(dead)
@@ -446,8 +447,4 @@ function isConnector(
   remote: MemoryBackend | RemoteConnector,
 ): remote is RemoteConnector {
   return "connect" in remote && !("get" in remote);
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

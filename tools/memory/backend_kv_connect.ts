@@ -10,6 +10,7 @@ import {
   type MemoryBackend,
 } from "./backend.ts";
 import { KvBackend } from "./backend_kv.ts";
+import { messageOf } from "../../platform/errors.ts";
 
 // Deno reports KV Connect transport failures as plain errors with these words.
 const NETWORK =
@@ -40,7 +41,7 @@ export async function openKvConnect(options: {
 
 function unavailableOr(error: unknown, where: string): unknown {
   if (error instanceof EntryNotFound) return error;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return NETWORK.test(message)
     ? new BackendUnavailable(`Cannot reach KV Connect at ${where}: ${message}`)
     : error;

@@ -36,6 +36,7 @@ import type {
   SearchQuery,
   StoredEntry,
 } from "./model.ts";
+import { messageOf } from "../../platform/errors.ts";
 
 type Sql = postgres.Sql;
 type Db = postgres.ISql;
@@ -359,7 +360,7 @@ export class PgBackend implements MemoryBackend {
     } catch (error) {
       return {
         status: "down",
-        detail: error instanceof Error ? error.message : String(error),
+        detail: messageOf(error),
       };
     }
   }

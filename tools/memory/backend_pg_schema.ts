@@ -20,6 +20,7 @@ import { EntryNotFound } from "./backend.ts";
 import { BackendUnavailable } from "./backend.ts";
 import type { StoredEntry } from "./model.ts";
 import { tokenize } from "./search_index.ts";
+import { messageOf } from "../../platform/errors.ts";
 
 export const TABLES = {
   meta: "agentd_memory_meta",
@@ -146,7 +147,7 @@ async function enableVector(
     await tx.savepoint((sp) => sp`CREATE EXTENSION IF NOT EXISTS vector`);
     return { ok: true, reason: "" };
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     return { ok: false, reason: `CREATE EXTENSION vector failed: ${reason}` };
   }
 }
@@ -239,7 +240,7 @@ export function describePgError(
     };
   }
   const code = errorCode(error);
-  const text = error instanceof Error ? error.message : String(error);
+  const text = messageOf(error);
   if (code !== null && (code in NETWORK_CODES || hasSyscall(error))) {
     return {
       unavailable: true,

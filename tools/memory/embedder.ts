@@ -4,6 +4,7 @@
 
 import { z } from "zod";
 import { tokenize } from "./search_index.ts";
+import { messageOf } from "../../platform/errors.ts";
 
 export interface Embedder {
   /** Stored with every embedding; vectors are only compared within one id. */
@@ -360,7 +361,7 @@ async function attemptOnce(
         `did not answer within ${timeoutMs} ms (embedder_timeout_ms)`,
       );
     }
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     const what = `is unreachable: ${
       scrub(reason, provider.secret)
     }; is it running at that URL?`;

@@ -41,13 +41,24 @@ export function entryJson(
     created_at: entry.created_at,
     updated_at: entry.updated_at,
   };
-  if (maxValue !== undefined && entry.value.length > maxValue) {
-    out.value = entry.value.slice(0, maxValue);
-    out.value_truncated = `${
-      entry.value.length - maxValue
-    } more characters; use retrieve_memory for the whole value`;
+  if (maxValue !== undefined) {
+    Object.assign(out, cutValue(entry.value, maxValue));
   }
   return out;
+}
+
+/** `value` cut to `max` characters, with a note saying how much is left out. */
+export function cutValue(
+  value: string,
+  max: number,
+): { value: string; value_truncated?: string } {
+  if (value.length <= max) return { value };
+  return {
+    value: value.slice(0, max),
+    value_truncated: `${
+      value.length - max
+    } more characters; use retrieve_memory for the whole value`,
+  };
 }
 
 /** An entry's metadata without its value, for write acknowledgements. */

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import type { JsonValue } from "../../platform/store.ts";
 import { json, toolDefiner } from "../kit.ts";
-import { namespace, query } from "./schemas.ts";
+import { cutValue, namespace, query } from "./schemas.ts";
 import type { SearchHit, SearchOutcome } from "./service.ts";
 import type { MemoryService } from "./service.ts";
 
@@ -17,20 +17,14 @@ const limit = z.number().int().min(1).max(50).optional().describe(
 );
 
 function hitJson(hit: SearchHit): { [key: string]: JsonValue } {
-  const out: { [key: string]: JsonValue } = {
+  return {
     namespace: hit.namespace,
     key: hit.key,
-    value: hit.value.slice(0, HIT_VALUE_CHARS),
+    ...cutValue(hit.value, HIT_VALUE_CHARS),
     tags: hit.tags,
     score: hit.score,
     matched: hit.matched,
   };
-  if (hit.value.length > HIT_VALUE_CHARS) {
-    out.value_truncated = `${
-      hit.value.length - HIT_VALUE_CHARS
-    } more characters; use retrieve_memory`;
-  }
-  return out;
 }
 
 function outcomeJson(outcome: SearchOutcome): { [key: string]: JsonValue } {

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Client } from "../../../platform/mcp_sdk.ts";
-import { type Daemon, spawnDaemon, tempDir } from "../../helpers.ts";
+import { type Daemon, spawnServe, tempDir } from "../../helpers.ts";
 import { call as structured, connectMemory } from "./scenario.ts";
 
 async function connect(daemon: Daemon): Promise<Client> {
@@ -13,13 +13,7 @@ async function connect(daemon: Daemon): Promise<Client> {
 
 Deno.test("memory durability: 1,000 entries survive kill -9 and a restart", async () => {
   await using dir = await tempDir();
-  const first = await spawnDaemon([
-    "serve",
-    "--port",
-    "0",
-    "--data-dir",
-    dir.path,
-  ]);
+  const first = await spawnServe(dir.path);
   const writer = await connect(first);
   for (let i = 0; i < 1000; i++) {
     await structured(writer, "store_memory", {
@@ -33,13 +27,7 @@ Deno.test("memory durability: 1,000 entries survive kill -9 and a restart", asyn
   assert.equal(killed.signal, "SIGKILL");
   await writer.close().catch(() => {});
 
-  const second = await spawnDaemon([
-    "serve",
-    "--port",
-    "0",
-    "--data-dir",
-    dir.path,
-  ]);
+  const second = await spawnServe(dir.path);
   const reader = await connect(second);
   try {
     const keys: string[] = [];
@@ -86,13 +74,7 @@ Deno.test("memory durability: 1,000 entries survive kill -9 and a restart", asyn
 Deno.test("memory encryption: a sensitive value is not on disk in plaintext and needs the key", async () => {
   await using dir = await tempDir();
   const secret = "correct horse battery staple " + crypto.randomUUID();
-  const daemon = await spawnDaemon([
-    "serve",
-    "--port",
-    "0",
-    "--data-dir",
-    dir.path,
-  ]);
+  const daemon = await spawnServe(dir.path);
   const client = await connect(daemon);
   try {
     await structured(client, "store_memory", {
@@ -157,13 +139,7 @@ Deno.test("memory encryption: a sensitive value is not on disk in plaintext and 
   const otherKey = btoa(
     String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))),
   );
-  const wrong = await spawnDaemon([
-    "serve",
-    "--port",
-    "0",
-    "--data-dir",
-    dir.path,
-  ], {
+  const wrong = await spawnServe(dir.path, {
     env: { AGENTD_SECRET_KEY: otherKey },
   });
   const stranger = await connect(wrong);

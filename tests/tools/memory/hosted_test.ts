@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import {
   type Daemon,
   freePort,
-  spawnDaemon,
+  spawnServe,
   tempDir,
   waitFor,
 } from "../../helpers.ts";
@@ -36,21 +36,9 @@ Deno.test({
         AGENTD_MEMORY__KEY: pg.password,
         AGENTD_MEMORY__SYNC_INTERVAL_MS: "200",
       };
-      const a = await spawnDaemon([
-        "serve",
-        "--port",
-        "0",
-        "--data-dir",
-        dirA.path,
-      ], { env });
+      const a = await spawnServe(dirA.path, { env });
       daemons.push(a);
-      const b = await spawnDaemon([
-        "serve",
-        "--port",
-        "0",
-        "--data-dir",
-        dirB.path,
-      ], { env });
+      const b = await spawnServe(dirB.path, { env });
       daemons.push(b);
       const onA = await connect(a);
       clients.push(onA);
@@ -178,13 +166,7 @@ Deno.test("memory hosted on KV Connect: an unreachable remote starts degraded, s
   // (URL handling, the access token, the outage path), not the remote itself.
   await using dir = await tempDir();
   const token = "kv-connect-token-" + crypto.randomUUID();
-  const daemon = await spawnDaemon([
-    "serve",
-    "--port",
-    "0",
-    "--data-dir",
-    dir.path,
-  ], {
+  const daemon = await spawnServe(dir.path, {
     env: {
       AGENTD_MEMORY__STORAGE: "hosted",
       AGENTD_MEMORY__URL: `https://127.0.0.1:${freePort()}/`,

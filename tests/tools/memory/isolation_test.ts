@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import type { Client } from "../../../platform/mcp_sdk.ts";
-import { type Daemon, spawnDaemon, tempDir } from "../../helpers.ts";
+import { type Daemon, spawnServe, tempDir } from "../../helpers.ts";
 import { call as ok, connectMemory } from "./scenario.ts";
 
 async function connect(daemon: Daemon, token?: string): Promise<Client> {
@@ -14,13 +14,7 @@ Deno.test("memory isolation: an agent cannot read, list, search, update, delete 
   await using dir = await tempDir();
   const alice = "alice-token-" + crypto.randomUUID();
   const bob = "bob-token-" + crypto.randomUUID();
-  const daemon = await spawnDaemon([
-    "serve",
-    "--port",
-    "0",
-    "--data-dir",
-    dir.path,
-  ], {
+  const daemon = await spawnServe(dir.path, {
     env: { AGENTD_AGENT_TOKENS: JSON.stringify({ alice, bob }) },
   });
   const local = await connect(daemon); // unbound: loopback without a token

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import type { Client } from "../../../platform/mcp_sdk.ts";
-import { type Daemon, spawnDaemon, tempDir, waitFor } from "../../helpers.ts";
+import { type Daemon, spawnServe, tempDir, waitFor } from "../../helpers.ts";
 import { call, connectMemory, memoryHealth } from "./scenario.ts";
 
 async function connect(daemon: Daemon): Promise<Client> {
@@ -70,13 +70,7 @@ function startEmbeddingsServer(key: string) {
 
 Deno.test("memory embedder change: stored entries are re-embedded; a dead embedder falls back to lexical", async () => {
   await using dir = await tempDir();
-  const first = await spawnDaemon([
-    "serve",
-    "--port",
-    "0",
-    "--data-dir",
-    dir.path,
-  ]);
+  const first = await spawnServe(dir.path);
   const writer = await connect(first);
   await call(writer, "store_memory", {
     namespace: "n",
@@ -99,13 +93,7 @@ Deno.test("memory embedder change: stored entries are re-embedded; a dead embedd
 
   const key = "sk-test-" + crypto.randomUUID();
   const embeddings = startEmbeddingsServer(key);
-  const second = await spawnDaemon([
-    "serve",
-    "--port",
-    "0",
-    "--data-dir",
-    dir.path,
-  ], {
+  const second = await spawnServe(dir.path, {
     env: {
       AGENTD_MEMORY__EMBEDDER: "openai",
       AGENTD_MEMORY__EMBEDDER_URL: embeddings.url,

@@ -7,7 +7,7 @@ import {
   StdioClientTransport,
   StreamableHTTPClientTransport,
 } from "../../../platform/mcp_sdk.ts";
-import { FIXTURE_CLI, ROOT, spawnDaemon, tempDir } from "../../helpers.ts";
+import { FIXTURE_CLI, ROOT, spawnServe, tempDir } from "../../helpers.ts";
 import { exerciseAllTools } from "./scenario.ts";
 
 Deno.test("memory over stdio: every tool with the SDK client", async () => {
@@ -30,13 +30,7 @@ Deno.test("memory over stdio: every tool with the SDK client", async () => {
 
 Deno.test("memory over HTTP: every tool at /mcp/memory of agentd serve", async () => {
   await using dir = await tempDir();
-  const daemon = await spawnDaemon([
-    "serve",
-    "--port",
-    "0",
-    "--data-dir",
-    dir.path,
-  ]);
+  const daemon = await spawnServe(dir.path);
   const transport = new StreamableHTTPClientTransport(
     new URL(`${daemon.url}/mcp/memory`),
   );
