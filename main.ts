@@ -30,7 +30,7 @@ function help(specs: readonly AnyServerSpec[]): string {
   return `agentd ${VERSION}: MCP tool servers and an agent API in one daemon
 
 Usage:
-  agentd serve [flags]           Run the daemon (HTTP: /mcp/<server>, /health)
+  agentd serve [flags]           Run the daemon (HTTP: /mcp, /mcp/<server>, /admin, /health)
   agentd mcp <server> [flags]    Run one server on stdio, or HTTP with --port
   agentd doctor [flags]          Check this machine and say how to fix problems
   agentd --version               Print the version

@@ -20,7 +20,8 @@ import { configDir, dataDir as defaultDataDir } from "../platform/paths.ts";
 import { scoped, type Store } from "../platform/store.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { HostedServer } from "../tools/host.ts";
-import type { AnyServerSpec } from "../tools/kit.ts";
+import type { AnyServerSpec, Peer } from "../tools/kit.ts";
+import { connectInProcess } from "../tools/mcp.ts";
 import { UsageError } from "./args.ts";
 import { messageOf } from "../platform/errors.ts";
 
@@ -129,6 +130,10 @@ export async function openStore(dataDir: string): Promise<Store> {
   }
 }
 
+/**
+ * Starts the servers in parallel; servers that aggregate (the gateway) start
+ * after the others, which they receive as in-process peers.
+ */
 export async function startServers(
   specs: readonly AnyServerSpec[],
   options: {
@@ -136,9 +141,11 @@ export async function startServers(
     log: Logger;
     settings: Settings;
     env: Readonly<Record<string, string>>;
+    /** The HTTP face's address once it listens. */
+    address?: () => string | undefined;
   },
 ): Promise<HostedServer[]> {
-  return await Promise.all(specs.map((spec) => {
+  const start = (spec: AnyServerSpec, peers: readonly Peer[]) => {
     const section = options.settings.values[spec.id];
     return HostedServer.start(spec, {
       store: scoped(options.store, [spec.namespace]),
@@ -146,8 +153,32 @@ export async function startServers(
       config: isRecord(section) ? section : {},
       dataDir: options.settings.dataDir,
       env: options.env,
+      peers,
+      address: options.address,
     });
-  }));
+  };
+  const first = await Promise.all(
+    specs.filter((spec) => !spec.aggregates).map((spec) => start(spec, [])),
+  );
+  const peers = first.map(peerOf);
+  const later = await Promise.all(
+    specs.filter((spec) => spec.aggregates).map((spec) => start(spec, peers)),
+  );
+  const hosts = [...first, ...later];
+  return specs.map((spec) => {
+    const host = hosts.find((candidate) => candidate.spec === spec);
+    if (!host) throw new Error(`${spec.id} was not started`);
+    return host;
+  });
+}
+
+function peerOf(host: HostedServer): Peer {
+  return {
+    id: host.id,
+    namespace: host.spec.namespace,
+    phase: () => host.phase.phase,
+    connect: (caller) => connectInProcess(host, caller),
+  };
 }
 
 /** Resolves with the first SIGINT/SIGTERM. */

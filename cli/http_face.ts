@@ -9,6 +9,7 @@ import type { Store } from "../platform/store.ts";
 import { VERSION } from "../platform/version.ts";
 import { createApp } from "../routes/mod.ts";
 import type { HostedServer } from "../tools/host.ts";
+import { gatewayAdmin } from "../tools/gateway/mod.ts";
 import { McpHttpEndpoint } from "../tools/mcp_http.ts";
 import { shutdown, StartupError } from "./boot.ts";
 
@@ -19,6 +20,8 @@ export async function serveHttp(options: {
   store: Store;
   log: Logger;
   signal: { received: Promise<ShutdownSignal>; dispose(): void };
+  /** Told the address (`http://127.0.0.1:8765`) once the listener is up. */
+  onListening?: (address: string) => void;
 }): Promise<number> {
   const { hosts, base, store, log, signal } = options;
   const endpoints = new Map(
@@ -40,6 +43,7 @@ export async function serveHttp(options: {
     maxBodyBytes: base.max_body_bytes,
     token: base.token,
     agentTokens: base.agent_tokens,
+    admin: hosts.map(gatewayAdmin).find((view) => view !== undefined),
     version: VERSION,
     startedAt: Date.now(),
     log,
@@ -51,6 +55,7 @@ export async function serveHttp(options: {
       port: base.port,
       log,
       servers: hosts.map((h) => h.id),
+      onListening: options.onListening,
     });
   } catch (error) {
     await Promise.all(hosts.map((host) => host.stop(0)));
@@ -78,7 +83,13 @@ export async function serveHttp(options: {
 /** Deno.serve with a readable error for a busy port and a `listening` log line tests can wait for. */
 function listen(
   handler: (request: Request) => Response | Promise<Response>,
-  options: { host: string; port: number; log: Logger; servers: string[] },
+  options: {
+    host: string;
+    port: number;
+    log: Logger;
+    servers: string[];
+    onListening?: (address: string) => void;
+  },
 ): Deno.HttpServer {
   try {
     return Deno.serve({
@@ -86,6 +97,11 @@ function listen(
       port: options.port,
       onListen: ({ hostname, port }) => {
         const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
+        // A wildcard bind is reached by the machine's name, not 0.0.0.0.
+        const reachable = hostname === "0.0.0.0" || hostname === "::"
+          ? Deno.hostname()
+          : shown;
+        options.onListening?.(`http://${reachable}:${port}`);
         options.log.info("listening", {
           url: `http://${shown}:${port}`,
           host: hostname,

@@ -31,6 +31,8 @@ import { unwrap } from "../platform/config.ts";
 export function serverFlags(spec: AnyServerSpec): FlagSet {
   const flags: FlagSet = {};
   for (const [key, schema] of Object.entries(spec.config?.shape ?? {})) {
+    // Lists and maps (the gateway's upstreams) live in the config file only.
+    if (!isScalar(schema)) continue;
     const boolean = isBoolean(schema);
     flags[flagName(key)] = {
       type: boolean ? "boolean" : "string",
@@ -39,6 +41,12 @@ export function serverFlags(spec: AnyServerSpec): FlagSet {
     };
   }
   return flags;
+}
+
+function isScalar(schema: z.core.$ZodType): boolean {
+  const inner = unwrap(schema);
+  return !(inner instanceof z.ZodObject || inner instanceof z.ZodArray ||
+    inner instanceof z.ZodRecord);
 }
 
 function isBoolean(schema: z.core.$ZodType): boolean {
@@ -117,11 +125,13 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
   const log = createDaemonLogger(base);
   const signal = shutdownSignal();
   const store = await openStore(settings.dataDir);
+  let address: string | undefined;
   const [host] = await startServers([spec], {
     store,
     log,
     settings,
     env: ctx.env,
+    address: () => address,
   });
   if (host.phase.phase !== "running") {
     await host.stop(0);
@@ -158,5 +168,6 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
     store,
     log,
     signal,
+    onListening: (url) => address = url,
   });
 }

@@ -1,4 +1,5 @@
-// `agentd serve`: the HTTP daemon with every enabled server at /mcp/<id>.
+// `agentd serve`: the HTTP daemon with every enabled server at /mcp/<id> and
+// the gateway over them at /mcp.
 
 import {
   configKey,
@@ -21,7 +22,8 @@ import { serveHttp } from "./http_face.ts";
 
 export const SERVE_HELP = `Usage: agentd serve [flags]
 
-Runs the daemon: every enabled MCP server at /mcp/<server>, and /health.
+Runs the daemon: the gateway over every enabled MCP server at /mcp, each
+server at /mcp/<server>, /admin, /health and /metrics.
 
 Flags:
 ${flagsHelp(serveFlags)}
@@ -61,11 +63,21 @@ export async function runServe(
   const log = createDaemonLogger(base);
   const signal = shutdownSignal();
   const store = await openStore(settings.dataDir);
+  let address: string | undefined;
   const hosts = await startServers(specs, {
     store,
     log,
     settings,
     env: ctx.env,
+    address: () => address,
   });
-  return await serveHttp({ hosts, layout: "daemon", base, store, log, signal });
+  return await serveHttp({
+    hosts,
+    layout: "daemon",
+    base,
+    store,
+    log,
+    signal,
+    onListening: (url) => address = url,
+  });
 }

@@ -13,7 +13,10 @@ export {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.d.ts"
-export { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+export {
+  getDefaultEnvironment,
+  StdioClientTransport,
+} from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.d.ts"
 export { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/inMemory.d.ts"
@@ -26,6 +29,7 @@ export type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 export {
   CallToolRequestSchema,
   type CallToolResult,
+  CallToolResultSchema,
   CompleteRequestSchema,
   type CompleteResult,
   type ContentBlock,
@@ -66,5 +70,6 @@ export {
   SUPPORTED_PROTOCOL_VERSIONS,
   type Tool,
   type ToolAnnotations,
+  ToolListChangedNotificationSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";

@@ -6,11 +6,25 @@ import type { GuardVariables } from "../platform/http_guards.ts";
 import { HttpError } from "../platform/http_errors.ts";
 import type { McpHttpEndpoint } from "../tools/mcp_http.ts";
 
-/** `/mcp/:server` for every enabled server. */
+/** `/mcp/:server` for every enabled server, and the gateway's aggregate at `/mcp`. */
 export function mcpRoutes(
   endpoints: ReadonlyMap<string, McpHttpEndpoint>,
 ): Hono<{ Variables: GuardVariables }> {
   const app = new Hono<{ Variables: GuardVariables }>();
+  app.all("/", (c) => {
+    const gateway = endpoints.get("gateway");
+    if (!gateway) {
+      throw new HttpError(
+        404,
+        "The gateway is not enabled here (see --servers); each server is at /mcp/<server>",
+        { enabled: [...endpoints.keys()] },
+      );
+    }
+    return gateway.handle(c.req.raw, {
+      caller: c.get("caller"),
+      authorization: c.req.header("authorization"),
+    });
+  });
   app.all("/:server", (c) => {
     const id = c.req.param("server");
     const endpoint = endpoints.get(id);
@@ -24,7 +38,10 @@ export function mcpRoutes(
         { enabled: known },
       );
     }
-    return endpoint.handle(c.req.raw, { caller: c.get("caller") });
+    return endpoint.handle(c.req.raw, {
+      caller: c.get("caller"),
+      authorization: c.req.header("authorization"),
+    });
   });
   return app;
 }
@@ -34,6 +51,10 @@ export function singleMcpRoute(
   endpoint: McpHttpEndpoint,
 ): Hono<{ Variables: GuardVariables }> {
   const app = new Hono<{ Variables: GuardVariables }>();
-  app.all("/", (c) => endpoint.handle(c.req.raw, { caller: c.get("caller") }));
+  app.all("/", (c) =>
+    endpoint.handle(c.req.raw, {
+      caller: c.get("caller"),
+      authorization: c.req.header("authorization"),
+    }));
   return app;
 }

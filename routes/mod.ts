@@ -13,6 +13,8 @@ import {
 import type { Logger } from "../platform/log.ts";
 import type { HostedServer } from "../tools/host.ts";
 import type { McpHttpEndpoint } from "../tools/mcp_http.ts";
+import type { AdminView } from "../tools/gateway/admin_view.ts";
+import { adminRoutes } from "./admin.ts";
 import { healthRoutes } from "./health.ts";
 import { mcpRoutes, singleMcpRoute } from "./mcp.ts";
 import { metricsRoutes } from "./metrics.ts";
@@ -30,6 +32,8 @@ export interface AppOptions {
   token?: string;
   /** Agent name -> token: requests with one are bound to that agent. */
   agentTokens?: Readonly<Record<string, string>>;
+  /** The gateway's `/admin` data, when the gateway runs here. */
+  admin?: () => Promise<AdminView>;
   version: string;
   startedAt: number;
   log: Logger;
@@ -80,6 +84,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     "/metrics",
     metricsRoutes({ hosts: options.hosts, startedAt: options.startedAt }),
   );
+  if (options.admin) app.route("/admin", adminRoutes(options.admin));
   if (options.layout === "daemon") {
     app.route("/mcp", mcpRoutes(options.endpoints));
   } else {

@@ -10,7 +10,8 @@ Deno.test("cli: --help and --version", async () => {
   assert.equal(help.code, 0);
   assert.match(help.stdout, /Usage:\n {2}agentd serve/);
   assert.match(help.stdout, /memory\s+built/);
-  assert.match(help.stdout, /gateway\s+not built yet/);
+  assert.match(help.stdout, /gateway\s+built/);
+  assert.match(help.stdout, /platform-auth\s+not built yet/);
   assert.equal(help.stderr, "");
 
   const version = await runCli(["--version"]);
@@ -39,10 +40,13 @@ Deno.test("cli: unknown commands, flags and servers exit 2 naming them", async (
     ],
     [
       ["serve", "--servers", "nope"],
-      /unknown server "nope" in servers; built: memory, conformance/,
+      /unknown server "nope" in servers; built: gateway, memory, conformance/,
     ],
     [["mcp"], /which server\?/],
-    [["mcp", "nope"], /unknown server "nope"; built: memory, conformance/],
+    [
+      ["mcp", "nope"],
+      /unknown server "nope"; built: gateway, memory, conformance/,
+    ],
     [
       ["mcp", "conformance", "--cdp-port", "9335"],
       /unknown flag --cdp-port for "agentd mcp conformance"/,
@@ -182,7 +186,7 @@ Deno.test("cli: `deno task start` runs `agentd serve` and passes flags through",
   assert.equal(health.status, "ok");
   assert.deepEqual(
     Object.keys(health.servers),
-    ["memory"],
+    ["gateway", "memory"],
     "the built servers, and only those, are listed",
   );
   child.kill("SIGTERM");

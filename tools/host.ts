@@ -13,12 +13,19 @@ import { LatencyWindow, type Metric } from "../platform/metrics.ts";
 import type { JsonValue, Store } from "../platform/store.ts";
 
 const PHASES: Phase[] = ["start", "running", "error", "shutdown"];
-import { type AnyServerSpec, type ServerRuntime, ToolError } from "./kit.ts";
+import {
+  type AnyServerSpec,
+  type DynamicTools,
+  type Peer,
+  type ServerRuntime,
+  ToolError,
+} from "./kit.ts";
 import { messageOf } from "../platform/errors.ts";
 
 /** Something connected to this server that wants to hear about changes (one per MCP session). */
 export interface ServerListener {
   resourceUpdated(uri: string): void;
+  toolsChanged(): void;
 }
 
 export interface HostOptions {
@@ -30,6 +37,10 @@ export interface HostOptions {
   /** Defaults to the process environment. */
   env?: Readonly<Record<string, string>>;
   clock?: () => number;
+  /** The other servers of this process (for specs that aggregate). */
+  peers?: readonly Peer[];
+  /** This process's HTTP address once it listens. */
+  address?: () => string | undefined;
 }
 
 export interface ServerHealth {
@@ -87,6 +98,9 @@ export class HostedServer {
         dataDir: options.dataDir,
         env: options.env ?? Deno.env.toObject(),
         resourceUpdated: (uri) => host.notifyResourceUpdated(uri),
+        toolsChanged: () => host.notifyToolsChanged(),
+        peers: options.peers ?? [],
+        address: options.address ?? (() => undefined),
       });
       host.phase.set("running");
     } catch (error) {
@@ -193,6 +207,17 @@ export class HostedServer {
 
   notifyResourceUpdated(uri: string): void {
     for (const listener of this.listeners) listener.resourceUpdated(uri);
+  }
+
+  notifyToolsChanged(): void {
+    for (const listener of this.listeners) listener.toolsChanged();
+  }
+
+  /** The server's run-time tools, while it runs. */
+  dynamicTools(): DynamicTools | undefined {
+    return this.phase.phase === "running"
+      ? this.#runtime?.dynamicTools
+      : undefined;
   }
 
   async health(): Promise<ServerHealth> {

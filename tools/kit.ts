@@ -13,8 +13,11 @@ import type {
   GetPromptResult,
   LoggingLevel,
   ReadResourceResult,
+  Tool,
   ToolAnnotations,
+  Transport,
 } from "../platform/mcp_sdk.ts";
+import type { Phase } from "../platform/lifecycle.ts";
 import { encodeBase64 } from "../platform/base64.ts";
 import type { Logger } from "../platform/log.ts";
 import type { Metric } from "../platform/metrics.ts";
@@ -28,6 +31,11 @@ export interface CallContext {
   readonly signal: AbortSignal;
   readonly sessionId?: string;
   readonly caller: Caller;
+  /**
+   * The caller's raw `Authorization` header (HTTP only). Only for upstreams
+   * that opted into pass-through; never log it.
+   */
+  readonly authorization?: string;
   /** Reports progress when the client asked for it (a progress token); otherwise a no-op. */
   progress(progress: number, total?: number, message?: string): Promise<void>;
   /** Sends a log message to the client (`notifications/message`), honouring its `logging/setLevel`. */
@@ -121,6 +129,33 @@ export interface ServerDeps {
   env: Readonly<Record<string, string>>;
   /** Tells subscribed clients that a resource changed. */
   resourceUpdated(uri: string): void;
+  /** Tells connected clients that the tool list changed (`notifications/tools/list_changed`). */
+  toolsChanged(): void;
+  /** The other servers of this process; given to specs that `aggregate`. */
+  peers: readonly Peer[];
+  /** This process's HTTP address (`http://127.0.0.1:8765`) once it listens; undefined on stdio. */
+  address(): string | undefined;
+}
+
+/** Another server in this process, reachable over an in-process MCP link. */
+export interface Peer {
+  id: string;
+  namespace: string;
+  phase(): Phase;
+  /** A new client-side transport whose requests reach the peer as `caller`. */
+  connect(caller: Caller): Promise<Transport>;
+}
+
+/** Tools a server adds at run time (the gateway's aggregate), listed after its own. */
+export interface DynamicTools {
+  list(): Tool[];
+  has(name: string): boolean;
+  /** Arguments are the callee's to validate. */
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    call: CallContext,
+  ): Promise<ToolResult>;
 }
 
 /** A started server: its context for handlers, what `/health` adds, how to stop. */
@@ -129,6 +164,8 @@ export interface ServerRuntime<C> {
   health?(): JsonValue | Promise<JsonValue>;
   /** The server's own Prometheus metrics, added to `/metrics`. */
   metrics?(): Metric[];
+  /** Tools beyond the spec's own, e.g. the gateway's `<server>__<tool>` names. */
+  dynamicTools?: DynamicTools;
   stop?(): Promise<void>;
 }
 
@@ -146,6 +183,8 @@ export interface ServerSpec<C> {
   resources?: readonly ResourceDef<C>[];
   resourceTemplates?: readonly ResourceTemplateDef<C>[];
   prompts?: readonly PromptDef<C>[];
+  /** Started after every other server, which it receives as `deps.peers` (the gateway). */
+  aggregates?: boolean;
   /** The Start phase: open what the server needs and build the handler context. */
   start(deps: ServerDeps): Promise<ServerRuntime<C>>;
 }

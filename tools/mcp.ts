@@ -50,6 +50,8 @@ const RESOURCE_NOT_FOUND = -32002; // MCP's code for an unknown resource URI
 /** The identity a transport attaches to a request (from a bearer token), if any. */
 export interface RequestAuth {
   caller: Caller;
+  /** The raw `Authorization` header, for opted-in gateway pass-through only. */
+  authorization?: string;
 }
 
 interface ToolEntry {
@@ -134,28 +136,45 @@ export function createSdkServer(host: HostedServer): Server {
   });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [...catalog.values()].map((entry) => entry.listing),
+    tools: [
+      ...[...catalog.values()].map((entry) => entry.listing),
+      ...host.dynamicTools()?.list() ?? [],
+    ],
   }));
 
   server.setRequestHandler(
     CallToolRequestSchema,
     async (request, extra): Promise<CallToolResult> => {
-      const entry = catalog.get(request.params.name);
-      if (!entry) {
+      const name = request.params.name;
+      const args = request.params.arguments ?? {};
+      const entry = catalog.get(name);
+      const dynamic = entry ? undefined : host.dynamicTools();
+      if (!entry && !dynamic?.has(name)) {
+        const own = [...catalog.keys()];
+        const more = dynamic?.list().length ?? 0;
         throw new McpError(
           ErrorCode.InvalidParams,
-          `Unknown tool "${request.params.name}" on server "${spec.id}". Available: ${
-            [...catalog.keys()].join(", ")
-          }`,
+          `Unknown tool "${name}" on server "${spec.id}". Available: ${
+            own.join(", ")
+          }${more > 0 ? ` and ${more} more (see tools/list)` : ""}`,
         );
       }
-      const tool = entry.def;
-      const parsed = entry.input.safeParse(request.params.arguments ?? {});
-      if (!parsed.success) {
-        host.countCall(tool.name, false, 0);
-        return errorResult(
-          `Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}`,
-        );
+      let run: (call: CallContext) => Promise<CallToolResult>;
+      if (entry) {
+        const parsed = entry.input.safeParse(args);
+        if (!parsed.success) {
+          host.countCall(name, false, 0);
+          return errorResult(
+            `Invalid arguments for ${name}: ${describeIssues(parsed.error)}`,
+          );
+        }
+        run = (call) => entry.def.handle(host.context(), parsed.data, call);
+      } else {
+        run = (call) => {
+          host.context(); // throws the readable "not running" error
+          if (!dynamic) throw new ToolError(`${name} is not available`);
+          return dynamic.call(name, args, call);
+        };
       }
       const started = performance.now();
       const progressToken = request.params._meta?.progressToken;
@@ -163,6 +182,7 @@ export function createSdkServer(host: HostedServer): Server {
         signal: extra.signal,
         sessionId: extra.sessionId,
         caller: callerOf(extra.authInfo?.extra),
+        authorization: extra.authInfo?.token || undefined,
         async progress(progress, total, message) {
           if (progressToken === undefined) return;
           await extra.sendNotification({
@@ -205,23 +225,20 @@ export function createSdkServer(host: HostedServer): Server {
       };
       let result: CallToolResult;
       try {
-        const context = host.context();
-        result = await host.inFlight.run(() =>
-          tool.handle(context, parsed.data, call)
-        );
+        result = await host.inFlight.run(() => run(call));
       } catch (error) {
         result = error instanceof ToolError
           ? errorResult(error.message, error.content)
-          : errorResult(`${tool.name} failed: ${messageOf(error)}`);
+          : errorResult(`${name} failed: ${messageOf(error)}`);
         if (!(error instanceof ToolError)) {
-          host.log.error("tool_failed", { tool: tool.name, error });
+          host.log.error("tool_failed", { tool: name, error });
         }
       }
       const ok = result.isError !== true;
       const elapsed = performance.now() - started;
-      host.countCall(tool.name, ok, elapsed);
+      host.countCall(name, ok, elapsed);
       host.log.info("tool_call", {
-        tool: tool.name,
+        tool: name,
         ok,
         duration_ms: Math.round(elapsed),
         session: extra.sessionId,
@@ -239,6 +256,13 @@ export function createSdkServer(host: HostedServer): Server {
       if (!subscriptions.has(uri)) return;
       server.sendResourceUpdated({ uri }).catch((error) =>
         host.log.debug("notify_failed", { uri, error })
+      );
+    },
+    toolsChanged() {
+      // Before initialization completes there is no one to tell.
+      if (server.getClientCapabilities() === undefined) return;
+      server.sendToolListChanged().catch((error) =>
+        host.log.debug("notify_failed", { error })
       );
     },
   };
@@ -446,11 +470,19 @@ function callerOf(extra: Record<string, unknown> | undefined): Caller {
   return typeof agent === "string" ? { agent } : {};
 }
 
-/** AuthInfo as the SDK transports carry it; the token itself is never attached. */
-export function authInfoFor(caller: Caller) {
+/**
+ * AuthInfo as the SDK transports carry it. `authorization` (the raw header)
+ * is attached only so that an opted-in gateway upstream can receive it.
+ */
+export function authInfoFor(caller: Caller, authorization?: string) {
   const extra: Record<string, JsonValue> = {};
   if (caller.agent !== undefined) extra.agent = caller.agent;
-  return { token: "", clientId: caller.agent ?? "local", scopes: [], extra };
+  return {
+    token: authorization ?? "",
+    clientId: caller.agent ?? "local",
+    scopes: [],
+    extra,
+  };
 }
 
 export interface StdioChannel {
@@ -490,9 +522,43 @@ export async function serveStdio(host: HostedServer): Promise<StdioChannel> {
   };
 }
 
-/** An in-process link: the client side of a linked pair, for the gateway and tests. */
-export async function connectInProcess(host: HostedServer): Promise<Transport> {
+/**
+ * An in-process link: the client side of a linked pair, for the gateway,
+ * agents and tests. Every request on it reaches the server as `caller`.
+ */
+export async function connectInProcess(
+  host: HostedServer,
+  caller: Caller = {},
+): Promise<Transport> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await createSdkServer(host).connect(serverSide);
-  return clientSide;
+  return new CallerBoundTransport(clientSide, authInfoFor(caller));
+}
+
+/** Attaches one identity to every message, as the HTTP face does from a bearer token. */
+class CallerBoundTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport["onmessage"];
+
+  constructor(
+    private readonly inner: InMemoryTransport,
+    private readonly authInfo: ReturnType<typeof authInfoFor>,
+  ) {
+    inner.onclose = () => this.onclose?.();
+    inner.onerror = (error) => this.onerror?.(error);
+    inner.onmessage = (message, extra) => this.onmessage?.(message, extra);
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  send(...[message, options]: Parameters<Transport["send"]>): Promise<void> {
+    return this.inner.send(message, { ...options, authInfo: this.authInfo });
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
 }

@@ -64,7 +64,7 @@ export class McpHttpEndpoint {
     request: Request,
     auth: RequestAuth = NO_AUTH,
   ): Promise<Response> {
-    const authInfo = authInfoFor(auth.caller);
+    const authInfo = authInfoFor(auth.caller, auth.authorization);
     const sessionId = request.headers.get("mcp-session-id");
     if (sessionId !== null) {
       const session = this.#sessions.get(sessionId);
@@ -126,7 +126,7 @@ export class McpHttpEndpoint {
     body: unknown,
     auth: RequestAuth,
   ): Promise<Response> {
-    const authInfo = authInfoFor(auth.caller);
+    const authInfo = authInfoFor(auth.caller, auth.authorization);
     if (!this.#accepting) {
       return rpcError(503, -32000, "Shutting down: not accepting new sessions");
     }

@@ -2,6 +2,7 @@
 // daemon never lists a stub.
 
 import type { AnyServerSpec } from "./kit.ts";
+import { gatewayServer } from "./gateway/mod.ts";
 import { memoryServer } from "./memory/mod.ts";
 
 /** Every server id the architecture names, built or not, in display order. */
@@ -15,4 +16,7 @@ export const SERVER_IDS = [
   "platform-auth",
 ] as const;
 
-export const builtinServers: readonly AnyServerSpec[] = [memoryServer];
+export const builtinServers: readonly AnyServerSpec[] = [
+  gatewayServer,
+  memoryServer,
+];

@@ -1,0 +1,199 @@
+// Real upstreams for the gateway tests: the MCP reference servers from npm
+// run with Node, and a small SDK server that records the headers it gets.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  Client,
+  ListToolsRequestSchema,
+  Server,
+  StreamableHTTPClientTransport,
+  WebStandardStreamableHTTPServerTransport,
+} from "../../../platform/mcp_sdk.ts";
+import type { AdminView } from "../../../tools/gateway/admin_view.ts";
+import { freePort, lines, ROOT } from "../../helpers.ts";
+
+export const EVERYTHING = join(
+  ROOT,
+  "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+);
+export const FILESYSTEM = join(
+  ROOT,
+  "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
+);
+
+export interface NodeServer {
+  port: number;
+  /** `http://127.0.0.1:<port>/mcp` */
+  url: string;
+  pid: number;
+  /** SIGKILL, as a crash would. */
+  kill(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** server-everything in its streamable HTTP mode, on `port` (a free one by default). */
+export async function startEverythingHttp(
+  port = freePort(),
+): Promise<NodeServer> {
+  const child = new Deno.Command("node", {
+    args: [EVERYTHING, "streamableHttp"],
+    env: { PORT: String(port) },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const ready = Promise.withResolvers<void>();
+  const drained = (async () => {
+    for await (const line of lines(child.stderr)) {
+      if (/listening on port/i.test(line)) ready.resolve();
+    }
+    ready.reject(new Error(`server-everything on ${port} exited early`));
+  })();
+  await ready.promise;
+  let killed = false;
+  const kill = async () => {
+    if (!killed) {
+      killed = true;
+      child.kill("SIGKILL");
+    }
+    await child.status;
+    await drained;
+  };
+  return {
+    port,
+    url: `http://127.0.0.1:${port}/mcp`,
+    pid: child.pid,
+    kill,
+    [Symbol.asyncDispose]: kill,
+  };
+}
+
+/** A stateless MCP server whose one tool, `whoami`, answers with the Authorization header it received. */
+export function startRecordingServer(): {
+  url: string;
+  seen: (string | null)[];
+  [Symbol.asyncDispose](): Promise<void>;
+} {
+  const seen: (string | null)[] = [];
+  const http = Deno.serve({ port: 0, onListen() {} }, async (request) => {
+    const authorization = request.headers.get("authorization");
+    const server = new Server({ name: "recorder", version: "1.0.0" }, {
+      capabilities: { tools: {} },
+    });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: [{
+        name: "whoami",
+        description: "The Authorization header of this request",
+        inputSchema: { type: "object", properties: {} },
+      }],
+    }));
+    server.setRequestHandler(
+      CallToolRequestSchema,
+      (): CallToolResult => {
+        seen.push(authorization);
+        return { content: [{ type: "text", text: authorization ?? "none" }] };
+      },
+    );
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
+    return await transport.handleRequest(request);
+  });
+  return {
+    url: `http://127.0.0.1:${http.addr.port}/mcp`,
+    seen,
+    [Symbol.asyncDispose]: () => http.shutdown(),
+  };
+}
+
+/** An MCP SDK client of the gateway at `<daemon>/mcp`. */
+export async function gatewayClient(
+  daemonUrl: string,
+  token?: string,
+): Promise<Client & AsyncDisposable> {
+  const client = new Client({ name: "gateway-test", version: "1.0.0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${daemonUrl}/mcp`), {
+      requestInit: token
+        ? { headers: { Authorization: `Bearer ${token}` } }
+        : undefined,
+    }),
+  );
+  return Object.assign(client, {
+    [Symbol.asyncDispose]: () => client.close(),
+  });
+}
+
+/** Calls a tool and returns its result, failing the test on a transport error. */
+export async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<CallToolResult> {
+  const result = await client.callTool({ name, arguments: args });
+  assert.ok("content" in result, `no content in ${JSON.stringify(result)}`);
+  return result as CallToolResult;
+}
+
+/** The JSON a gateway tool answered (its structuredContent), asserting success. */
+export async function callJson(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
+  const result = await call(client, name, args);
+  assert.notEqual(result.isError, true, textOf(result));
+  assert.ok(result.structuredContent, textOf(result));
+  return result.structuredContent;
+}
+
+export function textOf(result: CallToolResult): string {
+  return result.content.map((block) =>
+    block.type === "text" ? block.text : `[${block.type}]`
+  ).join("\n");
+}
+
+export async function adminView(daemonUrl: string): Promise<AdminView> {
+  const response = await fetch(`${daemonUrl}/admin`, {
+    headers: { Accept: "application/json" },
+  });
+  assert.equal(response.status, 200);
+  return await response.json();
+}
+
+export function stateOf(view: AdminView, name: string): string | undefined {
+  return view.servers.find((server) => server.name === name)?.state;
+}
+
+/** Writes the daemon config file with a `gateway` section. */
+export async function writeConfig(
+  dir: string,
+  gateway: Record<string, unknown>,
+): Promise<string> {
+  const path = join(dir, "agentd.json");
+  await Deno.writeTextFile(path, JSON.stringify({ gateway }, null, 2));
+  return path;
+}
+
+/** A local webhook receiver for alerts. */
+export function startWebhook(): {
+  url: string;
+  received: Record<string, unknown>[];
+  [Symbol.asyncDispose](): Promise<void>;
+} {
+  const received: Record<string, unknown>[] = [];
+  const http = Deno.serve({ port: 0, onListen() {} }, async (request) => {
+    received.push(await request.json());
+    return new Response(null, { status: 204 });
+  });
+  return {
+    url: `http://127.0.0.1:${http.addr.port}/alerts`,
+    received,
+    [Symbol.asyncDispose]: () => http.shutdown(),
+  };
+}

@@ -1,0 +1,99 @@
+// The gateway's config section (`gateway` in agentd.json): upstream servers,
+// health checks, balancing, alerts and discovery.
+
+import { z } from "zod";
+
+/** Upstream names are tool-name prefixes: short, lower case, no `__`. */
+export const UPSTREAM_NAME = /^[a-z0-9](?:[a-z0-9-]|_(?!_)){0,39}$/;
+
+export const UpstreamName = z.string().regex(
+  UPSTREAM_NAME,
+  "1-40 characters: lower-case letters, digits, '-' and single '_', starting with a letter or digit",
+);
+
+export const UpstreamConfig = z.strictObject({
+  url: z.url({ protocol: /^https?$/ }).optional()
+    .describe(
+      "Streamable HTTP endpoint of the upstream, e.g. http://127.0.0.1:3001/mcp",
+    ),
+  command: z.string().min(1).optional()
+    .describe(
+      "Executable of a stdio upstream (started and restarted by the gateway)",
+    ),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({})
+    .describe(
+      "Extra environment of a stdio upstream (the gateway's own is not passed on)",
+    ),
+  cwd: z.string().min(1).optional(),
+  headers: z.record(z.string(), z.string()).default({})
+    .describe(
+      "Sent with every request to an HTTP upstream (credentials for that upstream)",
+    ),
+  token_env: z.string().min(1).optional()
+    .describe(
+      "Environment variable holding a bearer token sent to this HTTP upstream",
+    ),
+  pass_through_auth: z.boolean().default(false)
+    .describe(
+      "Forward the caller's own Authorization header to this upstream (off: see README)",
+    ),
+  group: UpstreamName.optional()
+    .describe(
+      "Replica group: upstreams of one group serve the same tools under the group's prefix",
+    ),
+  tools: z.array(z.string().min(1)).min(1).optional()
+    .describe("Only these tools of the upstream are exposed"),
+}).refine(
+  (value) => (value.url === undefined) !== (value.command === undefined),
+  {
+    message:
+      "give exactly one of url (HTTP upstream) or command (stdio upstream)",
+  },
+);
+export type UpstreamConfig = z.output<typeof UpstreamConfig>;
+
+export const DiscoveryConfig = z.strictObject({
+  ports: z.array(z.number().int().min(1).max(65535)).default([])
+    .describe(
+      "Loopback ports probed for MCP endpoints (http://127.0.0.1:<port>/mcp)",
+    ),
+  hosts: z.array(z.string().min(1)).default([])
+    .describe("host:port pairs or URLs probed for MCP endpoints"),
+  networks: z.record(z.string().min(1), z.array(z.string().min(1))).default({})
+    .describe(
+      "Named lists of host:port pairs or URLs, chosen by discover_servers(network)",
+    ),
+  store: z.string().min(1).optional()
+    .describe(
+      "Coordination store where agentd instances announce themselves: a Deno KV path or KV Connect URL (default: the daemon's store)",
+    ),
+  announce: z.boolean().default(true)
+    .describe("Announce this daemon's /mcp in the coordination store"),
+  interval_ms: z.number().int().min(1000).max(3_600_000).default(30_000)
+    .describe("How often announcements are renewed (and auto_register runs)"),
+  auto_register: z.boolean().default(false)
+    .describe("Register discovered servers automatically"),
+  probe_timeout_ms: z.number().int().min(50).max(30_000).default(1500),
+});
+export type DiscoveryConfig = z.output<typeof DiscoveryConfig>;
+
+export const GatewayConfig = z.strictObject({
+  upstreams: z.record(UpstreamName, UpstreamConfig).default({})
+    .describe("Upstream MCP servers by name (prefix of their tools)"),
+  health_interval_ms: z.number().int().min(100).max(3_600_000).default(15_000)
+    .describe("How often every upstream is health-checked"),
+  connect_timeout_ms: z.number().int().min(100).max(600_000).default(20_000)
+    .describe("Longest an upstream may take to start and answer initialize"),
+  health_timeout_ms: z.number().int().min(50).max(60_000).default(5000),
+  call_timeout_ms: z.number().int().min(100).max(3_600_000).default(60_000)
+    .describe("Longest a routed tools/call may take"),
+  broadcast_timeout_ms: z.number().int().min(100).max(600_000).default(10_000)
+    .describe("Per-upstream timeout of broadcast_tool_call"),
+  balance: z.enum(["round_robin", "least_in_flight"]).default("round_robin")
+    .describe("How calls are spread over the healthy replicas of a group"),
+  alert_webhook: z.url({ protocol: /^https?$/ }).optional()
+    .describe("Upstream down/recovered alerts are POSTed here as JSON"),
+  discovery: DiscoveryConfig.prefault({}),
+});
+export type GatewayConfig = z.output<typeof GatewayConfig>;

@@ -1,0 +1,102 @@
+// The gateway (svc-mcp-gateway): every MCP server behind one endpoint.
+// In `agentd serve` it is /mcp, with every built-in server as an in-process
+// upstream; alone it is `agentd mcp gateway --port 8765 --config FILE`.
+
+import { defineServer } from "../kit.ts";
+import type { HostedServer } from "../host.ts";
+import type { AdminView } from "./admin_view.ts";
+import { GatewayConfig } from "./config.ts";
+import { Announcer, openCoordinationStore } from "./discovery.ts";
+import { Gateway } from "./gateway.ts";
+import { gatewayTools } from "./tools.ts";
+
+export const gatewayServer = defineServer<Gateway>({
+  id: "gateway",
+  namespace: "svc-mcp-gateway",
+  title: "MCP gateway",
+  version: "1.0.0",
+  instructions:
+    "One endpoint for many MCP servers. Upstream tools are listed as <server>__<tool> and called " +
+    "directly; route_tool_call and broadcast_tool_call call by server and tool name. " +
+    "list_servers, get_server_health and get_server_tools show what is behind the gateway; " +
+    "register_server/unregister_server change it; discover_servers finds servers to register.",
+  config: GatewayConfig,
+  tools: gatewayTools,
+  aggregates: true,
+  async start(deps) {
+    const config = GatewayConfig.parse(deps.config);
+    const coordination = await openCoordinationStore(
+      config.discovery.store,
+      deps.store,
+      deps.env,
+    );
+    const instance = crypto.randomUUID();
+    const gateway = new Gateway({
+      config,
+      store: deps.store,
+      log: deps.log,
+      peers: deps.peers,
+      env: deps.env,
+      toolsChanged: deps.toolsChanged,
+      discovery: {
+        store: coordination.store,
+        instance,
+        selfUrl: () => {
+          const address = deps.address();
+          return address === undefined ? undefined : `${address}/mcp`;
+        },
+      },
+    });
+    const announcer = config.discovery.announce
+      ? new Announcer({
+        store: coordination.store,
+        instance,
+        interval_ms: config.discovery.interval_ms,
+        log: deps.log,
+        info: () => {
+          const address = deps.address();
+          if (address === undefined) return undefined;
+          return {
+            name: `agentd@${Deno.hostname()}`,
+            url: `${address}/mcp`,
+            version: gateway.version,
+            servers: [...gateway.upstreams.keys()].sort(),
+          };
+        },
+      })
+      : undefined;
+    try {
+      await gateway.start();
+    } catch (error) {
+      await gateway.stop();
+      await coordination.close();
+      throw error;
+    }
+    announcer?.start();
+    return {
+      context: gateway,
+      dynamicTools: gateway,
+      health: () => gateway.health(),
+      metrics: () => gateway.metrics(),
+      async stop() {
+        await announcer?.stop();
+        await gateway.stop();
+        await coordination.close();
+      },
+    };
+  },
+});
+
+/** The `/admin` view of a hosted gateway, or undefined when `host` is not one (or not running). */
+export function gatewayAdmin(
+  host: HostedServer,
+): (() => Promise<AdminView>) | undefined {
+  if (host.spec !== gatewayServer) return undefined;
+  return () => {
+    const gateway = host.context();
+    if (!(gateway instanceof Gateway)) {
+      return Promise.reject(new Error("gateway context missing"));
+    }
+    return Promise.resolve(gateway.adminView());
+  };
+}

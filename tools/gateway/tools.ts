@@ -1,0 +1,176 @@
+// The gateway's eight tools (svc-mcp-gateway), thin over Gateway.
+
+import { z } from "zod";
+import type { JsonValue } from "../../platform/store.ts";
+import { json, toolDefiner, ToolError } from "../kit.ts";
+import type { Gateway } from "./gateway.ts";
+import { byName, type Upstream } from "./upstream.ts";
+
+const defineGatewayTool = toolDefiner<Gateway>();
+
+const Args = z.record(z.string(), z.unknown()).default({})
+  .describe("Arguments of the upstream tool, as its inputSchema describes");
+
+function summary(gateway: Gateway, upstream: Upstream) {
+  const view = upstream.view();
+  return {
+    name: view.name,
+    group: view.group,
+    source: view.source,
+    transport: view.transport,
+    url: view.target,
+    state: view.state,
+    since: view.since,
+    tools: gateway.toolsOf(upstream).map((tool) => tool.name),
+  };
+}
+
+export const listServers = defineGatewayTool({
+  name: "list_servers",
+  title: "List servers",
+  description:
+    "Lists every upstream MCP server behind this gateway: name, replica group, where it comes from " +
+    "(builtin, config, registered), transport, URL or command, state and its tools' gateway names.",
+  input: z.object({}),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  handle(gateway) {
+    const servers = [...gateway.upstreams.values()]
+      .sort(byName)
+      .map((upstream) => summary(gateway, upstream));
+    return Promise.resolve(json({ servers, count: servers.length }));
+  },
+});
+
+export const registerServer = defineGatewayTool({
+  name: "register_server",
+  title: "Register a server",
+  description:
+    "Registers a streamable HTTP MCP server under `name` (the prefix of its tools: <name>__<tool>). " +
+    "The server must answer initialize now; `tools` limits which of its tools are exposed. " +
+    "Registrations persist across restarts. stdio servers are configured in the config file.",
+  input: z.object({
+    name: z.string().min(1).max(40)
+      .describe("Lower-case letters, digits, '-' or single '_'"),
+    url: z.string().min(1).describe("e.g. http://127.0.0.1:3001/mcp"),
+    tools: z.array(z.string().min(1)).min(1).optional()
+      .describe("Expose only these tools of the server"),
+  }),
+  annotations: { readOnlyHint: false, openWorldHint: true },
+  async handle(gateway, args) {
+    const upstream = await gateway.register(args.name, args.url, args.tools);
+    return json({ registered: summary(gateway, upstream) });
+  },
+});
+
+export const unregisterServer = defineGatewayTool({
+  name: "unregister_server",
+  title: "Unregister a server",
+  description:
+    "Removes a server added with register_server and its tools. Built-in and config-file servers cannot be removed here.",
+  input: z.object({ name: z.string().min(1) }),
+  annotations: { destructiveHint: true, idempotentHint: false },
+  async handle(gateway, args) {
+    await gateway.unregister(args.name);
+    return json({ unregistered: args.name });
+  },
+});
+
+export const routeToolCall = defineGatewayTool({
+  name: "route_tool_call",
+  title: "Call a tool on one server",
+  description:
+    "Calls `tool` (the upstream's own tool name) on `server` (an upstream name or a replica group). " +
+    "When that upstream is down, a healthy replica of its group takes the call; the result's " +
+    "_meta['io.agentd/upstream'] says which one answered.",
+  input: z.object({
+    server: z.string().min(1),
+    tool: z.string().min(1),
+    args: Args,
+  }),
+  annotations: { openWorldHint: true },
+  handle(gateway, args, call) {
+    return gateway.route(args.server, args.tool, args.args, call);
+  },
+});
+
+export const broadcastToolCall = defineGatewayTool({
+  name: "broadcast_tool_call",
+  title: "Call a tool on every server",
+  description:
+    "Calls `tool` on every upstream that has it, in parallel, each with its own timeout, and returns " +
+    "one result per upstream (ok, error, timeout or down). Partial failures are reported, not fatal.",
+  input: z.object({ tool: z.string().min(1), args: Args }),
+  annotations: { openWorldHint: true },
+  handle(gateway, args, call) {
+    return gateway.broadcast(args.tool, args.args, call);
+  },
+});
+
+export const getServerHealth = defineGatewayTool({
+  name: "get_server_health",
+  title: "Health of one server",
+  description:
+    "State (connecting, healthy, unhealthy, stopped), since when, last check, latency, last error, " +
+    "calls, errors, in-flight calls and restarts of one upstream.",
+  input: z.object({ name: z.string().min(1) }),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  handle(gateway, args) {
+    const view = gateway.get(args.name).view();
+    return Promise.resolve(json({ ...view } as { [key: string]: JsonValue }));
+  },
+});
+
+export const getServerTools = defineGatewayTool({
+  name: "get_server_tools",
+  title: "Tools of one server",
+  description:
+    "The tools one upstream exposes through the gateway: gateway name, upstream name, description and input schema.",
+  input: z.object({ name: z.string().min(1) }),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  handle(gateway, args) {
+    const upstream = gateway.get(args.name);
+    if (upstream.tools.length === 0 && upstream.state !== "healthy") {
+      throw new ToolError(
+        `"${upstream.name}" is ${upstream.state}${
+          upstream.lastError ? ` (${upstream.lastError})` : ""
+        } and its tools are not known yet.`,
+      );
+    }
+    const named = gateway.toolsOf(upstream);
+    const tools = upstream.tools.map((tool, index) => ({
+      name: named[index]?.name ?? tool.name,
+      upstream_name: tool.name,
+      description: tool.description ?? "",
+      input_schema: tool.inputSchema as { [key: string]: JsonValue },
+    }));
+    return Promise.resolve(
+      json({ server: upstream.name, state: upstream.state, tools }),
+    );
+  },
+});
+
+export const discoverServers = defineGatewayTool({
+  name: "discover_servers",
+  title: "Discover servers",
+  description:
+    "Finds MCP servers without knowing their URLs: agentd daemons announcing themselves in the shared " +
+    "coordination store, and MCP endpoints on the loopback ports and host lists of the config " +
+    "(probed with initialize; nothing else is ever scanned). `network`: store, loopback, hosts or a " +
+    "configured network name; all when omitted. Found servers are listed, not registered.",
+  input: z.object({ network: z.string().min(1).optional() }),
+  annotations: { readOnlyHint: true, openWorldHint: true },
+  async handle(gateway, args) {
+    return json(await gateway.discover(args.network));
+  },
+});
+
+export const gatewayTools = [
+  listServers,
+  registerServer,
+  unregisterServer,
+  routeToolCall,
+  broadcastToolCall,
+  getServerHealth,
+  getServerTools,
+  discoverServers,
+];

@@ -1,0 +1,511 @@
+// One upstream MCP server as the gateway sees it: a client connection (an
+// in-process link, streamable HTTP, or a stdio child process), its tools, its
+// health and its counters. Reconnection lives here; routing does not.
+
+import { AsyncLocalStorage } from "node:async_hooks";
+import {
+  type CallToolResult,
+  CallToolResultSchema,
+  Client,
+  McpError,
+  StdioClientTransport,
+  StreamableHTTPClientTransport,
+  type Tool,
+  ToolListChangedNotificationSchema,
+  type Transport,
+} from "../../platform/mcp_sdk.ts";
+import { messageOf } from "../../platform/errors.ts";
+import type { Logger } from "../../platform/log.ts";
+import { LatencyWindow } from "../../platform/metrics.ts";
+import { VERSION } from "../../platform/version.ts";
+import type { CallContext, Caller, Peer } from "../kit.ts";
+import type { AdminServer, UpstreamState } from "./admin_view.ts";
+import { SEPARATOR } from "./naming.ts";
+
+export type UpstreamTarget =
+  | { kind: "builtin"; peer: Peer }
+  | {
+    kind: "http";
+    url: string;
+    headers: Readonly<Record<string, string>>;
+    passThroughAuth: boolean;
+  }
+  | {
+    kind: "stdio";
+    command: string;
+    args: readonly string[];
+    env: Readonly<Record<string, string>>;
+    cwd?: string;
+  };
+
+export type UpstreamSource = AdminServer["source"];
+
+export interface UpstreamOptions {
+  name: string;
+  group: string;
+  source: UpstreamSource;
+  target: UpstreamTarget;
+  /** Only these tools are exposed. */
+  tools?: readonly string[];
+  log: Logger;
+  connectTimeoutMs: number;
+  healthTimeoutMs: number;
+  callTimeoutMs: number;
+  /** Called after every change of state or of the tool list. */
+  onChange(upstream: Upstream, previous: UpstreamState): void;
+  clock?: () => number;
+}
+
+/** A failure that happened before the upstream could have run the call: safe to send elsewhere. */
+export class UpstreamUnreachable extends Error {
+  override name = "UpstreamUnreachable";
+}
+
+const RESTART_FIRST_MS = 500;
+const RESTART_MAX_MS = 30_000;
+/** A stdio upstream that lived this long has its restart backoff reset. */
+const STABLE_MS = 10_000;
+
+/** The caller's Authorization header during a routed call, for pass-through upstreams. */
+const passThrough = new AsyncLocalStorage<string | undefined>();
+
+export class Upstream {
+  readonly name: string;
+  readonly group: string;
+  readonly source: UpstreamSource;
+  readonly target: UpstreamTarget;
+  readonly filter: ReadonlySet<string> | undefined;
+  state: UpstreamState = "connecting";
+  since: number;
+  lastCheck: number | undefined;
+  latencyMs: number | undefined;
+  lastError: string | undefined;
+  /** Exposed tools; kept while unhealthy so errors can say what is missing. */
+  tools: Tool[] = [];
+  calls = 0;
+  errors = 0;
+  inFlight = 0;
+  restarts = 0;
+  readonly latency = new LatencyWindow(256);
+  readonly #options: UpstreamOptions;
+  readonly #clock: () => number;
+  #client: Client | undefined;
+  #connecting: Promise<void> | undefined;
+  /** Built-in upstreams: one link per caller identity, so the server sees who calls. */
+  readonly #callerClients = new Map<string, Promise<Client>>();
+  #pid: number | null = null;
+  /** Bumped whenever a connection is dropped on purpose; a stale child's exit is ignored. */
+  #generation = 0;
+  #connectedAt = 0;
+  #restartTimer: ReturnType<typeof setTimeout> | undefined;
+  #restartDelay = RESTART_FIRST_MS;
+  #closed = false;
+
+  constructor(options: UpstreamOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? Date.now;
+    this.name = options.name;
+    this.group = options.group;
+    this.source = options.source;
+    this.target = options.target;
+    this.filter = options.tools ? new Set(options.tools) : undefined;
+    this.since = this.#clock();
+  }
+
+  get pid(): number | null {
+    return this.#pid;
+  }
+
+  has(tool: string): boolean {
+    return this.tools.some((candidate) => candidate.name === tool);
+  }
+
+  /** Connects (or reconnects) and reads the tool list; rejects with the reason, leaving the upstream unhealthy. */
+  connect(): Promise<void> {
+    this.#connecting ??= this.#connect().finally(() => {
+      this.#connecting = undefined;
+    });
+    return this.#connecting;
+  }
+
+  async #connect(): Promise<void> {
+    await this.#dropClient();
+    const started = performance.now();
+    const client = newClient();
+    let transport: Transport | undefined;
+    try {
+      transport = await this.#openTransport();
+      const connected = client.connect(transport, {
+        timeout: this.#options.connectTimeoutMs,
+      });
+      await withTimeout(
+        connected,
+        this.#options.connectTimeoutMs,
+        "initialize",
+      );
+      this.#client = client;
+      if (transport instanceof StdioClientTransport) this.#pid = transport.pid;
+      this.#connectedAt = this.#clock();
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        this.refreshTools().catch((error) =>
+          this.#options.log.warn("upstream_tools_failed", {
+            upstream: this.name,
+            error: messageOf(error),
+          })
+        );
+      });
+      this.tools = await this.#listTools(client);
+      this.latencyMs = Math.round(performance.now() - started);
+      this.lastCheck = this.#clock();
+      this.#setState("healthy");
+    } catch (error) {
+      await client.close().catch(() => {});
+      if (this.#client === client) this.#client = undefined;
+      const message = describeFailure(error);
+      this.lastCheck = this.#clock();
+      this.#setState("unhealthy", message);
+      throw new UpstreamUnreachable(message);
+    }
+  }
+
+  async #openTransport(): Promise<Transport> {
+    const target = this.target;
+    if (target.kind === "builtin") {
+      if (target.peer.phase() !== "running") {
+        throw new Error(`server "${target.peer.id}" is ${target.peer.phase()}`);
+      }
+      return await target.peer.connect({});
+    }
+    if (target.kind === "http") {
+      const headers = { ...target.headers };
+      const passThroughAuth = target.passThroughAuth;
+      return new StreamableHTTPClientTransport(new URL(target.url), {
+        requestInit: { headers },
+        fetch: (input, init) => {
+          const authorization = passThroughAuth
+            ? passThrough.getStore()
+            : undefined;
+          if (authorization === undefined) return fetch(input, init);
+          const merged = new Headers(init?.headers);
+          merged.set("authorization", authorization);
+          return fetch(input, { ...init, headers: merged });
+        },
+      });
+    }
+    const transport = new StdioClientTransport({
+      command: target.command,
+      args: [...target.args],
+      env: { ...target.env },
+      cwd: target.cwd,
+      // The child's stderr becomes our JSON log lines; never raw bytes on our stderr.
+      stderr: "pipe",
+    });
+    // Client.connect keeps this handler and chains its own after it.
+    const generation = this.#generation;
+    transport.onclose = () => this.#exited(generation);
+    transport.stderr?.on("data", (chunk: Uint8Array | string) => {
+      const text = typeof chunk === "string"
+        ? chunk
+        : new TextDecoder().decode(chunk);
+      for (const line of text.split("\n")) {
+        if (line.trim()) {
+          this.#options.log.debug("upstream_stderr", {
+            upstream: this.name,
+            line: line.slice(0, 2000),
+          });
+        }
+      }
+    });
+    return transport;
+  }
+
+  /** A stdio child ended: mark it down now and restart it with backoff. */
+  #exited(generation: number): void {
+    // A child we replaced or closed on purpose is not news.
+    if (generation !== this.#generation) return;
+    this.#generation++;
+    this.#pid = null;
+    this.#client = undefined;
+    if (this.#closed) return;
+    const lived = this.#clock() - this.#connectedAt;
+    if (lived > STABLE_MS) this.#restartDelay = RESTART_FIRST_MS;
+    this.#setState("unhealthy", "process exited");
+    this.#scheduleRestart();
+  }
+
+  #scheduleRestart(): void {
+    if (this.#closed || this.#restartTimer !== undefined) return;
+    const delay = this.#restartDelay;
+    this.#restartDelay = Math.min(this.#restartDelay * 2, RESTART_MAX_MS);
+    this.#options.log.info("upstream_restart_scheduled", {
+      upstream: this.name,
+      delay_ms: delay,
+    });
+    this.#restartTimer = setTimeout(() => {
+      this.#restartTimer = undefined;
+      if (this.#closed) return;
+      this.restarts++;
+      this.connect().catch(() => this.#scheduleRestart());
+    }, delay);
+  }
+
+  async #listTools(client: Client): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined, {
+        timeout: this.#options.healthTimeoutMs,
+      });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return tools.filter((tool) =>
+      (this.filter === undefined || this.filter.has(tool.name)) &&
+      // Tools nested twice already come from gateways of gateways: dropping
+      // them keeps two gateways that register each other from growing forever.
+      tool.name.split(SEPARATOR).length <= 2
+    );
+  }
+
+  /** Every tool of the upstream, ignoring the filter (to validate a registration). */
+  async allToolNames(): Promise<string[]> {
+    const client = this.#client;
+    if (!client) return [];
+    const names: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined);
+      names.push(...page.tools.map((tool) => tool.name));
+      cursor = page.nextCursor;
+    } while (cursor);
+    return names;
+  }
+
+  async refreshTools(): Promise<void> {
+    const client = this.#client;
+    if (!client) return;
+    this.tools = await this.#listTools(client);
+    this.#options.onChange(this, this.state);
+  }
+
+  /** One health check: ping; on failure, one reconnect attempt. */
+  async check(): Promise<void> {
+    if (this.#closed || this.#restartTimer !== undefined) return;
+    if (this.#connecting) return;
+    const client = this.#client;
+    if (client) {
+      const started = performance.now();
+      try {
+        await client.ping({ timeout: this.#options.healthTimeoutMs });
+        this.latencyMs = Math.round(performance.now() - started);
+        this.lastCheck = this.#clock();
+        if (this.state !== "healthy") {
+          this.tools = await this.#listTools(client);
+          this.#setState("healthy");
+        }
+        return;
+      } catch (error) {
+        this.#options.log.debug("upstream_ping_failed", {
+          upstream: this.name,
+          error: messageOf(error),
+        });
+      }
+    }
+    if (this.target.kind === "stdio" && this.#pid !== null && client) {
+      // A live process that does not answer: end it; the exit restarts it.
+      this.lastCheck = this.#clock();
+      this.#setState("unhealthy", "no answer to ping");
+      await client.close().catch(() => {});
+      return;
+    }
+    await this.connect().catch(() => {});
+  }
+
+  /** Calls one tool; rejects with UpstreamUnreachable when the upstream could not take the call. */
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    call: CallContext,
+  ): Promise<CallToolResult> {
+    const client = await this.#clientFor(call.caller);
+    this.inFlight++;
+    const started = performance.now();
+    let ok = false;
+    try {
+      const result = await passThrough.run(
+        call.authorization,
+        () =>
+          client.callTool(
+            { name: tool, arguments: args },
+            CallToolResultSchema,
+            {
+              timeout: this.#options.callTimeoutMs,
+              signal: call.signal,
+              resetTimeoutOnProgress: true,
+              onprogress: (progress) => {
+                call.progress(progress.progress, progress.total).catch(
+                  () => {},
+                );
+              },
+            },
+          ),
+      );
+      const parsed = CallToolResultSchema.parse(result);
+      ok = parsed.isError !== true;
+      return parsed;
+    } catch (error) {
+      if (error instanceof McpError) throw error;
+      const message = describeFailure(error);
+      this.lastCheck = this.#clock();
+      this.#setState("unhealthy", message);
+      throw new UpstreamUnreachable(message);
+    } finally {
+      this.inFlight--;
+      this.calls++;
+      if (!ok) this.errors++;
+      this.latency.observe(performance.now() - started);
+    }
+  }
+
+  async #clientFor(caller: Caller): Promise<Client> {
+    const target = this.target;
+    const client = this.#client;
+    if (!client || this.state !== "healthy") {
+      throw new UpstreamUnreachable(this.lastError ?? `not connected`);
+    }
+    if (target.kind !== "builtin" || caller.agent === undefined) return client;
+    // The identity travels with every message of the link: memory's
+    // own-namespace rule holds for calls that come through the gateway.
+    let linked = this.#callerClients.get(caller.agent);
+    if (!linked) {
+      linked = target.peer.connect(caller).then(async (transport) => {
+        const bound = newClient();
+        await bound.connect(transport);
+        return bound;
+      });
+      linked.catch(() => this.#callerClients.delete(caller.agent ?? ""));
+      this.#callerClients.set(caller.agent, linked);
+    }
+    return await linked;
+  }
+
+  #setState(state: UpstreamState, error?: string): void {
+    const previous = this.state;
+    if (error !== undefined) this.lastError = error;
+    if (state === "healthy") this.lastError = undefined;
+    if (previous !== state) this.since = this.#clock();
+    this.state = state;
+    this.#options.onChange(this, previous);
+  }
+
+  async #dropClient(): Promise<void> {
+    this.#generation++;
+    const client = this.#client;
+    this.#client = undefined;
+    const linked = [...this.#callerClients.values()];
+    this.#callerClients.clear();
+    await Promise.all([
+      client?.close().catch(() => {}),
+      ...linked.map((pending) =>
+        pending.then((bound) => bound.close()).catch(() => {})
+      ),
+    ]);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#generation++;
+    clearTimeout(this.#restartTimer);
+    this.#restartTimer = undefined;
+    await this.#connecting?.catch(() => {});
+    await this.#dropClient();
+    this.#pid = null;
+    this.#setState("stopped");
+  }
+
+  describe(): string {
+    const target = this.target;
+    if (target.kind === "builtin") return "in-process";
+    if (target.kind === "http") return target.url;
+    return [target.command, ...target.args].join(" ");
+  }
+
+  view(): AdminServer {
+    const transport = this.target.kind === "builtin"
+      ? "in-process"
+      : this.target.kind;
+    return {
+      name: this.name,
+      group: this.group,
+      source: this.source,
+      transport,
+      target: this.describe(),
+      state: this.state,
+      since: new Date(this.since).toISOString(),
+      last_check: this.lastCheck === undefined
+        ? null
+        : new Date(this.lastCheck).toISOString(),
+      latency_ms: this.latencyMs ?? null,
+      last_error: this.lastError ?? null,
+      calls: this.calls,
+      errors: this.errors,
+      error_rate: this.calls === 0
+        ? 0
+        : Math.round((this.errors / this.calls) * 1000) / 1000,
+      in_flight: this.inFlight,
+      tools: this.tools.length,
+      pid: this.#pid,
+      restarts: this.restarts,
+    };
+  }
+}
+
+function newClient(): Client {
+  return new Client(
+    { name: "agentd-gateway", version: VERSION },
+    { capabilities: {} },
+  );
+}
+
+async function withTimeout<T>(
+  promise: Promise<T>,
+  ms: number,
+  what: string,
+): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what} timed out after ${ms} ms`)),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Short, readable causes: "connection refused", "HTTP 401", "spawn ENOENT". */
+export function describeFailure(error: unknown): string {
+  // fetch says "fetch failed" and keeps the reason in `cause`.
+  let message = messageOf(error);
+  for (
+    let cause = error instanceof Error ? error.cause : undefined;
+    cause !== undefined;
+    cause = cause instanceof Error ? cause.cause : undefined
+  ) message += `: ${messageOf(cause)}`;
+  if (/Connection refused|ECONNREFUSED/i.test(message)) {
+    return "connection refused";
+  }
+  if (/ENOENT/.test(message)) return `cannot start: ${message}`;
+  if (/Not connected|Connection closed/i.test(message)) {
+    return "connection closed";
+  }
+  return message.length > 300 ? `${message.slice(0, 300)}…` : message;
+}
+
+/** Code-unit order: the same on every machine, unlike localeCompare. */
+export function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
