@@ -128,3 +128,16 @@ Deno.test("conformance: server-initialize and dns-rebinding-protection against /
     assert.equal((await daemon.stop()).code, 0);
   }
 });
+
+Deno.test("conformance: server-initialize and dns-rebinding-protection against the gateway at /mcp", async () => {
+  await using dir = await tempDir();
+  const daemon = await spawnServe(dir.path);
+  try {
+    await passScenarios(`http://localhost:${daemon.port}/mcp`, [
+      "server-initialize",
+      "dns-rebinding-protection",
+    ]);
+  } finally {
+    assert.equal((await daemon.stop()).code, 0);
+  }
+});
