@@ -82,15 +82,20 @@ export class KvStore implements Store {
     this.#kv = kv;
   }
 
+  /** Every public operation: tracked for flush/close, retried while another process holds the lock. */
+  #run<T>(operation: () => Promise<T>): Promise<T> {
+    return this.#operations.run(() => retryBusy(operation));
+  }
+
   get(key: StoreKey): Promise<StoreEntry | null> {
-    return this.#operations.run(() => {
+    return this.#run(() => {
       validateKey(key);
       return this.#get(key);
     });
   }
 
   getMany(keys: readonly StoreKey[]): Promise<(StoreEntry | null)[]> {
-    return this.#operations.run(async () => {
+    return this.#run(async () => {
       for (const key of keys) validateKey(key);
       const out: (StoreEntry | null)[] = [];
       for (let i = 0; i < keys.length; i += MAX_GET_MANY) {
@@ -111,7 +116,7 @@ export class KvStore implements Store {
   }
 
   set(key: StoreKey, value: JsonValue): Promise<string> {
-    return this.#operations.run(async () => {
+    return this.#run(async () => {
       const result = await this.#commit(
         prepareCommit({ mutations: [{ type: "set", key, value }] }),
       );
@@ -121,7 +126,7 @@ export class KvStore implements Store {
   }
 
   delete(key: StoreKey): Promise<void> {
-    return this.#operations.run(async () => {
+    return this.#run(async () => {
       await this.#commit(
         prepareCommit({ mutations: [{ type: "delete", key }] }),
       );
@@ -129,13 +134,13 @@ export class KvStore implements Store {
   }
 
   list(prefix: StoreKey, options?: ListOptions): Promise<ListPage> {
-    return this.#operations.run(() => this.#list(prefix, options));
+    return this.#run(() => this.#list(prefix, options));
   }
 
   commit(
     op: { checks?: Check[]; mutations: Mutation[] },
   ): Promise<CommitResult> {
-    return this.#operations.run(() => this.#commit(prepareCommit(op)));
+    return this.#run(() => this.#commit(prepareCommit(op)));
   }
 
   flush(): Promise<void> {
@@ -396,4 +401,28 @@ function toStoreKey(raw: Deno.KvKey): StoreKey {
     key.push(part);
   }
   return key;
+}
+
+/** SQLite's answer when another process holds the file's lock (several daemons sharing one KV file). */
+function isBusy(error: unknown): boolean {
+  return error instanceof Error && /database is locked/i.test(error.message);
+}
+
+const BUSY_ATTEMPTS = 8;
+
+/**
+ * Runs one store operation, again after a short random pause while another
+ * process holds the lock. A locked transaction did not apply, so a retry
+ * cannot apply it twice.
+ */
+async function retryBusy<T>(operation: () => Promise<T>): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      if (!isBusy(error) || attempt >= BUSY_ATTEMPTS) throw error;
+      const pause = Math.min(5 * 2 ** attempt, 500) * (0.5 + Math.random());
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
 }
