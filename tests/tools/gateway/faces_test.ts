@@ -9,7 +9,10 @@ import {
   launchChromium,
   saveArtifact,
 } from "../../browser.ts";
+import { Client, StdioClientTransport } from "../../../platform/mcp_sdk.ts";
 import {
+  FIXTURE_CLI,
+  ROOT,
   runCli,
   spawnDaemon,
   spawnServe,
@@ -20,6 +23,7 @@ import {
   adminView,
   call,
   callJson,
+  EVERYTHING,
   gatewayClient,
   startEverythingHttp,
   stateOf,
@@ -210,5 +214,48 @@ Deno.test("gateway: discover_servers finds a daemon announced in a shared store 
   } finally {
     assert.equal((await second.stop()).code, 0);
     assert.equal((await first.stop()).code, 0);
+  }
+});
+
+Deno.test("gateway alone on stdio: a desktop client reaches a stdio upstream through it", async () => {
+  await using dir = await tempDir();
+  const config = await writeConfig(dir.path, {
+    upstreams: { everything: { command: "node", args: [EVERYTHING, "stdio"] } },
+  });
+  const client = new Client({ name: "desktop", version: "1.0.0" });
+  const transport = new StdioClientTransport({
+    command: Deno.execPath(),
+    args: [
+      "run",
+      "-A",
+      FIXTURE_CLI,
+      "mcp",
+      "gateway",
+      "--config",
+      config,
+      "--data-dir",
+      join(dir.path, "data"),
+    ],
+    cwd: ROOT,
+    stderr: "pipe",
+  });
+  const logs: string[] = [];
+  transport.stderr?.on("data", (chunk: Uint8Array) => {
+    logs.push(new TextDecoder().decode(chunk));
+  });
+  await client.connect(transport);
+  try {
+    const names = (await client.listTools()).tools.map((tool) => tool.name);
+    assert.ok(names.includes("everything__echo"), names.join(", "));
+    assert.equal(
+      textOf(await call(client, "everything__echo", { message: "stdio" })),
+      "Echo: stdio",
+    );
+  } finally {
+    await client.close();
+  }
+  // Every stderr line is a JSON log line (the upstream's own stderr included).
+  for (const line of logs.join("").split("\n").filter(Boolean)) {
+    assert.doesNotThrow(() => JSON.parse(line), line);
   }
 });
