@@ -354,7 +354,9 @@ export class Upstream {
       ok = parsed.isError !== true;
       return parsed;
     } catch (error) {
-      if (error instanceof McpError) throw error;
+      // The upstream answered, or the caller gave up (cancelled, broadcast
+      // timeout): either way the upstream is not down.
+      if (error instanceof McpError || call.signal.aborted) throw error;
       const message = describeFailure(error);
       this.lastCheck = this.#clock();
       this.#setState("unhealthy", message);

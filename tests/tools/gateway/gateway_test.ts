@@ -156,6 +156,7 @@ Deno.test("gateway: a dead replica is routed around, alerted and brought back; a
   let solo = await startEverythingHttp();
   const config = await writeConfig(dir.path, {
     health_interval_ms: 300,
+    broadcast_timeout_ms: 1000,
     alert_webhook: webhook.url,
     upstreams: {
       "ev-a": { url: a.url, group: "everything" },
@@ -234,6 +235,30 @@ Deno.test("gateway: a dead replica is routed around, alerted and brought back; a
     const down = body.results.find((result) => result.server === "ev-a");
     assert.equal(down?.status, "down");
     assert.match(down?.error ?? "", /unhealthy since/);
+
+    // Each upstream has its own timeout; slow ones are reported as such.
+    const slow = await call(client, "broadcast_tool_call", {
+      tool: "trigger-long-running-operation",
+      args: { duration: 4, steps: 2 },
+    });
+    const slowBody = slow.structuredContent as typeof body;
+    assert.equal(slow.isError, true, "none succeeded");
+    assert.deepEqual(
+      slowBody.results.map((result) => [result.server, result.status]),
+      [["ev-a", "down"], ["ev-b", "timeout"], ["solo", "timeout"]],
+    );
+    assert.match(
+      slowBody.results[1].error ?? "",
+      /timed out after 1000 ms/,
+    );
+    // A slow answer is not an outage.
+    const stillUp = await adminView(daemon.url);
+    assert.equal(stateOf(stillUp, "ev-b"), "healthy");
+    assert.ok(
+      !daemon.logs.some((line) =>
+        line.event === "alert" && line.upstream === "ev-b"
+      ),
+    );
 
     // The lone upstream dies: its tools leave the list, calls say why.
     await solo.kill();
