@@ -1,7 +1,10 @@
 // The gateway's config section (`gateway` in agentd.json): upstream servers,
-// health checks, balancing, alerts and discovery.
+// health checks, balancing, alerts and discovery; and how a configured
+// upstream is reached.
 
 import { z } from "zod";
+import type { Logger } from "../../platform/log.ts";
+import type { UpstreamTarget } from "./upstream.ts";
 
 /** Upstream names are tool-name prefixes: short, lower case, no `__`. */
 export const UPSTREAM_NAME = /^[a-z0-9](?:[a-z0-9-]|_(?!_)){0,39}$/;
@@ -97,3 +100,47 @@ export const GatewayConfig = z.strictObject({
   discovery: DiscoveryConfig.prefault({}),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;
+
+/** How to reach a configured upstream; its credentials are added to the log's secrets. */
+export function upstreamTarget(
+  name: string,
+  entry: UpstreamConfig,
+  options: { env: Readonly<Record<string, string>>; log: Logger },
+): UpstreamTarget {
+  return entry.url !== undefined
+    ? {
+      kind: "http",
+      // Normalised, so that comparisons with registered URLs hold.
+      url: new URL(entry.url).href,
+      headers: headersOf(name, entry.headers, entry.token_env, options),
+      passThroughAuth: entry.pass_through_auth,
+    }
+    : {
+      kind: "stdio",
+      command: entry.command ?? "",
+      args: entry.args,
+      env: entry.env,
+      cwd: entry.cwd,
+    };
+}
+
+function headersOf(
+  name: string,
+  headers: Readonly<Record<string, string>>,
+  tokenEnv: string | undefined,
+  options: { env: Readonly<Record<string, string>>; log: Logger },
+): Record<string, string> {
+  const merged: Record<string, string> = { ...headers };
+  if (tokenEnv !== undefined) {
+    const token = options.env[tokenEnv];
+    if (!token) {
+      throw new Error(
+        `gateway.upstreams.${name}.token_env: ${tokenEnv} is not set`,
+      );
+    }
+    options.log.addSecret(token);
+    merged.Authorization = `Bearer ${token}`;
+  }
+  for (const value of Object.values(merged)) options.log.addSecret(value);
+  return merged;
+}

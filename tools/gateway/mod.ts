@@ -6,7 +6,7 @@ import { defineServer } from "../kit.ts";
 import type { HostedServer } from "../host.ts";
 import type { AdminView } from "./admin_view.ts";
 import { GatewayConfig } from "./config.ts";
-import { Announcer, openCoordinationStore } from "./discovery.ts";
+import { Announcer, openCoordinationStore } from "./announcements.ts";
 import { Gateway } from "./gateway.ts";
 import { gatewayTools } from "./tools.ts";
 

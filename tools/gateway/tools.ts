@@ -8,7 +8,7 @@ import { byName, type Upstream } from "./upstream.ts";
 
 const defineGatewayTool = toolDefiner<Gateway>();
 
-const Args = z.record(z.string(), z.unknown()).default({})
+const Args = z.record(z.string(), z.unknown())
   .describe("Arguments of the upstream tool, as its inputSchema describes");
 
 function summary(gateway: Gateway, upstream: Upstream) {

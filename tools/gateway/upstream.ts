@@ -20,6 +20,7 @@ import { LatencyWindow } from "../../platform/metrics.ts";
 import { VERSION } from "../../platform/version.ts";
 import type { CallContext, Caller, Peer } from "../kit.ts";
 import type { AdminServer, UpstreamState } from "./admin_view.ts";
+import { describeFailure } from "./failures.ts";
 import { SEPARATOR } from "./naming.ts";
 
 export type UpstreamTarget =
@@ -486,25 +487,6 @@ async function withTimeout<T>(
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Short, readable causes: "connection refused", "HTTP 401", "spawn ENOENT". */
-export function describeFailure(error: unknown): string {
-  // fetch says "fetch failed" and keeps the reason in `cause`.
-  let message = messageOf(error);
-  for (
-    let cause = error instanceof Error ? error.cause : undefined;
-    cause !== undefined;
-    cause = cause instanceof Error ? cause.cause : undefined
-  ) message += `: ${messageOf(cause)}`;
-  if (/Connection refused|ECONNREFUSED/i.test(message)) {
-    return "connection refused";
-  }
-  if (/ENOENT/.test(message)) return `cannot start: ${message}`;
-  if (/Not connected|Connection closed/i.test(message)) {
-    return "connection closed";
-  }
-  return message.length > 300 ? `${message.slice(0, 300)}…` : message;
 }
 
 /** Code-unit order: the same on every machine, unlike localeCompare. */

@@ -13,13 +13,12 @@ import {
   type Announcement,
   ANNOUNCEMENTS,
   Announcer,
-  discover,
   GATEWAY_NAMESPACE,
   listAnnouncements,
   openCoordinationStore,
-  probeMcp,
-  targets,
-} from "../../../tools/gateway/discovery.ts";
+} from "../../../tools/gateway/announcements.ts";
+import { discover, targets } from "../../../tools/gateway/discovery.ts";
+import { probeMcp } from "../../../tools/gateway/probe.ts";
 import { createLogger } from "../../../platform/log.ts";
 import { scoped, type Store } from "../../../platform/store.ts";
 import { MemoryStore } from "../../../platform/store_memory.ts";

@@ -1,0 +1,211 @@
+// Registrations: servers added with register_server (or auto_register),
+// checked and connected first, then kept in the store so they survive
+// restarts and are shared by every daemon on that store.
+
+import { messageOf } from "../../platform/errors.ts";
+import type { Logger } from "../../platform/log.ts";
+import type { JsonValue, Store } from "../../platform/store.ts";
+import { ToolError } from "../kit.ts";
+import { UPSTREAM_NAME } from "./config.ts";
+import type { Upstream, UpstreamTarget } from "./upstream.ts";
+
+export interface Registration {
+  name: string;
+  url: string;
+  tools: string[] | null;
+  registered_at: string;
+}
+
+const REGISTRATIONS = ["registrations"] as const;
+/** Only names of the gateway itself; `memory` etc. are taken once their peers are added. */
+const RESERVED = new Set(["gateway"]);
+
+export async function storedRegistrations(
+  store: Store,
+): Promise<Registration[]> {
+  const registrations: Registration[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await store.list(REGISTRATIONS, {
+      cursor: cursor ?? undefined,
+    });
+    for (const entry of page.entries) {
+      const value = entry.value;
+      if (
+        typeof value === "object" && value !== null &&
+        !Array.isArray(value) && typeof value.name === "string" &&
+        typeof value.url === "string"
+      ) {
+        registrations.push({
+          name: value.name,
+          url: value.url,
+          tools: Array.isArray(value.tools)
+            ? value.tools.filter((tool) => typeof tool === "string")
+            : null,
+          registered_at: String(value.registered_at ?? ""),
+        });
+      }
+    }
+    cursor = page.cursor;
+  } while (cursor);
+  return registrations;
+}
+
+/**
+ * register_server's checks, then the server connected and its record saved
+ * unless another daemon took the name meanwhile. The caller adds the
+ * upstream; on any failure nothing is saved and the upstream is closed.
+ */
+export async function addRegistration(
+  request: { name: string; url: string; tools: readonly string[] | undefined },
+  options: {
+    store: Store;
+    upstreams: ReadonlyMap<string, Upstream>;
+    clock: () => number;
+    /** A registered upstream at `url`, neither connected nor added yet. */
+    newUpstream(
+      name: string,
+      url: string,
+      tools: readonly string[] | undefined,
+    ): Upstream;
+  },
+): Promise<{ upstream: Upstream; registration: Registration }> {
+  const { name, url, tools } = request;
+  const { upstreams } = options;
+  if (!UPSTREAM_NAME.test(name)) {
+    throw new ToolError(
+      `Invalid name "${name}": use 1-40 lower-case letters, digits, '-' or single '_'`,
+    );
+  }
+  if (RESERVED.has(name) || upstreams.has(name)) {
+    throw new ToolError(
+      `A server named "${name}" is already registered (${
+        upstreams.get(name)?.source ?? "reserved"
+      }). Unregister it first or pick another name.`,
+    );
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ToolError(
+      `Invalid url "${url}": give the server's streamable HTTP endpoint, e.g. http://127.0.0.1:3001/mcp`,
+    );
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new ToolError(
+      `Invalid url "${url}": only http and https MCP endpoints can be registered (stdio servers go in the config file)`,
+    );
+  }
+  const same = [...upstreams.values()].find((upstream) =>
+    upstream.target.kind === "http" && upstream.target.url === parsed.href
+  );
+  if (same) {
+    throw new ToolError(
+      `${parsed.href} is already registered as "${same.name}"`,
+    );
+  }
+  const upstream = options.newUpstream(name, parsed.href, tools);
+  try {
+    await upstream.connect();
+  } catch (error) {
+    await upstream.close();
+    throw new ToolError(
+      `Cannot reach an MCP server at ${parsed.href}: ${
+        messageOf(error)
+      }. Nothing was registered.`,
+    );
+  }
+  if (tools) {
+    const available = await upstream.allToolNames();
+    const unknown = tools.filter((tool) => !available.includes(tool));
+    if (unknown.length > 0) {
+      await upstream.close();
+      throw new ToolError(
+        `${parsed.href} has no tool ${
+          unknown.map((tool) => `"${tool}"`).join(", ")
+        }. Its tools: ${available.join(", ")}. Nothing was registered.`,
+      );
+    }
+  }
+  const record: Registration = {
+    name,
+    url: parsed.href,
+    tools: tools ? [...tools] : null,
+    registered_at: new Date(options.clock()).toISOString(),
+  };
+  const key = [...REGISTRATIONS, name];
+  const committed = await options.store.commit({
+    checks: [{ key, version: null }],
+    mutations: [{ type: "set", key, value: { ...record } }],
+  }).catch(async (error) => {
+    await upstream.close();
+    throw new ToolError(
+      `Cannot save the registration: ${
+        messageOf(error)
+      }. Nothing was registered.`,
+    );
+  });
+  if (!committed.ok) {
+    await upstream.close();
+    throw new ToolError(
+      `A server named "${name}" was just registered by another daemon sharing this store.`,
+    );
+  }
+  return { upstream, registration: record };
+}
+
+export async function removeRegistration(
+  store: Store,
+  name: string,
+): Promise<void> {
+  await store.delete([...REGISTRATIONS, name]);
+}
+
+/** With `discovery.auto_register`: reachable, unregistered servers in `found` (discover_servers' answer) are registered under their own name. */
+export async function autoRegister(
+  found: { [key: string]: JsonValue },
+  options: {
+    upstreams: ReadonlyMap<string, Upstream>;
+    register(name: string, url: string): Promise<unknown>;
+    log: Logger;
+  },
+): Promise<void> {
+  const { log } = options;
+  const servers = Array.isArray(found.servers) ? found.servers : [];
+  for (const server of servers) {
+    if (
+      typeof server !== "object" || server === null ||
+      Array.isArray(server) || server.reachable !== true ||
+      server.registered_as !== null || typeof server.url !== "string"
+    ) continue;
+    const name = registrationName(server.server_name, options.upstreams);
+    await options.register(name, server.url).then(
+      () => log.info("auto_registered", { upstream: name }),
+      (error) =>
+        log.warn("auto_register_failed", {
+          url: server.url,
+          error: messageOf(error),
+        }),
+    );
+  }
+}
+
+/** A free name for a discovered server: its own, made valid, numbered when taken. */
+function registrationName(
+  serverName: JsonValue | undefined,
+  upstreams: ReadonlyMap<string, Upstream>,
+): string {
+  const base = String(serverName ?? "discovered").toLowerCase()
+    .replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 32) ||
+    "discovered";
+  let name = base;
+  for (let n = 2; upstreams.has(name) || RESERVED.has(name); n++) {
+    name = `${base}-${n}`;
+  }
+  return name;
+}
+
+export function httpTarget(url: string): UpstreamTarget {
+  return { kind: "http", url, headers: {}, passThroughAuth: false };
+}

@@ -1,0 +1,107 @@
+// What the gateway reports about itself: the /admin view, the /health body
+// and the Prometheus metrics, each computed from the upstreams and catalog.
+
+import type { Metric } from "../../platform/metrics.ts";
+import type { JsonValue } from "../../platform/store.ts";
+import { VERSION } from "../../platform/version.ts";
+import type { AdminTool, AdminView } from "./admin_view.ts";
+import type { Catalog } from "./catalog.ts";
+import type { GatewayConfig } from "./config.ts";
+import { byName, type Upstream } from "./upstream.ts";
+
+export function adminViewOf(
+  upstreams: Iterable<Upstream>,
+  options: { catalog: Catalog; config: GatewayConfig; now: number },
+): AdminView {
+  const { catalog, config } = options;
+  const tools: AdminTool[] = [...catalog.entries()].map((
+    [name, entry],
+  ) => ({
+    name,
+    group: entry.group,
+    tool: entry.tool,
+    shortened: entry.shortened,
+    description: entry.listing.description ?? "",
+  }));
+  return {
+    generated_at: new Date(options.now).toISOString(),
+    version: VERSION,
+    health_interval_ms: config.health_interval_ms,
+    balance: config.balance,
+    servers: [...upstreams]
+      .sort(byName)
+      .map((upstream) => upstream.view()),
+    tools,
+  };
+}
+
+export function healthOf(
+  upstreams: Iterable<Upstream>,
+  catalog: Catalog,
+): { [key: string]: JsonValue } {
+  const states: { [key: string]: JsonValue } = {};
+  let unhealthy = 0;
+  for (const upstream of upstreams) {
+    states[upstream.name] = upstream.state;
+    if (upstream.state !== "healthy") unhealthy++;
+  }
+  return {
+    status: unhealthy > 0 ? "degraded" : "ok",
+    upstreams: states,
+    tools: catalog.size,
+  };
+}
+
+export function metricsOf(upstreams: Iterable<Upstream>): Metric[] {
+  const all = [...upstreams];
+  const labels = (upstream: Upstream) => ({
+    upstream: upstream.name,
+    group: upstream.group,
+  });
+  return [
+    {
+      name: "agentd_gateway_upstream_up",
+      help: "1 when the upstream is healthy",
+      type: "gauge",
+      samples: all.map((upstream) => ({
+        labels: labels(upstream),
+        value: upstream.state === "healthy" ? 1 : 0,
+      })),
+    },
+    {
+      name: "agentd_gateway_upstream_calls_total",
+      help: "Tool calls routed to each upstream",
+      type: "counter",
+      samples: all.map((upstream) => ({
+        labels: labels(upstream),
+        value: upstream.calls,
+      })),
+    },
+    {
+      name: "agentd_gateway_upstream_errors_total",
+      help: "Routed calls that failed or returned an error",
+      type: "counter",
+      samples: all.map((upstream) => ({
+        labels: labels(upstream),
+        value: upstream.errors,
+      })),
+    },
+    {
+      name: "agentd_gateway_upstream_call_duration_ms",
+      help: "Routed call duration in milliseconds (recent calls)",
+      type: "summary",
+      samples: all.flatMap((upstream) =>
+        upstream.latency.samples(labels(upstream))
+      ),
+    },
+    {
+      name: "agentd_gateway_upstream_restarts_total",
+      help: "Restarts of stdio upstreams",
+      type: "counter",
+      samples: all.map((upstream) => ({
+        labels: labels(upstream),
+        value: upstream.restarts,
+      })),
+    },
+  ];
+}
