@@ -6,6 +6,7 @@ import { doctorFlags, flagsHelp, parseFlags, UsageError } from "./args.ts";
 import { messageOf } from "../platform/errors.ts";
 import { loadSettings, type Settings } from "./boot.ts";
 import type { CliContext } from "./context.ts";
+import { findBrowser } from "../platform/browser_discovery.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { VERSION } from "../platform/version.ts";
 
@@ -72,7 +73,7 @@ export async function runDoctor(
     checks.push(await checkStore(settings.dataDir));
     checks.push(await checkPort(settings.base.host, settings.base.port));
   }
-  checks.push(await checkBrowser(ctx.env));
+  checks.push(checkBrowser(ctx.env));
   checks.push(checkDisplay(ctx.env));
 
   ctx.print(`agentd ${VERSION} doctor`);
@@ -163,42 +164,17 @@ async function checkPort(host: string, port: number): Promise<Check> {
   }
 }
 
-const BROWSERS = [
-  "chromium",
-  "chromium-browser",
-  "google-chrome",
-  "google-chrome-stable",
-  "chrome",
-];
-
-async function checkBrowser(env: Record<string, string>): Promise<Check> {
-  const dirs = (env.PATH ?? "").split(Deno.build.os === "windows" ? ";" : ":")
-    .filter(Boolean);
-  for (const dir of dirs) {
-    for (const name of BROWSERS) {
-      const path = join(dir, name);
-      try {
-        const info = await Deno.stat(path);
-        if (info.isFile) {
-          return {
-            name: "browser",
-            ok: true,
-            required: false,
-            detail: `found ${path}`,
-          };
-        }
-      } catch {
-        // not here
-      }
-    }
-  }
-  return {
-    name: "browser",
-    ok: false,
-    required: false,
-    detail: "no Chromium or Chrome on PATH (needed by browser automation)",
-    fix: "install one (Debian: sudo apt-get install chromium)",
-  };
+function checkBrowser(env: Record<string, string>): Check {
+  const found = findBrowser(env);
+  return found
+    ? { name: "browser", ok: true, required: false, detail: `found ${found}` }
+    : {
+      name: "browser",
+      ok: false,
+      required: false,
+      detail: "no Chromium or Chrome on PATH (needed by browser automation)",
+      fix: "install one (Debian: sudo apt-get install chromium)",
+    };
 }
 
 function checkDisplay(env: Record<string, string>): Check {

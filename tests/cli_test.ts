@@ -11,6 +11,7 @@ Deno.test("cli: --help and --version", async () => {
   assert.match(help.stdout, /Usage:\n {2}agentd serve/);
   assert.match(help.stdout, /memory\s+built/);
   assert.match(help.stdout, /gateway\s+built/);
+  assert.match(help.stdout, /browser-automation\s+built/);
   assert.match(help.stdout, /platform-auth\s+not built yet/);
   assert.equal(help.stderr, "");
 
@@ -40,12 +41,12 @@ Deno.test("cli: unknown commands, flags and servers exit 2 naming them", async (
     ],
     [
       ["serve", "--servers", "nope"],
-      /unknown server "nope" in servers; built: gateway, memory, conformance/,
+      /unknown server "nope" in servers; built: gateway, browser-automation, memory, conformance/,
     ],
     [["mcp"], /which server\?/],
     [
       ["mcp", "nope"],
-      /unknown server "nope"; built: gateway, memory, conformance/,
+      /unknown server "nope"; built: gateway, browser-automation, memory, conformance/,
     ],
     [
       ["mcp", "conformance", "--cdp-port", "9335"],
@@ -175,21 +176,28 @@ Deno.test("cli: `deno task start` runs `agentd serve` and passes flags through",
   let port = 0;
   let text = "";
   const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  while (port === 0) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    text += value;
-    port = Number(text.match(/"event":"listening".*?"port":(\d+)/)?.[1] ?? 0);
+  try {
+    while (port === 0) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += value;
+      port = Number(
+        text.match(/"event":"listening".*?"port":(\d+)/)?.[1] ?? 0,
+      );
+    }
+    assert.ok(port > 0, text);
+    const health = await (await fetch(`http://127.0.0.1:${port}/health`))
+      .json();
+    assert.equal(health.status, "ok");
+    assert.deepEqual(
+      Object.keys(health.servers),
+      ["gateway", "browser-automation", "memory"],
+      "the built servers, and only those, are listed",
+    );
+  } finally {
+    // Also when an assertion failed: a daemon left running outlives the test.
+    child.kill("SIGTERM");
+    await reader.cancel();
   }
-  assert.ok(port > 0, text);
-  const health = await (await fetch(`http://127.0.0.1:${port}/health`)).json();
-  assert.equal(health.status, "ok");
-  assert.deepEqual(
-    Object.keys(health.servers),
-    ["gateway", "memory"],
-    "the built servers, and only those, are listed",
-  );
-  child.kill("SIGTERM");
-  await reader.cancel();
   assert.equal((await child.status).code, 0);
 });

@@ -158,12 +158,23 @@ export async function* lines(
   if (buffer !== "") yield buffer;
 }
 
-/** A port nothing listens on right now. */
+/**
+ * A port nothing listens on right now, for a server another process binds
+ * later. Picked below the kernel's ephemeral range (32768+), where parallel
+ * tests' `port: 0` listeners and outgoing connections never land, so the
+ * port is still free when the other process binds it.
+ */
 export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr;
-  listener.close();
-  return port;
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    try {
+      const listener = Deno.listen({ hostname: "127.0.0.1", port });
+      listener.close();
+      return port;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AddrInUse)) throw error;
+    }
+  }
 }
 
 export async function tempDir(): Promise<

@@ -2,6 +2,7 @@
 // transport (stdio, streamable HTTP, in-process link) gets its SDK server
 // from `createSdkServer`, so validation, logging and errors are the same.
 
+import { AsyncLocalStorage } from "node:async_hooks";
 import process from "node:process";
 import { z } from "zod";
 import {
@@ -180,7 +181,7 @@ export function createSdkServer(host: HostedServer): Server {
       const progressToken = request.params._meta?.progressToken;
       const call: CallContext = {
         signal: extra.signal,
-        sessionId: extra.sessionId,
+        sessionId: extra.sessionId ?? linkedSessionOf(extra.authInfo?.extra),
         caller: callerOf(extra.authInfo?.extra),
         authorization: extra.authInfo?.token || undefined,
         async progress(progress, total, message) {
@@ -465,6 +466,13 @@ function levelEnabled(
   return min === undefined || LEVELS.indexOf(level) >= LEVELS.indexOf(min);
 }
 
+/** The outer session an in-process link forwarded for (set only by trusted code, never by a client). */
+function linkedSessionOf(
+  extra: Record<string, unknown> | undefined,
+): string | undefined {
+  return typeof extra?.session === "string" ? extra.session : undefined;
+}
+
 function callerOf(extra: Record<string, unknown> | undefined): Caller {
   const agent = extra?.agent;
   return typeof agent === "string" ? { agent } : {};
@@ -535,6 +543,13 @@ export async function connectInProcess(
   return new CallerBoundTransport(clientSide, authInfoFor(caller));
 }
 
+/**
+ * The session a caller of an in-process link acts for (the gateway runs each
+ * forwarded call inside `linkedSession.run(...)`): the server behind the link
+ * then keeps per-session state, such as a browser tab, per outer session.
+ */
+export const linkedSession = new AsyncLocalStorage<string | undefined>();
+
 /** Attaches one identity to every message, as the HTTP face does from a bearer token. */
 class CallerBoundTransport implements Transport {
   onclose?: () => void;
@@ -555,7 +570,12 @@ class CallerBoundTransport implements Transport {
   }
 
   send(...[message, options]: Parameters<Transport["send"]>): Promise<void> {
-    return this.inner.send(message, { ...options, authInfo: this.authInfo });
+    const session = linkedSession.getStore();
+    const authInfo = session === undefined ? this.authInfo : {
+      ...this.authInfo,
+      extra: { ...this.authInfo.extra, session },
+    };
+    return this.inner.send(message, { ...options, authInfo });
   }
 
   close(): Promise<void> {

@@ -2,6 +2,7 @@
 // daemon never lists a stub.
 
 import type { AnyServerSpec } from "./kit.ts";
+import { browserAutomationServer } from "./browser-automation/mod.ts";
 import { gatewayServer } from "./gateway/mod.ts";
 import { memoryServer } from "./memory/mod.ts";
 
@@ -16,7 +17,9 @@ export const SERVER_IDS = [
   "platform-auth",
 ] as const;
 
+// The gateway first (it aggregates the others), then SERVER_IDS order.
 export const builtinServers: readonly AnyServerSpec[] = [
   gatewayServer,
+  browserAutomationServer,
   memoryServer,
 ];

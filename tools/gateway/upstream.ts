@@ -20,6 +20,7 @@ import { LatencyWindow } from "../../platform/metrics.ts";
 import { VERSION } from "../../platform/version.ts";
 import type { CallContext, Caller, Peer } from "../kit.ts";
 import type { AdminServer, UpstreamState } from "./admin_view.ts";
+import { linkedSession } from "../mcp.ts";
 import { describeFailure } from "./failures.ts";
 import { SEPARATOR } from "./naming.ts";
 
@@ -333,22 +334,28 @@ export class Upstream {
     const started = performance.now();
     let ok = false;
     try {
-      const result = await passThrough.run(
-        call.authorization,
+      // Built-in servers keep per-session state (a browser tab) per outer session.
+      const session = call.sessionId && `gateway:${call.sessionId}`;
+      const result = await linkedSession.run(
+        session || undefined,
         () =>
-          client.callTool(
-            { name: tool, arguments: args },
-            CallToolResultSchema,
-            {
-              timeout: this.#options.callTimeoutMs,
-              signal: call.signal,
-              resetTimeoutOnProgress: true,
-              onprogress: (progress) => {
-                call.progress(progress.progress, progress.total).catch(
-                  () => {},
-                );
-              },
-            },
+          passThrough.run(
+            call.authorization,
+            () =>
+              client.callTool(
+                { name: tool, arguments: args },
+                CallToolResultSchema,
+                {
+                  timeout: this.#options.callTimeoutMs,
+                  signal: call.signal,
+                  resetTimeoutOnProgress: true,
+                  onprogress: (progress) => {
+                    call.progress(progress.progress, progress.total).catch(
+                      () => {},
+                    );
+                  },
+                },
+              ),
           ),
       );
       const parsed = CallToolResultSchema.parse(result);

@@ -79,7 +79,7 @@ Deno.test({
       );
       assert.deepEqual(
         rows.map((row) => row.name).sort(),
-        ["conformance", "down", "memory", "up"],
+        ["browser-automation", "conformance", "down", "memory", "up"],
       );
       assert.equal(rows.find((row) => row.name === "down")?.state, "unhealthy");
       assert.equal(rows.find((row) => row.name === "up")?.state, "healthy");

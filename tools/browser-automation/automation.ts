@@ -1,0 +1,371 @@
+// The handler context: the browser connection, the session tabs, and `act`,
+// which runs one tool step on the caller's tab under its lock, logs it with
+// the page before and after, retries once on a browser that restarted under
+// it, and turns failures into errors with a screenshot.
+
+import { join } from "node:path";
+import { BrowserConnection } from "../../platform/browser.ts";
+import { messageOf } from "../../platform/errors.ts";
+import type { Logger } from "../../platform/log.ts";
+import { LatencyWindow, type Metric } from "../../platform/metrics.ts";
+import type { Page } from "../../platform/puppeteer.ts";
+import type { JsonValue } from "../../platform/store.ts";
+import {
+  type CallContext,
+  imageBlock,
+  ToolError,
+  type ToolResult,
+} from "../kit.ts";
+import type { BrowserAutomationConfig } from "./config.ts";
+import { type PageState, pageState, reasonOf, within } from "./page_ops.ts";
+import { Pages, type PageSlot, sessionKey } from "./pages.ts";
+
+/** The longest wait_for timeout accepted. */
+export const WAIT_FOR_MAX_MS = 300_000;
+
+export interface Step {
+  /** The tool's name, first word of every error. */
+  tool: string;
+  /** Safe to log (selectors, URLs; never typed text, values or scripts). */
+  log?: Record<string, JsonValue>;
+  /** Reads only: safe to run again when a navigation interrupted it. */
+  readOnly?: boolean;
+}
+
+/** The page navigated while a script ran in it (a load in progress, a redirect). */
+const NAVIGATED =
+  /Execution context was destroyed|Cannot find context with specified id/i;
+const NAVIGATION_RETRIES = 2;
+
+/** Messages that mean the browser (not the page) went away under a call. */
+const CONNECTION_LOST =
+  /Target closed|Session closed|Connection closed|detached Frame|browser has disconnected|Navigating frame was detached|WebSocket is not open/i;
+
+export class BrowserAutomation {
+  readonly config: BrowserAutomationConfig;
+  readonly connection: BrowserConnection;
+  readonly pages: Pages;
+  /** Where screenshot may write; the first is where relative paths go. */
+  readonly screenshotDirs: string[];
+  readonly #log: Logger;
+  readonly #defaultScreenshotDir: string;
+  #actions = 0;
+  #failures = 0;
+  #retries = 0;
+  readonly #actionMs = new LatencyWindow(256);
+  readonly #loadMs = new LatencyWindow(256);
+  #lastLoad: { url: string; ms: number } | undefined;
+
+  constructor(
+    config: BrowserAutomationConfig,
+    options: {
+      log: Logger;
+      dataDir: string;
+      env: Readonly<Record<string, string>>;
+    },
+  ) {
+    this.config = config;
+    this.#log = options.log;
+    this.#defaultScreenshotDir = join(options.dataDir, "screenshots");
+    this.screenshotDirs = config.screenshot_dirs ??
+      [this.#defaultScreenshotDir];
+    this.connection = new BrowserConnection({
+      cdpPort: config.cdp_port,
+      profileDir: join(options.dataDir, "profiles", config.profile),
+      executable: config.executable,
+      headless: config.headless,
+      args: config.args,
+      viewport: {
+        width: config.viewport_width,
+        height: config.viewport_height,
+      },
+      // A backstop above every timeout a tool takes (wait_for's included).
+      protocolTimeoutMs: Math.max(config.action_timeout_ms, WAIT_FOR_MAX_MS) +
+        5_000,
+      log: options.log,
+      env: options.env,
+    });
+    this.pages = new Pages({
+      connection: this.connection,
+      log: options.log,
+      maxPages: config.max_pages,
+      idleMs: config.page_idle_ms,
+      navigationTimeoutMs: config.action_timeout_ms,
+      setup: (page) => {
+        page.setDefaultTimeout(config.action_timeout_ms);
+        page.setDefaultNavigationTimeout(config.action_timeout_ms);
+        return Promise.resolve();
+      },
+    });
+  }
+
+  /** The Start phase: attach or launch now when `launch_on_start`, else on first use. */
+  async start(): Promise<void> {
+    if (!this.config.launch_on_start) return;
+    await this.connection.browser().catch((error) =>
+      // The server still starts; /health says why and the next call retries.
+      this.#log.error("browser_start_failed", { error: messageOf(error) })
+    );
+  }
+
+  /** The default screenshot directory exists once anything may be written there. */
+  async ensureScreenshotDir(): Promise<void> {
+    if (this.screenshotDirs.includes(this.#defaultScreenshotDir)) {
+      await Deno.mkdir(this.#defaultScreenshotDir, { recursive: true });
+    }
+  }
+
+  recordPageLoad(url: string, ms: number): void {
+    this.#loadMs.observe(ms);
+    this.#lastLoad = { url, ms: Math.round(ms) };
+  }
+
+  /** Runs `run` on the caller's tab; see the file comment. */
+  async act(
+    call: CallContext,
+    step: Step,
+    run: (page: Page, slot: PageSlot) => Promise<ToolResult>,
+  ): Promise<ToolResult> {
+    return await this.pages.withSlot(sessionKey(call), async (slot) => {
+      const started = performance.now();
+      let before: PageState | undefined;
+      try {
+        let page = await this.pages.open(slot);
+        const generation = this.connection.generation;
+        before = await pageState(page);
+        let result: ToolResult;
+        try {
+          result = await this.#runSettled(step, page, () => run(page, slot));
+        } catch (error) {
+          if (!await this.#browserLost(generation, error)) throw error;
+          this.#retries++;
+          this.#log.warn("browser_action_retry", {
+            tool: step.tool,
+            session: slot.key,
+            error: reasonOf(error),
+          });
+          page = await this.pages.open(slot);
+          result = await run(page, slot);
+        }
+        const after = await pageState(page);
+        this.#record(step, slot, started, before, after);
+        return withNotes(result, slot);
+      } catch (error) {
+        throw await this.#failure(step, slot, error, started, before);
+      }
+    });
+  }
+
+  /**
+   * Runs a step; a read that a navigation cut short runs again once the new
+   * document has loaded. Actions are never repeated: the click may have
+   * happened.
+   */
+  async #runSettled(
+    step: Step,
+    page: Page,
+    run: () => Promise<ToolResult>,
+  ): Promise<ToolResult> {
+    for (let attempt = 0;; attempt++) {
+      try {
+        return await run();
+      } catch (error) {
+        if (
+          !step.readOnly || attempt >= NAVIGATION_RETRIES ||
+          !NAVIGATED.test(messageOf(error))
+        ) throw error;
+        await settled(page, this.config.action_timeout_ms);
+      }
+    }
+  }
+
+  /** Whether the browser went away during the call (waits briefly for the disconnect to show). */
+  async #browserLost(generation: number, error: unknown): Promise<boolean> {
+    const changed = () =>
+      this.connection.generation !== generation || !this.connection.connected;
+    if (changed()) return true;
+    if (!CONNECTION_LOST.test(messageOf(error))) return false;
+    const deadline = Date.now() + 2_000;
+    while (Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      if (changed()) return true;
+    }
+    return false;
+  }
+
+  #record(
+    step: Step,
+    slot: PageSlot,
+    started: number,
+    before: PageState,
+    after: PageState,
+  ): void {
+    const ms = performance.now() - started;
+    this.#actions++;
+    this.#actionMs.observe(ms);
+    this.#log.info("browser_action", {
+      tool: step.tool,
+      session: slot.key,
+      ok: true,
+      duration_ms: Math.round(ms),
+      before,
+      after,
+      ...step.log,
+    });
+  }
+
+  async #failure(
+    step: Step,
+    slot: PageSlot,
+    error: unknown,
+    started: number,
+    before: PageState | undefined,
+  ): Promise<ToolError> {
+    const ms = performance.now() - started;
+    this.#actions++;
+    this.#failures++;
+    this.#actionMs.observe(ms);
+    const reason = error instanceof ToolError ? error.message : reasonOf(error);
+    const page = slot.page;
+    let state: PageState | undefined;
+    const extra: ToolError["content"] = [];
+    if (page && !page.isClosed() && this.connection.connected) {
+      state = await pageState(page);
+      const shot = await within(
+        page.screenshot({ type: "png", encoding: "base64" }).then(
+          (data) => ({ data }),
+          (failure: unknown) => ({ failure: reasonOf(failure) }),
+        ),
+        5_000,
+        { failure: "timed out after 5 s" },
+      );
+      if ("data" in shot) extra.push(imageBlock(shot.data, "image/png"));
+      else extra.push(text(`(no screenshot: ${shot.failure})`));
+    } else {
+      extra.push(text("(no screenshot: no page is open)"));
+    }
+    if (error instanceof ToolError) extra.unshift(...error.content);
+    extra.push(...drainNotes(slot));
+    const where = state
+      ? ` Page: ${state.url}${state.title ? ` ("${state.title}")` : ""}`
+      : "";
+    this.#log.warn("browser_action", {
+      tool: step.tool,
+      session: slot.key,
+      ok: false,
+      duration_ms: Math.round(ms),
+      before: before ?? null,
+      after: state ?? null,
+      error: reason,
+      ...step.log,
+    });
+    return new ToolError(
+      `${step.tool} failed: ${reason.replace(/\.$/, "")}.${where}`,
+      extra,
+    );
+  }
+
+  async health(): Promise<{ [key: string]: JsonValue }> {
+    const browser = this.connection.status();
+    const state = this.connection.state;
+    let tabs: number | null = null;
+    if (this.connection.connected) {
+      const listed = await within(
+        this.connection.browser().then((b) => b.pages()),
+        2_000,
+        undefined,
+      ).catch(() => undefined);
+      tabs = listed?.length ?? null;
+    }
+    const degraded = state === "disconnected" ||
+      (state === "not_started" && "last_error" in browser);
+    return {
+      status: degraded ? "degraded" : "ok",
+      browser: {
+        ...browser,
+        connected: this.connection.connected,
+        pages: tabs,
+        sessions: this.pages.size,
+      },
+      launch: this.config.launch_on_start ? "on_start" : "on_first_use",
+      actions: {
+        count: this.#actions,
+        failed: this.#failures,
+        retried_after_restart: this.#retries,
+        p50_ms: rounded(this.#actionMs.quantile(0.5)),
+        p95_ms: rounded(this.#actionMs.quantile(0.95)),
+      },
+      page_loads: {
+        count: this.#loadMs.count,
+        last_ms: this.#lastLoad?.ms ?? null,
+        last_url: this.#lastLoad?.url ?? null,
+        p50_ms: rounded(this.#loadMs.quantile(0.5)),
+        p95_ms: rounded(this.#loadMs.quantile(0.95)),
+      },
+      screenshot_dirs: this.screenshotDirs,
+    };
+  }
+
+  metrics(): Metric[] {
+    const status = this.connection.status();
+    return [
+      {
+        name: "agentd_browser_connected",
+        help:
+          "1 while the browser automation server holds a browser connection",
+        type: "gauge",
+        samples: [{ value: this.connection.connected ? 1 : 0 }],
+      },
+      {
+        name: "agentd_browser_restarts_total",
+        help: "Browser restarts after a crash or disconnect",
+        type: "counter",
+        samples: [{ value: Number(status.restarts ?? 0) }],
+      },
+      {
+        name: "agentd_browser_page_load_ms",
+        help: "Page load time of navigate in milliseconds (recent loads)",
+        type: "summary",
+        samples: this.#loadMs.samples(),
+      },
+    ];
+  }
+
+  /** The Shutdown phase: a launched browser is closed, an attached one left running. */
+  async stop(): Promise<void> {
+    await this.pages.close();
+    await this.connection.close();
+  }
+}
+
+/** Waits (bounded) until the page's current document has loaded. */
+async function settled(page: Page, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + Math.min(timeoutMs, 10_000);
+  while (Date.now() < deadline) {
+    const state: unknown = await page.evaluate("document.readyState").catch(
+      () => "loading",
+    );
+    if (state === "complete") return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function rounded(value: number): number | null {
+  return Number.isNaN(value) ? null : Math.round(value);
+}
+
+function text(value: string): { type: "text"; text: string } {
+  return { type: "text", text: value };
+}
+
+/** What happened to the tab since the last report (dialogs, a restore). */
+function drainNotes(slot: PageSlot): { type: "text"; text: string }[] {
+  return slot.notes.splice(0).map((note) => text(`Note: ${note}`));
+}
+
+function withNotes(result: ToolResult, slot: PageSlot): ToolResult {
+  const notes = drainNotes(slot);
+  return notes.length
+    ? { ...result, content: [...result.content, ...notes] }
+    : result;
+}

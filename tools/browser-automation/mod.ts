@@ -1,0 +1,72 @@
+// The browser automation server (svc-browser-automation): navigation,
+// clicks, typing, forms, screenshots, scripts and cookies on Chromium or
+// Chrome over CDP, attached to the user's browser or launched on demand.
+
+import { defineServer } from "../kit.ts";
+import { BrowserAutomation } from "./automation.ts";
+import { screenshot } from "./capture.ts";
+import { BrowserAutomationConfig } from "./config.ts";
+import {
+  clickElement,
+  fillForm,
+  selectOption,
+  submitForm,
+  typeText,
+} from "./interaction.ts";
+import { navigate, scroll, waitFor } from "./navigation.ts";
+import { getCookies, getHtml, getLinks, getText } from "./reading.ts";
+import { executeJs } from "./script.ts";
+
+export { BrowserAutomationConfig };
+
+export const browserAutomationServer = defineServer<BrowserAutomation>({
+  id: "browser-automation",
+  namespace: "svc-browser-automation",
+  title: "Browser automation",
+  version: "1.0.0",
+  instructions:
+    "Drives a Chromium/Chrome tab per MCP session: navigate, then read (get_text, get_html, get_links, " +
+    "get_cookies, screenshot) and act (click_element, type_text, fill_form, submit_form, select_option, " +
+    'scroll, wait_for, execute_js). Selectors are CSS, text=Visible text, role=button[name="Save"] ' +
+    "or xpath=//expr. A failed call returns the reason, the page URL and a screenshot. Long text is " +
+    "paged with offset.",
+  config: BrowserAutomationConfig,
+  // The seed's order.
+  tools: [
+    navigate,
+    screenshot,
+    clickElement,
+    typeText,
+    getText,
+    getHtml,
+    getLinks,
+    fillForm,
+    submitForm,
+    waitFor,
+    executeJs,
+    getCookies,
+    scroll,
+    selectOption,
+  ],
+  async start(deps) {
+    const config = BrowserAutomationConfig.parse(deps.config);
+    const automation = new BrowserAutomation(config, {
+      log: deps.log,
+      dataDir: deps.dataDir,
+      env: deps.env,
+    });
+    await automation.start();
+    deps.log.info("browser_automation_ready", {
+      cdp_port: config.cdp_port,
+      profile: config.profile,
+      launch: config.launch_on_start ? "on_start" : "on_first_use",
+      browser: automation.connection.state,
+    });
+    return {
+      context: automation,
+      health: () => automation.health(),
+      metrics: () => automation.metrics(),
+      stop: () => automation.stop(),
+    };
+  },
+});
