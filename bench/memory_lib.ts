@@ -1,6 +1,7 @@
 // Shared by the memory benchmarks (bench/memory_*_bench.ts): seeded text,
 // writing a store the way the memory server does, child processes, a raw
-// stdio JSON-RPC client, percentiles. Not a bench itself (no `_bench` suffix).
+// stdio JSON-RPC client, percentiles. Its clean-up, memory and number helpers
+// serve the other benches too. Not a bench itself (no `_bench` suffix).
 
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -43,9 +44,57 @@ export function cleanUp(): void {
 }
 
 globalThis.addEventListener("unload", cleanUp);
+if (Deno.build.os !== "windows") {
+  // A bench stopped by a signal leaves no servers behind either.
+  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    Deno.addSignalListener(signal, () => {
+      cleanUp();
+      Deno.exit(code);
+    });
+  }
+}
 
+/** Runs `fn` at clean-up, before everything registered so far (e.g. a last report). */
+export function atCleanUp(fn: () => void): void {
+  cleanups.push(fn);
+}
+
+/** Child pids of `pid` and theirs, from /proc (Linux; none elsewhere). */
+export function descendantsOf(pid: number): number[] {
+  const found: number[] = [];
+  let tasks: Deno.DirEntry[];
+  try {
+    tasks = [...Deno.readDirSync(`/proc/${pid}/task`)];
+  } catch {
+    return found;
+  }
+  for (const task of tasks) {
+    let children = "";
+    try {
+      children = Deno.readTextFileSync(
+        `/proc/${pid}/task/${task.name}/children`,
+      );
+    } catch {
+      continue;
+    }
+    for (const child of children.split(/\s+/).filter((s) => s !== "")) {
+      found.push(Number(child), ...descendantsOf(Number(child)));
+    }
+  }
+  return found;
+}
+
+/** SIGKILLs `pid` and every process it started (such as a proxy's upstream) at clean-up. */
 export function killOnExit(pid: number): void {
-  cleanups.push(() => Deno.kill(pid, "SIGKILL"));
+  cleanups.push(() => {
+    for (const each of [pid, ...descendantsOf(pid)]) {
+      try {
+        Deno.kill(each, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  });
 }
 
 export function tempDir(prefix = "agentd-membench-"): string {
@@ -83,6 +132,19 @@ export function memoryOf(pid: number): ProcessMemory | undefined {
       return found ? Number(found[1]) : NaN;
     };
     return { rssKiB: field("VmRSS"), hwmKiB: field("VmHWM") };
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU time (user + system, all threads) a process has used so far, in ms (Linux only). */
+export function cpuMsOf(pid: number): number | undefined {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    // Fields after "pid (comm) ": state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks * 10 : undefined; // USER_HZ is 100
   } catch {
     return undefined;
   }

@@ -19,30 +19,39 @@
 
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { Client, StreamableHTTPClientTransport } from "../platform/mcp_sdk.ts";
 import {
-  Client,
-  StdioClientTransport,
-  StreamableHTTPClientTransport,
-} from "../platform/mcp_sdk.ts";
-import { memoryOf, type ProcessMemory } from "./memory_lib.ts";
+  agentdPort,
+  callOnce,
+  EVERYTHING as PEER,
+  EVERYTHING_DIR as PEER_DIR,
+  everythingPort as peerPort,
+  freePort,
+  packageVersion,
+  portFromOutput,
+  stdioClient,
+} from "./mcp_lib.ts";
+import {
+  atCleanUp,
+  cleanUp,
+  DENO,
+  killOnExit,
+  memoryOf,
+  mib,
+  nodeVersion,
+  type ProcessMemory,
+  ROOT,
+  tempDir,
+} from "./memory_lib.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const AGENTD = fileURLToPath(
   new URL("../tests/fixtures/agentd.ts", import.meta.url),
 );
-const PEER_DIR = fileURLToPath(
-  new URL(
-    "../node_modules/@modelcontextprotocol/server-everything/",
-    import.meta.url,
-  ),
-);
-const PEER = `${PEER_DIR}dist/index.js`;
 const PEER_RUNTIME = Deno.env.get("BENCH_PEER_RUNTIME") === "deno"
   ? "deno"
   : "node";
-const DENO = Deno.execPath();
 const WARMUP = 300;
-const READY_TIMEOUT_MS = 60_000;
+const dataDir = () => tempDir("agentd-bench-");
 
 type ServerKind = "agentd" | "peer";
 type TransportKind = "stdio" | "http";
@@ -59,61 +68,11 @@ interface Target {
   list: () => Promise<void>;
 }
 
-// ---------------------------------------------------------------- clean-up
-
-const cleanups: (() => void)[] = [];
-let cleanedUp = false;
-
-function cleanUp(): void {
-  if (cleanedUp) return;
-  cleanedUp = true;
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      cleanup();
-    } catch {
-      // already gone
-    }
-  }
-}
-
-function killOnExit(pid: number): void {
-  cleanups.push(() => Deno.kill(pid, "SIGKILL"));
-}
-
-function tempDir(): string {
-  const dir = Deno.makeTempDirSync({ prefix: "agentd-bench-" });
-  cleanups.push(() => Deno.removeSync(dir, { recursive: true }));
-  return dir;
-}
-
 // ------------------------------------------------------------------ checks
 
-const ToolResult = z.object({
-  content: z.array(z.object({ type: z.string(), text: z.string().optional() })),
-  isError: z.boolean().optional(),
-});
 const ToolList = z.object({
   tools: z.array(z.object({ name: z.string() }).loose()),
 });
-
-function callOnce(
-  client: Client,
-  name: string,
-  args: Record<string, unknown>,
-  expected: string,
-): () => Promise<void> {
-  let checked = false;
-  return async () => {
-    const result = await client.callTool({ name, arguments: args });
-    if (checked) return;
-    const parsed = ToolResult.safeParse(result);
-    const text = parsed.success ? parsed.data.content[0]?.text : undefined;
-    if (!parsed.success || parsed.data.isError === true || text !== expected) {
-      throw new Error(`${name}: unexpected result ${JSON.stringify(result)}`);
-    }
-    checked = true;
-  };
-}
 
 /** Tool counts and tools/list payload sizes, for the summary. */
 const listShape = new Map<string, { tools: number; bytes: number }>();
@@ -149,23 +108,8 @@ async function stdioTarget(
   tool: { name: string; args: Record<string, unknown>; expected: string },
 ): Promise<Target> {
   const started = performance.now();
-  const transport = new StdioClientTransport({
-    command,
-    args,
-    cwd: ROOT,
-    env: Deno.env.toObject(),
-    stderr: "ignore",
-  });
-  const client = new Client({ name: "agentd-bench", version: "1.0.0" });
-  try {
-    await client.connect(transport);
-  } catch (error) {
-    await transport.close(); // ends the child if it was spawned
-    throw error;
-  }
+  const { client, pid } = await stdioClient(label, command, args);
   const readyMs = performance.now() - started;
-  const pid = transport.pid;
-  if (pid === null) throw new Error(`${label}: no child process`);
   killOnExit(pid);
   return {
     label,
@@ -176,88 +120,6 @@ async function stdioTarget(
     call: callOnce(client, tool.name, tool.args, tool.expected),
     list: listOnce(client, label),
   };
-}
-
-/** Reads stderr lines until `match` finds the port, then keeps draining. */
-async function portFromStderr(
-  label: string,
-  stderr: ReadableStream<Uint8Array>,
-  match: (line: string) => number | undefined,
-): Promise<number> {
-  const reader = stderr.pipeThrough(new TextDecoderStream()).getReader();
-  const seen: string[] = [];
-  let buffer = "";
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new Error(
-            `${label}: not listening after ${READY_TIMEOUT_MS} ms\n${
-              seen.join("\n")
-            }`,
-          ),
-        ),
-      READY_TIMEOUT_MS,
-    );
-  });
-  const find = async (): Promise<number> => {
-    while (true) {
-      const { value, done } = await reader.read();
-      if (done) {
-        throw new Error(
-          `${label}: exited before listening\n${seen.join("\n")}`,
-        );
-      }
-      buffer += value;
-      let newline = buffer.indexOf("\n");
-      while (newline >= 0) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        seen.push(line);
-        const port = match(line);
-        if (port !== undefined) return port;
-        newline = buffer.indexOf("\n");
-      }
-    }
-  };
-  try {
-    return await Promise.race([find(), timeout]);
-  } finally {
-    clearTimeout(timer);
-    // Keep the pipe empty so logging never blocks the server.
-    (async () => {
-      while (!(await reader.read()).done) {
-        // discard
-      }
-    })().catch(() => {});
-  }
-}
-
-const ListeningLine = z.object({
-  event: z.literal("listening"),
-  port: z.number(),
-});
-
-function agentdPort(line: string): number | undefined {
-  try {
-    const parsed = ListeningLine.safeParse(JSON.parse(line));
-    return parsed.success ? parsed.data.port : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function peerPort(line: string): number | undefined {
-  const found = /listening on port (\d+)/.exec(line);
-  return found ? Number(found[1]) : undefined;
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr;
-  listener.close();
-  return port;
 }
 
 async function httpTarget(
@@ -280,7 +142,7 @@ async function httpTarget(
     stderr: "piped",
   }).spawn();
   killOnExit(child.pid);
-  const port = await portFromStderr(label, child.stderr, match);
+  const port = await portFromOutput(label, child.stderr, match);
   const transport = new StreamableHTTPClientTransport(
     new URL(`http://127.0.0.1:${port}${path}`),
   );
@@ -300,7 +162,6 @@ async function httpTarget(
 
 // ------------------------------------------------------------------ memory
 
-const mib = (kib: number) => (kib / 1024).toFixed(1);
 const ratio = (a: number, b: number) => (a / b).toFixed(2);
 
 function printMemory(title: string, targets: Target[], first: boolean): void {
@@ -352,13 +213,6 @@ const agentdTool = {
 };
 const peerName = `peer: server-everything (${PEER_RUNTIME})`;
 
-globalThis.addEventListener("unload", () => {
-  if (targets.length > 0) {
-    printMemory("Memory after the benchmarks (VmRSS, VmHWM)", targets, false);
-  }
-  cleanUp();
-});
-
 try {
   const [peerCmd, peerArgs] = peerCommand("stdio");
   targets.push(
@@ -367,7 +221,7 @@ try {
       "agentd mcp",
       "agentd",
       DENO,
-      ["run", "-A", AGENTD, "mcp", "conformance", "--data-dir", tempDir()],
+      ["run", "-A", AGENTD, "mcp", "conformance", "--data-dir", dataDir()],
       agentdTool,
     ),
   );
@@ -387,7 +241,7 @@ try {
       "agentd serve",
       "agentd",
       DENO,
-      ["run", "-A", AGENTD, "serve", "--port", "0", "--data-dir", tempDir()],
+      ["run", "-A", AGENTD, "serve", "--port", "0", "--data-dir", dataDir()],
       env,
       agentdPort,
       "/mcp/conformance",
@@ -406,7 +260,7 @@ try {
         "--port",
         "0",
         "--data-dir",
-        tempDir(),
+        dataDir(),
       ],
       env,
       agentdPort,
@@ -424,17 +278,15 @@ try {
   cleanUp();
   throw error;
 }
+// Runs first at clean-up (at unload), while the servers are still up.
+atCleanUp(() =>
+  printMemory("Memory after the benchmarks (VmRSS, VmHWM)", targets, false)
+);
 
-const peerVersion = z.object({ version: z.string() }).parse(
-  JSON.parse(Deno.readTextFileSync(`${PEER_DIR}package.json`)),
-).version;
+const peerVersion = packageVersion(PEER_DIR);
 const peerRuntime = PEER_RUNTIME === "deno"
   ? `Deno ${Deno.version.deno}`
-  : `Node ${
-    new TextDecoder().decode(
-      new Deno.Command("node", { args: ["--version"] }).outputSync().stdout,
-    ).trim()
-  }`;
+  : `Node ${nodeVersion()}`;
 console.log(
   `agentd (Deno ${Deno.version.deno}) vs @modelcontextprotocol/server-everything ` +
     `${peerVersion} (${peerRuntime}); client: MCP SDK Client in this process`,
