@@ -460,3 +460,42 @@ Deno.test("gateway: an agent's identity reaches built-in servers through /mcp", 
     assert.equal((await daemon.stop()).code, 0);
   }
 });
+
+Deno.test("gateway: least_in_flight sends calls to the replica that is not busy", async () => {
+  await using dir = await tempDir();
+  await using a = await startEverythingHttp();
+  await using b = await startEverythingHttp();
+  const config = await writeConfig(dir.path, {
+    balance: "least_in_flight",
+    upstreams: {
+      "ev-a": { url: a.url, group: "everything" },
+      "ev-b": { url: b.url, group: "everything" },
+    },
+  });
+  const daemon = await spawnServe(join(dir.path, "data"), {
+    extra: ["--config", config],
+  });
+  try {
+    await using client = await gatewayClient(daemon.url);
+    const slow = call(client, "everything__trigger-long-running-operation", {
+      duration: 2,
+      steps: 2,
+    });
+    // Wait until the slow call is in flight on one replica.
+    const busy = await waitFor(
+      () => adminView(daemon.url),
+      (view) => view.servers.some((server) => server.in_flight === 1),
+    );
+    const taken = busy.servers.find((server) => server.in_flight === 1)?.name;
+    const idle = taken === "ev-a" ? "ev-b" : "ev-a";
+    // Round robin would alternate; least in flight keeps choosing the idle one.
+    for (let i = 0; i < 3; i++) {
+      const result = await call(client, "everything__echo", { message: "q" });
+      assert.equal(result._meta?.["io.agentd/upstream"], idle);
+    }
+    const done = await slow;
+    assert.equal(done._meta?.["io.agentd/upstream"], taken);
+  } finally {
+    assert.equal((await daemon.stop()).code, 0);
+  }
+});
