@@ -1,0 +1,92 @@
+// The Model port: one chat turn with tool calling, streamed or not, against
+// any provider (OpenAI-compatible chat completions, Anthropic Messages).
+// Providers live in agents/providers/; the runtime sees only this file.
+
+/** A tool the model may call: the gateway name and its JSON Schema. */
+export interface ModelTool {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments (an object schema). */
+  parameters: Record<string, unknown>;
+}
+
+export interface ToolCall {
+  /** The provider's id for the call; answered by a `tool` message with the same id. */
+  id: string;
+  name: string;
+  /** Parsed JSON arguments (an object). */
+  arguments: Record<string, unknown>;
+}
+
+export type ModelMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string; tool_calls?: ToolCall[] }
+  | { role: "tool"; tool_call_id: string; name: string; content: string };
+
+export interface ModelRequest {
+  /** The provider's model name (without the `<provider>/` prefix). */
+  model: string;
+  messages: ModelMessage[];
+  tools: ModelTool[];
+  temperature?: number;
+  max_tokens?: number;
+}
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+export interface ModelResponse {
+  content: string;
+  tool_calls: ToolCall[];
+  /** Normalised: `end_turn` (answered), `tool_calls`, `max_tokens`, `other`. */
+  finish: "end_turn" | "tool_calls" | "max_tokens" | "other";
+  usage: Usage;
+}
+
+export interface ModelCallOptions {
+  signal?: AbortSignal;
+  /** When given, the provider streams and reports text as it arrives. */
+  onText?: (delta: string) => void;
+}
+
+/** One provider bound to one model name. */
+export interface Model {
+  /** `<provider>/<name>`, as the agent was created with. */
+  readonly id: string;
+  /** Rejects with ProviderError, or with the caller's `signal.reason` when aborted. */
+  complete(
+    request: Omit<ModelRequest, "model">,
+    options?: ModelCallOptions,
+  ): Promise<ModelResponse>;
+}
+
+/**
+ * A provider failure a caller can show: 503 when the provider is not
+ * configured or unreachable, 502 when it answered badly, 504 on timeout.
+ * `provider` names it; the message never contains a key.
+ */
+export class ProviderError extends Error {
+  override name = "ProviderError";
+  constructor(
+    message: string,
+    readonly provider: string,
+    readonly status: 502 | 503 | 504,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Turns `<provider>/<name>` into a Model. A malformed name or an unknown
+ * provider throws (ModelNameError in agents/providers/); a missing key only
+ * fails when the model is called (ProviderError 503), so an agent can be
+ * created before its key is set.
+ */
+export interface ModelResolver {
+  resolve(model: string): Model;
+  /** Provider names known here: built-in and configured (for docs and errors). */
+  providers(): string[];
+}
