@@ -1,0 +1,50 @@
+// The A2A layer of agentd: agent cards, the seed's message envelopes with
+// inboxes, and an A2A server (JSON-RPC, protocol 1.0 and 0.3) per agent,
+// all over the A2AHost contract (host.ts). routes/a2a.ts is its HTTP face;
+// tool.ts lets agents message each other.
+
+import type { Logger } from "../../platform/log.ts";
+import { RemoteAgents, type RemoteAgentsOptions } from "./client.ts";
+import { Envelopes } from "./envelope.ts";
+import type { A2AHost } from "./host.ts";
+import { TaskRuns } from "./task_runs.ts";
+import { TaskStore } from "./tasks.ts";
+
+export interface A2AServiceOptions {
+  host: A2AHost;
+  log: Logger;
+  /** Used for every remote call (cards, delivery); default `fetch`. */
+  fetchFn?: typeof fetch;
+  remote?: Omit<RemoteAgentsOptions, "fetchFn">;
+}
+
+export class A2AService {
+  readonly host: A2AHost;
+  readonly log: Logger;
+  readonly remote: RemoteAgents;
+  readonly envelopes: Envelopes;
+  readonly tasks: TaskStore;
+  /** The turns running as tasks in this process. */
+  readonly runs: TaskRuns;
+
+  constructor(options: A2AServiceOptions) {
+    this.host = options.host;
+    this.log = options.log.child({ component: "a2a" });
+    this.remote = new RemoteAgents({
+      ...options.remote,
+      fetchFn: options.fetchFn,
+    });
+    this.envelopes = new Envelopes({
+      host: this.host,
+      remote: this.remote,
+      log: this.log,
+    });
+    this.tasks = new TaskStore(this.host.store);
+    this.runs = new TaskRuns(this.host, this.tasks, this.log);
+  }
+
+  /** Cancels the turns still running (recorded as canceled); call before closing the store. */
+  async close(): Promise<void> {
+    await this.runs.close();
+  }
+}

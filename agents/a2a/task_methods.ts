@@ -1,0 +1,165 @@
+// The task methods of the A2A JSON-RPC server (jsonrpc.ts): GetTask,
+// ListTasks, CancelTask and SubscribeToTask, and their 0.3 names.
+
+import { z } from "zod";
+import type { Caller } from "../../platform/identity.ts";
+import type { JsonValue } from "../../platform/store.ts";
+import type { A2AAgent } from "./host.ts";
+import type { A2AService } from "./mod.ts";
+import { RpcError, SseChannel } from "./sse.ts";
+import { isTerminal, type TaskRecord } from "./tasks.ts";
+import {
+  describe,
+  type Dialect,
+  parseState,
+  streamEventOut,
+  taskEventOut,
+  taskOut,
+} from "./wire.ts";
+
+export type RpcId = string | number | null;
+
+/** One JSON-RPC call to one agent's endpoint. */
+export interface Call {
+  a2a: A2AService;
+  agent: A2AAgent;
+  caller: Caller;
+  dialect: Dialect;
+  id: RpcId;
+  params: unknown;
+}
+
+const taskIdParams = z.object({
+  id: z.string().min(1),
+  historyLength: z.number().int().min(0).optional(),
+});
+
+const listParams = z.object({
+  contextId: z.string().optional(),
+  status: z.string().optional(),
+  pageSize: z.number().int().min(1).max(100).optional(),
+  pageToken: z.string().optional(),
+  historyLength: z.number().int().min(0).optional(),
+  statusTimestampAfter: z.string().optional(),
+  includeArtifacts: z.boolean().optional(),
+});
+
+/** The task `id` of this agent, or TaskNotFound. */
+export async function ownTask(call: Call, id: string): Promise<TaskRecord> {
+  const stored = await call.a2a.tasks.get(id);
+  if (!stored || stored.task.agent_id !== call.agent.id) {
+    throw new RpcError(-32001, `Task not found: ${id}`);
+  }
+  return stored.task;
+}
+
+export function params<T extends z.ZodType>(
+  schema: T,
+  value: unknown,
+): z.output<T> {
+  const parsed = schema.safeParse(value ?? {});
+  if (!parsed.success) {
+    throw new RpcError(-32602, `Invalid params: ${describe(parsed.error)}`);
+  }
+  return parsed.data;
+}
+
+export async function getTask(call: Call): Promise<Response> {
+  const { id, historyLength } = params(taskIdParams, call.params);
+  const task = await ownTask(call, id);
+  return rpcResult(
+    call.id,
+    taskOut(call.dialect, task, { history_length: historyLength }),
+  );
+}
+
+export async function listTasks(call: Call): Promise<Response> {
+  const p = params(listParams, call.params);
+  const state = p.status === undefined || p.status === "TASK_STATE_UNSPECIFIED"
+    ? undefined
+    : parseState(p.status);
+  if (
+    p.status !== undefined && state === undefined &&
+    p.status !== "TASK_STATE_UNSPECIFIED"
+  ) {
+    throw new RpcError(
+      -32602,
+      `Invalid params: unknown task state ${p.status}`,
+    );
+  }
+  if (
+    p.statusTimestampAfter && Number.isNaN(Date.parse(p.statusTimestampAfter))
+  ) {
+    throw new RpcError(
+      -32602,
+      "Invalid params: statusTimestampAfter is not an ISO 8601 time",
+    );
+  }
+  const pageSize = p.pageSize ?? 50;
+  const page = await call.a2a.tasks.list(call.agent.id, {
+    context_id: p.contextId || undefined,
+    state,
+    status_after: p.statusTimestampAfter,
+  }, { page_size: pageSize, page_token: p.pageToken || undefined });
+  const view = {
+    history_length: p.historyLength,
+    include_artifacts: p.includeArtifacts ?? false,
+  };
+  return rpcResult(call.id, {
+    tasks: page.tasks.map((task) => taskOut(call.dialect, task, view)),
+    nextPageToken: page.next_page_token,
+    pageSize,
+    totalSize: page.total_size,
+  });
+}
+
+export async function cancelTask(call: Call): Promise<Response> {
+  const { id } = params(taskIdParams, call.params);
+  const task = await ownTask(call, id);
+  if (isTerminal(task.state)) {
+    throw new RpcError(
+      -32002,
+      `Task ${id} is ${task.state} and cannot be canceled`,
+    );
+  }
+  const canceled = await call.a2a.runs.cancel(id);
+  if (!canceled || canceled.state !== "canceled") {
+    throw new RpcError(
+      -32002,
+      `Task ${id} ended ${
+        canceled?.state ?? "meanwhile"
+      } before it could be canceled`,
+    );
+  }
+  return rpcResult(call.id, taskOut(call.dialect, canceled));
+}
+
+export async function subscribe(call: Call): Promise<Response> {
+  const { id } = params(taskIdParams, call.params);
+  const channel = new SseChannel(call.id);
+  const unsubscribe = call.a2a.runs.subscribe(id, (event) => {
+    channel.send(streamEventOut(call.dialect, event));
+    if (event.kind === "status" && event.final) channel.close();
+  });
+  try {
+    const task = await ownTask(call, id);
+    if (!unsubscribe || isTerminal(task.state)) {
+      throw new RpcError(
+        -32004,
+        isTerminal(task.state)
+          ? `Task ${id} is ${task.state}; read it with GetTask`
+          : `Task ${id} is not running on this daemon`,
+      );
+    }
+    channel.onCancel = unsubscribe;
+    channel.open(taskEventOut(call.dialect, task));
+    return channel.response();
+  } catch (error) {
+    unsubscribe?.();
+    throw error;
+  }
+}
+
+export function rpcResult(id: RpcId, result: JsonValue): Response {
+  return Response.json({ jsonrpc: "2.0", id, result });
+}
