@@ -40,8 +40,13 @@ export async function pageState(page: Page): Promise<PageState> {
   return { url: page.url(), title };
 }
 
-/** How long after an action a navigation may begin and still count as its result. */
-const NAVIGATION_GRACE_MS = 150;
+/**
+ * How long after an action a navigation may begin and still count as its
+ * result. Link clicks and form submits start theirs within a few ms; every
+ * click pays this wait, so it is kept short (150 ms made clicks 2-3x slower
+ * than playwright-mcp's in bench/browser_bench.ts).
+ */
+const NAVIGATION_GRACE_MS = 50;
 
 /**
  * Runs `action` and, when it started a navigation of the main frame (a link
