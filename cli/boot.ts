@@ -23,6 +23,8 @@ import { HostedServer } from "../tools/host.ts";
 import type { AnyServerSpec, Peer } from "../tools/kit.ts";
 import { connectInProcess } from "../tools/mcp.ts";
 import { UsageError } from "./args.ts";
+import { AgentsConfig } from "../agents/config.ts";
+import { ProvidersConfig } from "../agents/providers/mod.ts";
 import { messageOf } from "../platform/errors.ts";
 
 /** Failures that stop agentd from starting (exit code 1), with a message a person can act on. */
@@ -44,7 +46,11 @@ export async function loadSettings(options: {
   specs: readonly AnyServerSpec[];
   env: Record<string, string>;
 }): Promise<Settings> {
-  const sections: Record<string, z.ZodObject> = {};
+  // The agent runtime's sections are known to every face, so one config file serves all.
+  const sections: Record<string, z.ZodObject | z.ZodRecord> = {
+    agents: AgentsConfig,
+    providers: ProvidersConfig,
+  };
   for (const spec of options.specs) {
     if (spec.config) sections[spec.id] = spec.config;
   }

@@ -8,6 +8,8 @@ import type { Logger } from "../platform/log.ts";
 import type { Store } from "../platform/store.ts";
 import { VERSION } from "../platform/version.ts";
 import { createApp } from "../routes/mod.ts";
+import type { AgentService } from "../agents/service.ts";
+import type { A2AService } from "../agents/a2a/mod.ts";
 import type { HostedServer } from "../tools/host.ts";
 import { gatewayAdmin } from "../tools/gateway/mod.ts";
 import { McpHttpEndpoint } from "../tools/mcp_http.ts";
@@ -15,6 +17,9 @@ import { shutdown, StartupError } from "./boot.ts";
 
 export async function serveHttp(options: {
   hosts: HostedServer[];
+  /** The /v1 agent runtime and its A2A layer (serve only). */
+  agents?: AgentService;
+  a2a?: A2AService;
   layout: "daemon" | "single";
   base: BaseConfig;
   store: Store;
@@ -43,6 +48,8 @@ export async function serveHttp(options: {
     maxBodyBytes: base.max_body_bytes,
     token: base.token,
     agentTokens: base.agent_tokens,
+    agents: options.agents,
+    a2a: options.a2a,
     admin: hosts.map(gatewayAdmin).find((view) => view !== undefined),
     version: VERSION,
     startedAt: Date.now(),
@@ -58,6 +65,8 @@ export async function serveHttp(options: {
       onListening: options.onListening,
     });
   } catch (error) {
+    await options.a2a?.close();
+    await options.agents?.close(0);
     await Promise.all(hosts.map((host) => host.stop(0)));
     await store.close();
     signal.dispose();
@@ -68,6 +77,10 @@ export async function serveHttp(options: {
     signal: received,
     in_flight: hosts.reduce((sum, host) => sum + host.inFlight.count, 0),
   });
+  // Agent turns use the servers and the store: they end first (A2A tasks
+  // are canceled; sends and team runs get the drain time, then stop).
+  await options.a2a?.close();
+  await options.agents?.close(base.shutdown_timeout_ms);
   await shutdown({
     hosts,
     channels: endpoints.values(),

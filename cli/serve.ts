@@ -19,11 +19,13 @@ import {
 } from "./boot.ts";
 import type { CliContext } from "./context.ts";
 import { serveHttp } from "./http_face.ts";
+import { startAgents } from "./agents.ts";
 
 export const SERVE_HELP = `Usage: agentd serve [flags]
 
 Runs the daemon: the gateway over every enabled MCP server at /mcp, each
-server at /mcp/<server>, /admin, /health and /metrics.
+server at /mcp/<server>, the agents API at /v1 (docs at /docs), /admin,
+/health and /metrics.
 
 Flags:
 ${flagsHelp(serveFlags)}
@@ -71,8 +73,17 @@ export async function runServe(
     env: ctx.env,
     address: () => address,
   });
+  const { agents, a2a } = await startAgents({
+    settings,
+    store,
+    hosts,
+    log,
+    env: ctx.env,
+  });
   return await serveHttp({
     hosts,
+    agents,
+    a2a,
     layout: "daemon",
     base,
     store,

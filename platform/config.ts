@@ -70,9 +70,12 @@ export type BaseConfig = {
 
 const baseSchema = z.object(baseConfigShape);
 
-/** Base keys plus one optional section per server id; unknown keys are rejected at every level. */
+/**
+ * Base keys plus one optional section per server id (and per daemon part,
+ * e.g. `agents`, `providers`); unknown keys are rejected at every level.
+ */
 export function buildConfigSchema(
-  serverSections: Record<string, z.ZodObject>,
+  serverSections: Record<string, z.ZodObject | z.ZodRecord>,
 ): z.ZodObject {
   const shape: Record<string, z.core.$ZodType> = { ...baseConfigShape };
   for (const [id, section] of Object.entries(serverSections)) {

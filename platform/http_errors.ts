@@ -15,7 +15,8 @@ export type ErrorStatus =
   | 429
   | 500
   | 502
-  | 503;
+  | 503
+  | 504;
 
 const CODES: Record<ErrorStatus, string> = {
   400: "invalid_request",
@@ -30,6 +31,7 @@ const CODES: Record<ErrorStatus, string> = {
   500: "internal",
   502: "bad_gateway",
   503: "unavailable",
+  504: "gateway_timeout",
 };
 
 /** Thrown by route handlers; one `onError` turns it into the JSON shape. */

@@ -2,7 +2,9 @@
 
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { errorResponse, HttpError } from "../platform/http_errors.ts";
+import type { AgentService } from "../agents/service.ts";
+import type { A2AService } from "../agents/a2a/mod.ts";
+import { errorResponse } from "../platform/http_errors.ts";
 import {
   bodyGuard,
   callerGuard,
@@ -18,6 +20,12 @@ import { adminRoutes } from "./admin.ts";
 import { healthRoutes } from "./health.ts";
 import { mcpRoutes, singleMcpRoute } from "./mcp.ts";
 import { metricsRoutes } from "./metrics.ts";
+import { agentRoutes } from "./agents.ts";
+import { A2A_PATH, a2aRoutes, wellKnownRoutes } from "./a2a.ts";
+import { docsRoutes } from "./docs.ts";
+import { openApiDocument } from "./openapi.ts";
+import { runRoutes, teamRoutes } from "./teams.ts";
+import { asHttpError } from "./v1_http.ts";
 
 export interface AppOptions {
   hosts: readonly HostedServer[];
@@ -32,6 +40,10 @@ export interface AppOptions {
   token?: string;
   /** Agent name -> token: requests with one are bound to that agent. */
   agentTokens?: Readonly<Record<string, string>>;
+  /** The agent runtime behind /v1 (daemon layout only). */
+  agents?: AgentService;
+  /** The A2A layer over `agents` (/v1/a2a, /.well-known/agent-card.json). */
+  a2a?: A2AService;
   /** The gateway's `/admin` data, when the gateway runs here. */
   admin?: () => Promise<AdminView>;
   version: string;
@@ -87,6 +99,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   if (options.admin) app.route("/admin", adminRoutes(options.admin));
   if (options.layout === "daemon") {
     app.route("/mcp", mcpRoutes(options.endpoints));
+    if (options.agents) mountV1(app, options.agents, options.a2a, log);
   } else {
     const [endpoint] = options.endpoints.values();
     if (endpoint) app.route("/mcp", singleMcpRoute(endpoint));
@@ -96,10 +109,11 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     errorResponse(404, `Nothing at ${c.req.method} ${c.req.path}`)
   );
   app.onError((error, c) => {
-    if (error instanceof HttpError) {
-      return errorResponse(error.status, error.message, {
-        details: error.details,
-        code: error.code,
+    const http = asHttpError(error);
+    if (http) {
+      return errorResponse(http.status, http.message, {
+        details: http.details,
+        code: http.code,
       });
     }
     if (error instanceof HTTPException) return error.getResponse();
@@ -107,4 +121,24 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     return errorResponse(500, "Internal error; see the daemon log");
   });
   return app;
+}
+
+/** The /v1 API (agents, teams, runs, A2A), its OpenAPI document and its docs page. */
+function mountV1(
+  app: Hono<AppEnv>,
+  agents: AgentService,
+  a2a: A2AService | undefined,
+  log: Logger,
+): void {
+  app.route("/v1/agents", agentRoutes(agents, log));
+  app.route("/v1/teams", teamRoutes(agents));
+  app.route("/v1/runs", runRoutes(agents));
+  if (a2a) {
+    app.route(A2A_PATH, a2aRoutes({ host: a2a.host, log, service: a2a }));
+    app.route("/.well-known", wellKnownRoutes({ host: a2a.host }));
+  }
+  let document: Record<string, unknown> | undefined;
+  const openapi = () => document ??= openApiDocument();
+  app.get("/v1/openapi.json", (c) => c.json(openapi()));
+  app.route("/docs", docsRoutes(openapi));
 }

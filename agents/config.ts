@@ -1,0 +1,26 @@
+// The `agents` section of the daemon config: bounds of an agent turn and
+// defaults of the /v1 API. Every key is also AGENTD_AGENTS__<KEY>.
+
+import { z } from "zod";
+
+export const AgentsConfig = z.object({
+  default_model: z.string().regex(/^[^/\s]+\/\S+$/, {
+    error: "expected <provider>/<model name>, e.g. openai/gpt-4o-mini",
+  }).optional().describe(
+    "Model of agents created without one (`<provider>/<name>`)",
+  ),
+  max_steps: z.number().int().min(1).max(100).default(10).describe(
+    "Model calls per agent turn before it stops with stop_reason max_steps",
+  ),
+  turn_timeout_ms: z.number().int().min(100).max(3_600_000).default(300_000)
+    .describe("Wall time of one agent turn before it stops with timeout"),
+  tool_result_max_chars: z.number().int().min(100).max(1_000_000).default(
+    16_000,
+  ).describe(
+    "Tool results longer than this are cut before the model sees them",
+  ),
+  history_limit: z.number().int().min(0).max(1000).default(50).describe(
+    "Earlier messages of the conversation given to the model",
+  ),
+});
+export type AgentsConfig = z.output<typeof AgentsConfig>;

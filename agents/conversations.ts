@@ -1,0 +1,143 @@
+// An agent's conversations. Kept by the memory server (store_conversation /
+// get_conversation_history through the gateway, bound to the agent, so they
+// live in the agent's own namespace and the agent's tools see them); when the
+// gateway has no memory server, kept in the agents store instead.
+
+import { messageOf } from "../platform/errors.ts";
+import type { Logger } from "../platform/log.ts";
+import type { JsonValue, Store } from "../platform/store.ts";
+import type { ToolGateway } from "./gateway_link.ts";
+import type { IdSource } from "./ids.ts";
+
+export interface ConversationMessage {
+  role: "user" | "assistant";
+  content: string;
+  /** Kept beside the message (stop_reason, tool names, sender). */
+  extra?: { [key: string]: JsonValue };
+}
+
+const STORE_TOOL = "memory__store_conversation";
+const HISTORY_TOOL = "memory__get_conversation_history";
+
+export class Conversations {
+  constructor(
+    private readonly options: {
+      gateway: ToolGateway;
+      store: Store;
+      ids: IdSource;
+      log: Logger;
+    },
+  ) {}
+
+  /** The latest `limit` user/assistant messages, oldest first. */
+  async load(
+    agent: string,
+    session: string,
+    limit: number,
+  ): Promise<ConversationMessage[]> {
+    if (limit === 0) return [];
+    if (await this.#viaMemory(agent)) {
+      const outcome = await this.options.gateway.callTool(
+        agent,
+        HISTORY_TOOL,
+        { session_id: session, limit },
+        {},
+      );
+      if (outcome.isError) {
+        throw new Error(`Cannot read the conversation: ${outcome.text}`);
+      }
+      return messagesOf(outcome.text);
+    }
+    const page = await this.options.store.list(
+      ["conversation", agent, session],
+      { limit, reverse: true },
+    );
+    return page.entries.map((entry) => storedMessage(entry.value))
+      .filter((message) => message !== undefined).reverse();
+  }
+
+  async append(
+    agent: string,
+    session: string,
+    messages: ConversationMessage[],
+  ): Promise<void> {
+    if (await this.#viaMemory(agent)) {
+      const outcome = await this.options.gateway.callTool(
+        agent,
+        STORE_TOOL,
+        {
+          session_id: session,
+          messages: messages.map((m) => ({
+            ...m.extra,
+            role: m.role,
+            content: m.content,
+          })),
+        },
+        {},
+      );
+      if (outcome.isError) {
+        throw new Error(`Cannot store the conversation: ${outcome.text}`);
+      }
+      return;
+    }
+    await this.options.store.commit({
+      mutations: messages.map((message) => ({
+        type: "set",
+        key: [
+          "conversation",
+          agent,
+          session,
+          this.options.ids.next("m"),
+        ],
+        value: {
+          role: message.role,
+          content: message.content,
+          extra: message.extra ?? {},
+        },
+      })),
+    });
+  }
+
+  async #viaMemory(agent: string): Promise<boolean> {
+    const gateway = this.options.gateway;
+    if (!gateway.running()) return false;
+    try {
+      const tools = await gateway.listTools(agent);
+      return tools.some((tool) => tool.name === HISTORY_TOOL) &&
+        tools.some((tool) => tool.name === STORE_TOOL);
+    } catch (error) {
+      this.options.log.warn("conversation_store_fallback", {
+        agent,
+        error: messageOf(error),
+      });
+      return false;
+    }
+  }
+}
+
+/** The `messages` of a get_conversation_history result. */
+function messagesOf(text: string): ConversationMessage[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error(`Unexpected conversation history: ${text.slice(0, 200)}`);
+  }
+  const list = typeof parsed === "object" && parsed !== null
+    ? Reflect.get(parsed, "messages")
+    : undefined;
+  if (!Array.isArray(list)) return [];
+  return list.map(storedMessage).filter((message) => message !== undefined);
+}
+
+function storedMessage(value: unknown): ConversationMessage | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const role = Reflect.get(value, "role");
+  const content = Reflect.get(value, "content");
+  if (
+    (role !== "user" && role !== "assistant") || typeof content !== "string"
+  ) {
+    return undefined;
+  }
+  return { role, content };
+}

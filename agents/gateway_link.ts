@@ -1,0 +1,159 @@
+// Agents reach tools only as MCP clients of the gateway, over an in-process
+// link bound to the agent's identity ({agent: <name>}): every call passes the
+// gateway's validation, audit and limits, and memory's own-namespace rule.
+
+import { messageOf } from "../platform/errors.ts";
+import { Client, type Tool } from "../platform/mcp_sdk.ts";
+import { VERSION } from "../platform/version.ts";
+import type { HostedServer } from "../tools/host.ts";
+import { connectInProcess } from "../tools/mcp.ts";
+import type { ModelTool } from "./model.ts";
+
+export interface ToolOutcome {
+  text: string;
+  isError: boolean;
+}
+
+/** The gateway as agents see it. */
+export interface ToolGateway {
+  /** Whether the gateway runs (its tools can be listed and called). */
+  running(): boolean;
+  /** Every tool the gateway lists for `agent`, by gateway name. */
+  listTools(agent: string): Promise<ModelTool[]>;
+  callTool(
+    agent: string,
+    name: string,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<ToolOutcome>;
+  /** Drops the link of an agent (deleted). */
+  forget(agent: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The gateway hosted in this process, one cached MCP client per agent name. */
+export class HostedGateway implements ToolGateway {
+  readonly #clients = new Map<string, Promise<Client>>();
+
+  constructor(private readonly host: HostedServer | undefined) {}
+
+  running(): boolean {
+    return this.host?.phase.phase === "running";
+  }
+
+  async listTools(agent: string): Promise<ModelTool[]> {
+    const client = await this.#client(agent);
+    const tools: ModelTool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined);
+      tools.push(...page.tools.map(modelToolOf));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return tools;
+  }
+
+  async callTool(
+    agent: string,
+    name: string,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<ToolOutcome> {
+    const client = await this.#client(agent);
+    const result = await client.callTool(
+      { name, arguments: args },
+      undefined,
+      { signal: options.signal, timeout: options.timeoutMs },
+    );
+    const blocks = Array.isArray(result.content) ? result.content : [];
+    const parts: string[] = [];
+    for (const block of blocks) parts.push(blockText(block));
+    if (parts.length === 0 && result.structuredContent !== undefined) {
+      parts.push(JSON.stringify(result.structuredContent));
+    }
+    return { text: parts.join("\n"), isError: result.isError === true };
+  }
+
+  async forget(agent: string): Promise<void> {
+    const pending = this.#clients.get(agent);
+    this.#clients.delete(agent);
+    await pending?.then((client) => client.close()).catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.#clients.keys()];
+    await Promise.all(all.map((agent) => this.forget(agent)));
+  }
+
+  #client(agent: string): Promise<Client> {
+    const host = this.host;
+    if (host === undefined || !this.running()) {
+      return Promise.reject(new GatewayUnavailable(host));
+    }
+    let pending = this.#clients.get(agent);
+    if (!pending) {
+      pending = connectInProcess(host, { agent }).then(async (transport) => {
+        const client = new Client({
+          name: `agentd-agent-${agent}`,
+          version: VERSION,
+        });
+        await client.connect(transport);
+        return client;
+      });
+      pending.catch(() => this.#clients.delete(agent));
+      this.#clients.set(agent, pending);
+    }
+    return pending;
+  }
+}
+
+export class GatewayUnavailable extends Error {
+  override name = "GatewayUnavailable";
+  constructor(host: HostedServer | undefined) {
+    super(
+      host === undefined
+        ? "The gateway is not running in this daemon (add it to `servers`), so agents have no tools"
+        : `The gateway is not running (phase ${host.phase.phase}${
+          host.phase.state.error ? `: ${host.phase.state.error}` : ""
+        }); see /health`,
+    );
+  }
+}
+
+function modelToolOf(tool: Tool): ModelTool {
+  return {
+    name: tool.name,
+    description: tool.description ?? tool.title ?? tool.name,
+    parameters: { ...tool.inputSchema },
+  };
+}
+
+function blockText(block: unknown): string {
+  if (typeof block !== "object" || block === null) return String(block);
+  const type = Reflect.get(block, "type");
+  if (type === "text") return String(Reflect.get(block, "text") ?? "");
+  if (type === "image" || type === "audio") {
+    const data = Reflect.get(block, "data");
+    const size = typeof data === "string" ? Math.floor(data.length * 3 / 4) : 0;
+    return `[${type}: ${Reflect.get(block, "mimeType")}, ${size} bytes]`;
+  }
+  if (type === "resource") {
+    const resource = Reflect.get(block, "resource");
+    const text = typeof resource === "object" && resource !== null
+      ? Reflect.get(resource, "text")
+      : undefined;
+    return typeof text === "string" ? text : `[resource ${safeJson(resource)}]`;
+  }
+  if (type === "resource_link") {
+    return `[resource link ${Reflect.get(block, "uri")}]`;
+  }
+  return safeJson(block);
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch (error) {
+    return `[unprintable: ${messageOf(error)}]`;
+  }
+}

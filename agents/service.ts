@@ -1,0 +1,392 @@
+// The agent runtime behind /v1: agents, sends, teams and runs over the
+// repository, the gateway link, the conversations and the model resolver.
+// It also is the A2A layer's host (agents/a2a/host.ts).
+
+import { messageOf } from "../platform/errors.ts";
+import { HttpError } from "../platform/http_errors.ts";
+import type { Logger } from "../platform/log.ts";
+import type { Store } from "../platform/store.ts";
+import type { A2AHost } from "./a2a/host.ts";
+import { a2aHostOf } from "./a2a_bridge.ts";
+import type { AgentsConfig } from "./config.ts";
+import { Conversations } from "./conversations.ts";
+import type { ToolGateway } from "./gateway_link.ts";
+import { IdSource } from "./ids.ts";
+import type { LocalTool } from "./local_tool.ts";
+import { type Model, type ModelResolver, ProviderError } from "./model.ts";
+import { type Page, type PageRequest, Repository } from "./repository.ts";
+import type {
+  Agent,
+  AgentCreate,
+  Run,
+  SendReply,
+  SendRequest,
+  Team,
+  TeamCreate,
+  TeamExecute,
+} from "./schemas.ts";
+import { executeTeam } from "./teams.ts";
+import { resolveToolEntries } from "./tool_resolution.ts";
+import { runTurn, type TurnEvent, type TurnResult } from "./turn.ts";
+import { Work } from "./work.ts";
+
+export interface AgentServiceOptions {
+  /** Where agents, teams and runs live (already scoped, e.g. ["agents"]). */
+  store: Store;
+  /** Where the A2A layer keeps messages and tasks (already scoped, e.g. ["a2a"]). */
+  a2aStore: Store;
+  gateway: ToolGateway;
+  models: ModelResolver;
+  config: AgentsConfig;
+  log: Logger;
+  clock?: () => number;
+}
+
+export interface SendOptions {
+  signal?: AbortSignal;
+  onEvent?: (event: TurnEvent) => void;
+  /** The sending agent, for messages that arrive over A2A. */
+  from?: string;
+}
+
+export class AgentService {
+  readonly repository: Repository;
+  readonly #options: AgentServiceOptions;
+  readonly #ids: IdSource;
+  readonly #clock: () => number;
+  readonly #conversations: Conversations;
+  readonly #localTools = new Map<string, LocalTool>();
+  readonly #work = new Work();
+
+  constructor(options: AgentServiceOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? Date.now;
+    this.#ids = new IdSource(this.#clock);
+    this.repository = new Repository(options.store);
+    this.#conversations = new Conversations({
+      gateway: options.gateway,
+      store: options.store,
+      ids: this.#ids,
+      log: options.log,
+    });
+  }
+
+  get config(): AgentsConfig {
+    return this.#options.config;
+  }
+
+  /** Marks runs a previous process left running as interrupted. */
+  async start(): Promise<void> {
+    const count = await this.repository.interruptActiveRuns(this.#now());
+    if (count > 0) this.#options.log.warn("runs_interrupted", { count });
+  }
+
+  /** A tool agents can list in `tools` by its name or group (e.g. `a2a__send_message`, `a2a`). */
+  addLocalTool(tool: LocalTool): void {
+    this.#localTools.set(tool.tool.name, tool);
+  }
+
+  // ---- agents -----------------------------------------------------------------
+
+  async createAgent(input: AgentCreate): Promise<Agent> {
+    this.#work.assertOpen();
+    const model = input.model ?? this.config.default_model;
+    if (model === undefined) {
+      throw new HttpError(
+        400,
+        "model is required (no agents.default_model is configured): give `<provider>/<model name>`",
+        { field: "model" },
+      );
+    }
+    this.#checkModel(model);
+    const resolved = await this.#resolveTools(input.name, input.tools);
+    const agent: Agent = {
+      id: this.#ids.next("agt"),
+      name: input.name,
+      model,
+      status: "active",
+      created_at: this.#now(),
+      system_prompt: input.system_prompt,
+      description: input.description ??
+        input.system_prompt.split("\n")[0].slice(0, 200),
+      temperature: input.temperature,
+      max_tokens: input.max_tokens,
+      tools: input.tools,
+      resolved_tools: resolved,
+    };
+    return await this.repository.createAgent(agent);
+  }
+
+  async deleteAgent(ref: string): Promise<void> {
+    const agent = await this.repository.getAgent(ref);
+    await this.repository.deleteAgent(agent);
+    await this.#options.gateway.forget(agent.name);
+  }
+
+  listAgents(page: PageRequest): Promise<Page<Agent>> {
+    return this.repository.listAgents(page);
+  }
+
+  getAgent(ref: string): Promise<Agent> {
+    return this.repository.getAgent(ref);
+  }
+
+  async send(
+    ref: string,
+    input: SendRequest,
+    options: SendOptions = {},
+  ): Promise<SendReply> {
+    this.#work.assertOpen();
+    const agent = await this.repository.getAgent(ref);
+    const session = input.session_id ?? agent.id;
+    const result = await this.#work.run(
+      options.signal,
+      (signal) =>
+        this.#work.serial(
+          `${agent.id}\u0000${session}`,
+          () =>
+            this.#turn(agent, {
+              message: options.from === undefined
+                ? input.message
+                : `(message from agent "${options.from}")\n${input.message}`,
+              session,
+              maxTokens: input.max_tokens,
+              signal,
+              onEvent: options.onEvent,
+              userExtra: options.from === undefined
+                ? undefined
+                : { from: options.from },
+            }),
+        ),
+    );
+    return {
+      id: this.#ids.next("msg"),
+      agent_id: agent.id,
+      agent_name: agent.name,
+      session_id: session,
+      model: agent.model,
+      content: result.content,
+      tool_calls: result.tool_calls,
+      usage: result.usage,
+      stop_reason: result.stop_reason,
+      steps: result.steps,
+      created_at: this.#now(),
+    };
+  }
+
+  // ---- teams and runs -----------------------------------------------------------
+
+  async createTeam(input: TeamCreate): Promise<Team> {
+    this.#work.assertOpen();
+    const members: Agent[] = [];
+    const unknown: string[] = [];
+    for (const ref of input.agents) {
+      const agent = await this.repository.findAgent(ref);
+      if (agent) members.push(agent);
+      else unknown.push(ref);
+    }
+    if (unknown.length > 0) {
+      throw new HttpError(
+        400,
+        `Unknown agent${unknown.length > 1 ? "s" : ""} ${
+          unknown.map((ref) => `"${ref}"`).join(", ")
+        } in agents; GET /v1/agents lists them`,
+        { field: "agents", unknown },
+      );
+    }
+    if (
+      input.strategy === "supervisor" &&
+      new Set(members.map((a) => a.id)).size < 2
+    ) {
+      throw new HttpError(
+        400,
+        "A supervisor team needs at least two different agents: the first supervises the others",
+        { field: "agents" },
+      );
+    }
+    const team: Team = {
+      id: this.#ids.next("team"),
+      name: input.name,
+      agents: members.map((agent) => agent.id),
+      strategy: input.strategy,
+      max_iterations: input.max_iterations ??
+        (input.strategy === "sequential" ? members.length : 10),
+      description: input.description ?? "",
+      status: "active",
+      created_at: this.#now(),
+    };
+    return await this.repository.createTeam(team);
+  }
+
+  getTeam(ref: string): Promise<Team> {
+    return this.repository.getTeam(ref);
+  }
+
+  listTeams(page: PageRequest): Promise<Page<Team>> {
+    return this.repository.listTeams(page);
+  }
+
+  async deleteTeam(ref: string): Promise<void> {
+    await this.repository.deleteTeam(await this.repository.getTeam(ref));
+  }
+
+  async execute(ref: string, input: TeamExecute): Promise<Run> {
+    this.#work.assertOpen();
+    const team = await this.repository.getTeam(ref);
+    const members: Agent[] = [];
+    const missing: string[] = [];
+    for (const id of team.agents) {
+      const agent = await this.repository.findAgent(id);
+      if (agent) members.push(agent);
+      else missing.push(id);
+    }
+    if (missing.length > 0) {
+      throw new HttpError(
+        409,
+        `Team "${team.name}" refers to deleted agent${
+          missing.length > 1 ? "s" : ""
+        } ${missing.join(", ")}; create a new team`,
+        { missing },
+      );
+    }
+    for (const agent of members) this.#checkModel(agent.model);
+    const run: Run = {
+      id: this.#ids.next("run"),
+      team_id: team.id,
+      strategy: team.strategy,
+      status: "running",
+      task: input.task,
+      context: input.context,
+      steps: [],
+      output: null,
+      stop_reason: null,
+      iterations: 0,
+      usage: { input_tokens: 0, output_tokens: 0 },
+      error: null,
+      created_at: this.#now(),
+      finished_at: null,
+    };
+    await this.repository.saveRun(run);
+    // A run goes on when its HTTP client goes away; only shutdown stops it.
+    return await this.#work.run(undefined, (signal) =>
+      executeTeam(
+        {
+          turn: (agent, turn) =>
+            this.#work.serial(`${agent.id}\u0000${turn.session}`, () =>
+              this.#turn(agent, turn)),
+          save: (value) =>
+            this.repository.saveRun(value),
+          now: () => this.#now(),
+        },
+        team,
+        members,
+        run,
+        signal,
+      ));
+  }
+
+  getRun(id: string): Promise<Run> {
+    return this.repository.getRun(id);
+  }
+
+  async listRuns(page: PageRequest, teamRef?: string): Promise<Page<Run>> {
+    const teamId = teamRef === undefined
+      ? undefined
+      : (await this.repository.getTeam(teamRef)).id;
+    return await this.repository.listRuns(page, teamId);
+  }
+
+  /** The A2A layer's view of this runtime (agents/a2a/host.ts). */
+  a2aHost(): A2AHost {
+    return a2aHostOf(this, this.#options.a2aStore);
+  }
+
+  /** Stops new work, lets running turns finish for up to `timeoutMs`, then aborts them. */
+  async close(timeoutMs: number): Promise<void> {
+    await this.#work.close(timeoutMs);
+    await this.#options.gateway.close();
+  }
+
+  // ---- internals ----------------------------------------------------------------------
+
+  async #turn(
+    agent: Agent,
+    turn: {
+      message: string;
+      session: string;
+      maxTokens?: number;
+      localTools?: LocalTool[];
+      signal: AbortSignal;
+      onEvent?: (event: TurnEvent) => void;
+      userExtra?: { [key: string]: string };
+    },
+  ): Promise<TurnResult> {
+    const model = this.#model(agent.model);
+    const local = agent.resolved_tools.flatMap((name) => {
+      const tool = this.#localTools.get(name);
+      return tool ? [tool] : [];
+    });
+    return await runTurn({
+      gateway: this.#options.gateway,
+      conversations: this.#conversations,
+      config: this.config,
+      log: this.#options.log,
+    }, {
+      agent,
+      model,
+      message: turn.message,
+      session: turn.session,
+      maxTokens: turn.maxTokens,
+      localTools: [...local, ...turn.localTools ?? []],
+      gatewayTools: agent.resolved_tools.filter((name) =>
+        !this.#localTools.has(name)
+      ),
+      userExtra: turn.userExtra,
+      signal: turn.signal,
+      onEvent: turn.onEvent,
+    });
+  }
+
+  #model(name: string): Model {
+    return this.#options.models.resolve(name);
+  }
+
+  /** A name the resolver cannot place is the caller's mistake (400); a provider that is down is not. */
+  #checkModel(model: string): void {
+    try {
+      this.#model(model);
+    } catch (error) {
+      if (error instanceof ProviderError) return;
+      throw new HttpError(400, messageOf(error), {
+        field: "model",
+        providers: this.#options.models.providers(),
+      });
+    }
+  }
+
+  async #resolveTools(agent: string, entries: string[]): Promise<string[]> {
+    if (entries.length === 0) return [];
+    const local = [...this.#localTools.keys()];
+    let listed: string[];
+    try {
+      listed = (await this.#options.gateway.listTools(agent)).map((t) =>
+        t.name
+      );
+    } catch (error) {
+      // Without the gateway, only local tools can be given.
+      try {
+        return resolveToolEntries(entries, local);
+      } catch {
+        throw new HttpError(
+          503,
+          `Cannot give agent "${agent}" its tools: ${messageOf(error)}`,
+        );
+      }
+    }
+    return resolveToolEntries(entries, [...listed, ...local]);
+  }
+
+  #now(): string {
+    return new Date(this.#clock()).toISOString();
+  }
+}

@@ -1,0 +1,87 @@
+// An agent's `tools` entries → tool names (ARCHITECTURE §5): a gateway name
+// (`memory__store_memory`), a bare tool name when exactly one server has it
+// (`store_memory`), or a server name for all of its tools (`memory`; `gateway`
+// for the gateway's own eight). Unknown or ambiguous entries are one 400 that
+// lists candidates for each.
+
+import { HttpError } from "../platform/http_errors.ts";
+import type { JsonValue } from "../platform/store.ts";
+
+const SEPARATOR = "__";
+const MAX_CANDIDATES = 20;
+
+/** Splits a listed name into its server (group) and bare tool name. */
+export function partsOf(name: string): { server: string; tool: string } {
+  const at = name.indexOf(SEPARATOR);
+  return at < 0
+    ? { server: "gateway", tool: name }
+    : { server: name.slice(0, at), tool: name.slice(at + SEPARATOR.length) };
+}
+
+export function resolveToolEntries(
+  entries: readonly string[],
+  available: readonly string[],
+): string[] {
+  const names = new Set(available);
+  const byServer = new Map<string, string[]>();
+  const byTool = new Map<string, string[]>();
+  for (const name of available) {
+    const { server, tool } = partsOf(name);
+    byServer.set(server, [...byServer.get(server) ?? [], name]);
+    byTool.set(tool, [...byTool.get(tool) ?? [], name]);
+  }
+  const resolved: string[] = [];
+  const problems: { [key: string]: JsonValue }[] = [];
+  for (const entry of entries) {
+    if (names.has(entry)) {
+      resolved.push(entry);
+      continue;
+    }
+    const ofServer = byServer.get(entry);
+    if (ofServer) {
+      resolved.push(...ofServer);
+      continue;
+    }
+    const matches = byTool.get(entry) ?? [];
+    if (matches.length === 1) {
+      resolved.push(matches[0]);
+    } else if (matches.length > 1) {
+      problems.push({ entry, problem: "ambiguous", candidates: matches });
+    } else {
+      problems.push({
+        entry,
+        problem: "unknown",
+        candidates: candidatesFor(entry, available),
+      });
+    }
+  }
+  if (problems.length > 0) {
+    const described = problems.map((p) =>
+      `"${p.entry}" is ${p.problem}` +
+      (Array.isArray(p.candidates) && p.candidates.length > 0
+        ? ` (did you mean ${p.candidates.slice(0, 5).join(", ")}?)`
+        : "")
+    );
+    throw new HttpError(
+      400,
+      `Cannot resolve tools: ${described.join("; ")}. ` +
+        "Use a gateway name (<server>__<tool>), a tool name only one server has, or a server name.",
+      { tools: problems, servers: [...byServer.keys()].sort() },
+    );
+  }
+  return [...new Set(resolved)];
+}
+
+/** Names sharing a word with the entry, closest first. */
+function candidatesFor(entry: string, available: readonly string[]): string[] {
+  const needle = entry.toLowerCase();
+  const words = needle.split(/[^a-z0-9]+/).filter((word) => word.length > 2);
+  const scored = available.map((name) => {
+    const lower = name.toLowerCase();
+    let score = lower.includes(needle) ? 10 : 0;
+    for (const word of words) if (lower.includes(word)) score++;
+    return { name, score };
+  }).filter((candidate) => candidate.score > 0);
+  scored.sort((a, b) => b.score - a.score || a.name.localeCompare(b.name));
+  return scored.slice(0, MAX_CANDIDATES).map((candidate) => candidate.name);
+}

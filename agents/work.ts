@@ -1,0 +1,82 @@
+// The turns and runs in progress in this process: each gets an abort signal
+// the shutdown can pull, turns of one conversation run one at a time, and a
+// closing service refuses new work (503) while the running work drains.
+
+import { HttpError } from "../platform/http_errors.ts";
+import { Mutex } from "../platform/mutex.ts";
+
+interface Entry {
+  controller: AbortController;
+  done: Promise<unknown>;
+}
+
+export class Work {
+  readonly #running = new Set<Entry>();
+  readonly #locks = new Map<string, Mutex>();
+  #closing = false;
+
+  assertOpen(): void {
+    if (this.#closing) {
+      throw new HttpError(
+        503,
+        "agentd is shutting down; retry after it restarts or on another instance",
+      );
+    }
+  }
+
+  /** Runs `body` with a signal aborted by `outer` or by close(). */
+  async run<T>(
+    outer: AbortSignal | undefined,
+    body: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const controller = new AbortController();
+    const signal = outer
+      ? AbortSignal.any([outer, controller.signal])
+      : controller.signal;
+    const done = body(signal);
+    const entry = { controller, done };
+    this.#running.add(entry);
+    try {
+      return await done;
+    } catch (error) {
+      if (controller.signal.aborted && !outer?.aborted) {
+        throw new HttpError(
+          503,
+          "agentd shut down during this turn; send the message again after it restarts",
+        );
+      }
+      throw error;
+    } finally {
+      this.#running.delete(entry);
+      for (const [key, mutex] of this.#locks) {
+        if (!mutex.busy) this.#locks.delete(key);
+      }
+    }
+  }
+
+  /** Runs `body` after every earlier caller with the same key (one conversation at a time). */
+  serial<T>(key: string, body: () => Promise<T>): Promise<T> {
+    let mutex = this.#locks.get(key);
+    if (!mutex) {
+      mutex = new Mutex();
+      this.#locks.set(key, mutex);
+    }
+    return mutex.run(body);
+  }
+
+  /** Refuses new work, waits up to `timeoutMs` for running work, then aborts what is left. */
+  async close(timeoutMs: number): Promise<void> {
+    this.#closing = true;
+    const running = [...this.#running];
+    if (running.length === 0) return;
+    const all = Promise.allSettled(running.map((entry) => entry.done));
+    const timer = Promise.withResolvers<void>();
+    const id = setTimeout(timer.resolve, timeoutMs);
+    await Promise.race([all, timer.promise]);
+    clearTimeout(id);
+    for (const entry of running) {
+      entry.controller.abort(new Error("agentd is shutting down"));
+    }
+    await all;
+  }
+}

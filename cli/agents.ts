@@ -1,0 +1,46 @@
+// The agent runtime of `agentd serve`: agents, teams and runs in the store
+// (scoped ["agents"], A2A under ["a2a"]), tools through the hosted gateway,
+// models through the configured providers, and the A2A layer over them.
+
+import { A2AService } from "../agents/a2a/mod.ts";
+import { a2aMessagingTool } from "../agents/a2a/tool.ts";
+import { AgentsConfig } from "../agents/config.ts";
+import { HostedGateway } from "../agents/gateway_link.ts";
+import {
+  createModelResolver,
+  ProvidersConfig,
+} from "../agents/providers/mod.ts";
+import { AgentService } from "../agents/service.ts";
+import type { Logger } from "../platform/log.ts";
+import { scoped, type Store } from "../platform/store.ts";
+import type { HostedServer } from "../tools/host.ts";
+import type { Settings } from "./boot.ts";
+
+export async function startAgents(options: {
+  settings: Settings;
+  store: Store;
+  hosts: readonly HostedServer[];
+  log: Logger;
+  env: Readonly<Record<string, string>>;
+}): Promise<{ agents: AgentService; a2a: A2AService }> {
+  const { settings, store, log } = options;
+  const service = new AgentService({
+    store: scoped(store, ["agents"]),
+    a2aStore: scoped(store, ["a2a"]),
+    gateway: new HostedGateway(
+      options.hosts.find((host) => host.id === "gateway"),
+    ),
+    models: createModelResolver({
+      config: ProvidersConfig.parse(settings.values.providers ?? {}),
+      env: options.env,
+      log,
+    }),
+    config: AgentsConfig.parse(settings.values.agents ?? {}),
+    log: log.child({ component: "agents" }),
+  });
+  await service.start();
+  const a2a = new A2AService({ host: service.a2aHost(), log });
+  // Agents list `a2a` (or `a2a__send_message`) in their tools to message other agents.
+  service.addLocalTool(a2aMessagingTool(a2a));
+  return { agents: service, a2a };
+}

@@ -1,0 +1,185 @@
+// What the /v1 routes share: reading a JSON body or a query against a zod
+// schema (every problem a 400 naming the field), mapping runtime errors to the
+// JSON error shape, and the text/event-stream answer of a streamed send.
+
+import type { Context } from "hono";
+import { z } from "zod";
+import { ProviderError } from "../agents/model.ts";
+import { errorBody, HttpError } from "../platform/http_errors.ts";
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;|$)/i;
+
+/** The request body, parsed and validated; nothing is done with a body that fails. */
+export async function jsonBody<T extends z.ZodType>(
+  c: Context,
+  schema: T,
+): Promise<z.output<T>> {
+  const type = c.req.header("content-type");
+  if (type !== undefined && !JSON_TYPE.test(type.trim())) {
+    throw new HttpError(
+      415,
+      `Content-Type "${type}" is not JSON; send Content-Type: application/json`,
+    );
+  }
+  const text = await c.req.text();
+  if (text.trim() === "") {
+    throw new HttpError(
+      400,
+      "The request body is empty; expected a JSON object",
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const why = error instanceof SyntaxError
+      ? error.message.replace(/, ".*$/s, "")
+      : "unreadable";
+    throw new HttpError(400, `The request body is not valid JSON: ${why}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new HttpError(400, "The request body must be a JSON object");
+  }
+  return validate(schema, value, "body");
+}
+
+/** The query string, validated (unknown parameters are rejected). */
+export function queryOf<T extends z.ZodType>(
+  c: Context,
+  schema: T,
+): z.output<T> {
+  return validate(schema, c.req.query(), "query");
+}
+
+function validate<T extends z.ZodType>(
+  schema: T,
+  value: unknown,
+  where: "body" | "query",
+): z.output<T> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const problems = result.error.issues.flatMap((issue) =>
+    describeIssue(issue, value)
+  );
+  throw new HttpError(
+    400,
+    `Invalid request ${where}: ${
+      problems.map((p) => `${p.field}: ${p.message}`).join("; ")
+    }`,
+    { problems },
+  );
+}
+
+function describeIssue(
+  issue: z.core.$ZodIssue,
+  root: unknown,
+): { field: string; message: string }[] {
+  const field = (path: readonly PropertyKey[]) =>
+    path.length === 0 ? "(root)" : path.map(String).join(".");
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => ({
+      field: field([...issue.path, key]),
+      message: "unknown field",
+    }));
+  }
+  let message = issue.message;
+  if (issue.code === "invalid_type") {
+    message = valueAt(root, issue.path) === undefined
+      ? `required (${issue.expected})`
+      : `expected ${issue.expected}`;
+  }
+  return [{ field: field(issue.path), message }];
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let node = root;
+  for (const key of path) {
+    if (typeof node !== "object" || node === null) return undefined;
+    node = Reflect.get(node, key);
+  }
+  return node;
+}
+
+/** Runtime errors a client can act on, as HttpError; undefined for the rest. */
+export function asHttpError(error: unknown): HttpError | undefined {
+  if (error instanceof HttpError) return error;
+  if (error instanceof ProviderError) {
+    const named = error.message.includes(error.provider)
+      ? error.message
+      : `Provider "${error.provider}": ${error.message}`;
+    return new HttpError(error.status, named, { provider: error.provider });
+  }
+  return undefined;
+}
+
+export type StreamEvent = { type: string; [key: string]: unknown };
+
+/**
+ * Runs `work`, streaming what it emits as server-sent events and its result
+ * as a final `done` event (`error` if it fails). Until the first event, a
+ * failure is thrown instead, so it becomes an ordinary JSON error response.
+ */
+export async function eventStream(
+  work: (
+    emit: (event: StreamEvent) => void,
+    signal: AbortSignal,
+  ) => Promise<unknown>,
+  options: { signal?: AbortSignal; describe(error: unknown): HttpError },
+): Promise<Response> {
+  const encoder = new TextEncoder();
+  const cancel = new AbortController();
+  const signal = options.signal
+    ? AbortSignal.any([options.signal, cancel.signal])
+    : cancel.signal;
+  const pending: Uint8Array[] = [];
+  let sink: ReadableStreamDefaultController<Uint8Array> | undefined;
+  let closed = false;
+  const first = Promise.withResolvers<"event">();
+  const write = (type: string, data: unknown) => {
+    if (closed) return;
+    const chunk = encoder.encode(
+      `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`,
+    );
+    if (sink) sink.enqueue(chunk);
+    else pending.push(chunk);
+    first.resolve("event");
+  };
+  const result = work(({ type, ...data }) => write(type, data), signal);
+  const outcome = await Promise.race([
+    first.promise,
+    result.then(() => "done" as const, () => "failed" as const),
+  ]);
+  if (outcome === "failed" && pending.length === 0) await result;
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      sink = controller;
+      for (const chunk of pending.splice(0)) controller.enqueue(chunk);
+      result.then((body) => write("done", body), (error) => {
+        if (closed) return; // the client left: nobody to tell
+        const http = options.describe(error);
+        write("error", {
+          ...errorBody(http.code, http.message, http.details),
+          status: http.status,
+        });
+      }).finally(() => {
+        closed = true;
+        try {
+          controller.close();
+        } catch {
+          // the client went away
+        }
+      });
+    },
+    cancel() {
+      closed = true;
+      cancel.abort(new Error("The client closed the event stream"));
+    },
+  });
+  return new Response(stream, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+    },
+  });
+}

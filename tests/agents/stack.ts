@@ -1,0 +1,203 @@
+// An in-process agentd for the /v1 tests: the real memory server and gateway
+// on a MemoryStore, the real OpenAI and Anthropic providers pointed at the
+// scripted model server, the agent service, its A2A layer and the HTTP app
+// (`app.request()`).
+
+import type { Hono } from "hono";
+import type { z } from "zod";
+import { A2AService } from "../../agents/a2a/mod.ts";
+import { a2aMessagingTool } from "../../agents/a2a/tool.ts";
+import { AgentsConfig } from "../../agents/config.ts";
+import { HostedGateway } from "../../agents/gateway_link.ts";
+import {
+  createModelResolver,
+  ProvidersConfig,
+} from "../../agents/providers/mod.ts";
+import { AgentService } from "../../agents/service.ts";
+import { readBaseConfig } from "../../platform/config.ts";
+import { createLogger } from "../../platform/log.ts";
+import { Client } from "../../platform/mcp_sdk.ts";
+import { scoped } from "../../platform/store.ts";
+import { MemoryStore } from "../../platform/store_memory.ts";
+import { type AppEnv, createApp } from "../../routes/mod.ts";
+import { startServers } from "../../cli/boot.ts";
+import type { HostedServer } from "../../tools/host.ts";
+import { gatewayServer } from "../../tools/gateway/mod.ts";
+import { connectInProcess } from "../../tools/mcp.ts";
+import { memoryServer } from "../../tools/memory/mod.ts";
+import { type LogLine, parseLogLine } from "../helpers.ts";
+import { type ModelServer, startModelServer } from "./model_server.ts";
+
+export const MIB = 1024 * 1024;
+
+export interface Stack {
+  app: Hono<AppEnv>;
+  service: AgentService;
+  model: ModelServer;
+  store: MemoryStore;
+  hosts: HostedServer[];
+  logs: LogLine[];
+  /** A JSON request through `app.request()`; `body` is sent as JSON unless a string. */
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<Reply>;
+  /** An MCP client of the gateway, bound to `agent` when given. */
+  gateway(agent?: string): Promise<Client>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The parsed JSON body (undefined when not JSON). */
+  json: unknown;
+}
+
+export async function startStack(options: {
+  agents?: z.input<typeof AgentsConfig>;
+  providers?: z.input<typeof ProvidersConfig>;
+  /** Start without the memory server and gateway. */
+  noServers?: boolean;
+} = {}): Promise<Stack> {
+  const logs: LogLine[] = [];
+  const log = createLogger({
+    level: "debug",
+    sink: (line) => {
+      const parsed = parseLogLine(line);
+      if (parsed) logs.push(parsed);
+    },
+  });
+  const dataDir = await Deno.makeTempDir({ prefix: "agentd-agents-" });
+  const store = new MemoryStore();
+  const model = await startModelServer();
+  const hosts = options.noServers ? [] : await startServers(
+    [memoryServer, gatewayServer],
+    {
+      store,
+      log,
+      settings: {
+        base: readBaseConfig({}),
+        values: {},
+        origin: {},
+        dataDir,
+      },
+      env: {},
+    },
+  );
+  const service = new AgentService({
+    store: scoped(store, ["agents"]),
+    a2aStore: scoped(store, ["a2a"]),
+    gateway: new HostedGateway(hosts.find((host) => host.id === "gateway")),
+    models: createModelResolver({
+      // No retries: a scripted failure is seen at once.
+      config: ProvidersConfig.parse(
+        options.providers ?? {
+          openai: { api: "openai", max_retries: 0 },
+          anthropic: { api: "anthropic", max_retries: 0 },
+        },
+      ),
+      env: model.env,
+      log,
+    }),
+    config: AgentsConfig.parse({
+      default_model: "openai/test-model",
+      ...options.agents,
+    }),
+    log,
+  });
+  await service.start();
+  const a2a = new A2AService({ host: service.a2aHost(), log });
+  service.addLocalTool(a2aMessagingTool(a2a));
+  const app = createApp({
+    hosts,
+    endpoints: new Map(),
+    layout: "daemon",
+    bindHost: "127.0.0.1",
+    allowedHosts: [],
+    allowedOrigins: [],
+    maxBodyBytes: MIB,
+    agents: service,
+    a2a,
+    version: "0.0.0-test",
+    startedAt: Date.now(),
+    log,
+  });
+  const clients: Client[] = [];
+  return {
+    app,
+    service,
+    model,
+    store,
+    hosts,
+    logs,
+    async request(method, path, body, headers = {}) {
+      const init: RequestInit = {
+        method,
+        headers: { host: "127.0.0.1:8765", ...headers },
+      };
+      if (body !== undefined) {
+        init.body = typeof body === "string" ? body : JSON.stringify(body);
+        init.headers = { "content-type": "application/json", ...init.headers };
+      }
+      const response = await app.request(`http://127.0.0.1:8765${path}`, init);
+      const text = await response.text();
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      return { status: response.status, headers: response.headers, text, json };
+    },
+    async gateway(agent) {
+      const host = hosts.find((candidate) => candidate.id === "gateway");
+      if (!host) throw new Error("no gateway in this stack");
+      const client = new Client({ name: "test", version: "1" });
+      await client.connect(
+        await connectInProcess(host, agent ? { agent } : {}),
+      );
+      clients.push(client);
+      return client;
+    },
+    async [Symbol.asyncDispose]() {
+      await a2a.close();
+      await service.close(0);
+      for (const client of clients) await client.close();
+      for (const host of hosts) await host.stop(1000);
+      await model.close();
+      await store.close();
+      await Deno.remove(dataDir, { recursive: true });
+    },
+  };
+}
+
+/** The text of a tool result's first content block. */
+export function resultText(result: unknown): string {
+  const content = typeof result === "object" && result !== null
+    ? Reflect.get(result, "content")
+    : undefined;
+  const first = Array.isArray(content) ? content[0] : undefined;
+  const text = typeof first === "object" && first !== null
+    ? Reflect.get(first, "text")
+    : undefined;
+  return typeof text === "string" ? text : "";
+}
+
+/** Parses a text/event-stream body into events. */
+export function parseEvents(text: string): { event: string; data: unknown }[] {
+  return text.split("\n\n").filter((block) => block.trim() !== "").map(
+    (block) => {
+      let event = "message";
+      let data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) event = line.slice(7);
+        else if (line.startsWith("data: ")) data += line.slice(6);
+      }
+      return { event, data: JSON.parse(data) };
+    },
+  );
+}
