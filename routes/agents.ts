@@ -7,7 +7,13 @@ import { AgentCreate, ListQuery, SendRequest } from "../agents/schemas.ts";
 import { HttpError } from "../platform/http_errors.ts";
 import type { GuardVariables } from "../platform/http_guards.ts";
 import type { Logger } from "../platform/log.ts";
-import { asHttpError, eventStream, jsonBody, queryOf } from "./v1_http.ts";
+import {
+  asHttpError,
+  eventStream,
+  jsonBody,
+  operatorOnly,
+  queryOf,
+} from "./v1_http.ts";
 
 type Env = { Variables: GuardVariables };
 
@@ -16,7 +22,7 @@ export function agentRoutes(
   log: Logger,
 ): Hono<Env> {
   const app = new Hono<Env>();
-  app.post("/", async (c) => {
+  app.post("/", operatorOnly, async (c) => {
     const input = await jsonBody(c, AgentCreate);
     return c.json(await service.createAgent(input), 201);
   });
@@ -28,7 +34,7 @@ export function agentRoutes(
     "/:ref",
     async (c) => c.json(await service.getAgent(c.req.param("ref"))),
   );
-  app.delete("/:ref", async (c) => {
+  app.delete("/:ref", operatorOnly, async (c) => {
     await service.deleteAgent(c.req.param("ref"));
     return c.body(null, 204);
   });

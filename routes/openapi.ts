@@ -53,7 +53,13 @@ export const V1_OPERATIONS: OperationSpec[] = [
       "or a server name for all its tools; unknown or ambiguous entries are a 400 listing candidates. " +
       "Names are unique (409).",
     body: AgentCreate,
-    responses: { 201: ["The agent", Agent], 400: [], 409: [], 503: [] },
+    responses: {
+      201: ["The agent", Agent],
+      400: [],
+      403: [],
+      409: [],
+      503: [],
+    },
   },
   {
     method: "get",
@@ -80,7 +86,7 @@ export const V1_OPERATIONS: OperationSpec[] = [
     description:
       "Its memory namespace and conversations stay in the memory server; teams naming it fail to execute (409).",
     params: [agentId],
-    responses: { 204: ["Deleted"], 404: [] },
+    responses: { 204: ["Deleted"], 403: [], 404: [] },
   },
   {
     method: "post",
@@ -111,7 +117,7 @@ export const V1_OPERATIONS: OperationSpec[] = [
       "`agents` are ids or names, resolved to ids now (unknown ones: 400). Strategies: `sequential`, " +
       "`round_robin`, `supervisor` (see the docs page). One iteration = one agent turn.",
     body: TeamCreate,
-    responses: { 201: ["The team", Team], 400: [], 409: [] },
+    responses: { 201: ["The team", Team], 400: [], 403: [], 409: [] },
   },
   {
     method: "get",
@@ -136,7 +142,7 @@ export const V1_OPERATIONS: OperationSpec[] = [
     summary: "Delete a team",
     description: "Its runs stay readable at /v1/runs.",
     params: [teamId],
-    responses: { 204: ["Deleted"], 404: [] },
+    responses: { 204: ["Deleted"], 403: [], 404: [] },
   },
   {
     method: "post",
@@ -174,7 +180,8 @@ export const V1_OPERATIONS: OperationSpec[] = [
 ];
 
 const ERROR_TEXT: Record<number, string> = {
-  403: "This caller's agent token does not allow it",
+  403:
+    "An agent's own token cannot create or delete agents and teams (use the daemon token), or act for another agent",
   400: "Invalid request: bad JSON, a missing, unknown or out-of-range field",
   404: "No such resource",
   409: "Conflict: the name is taken, or the team refers to deleted agents",

@@ -10,13 +10,13 @@ import {
   TeamExecute,
 } from "../agents/schemas.ts";
 import type { GuardVariables } from "../platform/http_guards.ts";
-import { jsonBody, queryOf } from "./v1_http.ts";
+import { jsonBody, operatorOnly, queryOf } from "./v1_http.ts";
 
 type Env = { Variables: GuardVariables };
 
 export function teamRoutes(service: AgentService): Hono<Env> {
   const app = new Hono<Env>();
-  app.post("/", async (c) => {
+  app.post("/", operatorOnly, async (c) => {
     const input = await jsonBody(c, TeamCreate);
     return c.json(await service.createTeam(input), 201);
   });
@@ -28,7 +28,7 @@ export function teamRoutes(service: AgentService): Hono<Env> {
     "/:ref",
     async (c) => c.json(await service.getTeam(c.req.param("ref"))),
   );
-  app.delete("/:ref", async (c) => {
+  app.delete("/:ref", operatorOnly, async (c) => {
     await service.deleteTeam(c.req.param("ref"));
     return c.body(null, 204);
   });

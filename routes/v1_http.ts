@@ -2,10 +2,11 @@
 // schema (every problem a 400 naming the field), mapping runtime errors to the
 // JSON error shape, and the text/event-stream answer of a streamed send.
 
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import { ProviderError } from "../agents/model.ts";
 import { errorBody, HttpError } from "../platform/http_errors.ts";
+import type { GuardVariables } from "../platform/http_guards.ts";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;|$)/i;
 
@@ -183,3 +184,20 @@ export async function eventStream(
     },
   });
 }
+
+/**
+ * Creating and deleting agents and teams is the operator's: a caller holding
+ * an agent's token (an agent itself) may read, send and execute, not reshape
+ * the fleet it belongs to.
+ */
+export const operatorOnly: MiddlewareHandler<{ Variables: GuardVariables }> =
+  async (c, next) => {
+    const agent = c.get("caller")?.agent;
+    if (agent !== undefined) {
+      throw new HttpError(
+        403,
+        `The token of agent "${agent}" cannot create or delete agents or teams; use the daemon token`,
+      );
+    }
+    await next();
+  };

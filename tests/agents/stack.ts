@@ -57,6 +57,9 @@ export interface Reply {
   json: unknown;
 }
 
+/** A per-agent token the stack's app knows: requests with it act as agent "alice". */
+export const ALICE_TOKEN = "alice-token-0123456789abcdef";
+
 export async function startStack(options: {
   agents?: z.input<typeof AgentsConfig>;
   providers?: z.input<typeof ProvidersConfig>;
@@ -120,6 +123,7 @@ export async function startStack(options: {
     allowedHosts: [],
     allowedOrigins: [],
     maxBodyBytes: MIB,
+    agentTokens: { alice: ALICE_TOKEN },
     agents: service,
     a2a,
     version: "0.0.0-test",

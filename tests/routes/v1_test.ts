@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { Agent, pageOf, Team } from "../../agents/schemas.ts";
-import { MIB, type Stack, startStack } from "../agents/stack.ts";
+import { ALICE_TOKEN, MIB, type Stack, startStack } from "../agents/stack.ts";
 
 const AgentPage = pageOf(Agent, "AgentPageTest");
 
@@ -330,4 +330,35 @@ Deno.test("v1: bad input on every endpoint is a clear 4xx JSON error, never a 5x
     !stack.logs.some((line) => line.level === "error"),
     JSON.stringify(stack.logs.filter((line) => line.level === "error")),
   );
+});
+
+Deno.test("v1: an agent's own token may read and send, not create or delete agents and teams", async () => {
+  await using stack = await startStack();
+  const bob = await stack.request("POST", "/v1/agents", { name: "bob" });
+  assert.equal(bob.status, 201);
+  const before = await snapshot(stack);
+  const asAlice = { authorization: `Bearer ${ALICE_TOKEN}` };
+  for (
+    const [method, path, body] of [
+      ["POST", "/v1/agents", { name: "mallory" }],
+      ["DELETE", "/v1/agents/bob", undefined],
+      ["POST", "/v1/teams", { name: "t", agents: ["bob"] }],
+    ] as const
+  ) {
+    const denied = await stack.request(method, path, body, asAlice);
+    assert.equal(denied.status, 403, `${method} ${path}: ${denied.text}`);
+    assert.match(denied.text, /The token of agent \\"alice\\" cannot create/);
+  }
+  assert.equal(await snapshot(stack), before, "nothing changed");
+  const read = await stack.request("GET", "/v1/agents", undefined, asAlice);
+  assert.equal(read.status, 200);
+  stack.model.script([{ text: "hi alice" }]);
+  const sent = await stack.request(
+    "POST",
+    "/v1/agents/bob/send",
+    { message: "hello" },
+    asAlice,
+  );
+  assert.equal(sent.status, 200, sent.text);
+  assert.equal((sent.json as { content: string }).content, "hi alice");
 });
