@@ -115,6 +115,8 @@ export class RemoteAgents {
     message: {
       text: string;
       metadata?: Record<string, JsonValue>;
+      /** Keeps one conversation on the receiving agent across messages. */
+      contextId?: string;
       returnImmediately?: boolean;
     },
     signal?: AbortSignal,
@@ -149,6 +151,7 @@ export class RemoteAgents {
             role: "ROLE_USER",
             parts: [{ text: message.text }],
             metadata: message.metadata,
+            ...(message.contextId ? { contextId: message.contextId } : {}),
           },
           configuration: {
             acceptedOutputModes: ["text/plain", "application/json"],

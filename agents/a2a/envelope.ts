@@ -274,6 +274,25 @@ export class Envelopes {
     }
   }
 
+  /**
+   * One conversation per sender on the remote agent, as local requests get
+   * (`envelope:<from_agent>`), told apart from the remote's own agents of the
+   * same name by this daemon's id, kept in the store.
+   */
+  async #remoteContext(from: string): Promise<string> {
+    const key = ["daemon_id"];
+    let id = (await this.#host.store.get(key))?.value;
+    if (typeof id !== "string") {
+      const fresh = crypto.randomUUID();
+      const saved = await this.#host.store.commit({
+        checks: [{ key, version: null }],
+        mutations: [{ type: "set", key, value: fresh }],
+      });
+      id = saved.ok ? fresh : (await this.#host.store.get(key))?.value;
+    }
+    return `envelope:${from}@${String(id)}`;
+  }
+
   async #postRemote(
     envelope: Envelope,
     signal?: AbortSignal,
@@ -285,6 +304,7 @@ export class Envelopes {
     try {
       const answer = await this.#remote.send(envelope.to_agent, {
         text: envelope.content,
+        contextId: await this.#remoteContext(envelope.from_agent),
         metadata: {
           [ENVELOPE_METADATA_KEY]: {
             id: record.id,

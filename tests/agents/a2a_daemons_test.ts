@@ -356,6 +356,24 @@ Deno.test("a2a daemons: real agents on two agentd processes talk over /v1/a2a an
         ["notification", "alice", "Release notes are drafted.", "low"],
       );
       assert.equal(latest.status, "accepted");
+
+      // A second request continues the same conversation on B.
+      modelB.script([{ text: "Carol: still Thursday." }]);
+      const again = await postEnvelope(A, {
+        type: "request",
+        from_agent: "alice",
+        to_agent: carolAddress,
+        content: "Still on?",
+        priority: "normal",
+      });
+      assert.equal(again.status, 200, again.text);
+      const second = EnvelopeRecord.parse(again.json);
+      assert.ok(second.task_id);
+      taskIds.completed.push(second.task_id);
+      assert.equal(modelB.requests.length, 2);
+      const history = JSON.stringify(modelB.requests[1].body.messages);
+      assert.match(history, /When is the release\?/);
+      assert.match(history, /the release is on Thursday/);
     });
 
     await t.step("A shows B's carol card with B's address", async () => {
@@ -492,6 +510,7 @@ Deno.test("a2a daemons: real agents on two agentd processes talk over /v1/a2a an
         assert.deepEqual(
           inboxBefore.map((m) => [m.type, m.content]),
           [
+            ["request", "Still on?"],
             ["notification", "Release notes are drafted."],
             ["request", "When is the release?"],
           ],
@@ -507,7 +526,7 @@ Deno.test("a2a daemons: real agents on two agentd processes talk over /v1/a2a an
           const task = await client.getTask(GetTaskRequest.fromJSON({ id }));
           assert.equal(task.status?.state, TaskState.TASK_STATE_CANCELED, id);
         }
-        assert.equal(taskIds.completed.length, 5);
+        assert.equal(taskIds.completed.length, 6);
         assert.equal(taskIds.canceled.length, 2);
 
         // A still reaches carol at the same address.
@@ -520,7 +539,7 @@ Deno.test("a2a daemons: real agents on two agentd processes talk over /v1/a2a an
         });
         assert.equal(res.status, 200, res.text);
         assert.equal(EnvelopeRecord.parse(res.json).content, "Carol is back.");
-        assert.equal((await inbox(B2, "carol")).length, 3);
+        assert.equal((await inbox(B2, "carol")).length, 4);
       },
     );
   } finally {
