@@ -338,11 +338,26 @@ export class Envelopes {
       const reason = error instanceof RemoteAgentError
         ? error.reason
         : messageOf(error);
-      await this.update(record.id, { status: "failed", error: reason });
+      // As for a local request: the sender's inbox says what went wrong.
+      const failure = await this.#record(
+        reply(envelope, record.id, envelope.to_agent, "error", reason),
+        await this.#localAgent(envelope.from_agent),
+        { status: "accepted" },
+      );
+      await this.update(record.id, {
+        status: "failed",
+        error: reason,
+        reply_id: failure.id,
+      });
+      this.#log.warn("a2a_request_failed", {
+        to: envelope.to_agent,
+        request_id: record.id,
+        error: reason,
+      });
       throw new HttpError(
         502,
         `Cannot deliver to ${envelope.to_agent}: ${reason}`,
-        { id: record.id },
+        { id: record.id, request_id: record.id, error_id: failure.id },
       );
     }
   }

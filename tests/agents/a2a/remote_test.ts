@@ -156,6 +156,14 @@ Deno.test("two daemons: remote failures are a 502 with the reason, and the reque
     const record = await a.fixture.service.envelopes.get(error.details.id);
     assert.equal(record?.status, "failed");
     assert.match(record?.error ?? "", /Turn bound hit/);
+    // The sender's inbox holds the error, as for a local request.
+    const failure = await a.fixture.service.envelopes.get(
+      error.details.error_id,
+    );
+    assert.equal(failure?.type, "error");
+    assert.equal(failure?.to_agent, "slow");
+    assert.equal(failure?.in_reply_to, error.details.id);
+    assert.match(failure?.content ?? "", /Turn bound hit/);
 
     const missing = await postTo(a, envelope(`${b.server.url}/v1/a2a/nobody`));
     assert.equal(missing.status, 502);
