@@ -40,6 +40,7 @@ export async function startAgents(options: {
   });
   await service.start();
   const a2a = new A2AService({ host: service.a2aHost(), log });
+  await a2a.start();
   // Agents list `a2a` (or `a2a__send_message`) in their tools to message other agents.
   service.addLocalTool(a2aMessagingTool(a2a));
   return { agents: service, a2a };

@@ -8,7 +8,7 @@ import { RemoteAgents, type RemoteAgentsOptions } from "./client.ts";
 import { Envelopes } from "./envelope.ts";
 import type { A2AHost } from "./host.ts";
 import { TaskRuns } from "./task_runs.ts";
-import { TaskStore } from "./tasks.ts";
+import { isTerminal, TaskStore } from "./tasks.ts";
 
 export interface A2AServiceOptions {
   host: A2AHost;
@@ -41,6 +41,37 @@ export class A2AService {
     });
     this.tasks = new TaskStore(this.host.store);
     this.runs = new TaskRuns(this.host, this.tasks, this.log);
+  }
+
+  /**
+   * Tasks a previous process left `submitted` or `working` can never finish
+   * (their turn died with it): they are marked failed, saying why, instead
+   * of looking alive forever. Call once at start-up, before serving.
+   */
+  async start(): Promise<void> {
+    const now = new Date().toISOString();
+    for (const agent of await this.host.listAgents()) {
+      for (const state of ["submitted", "working"] as const) {
+        // Each pass fails the first page, which then no longer matches.
+        for (let pass = 0; pass < 1000; pass++) {
+          const page = await this.tasks.list(agent.id, { state }, {
+            page_size: 100,
+          });
+          if (page.tasks.length === 0) break;
+          for (const listed of page.tasks) {
+            const stored = await this.tasks.get(listed.id);
+            if (!stored || isTerminal(stored.task.state)) continue;
+            await this.tasks.save({
+              ...stored.task,
+              state: "failed",
+              error: "interrupted: the daemon stopped while this task ran",
+              status_timestamp: now,
+              updated_at: now,
+            }, stored.version);
+          }
+        }
+      }
+    }
   }
 
   /** Cancels the turns still running (recorded as canceled); call before closing the store. */
