@@ -3,7 +3,11 @@
 // gateway's validation, audit and limits, and memory's own-namespace rule.
 
 import { messageOf } from "../platform/errors.ts";
-import { Client, type Tool } from "../platform/mcp_sdk.ts";
+import {
+  Client,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from "../platform/mcp_sdk.ts";
 import { VERSION } from "../platform/version.ts";
 import type { HostedServer } from "../tools/host.ts";
 import { connectInProcess } from "../tools/mcp.ts";
@@ -34,6 +38,8 @@ export interface ToolGateway {
 /** The gateway hosted in this process, one cached MCP client per agent name. */
 export class HostedGateway implements ToolGateway {
   readonly #clients = new Map<string, Promise<Client>>();
+  /** Tool lists per agent, dropped when the gateway says its list changed. */
+  readonly #tools = new Map<string, Promise<ModelTool[]>>();
 
   constructor(private readonly host: HostedServer | undefined) {}
 
@@ -41,7 +47,17 @@ export class HostedGateway implements ToolGateway {
     return this.host?.phase.phase === "running";
   }
 
-  async listTools(agent: string): Promise<ModelTool[]> {
+  listTools(agent: string): Promise<ModelTool[]> {
+    let listed = this.#tools.get(agent);
+    if (!listed) {
+      listed = this.#listTools(agent);
+      listed.catch(() => this.#tools.delete(agent));
+      this.#tools.set(agent, listed);
+    }
+    return listed;
+  }
+
+  async #listTools(agent: string): Promise<ModelTool[]> {
     const client = await this.#client(agent);
     const tools: ModelTool[] = [];
     let cursor: string | undefined;
@@ -77,6 +93,7 @@ export class HostedGateway implements ToolGateway {
   async forget(agent: string): Promise<void> {
     const pending = this.#clients.get(agent);
     this.#clients.delete(agent);
+    this.#tools.delete(agent);
     await pending?.then((client) => client.close()).catch(() => {});
   }
 
@@ -97,6 +114,12 @@ export class HostedGateway implements ToolGateway {
           name: `agentd-agent-${agent}`,
           version: VERSION,
         });
+        client.setNotificationHandler(
+          ToolListChangedNotificationSchema,
+          () => {
+            this.#tools.delete(agent);
+          },
+        );
         await client.connect(transport);
         return client;
       });

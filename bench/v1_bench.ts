@@ -1,0 +1,688 @@
+// agentd's /v1 API in one run, as ratios: the request rate of
+// `GET /v1/agents` against a bare Hono app on Deno, and the latency one agent
+// turn adds over the work the turn is made of.
+//
+// Both servers are child processes started once at module load:
+//
+//   agentd   `deno run -A main.ts serve --port 0 --data-dir TMP --config F`
+//            (F is `{}`, so no user config applies), every built-in server:
+//            gateway, memory, browser-automation (its browser starts on first
+//            use, so never here); AGENTS agents created through POST
+//            /v1/agents, model `openai/bench` pointed (OPENAI_BASE_URL) at the
+//            scripted model server below
+//   bare     Deno.serve + one Hono route GET /v1/agents answering c.json() of
+//            a page held in memory: the same records agentd lists, the same
+//            `{data, next_cursor}` body byte for byte. Written to a temp file
+//            and run with the repository's deno.json (same Hono version)
+//
+// The bench process drives both with fetch (keep-alive, Deno's connection
+// pool). On the GET path agentd also runs its logging middleware, the Host,
+// Origin, caller (bearer token; none configured here) and body-size guards,
+// zod validation of the query, a Deno KV list of the agent records (limit 20,
+// cursor pagination) and a zod parse of each record.
+//
+// The agent turn runs against tests/agents/model_server.ts, started in this
+// process (OpenAI chat completions, scripted per call). A send's script is one
+// step asking for `memory__store_memory`, then one step of text (or the text
+// alone: the turn with no tool call). Its baseline is the same work done
+// directly: the model requests agentd made in its last send, replayed with
+// fetch to the model server (same bodies, same answers), and for the tool step
+// one `tools/call store_memory` with the same arguments over agentd's
+// `/mcp/memory` with an MCP SDK client. Every send uses a new session_id, so
+// the conversation history is empty and every turn does the same work. Besides
+// those calls a turn does: the agent's KV read; tools/list of the gateway
+// three times (the agent's tools, and twice to see whether the memory server
+// keeps conversations); get_conversation_history and store_conversation
+// through the gateway (in process, bound to the agent), and the HTTP and zod
+// handling of the send.
+//
+// Printed besides the bench table (Deno.bench: avg/p75/p99 per request):
+//   GET      p50/p99 of requests interleaved across the two servers, ratio
+//            agentd ÷ bare; requests/s with IN_FLIGHT concurrent requests
+//            (RATE_REQUESTS per server in RATE_ROUNDS rounds taking the
+//            servers in turn) and the CPU ms per request in each server and
+//            in this process (Linux /proc)
+//   turn     p50/p99 of sends and of their direct baselines, interleaved; the
+//            added ms and the ratio; CPU ms per turn in agentd
+//   memory   VmRSS/VmHWM of agentd and of the bare app after warm-up and
+//            after the run
+//
+//   deno bench --allow-all bench/v1_bench.ts
+
+import { join } from "node:path";
+import { z } from "zod";
+import { Client, StreamableHTTPClientTransport } from "../platform/mcp_sdk.ts";
+import {
+  type ModelServer,
+  type RecordedRequest,
+  type ScriptStep,
+  startModelServer,
+  TEST_API_KEY,
+} from "../tests/agents/model_server.ts";
+import { agentdPort, portFromOutput } from "./mcp_lib.ts";
+import {
+  agentdCommand,
+  atCleanUp,
+  cleanUp,
+  type Command,
+  cpuMsOf,
+  DENO,
+  killOnExit,
+  memoryOf,
+  mib,
+  ms,
+  percentile,
+  ROOT,
+  tempDir,
+} from "./memory_lib.ts";
+
+const AGENTS = 5;
+const GET_WARMUP = 500;
+const GET_ROUNDS = 1000;
+const RATE_REQUESTS = 4000;
+const RATE_ROUNDS = 4;
+const IN_FLIGHT = 16;
+const TURN_WARMUP = 20;
+const TURN_ROUNDS = 120;
+
+const TOOL_AGENT = "bench-agent";
+const TOOL = "store_memory";
+const TOOL_ARGS = {
+  namespace: TOOL_AGENT,
+  key: "bench-note",
+  value: "The v1 bench stored this note while timing one agent turn.",
+  tags: ["bench"],
+};
+
+// ------------------------------------------------------------------- shapes
+
+const AgentRecord = z.object({ id: z.string(), name: z.string() }).loose();
+const AgentPage = z.object({
+  data: z.array(AgentRecord),
+  next_cursor: z.null(),
+});
+const SendReply = z.object({
+  content: z.string(),
+  stop_reason: z.string(),
+  steps: z.number(),
+  tool_calls: z.array(
+    z.object({ name: z.string(), is_error: z.boolean(), result: z.string() })
+      .loose(),
+  ),
+}).loose();
+const ToolResult = z.object({
+  content: z.array(z.object({ type: z.string(), text: z.string().optional() })),
+  isError: z.boolean().optional(),
+});
+
+// ---------------------------------------------------------------- spawning
+
+/** Spawns `cmd` and reads its port from the `{"event":"listening"}` line on stderr. */
+async function spawnListening(
+  label: string,
+  cmd: Command,
+): Promise<{ pid: number; port: number; readyMs: number }> {
+  const started = performance.now();
+  const child = new Deno.Command(cmd.command, {
+    args: cmd.args,
+    cwd: ROOT,
+    env: { ...Deno.env.toObject(), ...cmd.env },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  killOnExit(child.pid);
+  const port = await portFromOutput(label, child.stderr, agentdPort);
+  return { pid: child.pid, port, readyMs: performance.now() - started };
+}
+
+/** The bare app: Deno.serve and one Hono route answering `page` from memory. */
+const BARE_APP = `
+import { Hono } from "hono";
+
+const page = JSON.parse(Deno.readTextFileSync(Deno.args[0]));
+const app = new Hono();
+app.get("/v1/agents", (c) => c.json(page));
+Deno.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  onListen: ({ port }) =>
+    console.error(JSON.stringify({ event: "listening", port })),
+}, app.fetch);
+`;
+
+async function json(
+  url: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: unknown; bytes: number }> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  return {
+    status: response.status,
+    body: JSON.parse(text),
+    bytes: text.length,
+  };
+}
+
+async function post(url: string, body: unknown): Promise<unknown> {
+  const reply = await json(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (reply.status >= 300) {
+    throw new Error(
+      `POST ${url}: ${reply.status} ${JSON.stringify(reply.body)}`,
+    );
+  }
+  return reply.body;
+}
+
+// ------------------------------------------------------------- measuring
+
+const ratio = (a: number, b: number) => (a / b).toFixed(2);
+const mean = (samples: readonly number[]) =>
+  samples.reduce((a, b) => a + b, 0) / samples.length;
+
+interface Server {
+  label: string;
+  role: "agentd" | "bare";
+  pid: number;
+  readyMs: number;
+}
+
+interface ListTarget extends Server {
+  url: string;
+  bytes: number;
+  get: () => Promise<void>;
+}
+
+function listTarget(server: Server, port: number, bytes: number): ListTarget {
+  const url = `http://127.0.0.1:${port}/v1/agents`;
+  return {
+    ...server,
+    url,
+    bytes,
+    get: async () => {
+      const response = await fetch(url);
+      await response.arrayBuffer();
+      if (response.status !== 200) {
+        throw new Error(`${server.label}: GET /v1/agents ${response.status}`);
+      }
+    },
+  };
+}
+
+/** Each round calls every one of `calls` once, starting one further along each time. */
+async function interleaved<T>(
+  calls: readonly T[],
+  rounds: number,
+  run: (call: T) => Promise<void>,
+  pid?: number,
+): Promise<Map<T, { samples: number[]; cpuMs: number }>> {
+  const out = new Map(
+    calls.map((c) => [c, { samples: [] as number[], cpuMs: 0 }]),
+  );
+  for (let round = 0; round < rounds; round++) {
+    for (let i = 0; i < calls.length; i++) {
+      const call = calls[(round + i) % calls.length];
+      const cpuBefore = pid === undefined ? undefined : cpuMsOf(pid);
+      const started = performance.now();
+      await run(call);
+      const elapsed = performance.now() - started;
+      const cpuAfter = pid === undefined ? undefined : cpuMsOf(pid);
+      const result = out.get(call);
+      if (!result) continue;
+      result.samples.push(elapsed);
+      if (cpuBefore !== undefined && cpuAfter !== undefined) {
+        result.cpuMs += cpuAfter - cpuBefore;
+      }
+    }
+  }
+  return out;
+}
+
+interface Rate {
+  perSecond: number;
+  /** CPU ms per request in the server and in this process. */
+  serverCpu?: number;
+  clientCpu?: number;
+}
+
+/** RATE_REQUESTS per target, IN_FLIGHT at a time, in RATE_ROUNDS rounds taking the targets in turn. */
+async function rates(targets: ListTarget[]): Promise<Map<ListTarget, Rate>> {
+  const perRound = RATE_REQUESTS / RATE_ROUNDS;
+  const totals = new Map(
+    targets.map((t) => [t, { seconds: 0, server: 0, client: 0 }]),
+  );
+  for (let round = 0; round < RATE_ROUNDS; round++) {
+    for (let i = 0; i < targets.length; i++) {
+      const target = targets[(round + i) % targets.length];
+      const serverBefore = cpuMsOf(target.pid);
+      const clientBefore = cpuMsOf(Deno.pid);
+      let issued = 0;
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: IN_FLIGHT }, async () => {
+          while (issued < perRound) {
+            issued++;
+            await target.get();
+          }
+        }),
+      );
+      const total = totals.get(target);
+      if (!total) continue;
+      total.seconds += (performance.now() - started) / 1000;
+      const [serverAfter, clientAfter] = [
+        cpuMsOf(target.pid),
+        cpuMsOf(Deno.pid),
+      ];
+      if (serverBefore !== undefined && serverAfter !== undefined) {
+        total.server += serverAfter - serverBefore;
+      }
+      if (clientBefore !== undefined && clientAfter !== undefined) {
+        total.client += clientAfter - clientBefore;
+      }
+    }
+  }
+  const linux = cpuMsOf(Deno.pid) !== undefined;
+  return new Map(targets.map((target) => {
+    const total = totals.get(target) ??
+      { seconds: NaN, server: NaN, client: NaN };
+    return [target, {
+      perSecond: RATE_REQUESTS / total.seconds,
+      serverCpu: linux ? total.server / RATE_REQUESTS : undefined,
+      clientCpu: linux ? total.client / RATE_REQUESTS : undefined,
+    }];
+  }));
+}
+
+function printList(
+  targets: ListTarget[],
+  latency: Map<ListTarget, { samples: number[] }>,
+  rate: Map<ListTarget, Rate>,
+): void {
+  const p50 = (t: ListTarget) => percentile(latency.get(t)?.samples ?? [], 50);
+  const bare = targets.find((t) => t.role === "bare");
+  const agentd = targets.find((t) => t.role === "agentd");
+  if (!bare || !agentd) return;
+  const cpu = (value?: number) => value === undefined ? "" : value.toFixed(3);
+  console.log(
+    `\nGET /v1/agents (${AGENTS} agents, ${agentd.bytes} B body): ${GET_ROUNDS} requests per server ` +
+      `interleaved, then ${RATE_REQUESTS} per server with ${IN_FLIGHT} in flight in ${RATE_ROUNDS} rounds ` +
+      `(ratios agentd ÷ bare: above 1 is slower / more)`,
+  );
+  console.table(targets.map((target) => {
+    const samples = latency.get(target)?.samples ?? [];
+    const r = rate.get(target);
+    const own = p50(target);
+    return {
+      server: target.label,
+      "p50 ms": ms(own),
+      "p99 ms": ms(percentile(samples, 99)),
+      "mean ms": ms(mean(samples)),
+      "p50 ÷ bare": ratio(own, p50(bare)),
+      "req/s": (r?.perSecond ?? NaN).toFixed(0),
+      "req/s ÷ bare": ratio(
+        r?.perSecond ?? NaN,
+        rate.get(bare)?.perSecond ?? NaN,
+      ),
+      "CPU ms/req server": cpu(r?.serverCpu),
+      "CPU ms/req client": cpu(r?.clientCpu),
+    };
+  }));
+  const a = rate.get(agentd)?.perSecond ?? NaN;
+  const b = rate.get(bare)?.perSecond ?? NaN;
+  console.log(
+    `agentd: p50 ${ms(p50(agentd))} ms vs ${ms(p50(bare))} ms bare (+${
+      ms(p50(agentd) - p50(bare))
+    } ms, ×${ratio(p50(agentd), p50(bare))}); ${a.toFixed(0)} vs ${
+      b.toFixed(0)
+    } req/s (×${ratio(a, b)})`,
+  );
+}
+
+// ------------------------------------------------------------------- turns
+
+interface TurnCase {
+  label: string;
+  steps: ScriptStep[];
+  /** The model requests agentd made in its last send of this case. */
+  recorded: RecordedRequest[];
+  /** Direct baseline parts of the last run: model round trips, tools/call. */
+  parts: { model: number[]; tool: number[] };
+  send: () => Promise<void>;
+  direct: () => Promise<void>;
+}
+
+function turnCase(
+  label: string,
+  steps: ScriptStep[],
+  model: ModelServer,
+  sendUrl: string,
+  memory: Client,
+): TurnCase {
+  const slug = label.replace(/\W+/g, "-");
+  let session = 0;
+  let checked = false;
+  const toolCalls = steps.filter((s) => s.tool_calls !== undefined).length;
+  const self: TurnCase = {
+    label,
+    steps,
+    recorded: [],
+    parts: { model: [], tool: [] },
+    send: async () => {
+      model.script(steps);
+      model.requests.splice(0);
+      const reply = SendReply.parse(
+        await post(sendUrl, {
+          message: "Remember that the bench ran, then say so.",
+          session_id: `${slug}-${++session}`,
+        }),
+      );
+      self.recorded = model.requests.splice(0);
+      if (checked) return;
+      const calls = reply.tool_calls;
+      if (
+        reply.stop_reason !== "end_turn" || reply.steps !== steps.length ||
+        calls.length !== toolCalls || calls.some((c) => c.is_error) ||
+        self.recorded.length !== steps.length
+      ) {
+        throw new Error(
+          `${label}: unexpected send reply ${JSON.stringify(reply)}`,
+        );
+      }
+      checked = true;
+    },
+    direct: async () => {
+      const recorded = self.recorded;
+      model.script(steps);
+      for (let i = 0; i < recorded.length; i++) {
+        const { body, headers } = recorded[i];
+        let started = performance.now();
+        const response = await fetch(`${model.url}${recorded[i].path}`, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            authorization: headers.authorization ?? `Bearer ${TEST_API_KEY}`,
+          },
+          body: JSON.stringify(body),
+        });
+        await response.json();
+        if (response.status !== 200) {
+          throw new Error(`${label}: model server ${response.status}`);
+        }
+        self.parts.model.push(performance.now() - started);
+        if (steps[i].tool_calls === undefined) continue;
+        started = performance.now();
+        const result = ToolResult.parse(
+          await memory.callTool({ name: TOOL, arguments: TOOL_ARGS }),
+        );
+        if (result.isError === true) {
+          throw new Error(
+            `${label}: ${TOOL} failed: ${JSON.stringify(result)}`,
+          );
+        }
+        self.parts.tool.push(performance.now() - started);
+      }
+      model.requests.splice(0);
+    },
+  };
+  return self;
+}
+
+function printTurns(
+  cases: TurnCase[],
+  samples: Map<() => Promise<void>, { samples: number[]; cpuMs: number }>,
+): void {
+  console.log(
+    `\nOne agent turn: POST /v1/agents/${TOOL_AGENT}/send against the same model round trips ` +
+      `and tools/call made directly, ${TURN_ROUNDS} of each interleaved (agentd CPU per turn from /proc)`,
+  );
+  const rows: Record<string, string>[] = [];
+  for (const turn of cases) {
+    const send = samples.get(turn.send);
+    const direct = samples.get(turn.direct);
+    if (!send || !direct) continue;
+    const s50 = percentile(send.samples, 50);
+    const d50 = percentile(direct.samples, 50);
+    rows.push({
+      turn: turn.label,
+      "send p50 ms": ms(s50),
+      "send p99 ms": ms(percentile(send.samples, 99)),
+      "direct p50 ms": ms(d50),
+      "direct p99 ms": ms(percentile(direct.samples, 99)),
+      "added ms (p50)": ms(s50 - d50),
+      "send ÷ direct": ratio(s50, d50),
+      "agentd CPU ms/send": (send.cpuMs / TURN_ROUNDS).toFixed(2),
+      "agentd CPU ms/direct": (direct.cpuMs / TURN_ROUNDS).toFixed(2),
+    });
+  }
+  console.table(rows);
+  for (const turn of cases) {
+    const tool = turn.parts.tool.length
+      ? `, tools/call p50 ${ms(percentile(turn.parts.tool, 50))} ms`
+      : "";
+    console.log(
+      `${turn.label}: direct parts: model round trip p50 ${
+        ms(percentile(turn.parts.model, 50))
+      } ms (×${turn.recorded.length})${tool}; model request bodies ${
+        turn.recorded.map((r) => JSON.stringify(r.body).length).join(" + ")
+      } B`,
+    );
+  }
+}
+
+// ------------------------------------------------------------------ memory
+
+function printMemory(title: string, servers: Server[], first: boolean): void {
+  const bare = servers.find((s) => s.role === "bare");
+  const bareMemory = bare ? memoryOf(bare.pid) : undefined;
+  const rows: Record<string, string>[] = [];
+  for (const server of servers) {
+    const memory = memoryOf(server.pid);
+    if (!memory) continue;
+    const vsBare = (pick: (m: { rssKiB: number; hwmKiB: number }) => number) =>
+      server.role === "agentd" && bareMemory
+        ? ratio(pick(memory), pick(bareMemory))
+        : "";
+    rows.push({
+      server: server.label,
+      "RSS MiB": mib(memory.rssKiB),
+      "RSS ÷ bare": vsBare((m) => m.rssKiB),
+      "peak MiB": mib(memory.hwmKiB),
+      "peak ÷ bare": vsBare((m) => m.hwmKiB),
+      ...(first ? { "ready ms (1 sample)": server.readyMs.toFixed(0) } : {}),
+    });
+  }
+  console.log(`\n${title}`);
+  if (rows.length) console.table(rows);
+  else console.log("(no /proc/<pid>/status: memory is measured on Linux only)");
+}
+
+// ------------------------------------------------------------------- setup
+
+const servers: Server[] = [];
+const listTargets: ListTarget[] = [];
+const turns: TurnCase[] = [];
+let agentdPid = NaN;
+
+try {
+  const model = await startModelServer();
+  atCleanUp(() => void model.close());
+  const dir = tempDir("agentd-v1bench-");
+  const config = join(dir, "agentd.json");
+  Deno.writeTextFileSync(config, "{}");
+  const agentd = await spawnListening("agentd serve", {
+    ...agentdCommand([
+      "serve",
+      "--port",
+      "0",
+      "--data-dir",
+      join(dir, "data"),
+      "--config",
+      config,
+    ]),
+    env: {
+      OPENAI_BASE_URL: model.openaiBaseUrl,
+      OPENAI_API_KEY: TEST_API_KEY,
+    },
+  });
+  agentdPid = agentd.pid;
+  const base = `http://127.0.0.1:${agentd.port}`;
+  await post(`${base}/v1/agents`, {
+    name: TOOL_AGENT,
+    model: "openai/bench",
+    system_prompt: "You keep notes for the bench.",
+    tools: [`memory__${TOOL}`],
+  });
+  for (let i = 1; i < AGENTS; i++) {
+    await post(`${base}/v1/agents`, {
+      name: `bench-${i}`,
+      model: "openai/bench",
+      system_prompt: `Bench agent number ${i}.`,
+    });
+  }
+  const listed = await json(`${base}/v1/agents`);
+  const page = AgentPage.parse(listed.body);
+  if (page.data.length !== AGENTS) {
+    throw new Error(`agentd lists ${page.data.length} agents, not ${AGENTS}`);
+  }
+  const pageFile = join(dir, "page.json");
+  const appFile = join(dir, "bare_hono.ts");
+  Deno.writeTextFileSync(pageFile, JSON.stringify(listed.body));
+  Deno.writeTextFileSync(appFile, BARE_APP);
+  const bare = await spawnListening("bare Hono", {
+    command: DENO,
+    args: ["run", "-A", "--config", join(ROOT, "deno.json"), appFile, pageFile],
+  });
+  const bareListed = await json(`http://127.0.0.1:${bare.port}/v1/agents`);
+  if (JSON.stringify(bareListed.body) !== JSON.stringify(listed.body)) {
+    throw new Error("the bare app's body differs from agentd's");
+  }
+  const agentdServer: Server = {
+    label: "agentd serve",
+    role: "agentd",
+    pid: agentd.pid,
+    readyMs: agentd.readyMs,
+  };
+  const bareServer: Server = {
+    label: "bare Hono",
+    role: "bare",
+    pid: bare.pid,
+    readyMs: bare.readyMs,
+  };
+  servers.push(agentdServer, bareServer);
+  listTargets.push(
+    listTarget(bareServer, bare.port, bareListed.bytes),
+    listTarget(agentdServer, agentd.port, listed.bytes),
+  );
+
+  const memory = new Client({ name: "agentd-bench", version: "1.0.0" });
+  await memory.connect(
+    new StreamableHTTPClientTransport(new URL(`${base}/mcp/memory`)),
+  );
+  const sendUrl = `${base}/v1/agents/${TOOL_AGENT}/send`;
+  const answer: ScriptStep = { text: "Noted: the bench ran." };
+  turns.push(
+    turnCase(
+      "1 tool call",
+      [
+        { tool_calls: [{ name: `memory__${TOOL}`, arguments: TOOL_ARGS }] },
+        answer,
+      ],
+      model,
+      sendUrl,
+      memory,
+    ),
+    turnCase("no tool call", [answer], model, sendUrl, memory),
+  );
+
+  for (const target of listTargets) {
+    for (let i = 0; i < GET_WARMUP; i++) await target.get();
+  }
+  for (const turn of turns) {
+    for (let i = 0; i < TURN_WARMUP; i++) {
+      await turn.send();
+      await turn.direct();
+    }
+  }
+} catch (error) {
+  cleanUp();
+  throw error;
+}
+// Runs first at clean-up (at unload), while the servers are still up.
+atCleanUp(() =>
+  printMemory("Memory after the benchmarks (VmRSS, VmHWM)", servers, false)
+);
+
+const load = (() => {
+  try {
+    return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(
+      " ",
+    );
+  } catch {
+    return "n/a";
+  }
+})();
+console.log(
+  `agentd serve vs a bare Hono app, both Deno ${Deno.version.deno}; ` +
+    `client: fetch in this process; ${navigator.hardwareConcurrency} CPUs, load average ${load}`,
+);
+printMemory(
+  `Memory after warm-up (${GET_WARMUP} GETs, ${TURN_WARMUP} sends per turn kind; VmRSS, VmHWM)`,
+  servers,
+  true,
+);
+try {
+  const latency = await interleaved(listTargets, GET_ROUNDS, (t) => t.get());
+  printList(listTargets, latency, await rates(listTargets));
+  for (const turn of turns) {
+    turn.parts.model.splice(0);
+    turn.parts.tool.splice(0);
+  }
+  const calls = turns.flatMap((t) => [t.send, t.direct]);
+  printTurns(
+    turns,
+    await interleaved(calls, TURN_ROUNDS, (call) => call(), agentdPid),
+  );
+} catch (error) {
+  cleanUp();
+  throw error;
+}
+
+// ----------------------------------------------------------------- benches
+
+for (const target of listTargets) {
+  Deno.bench({
+    name: target.label,
+    group: "GET /v1/agents",
+    baseline: target.role === "bare",
+    n: 2000,
+    warmup: 200,
+    fn: async () => {
+      await target.get();
+    },
+  });
+}
+for (const turn of turns) {
+  Deno.bench({
+    name: `direct (${turn.label})`,
+    group: `agent turn, ${turn.label}`,
+    baseline: true,
+    n: 150,
+    warmup: 10,
+    fn: async () => {
+      await turn.direct();
+    },
+  });
+  Deno.bench({
+    name: `agentd send (${turn.label})`,
+    group: `agent turn, ${turn.label}`,
+    n: 150,
+    warmup: 10,
+    fn: async () => {
+      await turn.send();
+    },
+  });
+}
