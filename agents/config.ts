@@ -22,5 +22,8 @@ export const AgentsConfig = z.object({
   history_limit: z.number().int().min(0).max(1000).default(50).describe(
     "Earlier messages of the conversation given to the model",
   ),
+  remote_agents: z.array(z.string().min(1)).default([]).describe(
+    'Origins of remote A2A agents that may be contacted besides loopback ones, e.g. https://agents.example.com; "*" allows any',
+  ),
 });
 export type AgentsConfig = z.output<typeof AgentsConfig>;

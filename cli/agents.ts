@@ -24,6 +24,7 @@ export async function startAgents(options: {
   env: Readonly<Record<string, string>>;
 }): Promise<{ agents: AgentService; a2a: A2AService }> {
   const { settings, store, log } = options;
+  const agentsConfig = AgentsConfig.parse(settings.values.agents ?? {});
   const service = new AgentService({
     store: scoped(store, ["agents"]),
     a2aStore: scoped(store, ["a2a"]),
@@ -35,11 +36,15 @@ export async function startAgents(options: {
       env: options.env,
       log,
     }),
-    config: AgentsConfig.parse(settings.values.agents ?? {}),
+    config: agentsConfig,
     log: log.child({ component: "agents" }),
   });
   await service.start();
-  const a2a = new A2AService({ host: service.a2aHost(), log });
+  const a2a = new A2AService({
+    host: service.a2aHost(),
+    log,
+    remote: { allowedOrigins: agentsConfig.remote_agents },
+  });
   await a2a.start();
   // Agents list `a2a` (or `a2a__send_message`) in their tools to message other agents.
   service.addLocalTool(a2aMessagingTool(a2a));

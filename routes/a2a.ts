@@ -18,7 +18,11 @@ import { type Context, Hono } from "hono";
 import { basePath } from "hono/route";
 import { z } from "zod";
 import { a2aCard, legacyCard, seedCard } from "../agents/a2a/card.ts";
-import { isRemoteAddress, RemoteAgentError } from "../agents/a2a/client.ts";
+import {
+  isRemoteAddress,
+  RemoteAgentError,
+  RemoteAgentForbidden,
+} from "../agents/a2a/client.ts";
 import type { A2AAgent, A2AHost } from "../agents/a2a/host.ts";
 import { handleJsonRpc } from "../agents/a2a/jsonrpc.ts";
 import { A2AService } from "../agents/a2a/mod.ts";
@@ -66,6 +70,9 @@ export function a2aRoutes(options: A2ARoutesOptions): Hono<A2AEnv> {
         const card = await a2a.remote.card(ref, c.req.raw.signal);
         return c.json(card.seed);
       } catch (error) {
+        if (error instanceof RemoteAgentForbidden) {
+          throw new HttpError(403, error.message, { address: ref });
+        }
         if (error instanceof RemoteAgentError) {
           throw new HttpError(502, error.message, {
             address: ref,

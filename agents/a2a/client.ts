@@ -24,6 +24,11 @@ export class RemoteAgentError extends Error {
   }
 }
 
+/** A remote address the config does not allow this daemon to contact. */
+export class RemoteAgentForbidden extends RemoteAgentError {
+  override name = "RemoteAgentForbidden";
+}
+
 export interface RemoteCard extends CardSummary {
   /** Where the card was read. */
   card_url: string;
@@ -46,7 +51,15 @@ export interface RemoteAgentsOptions {
   maxCardBytes?: number;
   /** How long a fetched card is reused; default 30 s. */
   cardTtlMs?: number;
+  /**
+   * Origins that may be contacted besides loopback ones (`*`: any). Callers
+   * and models choose addresses, so without this list the daemon could be
+   * made to fetch from any host its network reaches.
+   */
+  allowedOrigins?: readonly string[];
 }
+
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 /** True for an `http(s)://` address, which names a remote agent rather than a local one. */
 export function isRemoteAddress(ref: string): boolean {
@@ -61,6 +74,7 @@ export class RemoteAgents {
   #maxCardBytes: number;
   #cardTtlMs: number;
   #cards = new Map<string, { card: RemoteCard; expires: number }>();
+  #allowed: ReadonlySet<string>;
 
   constructor(options: RemoteAgentsOptions = {}) {
     const fetchFn = options.fetchFn ?? fetch;
@@ -68,6 +82,26 @@ export class RemoteAgents {
     this.#cardTimeoutMs = options.cardTimeoutMs ?? 5_000;
     this.#maxCardBytes = options.maxCardBytes ?? 256 * 1024;
     this.#cardTtlMs = options.cardTtlMs ?? 30_000;
+    this.#allowed = new Set(
+      (options.allowedOrigins ?? []).map((origin) =>
+        origin === "*" ? "*" : originOf(origin)
+      ),
+    );
+  }
+
+  /** Throws RemoteAgentForbidden (or RemoteAgentError for a bad URL) unless `address` may be contacted. */
+  assertAllowed(address: string): void {
+    this.#check(address, parseAddress(address));
+  }
+
+  /** Loopback and listed origins only (see `allowedOrigins`). */
+  #check(address: string, url: URL): void {
+    if (LOOPBACK.test(url.hostname) || this.#allowed.has("*")) return;
+    if (this.#allowed.has(url.origin)) return;
+    throw new RemoteAgentForbidden(
+      address,
+      `${url.origin} is not an allowed remote: add it to agents.remote_agents in the config (only loopback addresses are allowed by default)`,
+    );
   }
 
   /**
@@ -78,6 +112,7 @@ export class RemoteAgents {
    */
   async card(address: string, signal?: AbortSignal): Promise<RemoteCard> {
     const url = parseAddress(address);
+    this.#check(address, url);
     const cached = this.#cards.get(url.href);
     if (cached && cached.expires > Date.now()) return cached.card;
     const reasons: string[] = [];
@@ -122,6 +157,10 @@ export class RemoteAgents {
     signal?: AbortSignal,
   ): Promise<RemoteReply> {
     const card = await this.card(address, signal);
+    // A card names where to deliver: those addresses must be allowed too.
+    for (const { url } of card.interfaces) {
+      this.#check(address, parseAddress(url));
+    }
     let result: Message | Task;
     try {
       const transport = {
@@ -215,6 +254,14 @@ function reasonOf(error: unknown): string {
     current = current instanceof Error ? current.cause : undefined;
   }
   return parts.join(": ");
+}
+
+function originOf(origin: string): string {
+  try {
+    return new URL(origin).origin;
+  } catch {
+    return origin;
+  }
 }
 
 function parseAddress(address: string): URL {

@@ -15,6 +15,7 @@ import { ProviderError } from "../model.ts";
 import {
   isRemoteAddress,
   RemoteAgentError,
+  RemoteAgentForbidden,
   type RemoteAgents,
 } from "./client.ts";
 import type { A2AAgent, A2AHost } from "./host.ts";
@@ -297,6 +298,18 @@ export class Envelopes {
     envelope: Envelope,
     signal?: AbortSignal,
   ): Promise<PostResult> {
+    // Refused before anything is stored: the config does not allow it.
+    try {
+      this.#remote.assertAllowed(envelope.to_agent);
+    } catch (error) {
+      if (error instanceof RemoteAgentForbidden) {
+        throw new HttpError(403, error.message);
+      }
+      if (error instanceof RemoteAgentError) {
+        throw new HttpError(400, error.message);
+      }
+      throw error;
+    }
     const record = await this.#record(envelope, undefined, {
       status: "working",
     });
