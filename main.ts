@@ -12,6 +12,7 @@ import type { CliContext } from "./cli/context.ts";
 import { runDoctor } from "./cli/doctor.ts";
 import { runMcp } from "./cli/mcp.ts";
 import { runServe } from "./cli/serve.ts";
+import { runService, ServiceError } from "./cli/service.ts";
 
 export interface MainOptions {
   /** The servers this binary runs; the built-in ones unless a test supplies its own. */
@@ -33,6 +34,8 @@ Usage:
   agentd serve [flags]           Run the daemon (HTTP: /mcp, /mcp/<server>, /admin, /health)
   agentd mcp <server> [flags]    Run one server on stdio, or HTTP with --port
   agentd doctor [flags]          Check this machine and say how to fix problems
+  agentd service install|uninstall|status
+                                 Run the daemon as a systemd/launchd user service
   agentd --version               Print the version
   agentd --help                  Print this help
 
@@ -75,6 +78,8 @@ export async function main(
         return await runMcp(rest, ctx);
       case "doctor":
         return await runDoctor(rest, ctx);
+      case "service":
+        return await runService(rest, ctx);
       default:
         throw new UsageError(
           command.startsWith("-")
@@ -100,7 +105,10 @@ export async function main(
       );
       return 2;
     }
-    if (error instanceof ConfigError || error instanceof StartupError) {
+    if (
+      error instanceof ConfigError || error instanceof StartupError ||
+      error instanceof ServiceError
+    ) {
       printError(`agentd: ${messageOf(error)}`);
       return 1;
     }

@@ -77,6 +77,25 @@ export const mcpFlags: FlagSet = {
 
 export const doctorFlags: FlagSet = { ...commonFlags };
 
+/** `service install`: the serve flags the unit passes on, plus the service's own. */
+export const serviceInstallFlags: FlagSet = {
+  ...serveFlags,
+  "env-file": {
+    type: "string",
+    value: "FILE",
+    help: "KEY=VALUE file the service reads (AGENTD_TOKEN, API keys)",
+  },
+  "no-start": {
+    type: "boolean",
+    help: "Write the service file only; do not enable or start it",
+  },
+};
+
+/** `service uninstall` and `service status`. */
+export const serviceFlags: FlagSet = {
+  help: { type: "boolean", help: "Show this help" },
+};
+
 export interface ParsedFlags {
   values: Record<string, string | boolean>;
   positionals: string[];

@@ -1,0 +1,514 @@
+// `agentd service install|uninstall|status`: `agentd serve` as a per-user
+// service, a systemd user unit on Linux and a launchd agent on macOS.
+
+import { dirname, join, resolve } from "node:path";
+import {
+  configKey,
+  flagsHelp,
+  parseFlags,
+  serveFlags,
+  serviceFlags,
+  serviceInstallFlags,
+  UsageError,
+} from "./args.ts";
+import { loadSettings, selectServers } from "./boot.ts";
+import type { CliContext } from "./context.ts";
+import { daemonAddress, probeHealth } from "./service_health.ts";
+import { messageOf } from "../platform/errors.ts";
+import { dataDir as defaultDataDir } from "../platform/paths.ts";
+import {
+  agentdCommand,
+  LAUNCHD_LABEL,
+  readServiceCommand,
+  renderServiceFile,
+  serveArgsOf,
+  serviceFilePath,
+  type ServiceManager,
+  SYSTEMD_UNIT,
+} from "../platform/service_files.ts";
+
+/** A service step that failed (exit code 1), with what to do about it. */
+export class ServiceError extends Error {
+  override name = "ServiceError";
+}
+
+export const STATUS_RUNNING = 0;
+export const STATUS_STOPPED = 3;
+export const STATUS_NOT_INSTALLED = 4;
+
+export const SERVICE_HELP = `Usage: agentd service install [flags]
+       agentd service uninstall
+       agentd service status
+
+Runs "agentd serve" as a service of the current user: a systemd user unit on
+Linux ($XDG_CONFIG_HOME/systemd/user/${SYSTEMD_UNIT}, default ~/.config/...),
+a launchd agent on macOS (~/Library/LaunchAgents/${LAUNCHD_LABEL}.plist).
+Windows is not supported yet: run "agentd serve" from Task Scheduler.
+
+  install     Write the service file (replacing one already there), then
+              enable and start the service. The serve flags below are passed
+              on to "agentd serve"; relative paths are made absolute.
+  uninstall   Stop and disable the service and remove its file.
+  status      Say whether the service is installed and running, and what the
+              daemon's /health answers on its port.
+
+Install flags:
+${flagsHelp(serviceInstallFlags)}
+
+Secrets never go into the service file: put AGENTD_TOKEN and API keys in a
+file (mode 600) and pass --env-file. systemd reads it as EnvironmentFile=;
+on macOS /bin/sh sources it before starting agentd (quote values with spaces).
+
+The service runs this executable. Under "deno run" it runs this deno with
+"run -A --unstable-kv --unstable-no-legacy-abort <main module> serve ...".
+
+Logs: journalctl --user -u ${SYSTEMD_UNIT} (Linux); <data dir>/logs/agentd.log (macOS).
+
+Exit codes: 0 ok, 1 failed, 2 usage error. status: ${STATUS_RUNNING} running (the
+service manager says active, or /health answers on the service's port),
+${STATUS_STOPPED} installed but not running, ${STATUS_NOT_INSTALLED} not installed.
+
+AGENTD_SERVICE_PLATFORM=linux|darwin overrides the OS when choosing systemd
+or launchd (for tests, or to write a file for another machine).`;
+
+export interface CommandResult {
+  ok: boolean;
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Every system command goes through here; tests put fake systemctl/launchctl first on PATH. */
+export async function runSystemCommand(
+  program: string,
+  args: readonly string[],
+): Promise<CommandResult> {
+  try {
+    const output = await new Deno.Command(program, {
+      args: [...args],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(30_000),
+    }).output();
+    const decoder = new TextDecoder();
+    return {
+      ok: output.success,
+      code: output.code,
+      stdout: decoder.decode(output.stdout).trim(),
+      stderr: decoder.decode(output.stderr).trim(),
+    };
+  } catch (error) {
+    const why = error instanceof Deno.errors.NotFound
+      ? `${program} not found on PATH`
+      : messageOf(error);
+    return { ok: false, code: 127, stdout: "", stderr: why };
+  }
+}
+
+export async function runService(
+  args: string[],
+  ctx: CliContext,
+): Promise<number> {
+  const [action, ...rest] = args;
+  switch (action) {
+    case undefined:
+      throw new UsageError(
+        "which action? install, uninstall or status",
+        "service",
+      );
+    case "help":
+    case "--help":
+    case "-h":
+      ctx.print(SERVICE_HELP);
+      return 0;
+    case "install":
+      return await install(rest, ctx);
+    case "uninstall":
+    case "status": {
+      const { values, positionals } = parseFlags(
+        `service ${action}`,
+        rest,
+        serviceFlags,
+      );
+      if (values.help === true) {
+        ctx.print(SERVICE_HELP);
+        return 0;
+      }
+      noPositionals(action, positionals);
+      return action === "status" ? await status(ctx) : await uninstall(ctx);
+    }
+    default:
+      throw new UsageError(
+        action.startsWith("-")
+          ? `unknown flag ${action} for "agentd service"; expected install, uninstall or status first`
+          : `unknown action "${action}"; expected install, uninstall or status`,
+        "service",
+      );
+  }
+}
+
+/** systemd or launchd; the OS comes from AGENTD_SERVICE_PLATFORM when set. */
+export function serviceManager(env: Record<string, string>): ServiceManager {
+  const override = env.AGENTD_SERVICE_PLATFORM;
+  const os = override || Deno.build.os;
+  if (os === "linux") return "systemd";
+  if (os === "darwin") return "launchd";
+  if (os === "windows") {
+    throw new ServiceError(
+      'agentd service is not supported on Windows yet: run "agentd serve" in a terminal, ' +
+        'or create a Task Scheduler task that runs "agentd serve" at log on.',
+    );
+  }
+  if (override) {
+    throw new ServiceError(
+      `AGENTD_SERVICE_PLATFORM=${override} is not one of linux, darwin`,
+    );
+  }
+  throw new ServiceError(
+    `agentd service supports systemd (Linux) and launchd (macOS), not ${os}: ` +
+      'run "agentd serve" under your init system instead.',
+  );
+}
+
+async function install(args: string[], ctx: CliContext): Promise<number> {
+  const command = "service install";
+  const { values, positionals } = parseFlags(
+    command,
+    args,
+    serviceInstallFlags,
+  );
+  if (values.help === true) {
+    ctx.print(SERVICE_HELP);
+    return 0;
+  }
+  noPositionals("install", positionals);
+  const manager = serviceManager(ctx.env);
+
+  // The same flags and checks as `agentd serve`, with paths made absolute
+  // because the service starts in another directory.
+  const serveArgs: string[] = [];
+  const flags: Record<string, unknown> = {};
+  for (const name of Object.keys(serveFlags)) {
+    const value = values[name];
+    if (name === "help" || typeof value !== "string") continue;
+    const given = name === "config" || name === "data-dir"
+      ? resolve(value)
+      : value;
+    serveArgs.push(`--${name}`, given);
+    flags[configKey(name)] = given;
+  }
+  // Only what the service will see counts: flags and files, not this shell's AGENTD_*.
+  const settings = await loadSettings({ flags, specs: ctx.specs, env: {} });
+  try {
+    selectServers(settings, ctx.specs);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      throw new UsageError(error.message, command);
+    }
+    throw error;
+  }
+  const envFile = typeof values["env-file"] === "string"
+    ? await checkEnvFile(resolve(values["env-file"]), ctx)
+    : undefined;
+
+  const env = (name: string) => ctx.env[name];
+  const file = serviceFile(manager, ctx);
+  const dataDir = settings.base.data_dir ??
+    defaultDataDir({ os: manager === "launchd" ? "darwin" : "linux", env });
+  const logFile = manager === "launchd"
+    ? join(dataDir, "logs", "agentd.log")
+    : undefined;
+  const program = [
+    ...agentdCommand({
+      standalone: Deno.build.standalone,
+      execPath: Deno.execPath(),
+      mainModule: Deno.mainModule,
+    }),
+    "serve",
+    ...serveArgs,
+  ];
+  const replaced = await exists(file);
+  await Deno.mkdir(dirname(file), { recursive: true });
+  if (logFile !== undefined) {
+    await Deno.mkdir(dirname(logFile), { recursive: true });
+  }
+  await Deno.writeTextFile(
+    file,
+    renderServiceFile(manager, { command: program, envFile, logFile }),
+  );
+  ctx.print(
+    replaced
+      ? `Replaced ${file} (the previous service file is overwritten)`
+      : `Wrote ${file}`,
+  );
+  ctx.print(`The service runs: ${program.join(" ")}`);
+  if (envFile !== undefined) {
+    ctx.print(`Environment from ${envFile} (read at each start)`);
+  }
+  notes(ctx, program, envFile);
+
+  if (values["no-start"] === true) {
+    ctx.print("Not started (--no-start). To start it:");
+    for (const step of startSteps(manager, file, false)) {
+      ctx.print(`  ${step.join(" ")}`);
+    }
+    return 0;
+  }
+  if (manager === "launchd") {
+    const target = `${launchdDomain()}/${LAUNCHD_LABEL}`;
+    // bootstrap refuses a label that is already loaded.
+    if ((await runSystemCommand("launchctl", ["print", target])).ok) {
+      await runStep(ctx, ["launchctl", "bootout", target], file);
+    }
+  }
+  for (const step of startSteps(manager, file, replaced)) {
+    await runStep(ctx, step, file);
+  }
+  ctx.print(`Started. Logs: ${logsHint(manager, logFile)}`);
+  ctx.print(`Status: agentd service status`);
+  if (manager === "systemd") {
+    ctx.print(
+      "To keep it running while you are logged out: loginctl enable-linger $USER",
+    );
+  }
+  return 0;
+}
+
+async function uninstall(ctx: CliContext): Promise<number> {
+  const manager = serviceManager(ctx.env);
+  const file = serviceFile(manager, ctx);
+  if (!(await exists(file))) {
+    ctx.print(`agentd service is not installed (no ${file}); nothing to do`);
+    return 0;
+  }
+  const stop = manager === "systemd"
+    ? ["systemctl", "--user", "disable", "--now", SYSTEMD_UNIT]
+    : ["launchctl", "bootout", `${launchdDomain()}/${LAUNCHD_LABEL}`];
+  const stopped = await runLogged(ctx, stop);
+  if (!stopped.ok) {
+    // Usually "not loaded"; the file goes either way so a reinstall starts clean.
+    ctx.print(`  (${stopped.stderr || `exit ${stopped.code}`})`);
+  }
+  await Deno.remove(file);
+  ctx.print(`Removed ${file}`);
+  if (manager === "systemd") {
+    const reload = await runLogged(ctx, [
+      "systemctl",
+      "--user",
+      "daemon-reload",
+    ]);
+    if (!reload.ok) ctx.print(`  (${reload.stderr || `exit ${reload.code}`})`);
+  }
+  return 0;
+}
+
+async function status(ctx: CliContext): Promise<number> {
+  const manager = serviceManager(ctx.env);
+  const file = serviceFile(manager, ctx);
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    ctx.print(`installed: no (${file} does not exist)`);
+    ctx.print("Install with: agentd service install [serve flags]");
+    return STATUS_NOT_INSTALLED;
+  }
+  const command = readServiceCommand(manager, text) ?? [];
+  ctx.print(`installed: ${file}`);
+  ctx.print(`command:   ${command.join(" ") || "(none found in the file)"}`);
+
+  let active = false;
+  if (manager === "systemd") {
+    const enabled = await runSystemCommand("systemctl", [
+      "--user",
+      "is-enabled",
+      SYSTEMD_UNIT,
+    ]);
+    const state = await runSystemCommand("systemctl", [
+      "--user",
+      "is-active",
+      SYSTEMD_UNIT,
+    ]);
+    active = state.stdout === "active";
+    ctx.print(`enabled:   ${answer(enabled)}`);
+    ctx.print(`active:    ${answer(state)}`);
+  } else {
+    const printed = await runSystemCommand("launchctl", [
+      "print",
+      `${launchdDomain()}/${LAUNCHD_LABEL}`,
+    ]);
+    const state = printed.stdout.match(/^\s*state = (.+)$/m)?.[1]?.trim();
+    const pid = printed.stdout.match(/^\s*pid = (\d+)/m)?.[1];
+    active = state === "running";
+    ctx.print(
+      `loaded:    ${
+        printed.ok ? "yes" : `no (${printed.stderr || `exit ${printed.code}`})`
+      }`,
+    );
+    if (printed.ok) {
+      ctx.print(
+        `state:     ${state ?? "unknown"}${pid ? ` (pid ${pid})` : ""}`,
+      );
+    }
+  }
+
+  const health = await probeHealth(
+    await daemonAddress(serveArgsOf(command), ctx),
+    ctx.env.AGENTD_TOKEN,
+  );
+  ctx.print(`health:    ${health.summary}`);
+  if (!active && health.answered) {
+    ctx.print(
+      "           (an agentd answers on the service's port, but the service manager does not report it active)",
+    );
+  }
+  return active || health.answered ? STATUS_RUNNING : STATUS_STOPPED;
+}
+
+/** The commands that (re)start an installed service. */
+function startSteps(
+  manager: ServiceManager,
+  file: string,
+  replaced: boolean,
+): string[][] {
+  if (manager === "launchd") {
+    return [["launchctl", "bootstrap", launchdDomain(), file]];
+  }
+  const steps = [
+    ["systemctl", "--user", "daemon-reload"],
+    ["systemctl", "--user", "enable", "--now", SYSTEMD_UNIT],
+  ];
+  // enable --now leaves a running service alone; the new command needs a restart.
+  if (replaced) steps.push(["systemctl", "--user", "restart", SYSTEMD_UNIT]);
+  return steps;
+}
+
+async function runLogged(
+  ctx: CliContext,
+  step: readonly string[],
+): Promise<CommandResult> {
+  const [program = "", ...args] = step;
+  ctx.print(`Ran: ${step.join(" ")}`);
+  return await runSystemCommand(program, args);
+}
+
+async function runStep(
+  ctx: CliContext,
+  step: readonly string[],
+  file: string,
+): Promise<void> {
+  const result = await runLogged(ctx, step);
+  if (result.ok) return;
+  const why = result.stderr || result.stdout || `exit code ${result.code}`;
+  const hint = /bus|XDG_RUNTIME_DIR/i.test(why)
+    ? " There is no systemd user session here (log in to a desktop or over SSH, or run " +
+      '"loginctl enable-linger $USER"); or install with --no-start.'
+    : "";
+  throw new ServiceError(
+    `${
+      step.join(" ")
+    } failed: ${why}.${hint} The service file is at ${file}; ` +
+      `fix the problem and run "agentd service install" again.`,
+  );
+}
+
+function answer(result: CommandResult): string {
+  if (result.stdout !== "") return result.stdout;
+  return `unknown (${result.stderr || `exit ${result.code}`})`;
+}
+
+function logsHint(manager: ServiceManager, logFile?: string): string {
+  return manager === "systemd"
+    ? `journalctl --user -u ${SYSTEMD_UNIT} -f`
+    : `tail -f ${logFile ?? "<data dir>/logs/agentd.log"}`;
+}
+
+function serviceFile(manager: ServiceManager, ctx: CliContext): string {
+  try {
+    return serviceFilePath(manager, (name) => ctx.env[name]);
+  } catch (error) {
+    throw new ServiceError(messageOf(error));
+  }
+}
+
+function launchdDomain(): string {
+  const uid = Deno.uid();
+  if (uid === null) throw new ServiceError("cannot tell this user's uid");
+  return `gui/${uid}`;
+}
+
+/** The env file must exist; a file others can read gets a warning, not a refusal. */
+async function checkEnvFile(path: string, ctx: CliContext): Promise<string> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(path);
+  } catch (error) {
+    throw new UsageError(
+      `flag --env-file: ${path}: ${
+        error instanceof Deno.errors.NotFound ? "not found" : messageOf(error)
+      }`,
+      "service install",
+    );
+  }
+  if (!info.isFile) {
+    throw new UsageError(
+      `flag --env-file: ${path} is not a file`,
+      "service install",
+    );
+  }
+  if (info.mode !== null && (info.mode & 0o077) !== 0) {
+    ctx.print(
+      `Note: ${path} is readable by other users; it holds secrets: chmod 600 ${path}`,
+    );
+  }
+  return path;
+}
+
+/** Warnings about what the service will not see the way this shell does. */
+function notes(
+  ctx: CliContext,
+  program: readonly string[],
+  envFile: string | undefined,
+): void {
+  if (envFile === undefined) {
+    const names = Object.keys(ctx.env).filter((name) =>
+      (name.startsWith("AGENTD_") && name !== "AGENTD_SERVICE_PLATFORM") ||
+      name.endsWith("_API_KEY")
+    ).sort();
+    if (names.length > 0) {
+      ctx.print(
+        `Note: the service does not see this shell's ${
+          names.join(", ")
+        }; put what it needs in a file (mode 600) and install with --env-file FILE`,
+      );
+    }
+  }
+  const executable = program[0] ?? "";
+  if (executable.includes("/_npx/") || executable.includes("/.npm/")) {
+    ctx.print(
+      `Note: the service runs deno from the npm cache (${executable}); if that cache is cleared, ` +
+        "install again with a deno on PATH, or compile agentd (deno task compile).",
+    );
+  }
+}
+
+function noPositionals(action: string, positionals: string[]): void {
+  if (positionals.length > 0) {
+    throw new UsageError(
+      `unexpected argument "${positionals[0]}" for "agentd service ${action}"`,
+      `service ${action}`,
+    );
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
