@@ -67,10 +67,29 @@ export async function runTurn(
   deps: TurnDeps,
   request: TurnRequest,
 ): Promise<TurnResult> {
+  // Not AbortSignal.timeout: its timer cannot be cleared, and until it fires it
+  // keeps the turn's signals and their listeners (one per MCP call) in memory.
+  const timeout = new AbortController();
+  const timer = setTimeout(
+    () =>
+      timeout.abort(new DOMException("The turn timed out.", "TimeoutError")),
+    deps.config.turn_timeout_ms,
+  );
+  try {
+    return await turn(deps, request, timeout.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function turn(
+  deps: TurnDeps,
+  request: TurnRequest,
+  timeout: AbortSignal,
+): Promise<TurnResult> {
   const { agent } = request;
   const { config } = deps;
   const deadline = Date.now() + config.turn_timeout_ms;
-  const timeout = AbortSignal.timeout(config.turn_timeout_ms);
   const signal = request.signal
     ? AbortSignal.any([request.signal, timeout])
     : timeout;

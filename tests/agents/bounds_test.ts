@@ -76,6 +76,33 @@ Deno.test("bounds: the turn timeout stops a slow model (timeout) and the agent a
   );
 });
 
+Deno.test("bounds: a finished turn stops its timeout, so the signal its tools got never fires (nor stays in memory) after it", async () => {
+  await using stack = await startStack({ agents: { turn_timeout_ms: 200 } });
+  const signals: AbortSignal[] = [];
+  stack.service.addLocalTool({
+    tool: {
+      name: "probe__hold",
+      description: "Keeps the signal it is called with",
+      parameters: { type: "object", properties: {} },
+    },
+    call(_args, context) {
+      signals.push(context.signal);
+      return Promise.resolve("held");
+    },
+  });
+  await create(stack, { name: "brief", tools: ["probe__hold"] });
+  stack.model.script([
+    { tool_calls: [{ name: "probe__hold", arguments: {} }] },
+    { text: "Done." },
+  ]);
+  const reply = await send(stack, "brief");
+  assert.equal(reply.stop_reason, "end_turn");
+  assert.equal(signals.length, 1);
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  // A timer left running holds the signal and its listeners until it fires.
+  assert.equal(signals[0].aborted, false);
+});
+
 Deno.test("bounds: an answer cut by the token limit says max_tokens", async () => {
   await using stack = await startStack();
   await create(stack, {

@@ -173,10 +173,14 @@ export async function broadcast(
         duration_ms: 0,
       };
     }
-    const signal = AbortSignal.any([
-      call.signal,
-      AbortSignal.timeout(timeoutMs),
-    ]);
+    // A timer cleared when the call ends: AbortSignal.timeout would keep the
+    // call's signal and the SDK's listeners alive for the whole timeout.
+    const deadline = new AbortController();
+    const timer = setTimeout(
+      () => deadline.abort(new DOMException("timed out", "TimeoutError")),
+      timeoutMs,
+    );
+    const signal = AbortSignal.any([call.signal, deadline.signal]);
     try {
       const result = await upstream.call(tool, args, { ...call, signal });
       return {
@@ -196,6 +200,8 @@ export async function broadcast(
         error: timedOut ? `timed out after ${timeoutMs} ms` : messageOf(error),
         duration_ms: Math.round(performance.now() - started),
       };
+    } finally {
+      clearTimeout(timer);
     }
   }));
   const succeeded = results.filter((result) => result.status === "ok").length;
