@@ -9,6 +9,11 @@ import type { CliContext } from "./context.ts";
 import { findBrowser } from "../platform/browser_discovery.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { VERSION } from "../platform/version.ts";
+import {
+  providerNames,
+  ProvidersConfig,
+  resolveProvider,
+} from "../agents/providers/config.ts";
 
 export interface Check {
   name: string;
@@ -21,7 +26,8 @@ export interface Check {
 
 export const DOCTOR_HELP = `Usage: agentd doctor [flags]
 
-Checks the config, data directory, store, port, browser and display, and says
+Checks the config, data directory, store, port, model providers, browser and
+display, and says
 how to fix what is missing.
 
 Flags:
@@ -72,6 +78,7 @@ export async function runDoctor(
   if (settings) {
     checks.push(await checkStore(settings.dataDir));
     checks.push(await checkPort(settings.base.host, settings.base.port));
+    checks.push(await checkModels(settings, ctx.env));
   }
   checks.push(checkBrowser(ctx.env));
   checks.push(checkDisplay(ctx.env));
@@ -85,6 +92,65 @@ export async function runDoctor(
     }
   }
   return checks.some((check) => !check.ok && check.required) ? 1 : 0;
+}
+
+/** Which model providers agents could call now (keys set, URLs valid); never prints a key. */
+async function checkModels(
+  settings: Settings,
+  env: Readonly<Record<string, string>>,
+): Promise<Check> {
+  const parsed = ProvidersConfig.safeParse(settings.values.providers ?? {});
+  if (!parsed.success) {
+    return {
+      name: "models",
+      ok: false,
+      required: false,
+      detail: `providers config is invalid: ${parsed.error.message}`,
+      fix: "correct the providers section of the config file",
+    };
+  }
+  const usable: string[] = [];
+  const missing: string[] = [];
+  for (const name of providerNames(parsed.data)) {
+    const provider = resolveProvider(name, { config: parsed.data, env });
+    if (!provider) continue;
+    if (provider.problem !== undefined) {
+      if (provider.keyEnv) missing.push(provider.keyEnv);
+    } else if (provider.apiKey !== undefined) {
+      usable.push(name);
+    } else if (await answers(provider.baseUrl)) {
+      // A keyless provider (Ollama, a local vLLM) counts only when it runs.
+      usable.push(name);
+    }
+  }
+  return usable.length > 0
+    ? {
+      name: "models",
+      ok: true,
+      required: false,
+      detail: `agents can use ${usable.join(", ")} (model "<provider>/<name>")`,
+    }
+    : {
+      name: "models",
+      ok: false,
+      required: false,
+      detail: "no model provider is usable: /v1 agents cannot answer",
+      fix: `set ${
+        missing.join(" or ") || "an API key"
+      }, or configure a local server (providers.ollama, OLLAMA_HOST)`,
+    };
+}
+
+async function answers(baseUrl: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${baseUrl.replace(/\/$/, "")}/models`, {
+      signal: AbortSignal.timeout(1_000),
+    });
+    await response.body?.cancel();
+    return response.status < 500;
+  } catch {
+    return false;
+  }
 }
 
 async function checkStore(dataDir: string): Promise<Check> {

@@ -155,6 +155,14 @@ Deno.test("cli: doctor reports the store and exits 0 on a healthy data dir", asy
   );
   assert.match(result.stdout, /(ok|warn)\s+browser/);
 
+  // Model providers: usable ones are named; a key is never printed.
+  const key = "sk-doctor-secret-0123456789";
+  const withKey = await runCli(["doctor", "--data-dir", dir.path], {
+    OPENAI_API_KEY: key,
+  });
+  assert.match(withKey.stdout, /ok\s+models\s+agents can use .*openai/);
+  assert.ok(!withKey.stdout.includes(key) && !withKey.stderr.includes(key));
+
   const file = join(dir.path, "not-a-dir");
   await Deno.writeTextFile(file, "");
   const broken = await runCli(["doctor", "--data-dir", file]);
