@@ -27,8 +27,7 @@ export interface Check {
 export const DOCTOR_HELP = `Usage: agentd doctor [flags]
 
 Checks the config, data directory, store, port, model providers, browser and
-display, and says
-how to fix what is missing.
+display, and says how to fix what is missing.
 
 Flags:
 ${flagsHelp(doctorFlags)}`;
