@@ -4,11 +4,15 @@
 //
 // Keys (under the service's scope): ["agent", id], ["agent_name", name] → id,
 // ["team", id], ["team_name", name] → id, ["run", id], ["team_run", team, run],
-// ["active_run", run] (runs that have not finished; marked interrupted at start).
+// ["active_run", run] → RunLease (runs that have not finished; the process
+// running one renews its lease, and a run whose lease is stale or whose process
+// is gone is marked interrupted by any daemon on the store).
 
+import { z } from "zod";
 import { HttpError } from "../platform/http_errors.ts";
 import {
   type JsonValue,
+  type Mutation,
   type Store,
   StoreError,
   type StoreKey,
@@ -24,6 +28,40 @@ export interface Page<T> {
 export interface PageRequest {
   limit: number;
   cursor?: string;
+}
+
+/** Who is running a run: the value of ["active_run", id] while it runs. */
+export const RunLease = z.object({
+  /** The running AgentService's instance id (a UUID per service). */
+  owner: z.string().min(1),
+  host: z.string(),
+  pid: z.number().int().positive(),
+  /** ISO 8601; renewed every few seconds while the run goes on. */
+  heartbeat_at: z.string().refine((text) => !Number.isNaN(Date.parse(text))),
+});
+export type RunLease = z.infer<typeof RunLease>;
+
+/** Why a run was marked interrupted. */
+export type InterruptReason =
+  /** `true`, written before runs had leases. */
+  | "legacy"
+  /** Not a lease at all. */
+  | "malformed"
+  /** Its process (on this host) no longer exists. */
+  | "process_gone"
+  /** Not renewed for longer than `staleMs`. */
+  | "stale";
+
+export interface InterruptOptions {
+  /** A lease not renewed for longer than this is a dead process's. */
+  staleMs: number;
+  /** This machine's name; default Deno.hostname(). */
+  host?: string;
+}
+
+export interface InterruptedRun {
+  id: string;
+  reason: InterruptReason;
 }
 
 type Kind = "agent" | "team";
@@ -128,17 +166,28 @@ export class Repository {
 
   // ---- runs -------------------------------------------------------------------
 
-  async saveRun(run: Run): Promise<void> {
-    const running = run.status === "running";
+  /** Writes a run; a `running` one needs the lease of the process running it. */
+  async saveRun(run: Run, lease?: RunLease): Promise<void> {
+    await this.store.commit({ mutations: runMutations(run, lease) });
+  }
+
+  /**
+   * Renews this process's lease on a running run. False when there is nothing
+   * to renew: the run ended, or another daemon took it for a dead one's.
+   */
+  async renewLease(id: string, lease: RunLease): Promise<boolean> {
+    const key = ["active_run", id];
+    const entry = await this.store.get(key);
+    if (entry === null) return false;
+    const current = RunLease.safeParse(entry.value);
+    if (!current.success || current.data.owner !== lease.owner) return false;
+    // A failed check means a save of the run wrote the key meanwhile: that
+    // save carried a fresh lease (or ended the run), so there is nothing to do.
     await this.store.commit({
-      mutations: [
-        { type: "set", key: ["run", run.id], value: toJson(run) },
-        { type: "set", key: ["team_run", run.team_id, run.id], value: true },
-        running
-          ? { type: "set", key: ["active_run", run.id], value: true }
-          : { type: "delete", key: ["active_run", run.id] },
-      ],
+      checks: [{ key, version: entry.version }],
+      mutations: [{ type: "set", key, value: toJson(lease) }],
     });
+    return true;
   }
 
   async getRun(id: string): Promise<Run> {
@@ -168,9 +217,18 @@ export class Repository {
     };
   }
 
-  /** Runs left `running` by a process that is gone become `interrupted`; returns how many. */
-  async interruptActiveRuns(now: string): Promise<number> {
-    let count = 0;
+  /**
+   * Marks `interrupted` the running runs whose process is gone: a legacy or
+   * malformed lease, a stale one, or one of a dead process on this host. Runs
+   * of live processes (this one included) are left alone.
+   */
+  async interruptActiveRuns(
+    now: string,
+    options: InterruptOptions,
+  ): Promise<InterruptedRun[]> {
+    const host = options.host ?? Deno.hostname();
+    const nowMs = Date.parse(now);
+    const interrupted: InterruptedRun[] = [];
     let cursor: string | undefined;
     do {
       const page = await this.store.list(["active_run"], {
@@ -180,31 +238,43 @@ export class Repository {
       for (const entry of page.entries) {
         const id = String(entry.key.at(-1));
         const stored = await this.store.get(["run", id]);
-        if (stored === null) {
-          await this.store.delete(entry.key);
+        const run = stored === null ? undefined : Run.parse(stored.value);
+        if (stored === null || run?.status !== "running") {
+          await this.store.commit({
+            checks: [{ key: entry.key, version: entry.version }],
+            mutations: [{ type: "delete", key: entry.key }],
+          });
           continue;
         }
-        const run = Run.parse(stored.value);
-        if (run.status !== "running") {
-          await this.store.delete(entry.key);
-          continue;
-        }
-        await this.saveRun({
-          ...run,
-          status: "interrupted",
-          stop_reason: "interrupted",
-          error: {
-            code: "interrupted",
-            message:
-              "The daemon stopped while this run was in progress; execute the task again to retry",
-          },
-          finished_at: now,
+        const reason = deadLeaseReason(entry.value, {
+          ...options,
+          host,
+          nowMs,
         });
-        count++;
+        if (reason === undefined) continue;
+        // Both checks: the owner may renew or finish the run meanwhile.
+        const result = await this.store.commit({
+          checks: [
+            { key: entry.key, version: entry.version },
+            { key: stored.key, version: stored.version },
+          ],
+          mutations: runMutations({
+            ...run,
+            status: "interrupted",
+            stop_reason: "interrupted",
+            error: {
+              code: "interrupted",
+              message:
+                "The daemon stopped while this run was in progress; execute the task again to retry",
+            },
+            finished_at: now,
+          }),
+        });
+        if (result.ok) interrupted.push({ id, reason });
       }
       cursor = page.cursor ?? undefined;
     } while (cursor !== undefined);
-    return count;
+    return interrupted;
   }
 
   // ---- shared -------------------------------------------------------------------
@@ -234,6 +304,60 @@ export class Repository {
       data: listed.entries.map((entry) => read(entry.value, entry.key)),
       next_cursor: listed.cursor,
     };
+  }
+}
+
+function runMutations(run: Run, lease?: RunLease): Mutation[] {
+  let active: Mutation = { type: "delete", key: ["active_run", run.id] };
+  if (run.status === "running") {
+    if (lease === undefined) {
+      throw new Error(
+        `Cannot save running run ${run.id}: a running run needs its lease`,
+      );
+    }
+    active = { type: "set", key: ["active_run", run.id], value: toJson(lease) };
+  }
+  return [
+    { type: "set", key: ["run", run.id], value: toJson(run) },
+    { type: "set", key: ["team_run", run.team_id, run.id], value: true },
+    active,
+  ];
+}
+
+/** Why the lease `value` is a dead process's, or undefined when its process may be alive. */
+function deadLeaseReason(
+  value: JsonValue,
+  options: { staleMs: number; host: string; nowMs: number },
+): InterruptReason | undefined {
+  if (value === true) return "legacy";
+  const parsed = RunLease.safeParse(value);
+  if (!parsed.success) return "malformed";
+  const lease = parsed.data;
+  if (options.nowMs - Date.parse(lease.heartbeat_at) > options.staleMs) {
+    return "stale";
+  }
+  if (
+    lease.host === options.host && Deno.build.os !== "windows" &&
+    !processAlive(lease.pid)
+  ) {
+    return "process_gone";
+  }
+  return undefined;
+}
+
+/**
+ * False only when no process has this pid. This process is alive (another
+ * service in it owns the lease); a pid reused by an unrelated process looks
+ * alive, and its lease goes stale instead.
+ */
+function processAlive(pid: number): boolean {
+  if (pid === Deno.pid) return true;
+  try {
+    Deno.kill(pid, "SIGCONT");
+    return true;
+  } catch (error) {
+    // EPERM (another user's process) or no permission to signal: unknown, so alive.
+    return !(error instanceof Deno.errors.NotFound);
   }
 }
 

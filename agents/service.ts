@@ -14,6 +14,7 @@ import type { ToolGateway } from "./gateway_link.ts";
 import { IdSource } from "./ids.ts";
 import type { LocalTool } from "./local_tool.ts";
 import { type Model, type ModelResolver, ProviderError } from "./model.ts";
+import { RunLeases } from "./leases.ts";
 import { type Page, type PageRequest, Repository } from "./repository.ts";
 import type {
   Agent,
@@ -40,7 +41,11 @@ export interface AgentServiceOptions {
   config: AgentsConfig;
   log: Logger;
   clock?: () => number;
+  /** How often this process renews the leases of its runs and sweeps dead ones; default LEASE_RENEW_MS. */
+  leaseRenewMs?: number;
 }
+
+export { LEASE_RENEW_MS } from "./leases.ts";
 
 export interface SendOptions {
   signal?: AbortSignal;
@@ -57,12 +62,19 @@ export class AgentService {
   readonly #conversations: Conversations;
   readonly #localTools = new Map<string, LocalTool>();
   readonly #work = new Work();
+  readonly #leases: RunLeases;
 
   constructor(options: AgentServiceOptions) {
     this.#options = options;
     this.#clock = options.clock ?? Date.now;
     this.#ids = new IdSource(this.#clock);
     this.repository = new Repository(options.store);
+    this.#leases = new RunLeases({
+      repository: this.repository,
+      log: options.log,
+      now: () => this.#now(),
+      renewMs: options.leaseRenewMs,
+    });
     this.#conversations = new Conversations({
       gateway: options.gateway,
       store: options.store,
@@ -75,10 +87,18 @@ export class AgentService {
     return this.#options.config;
   }
 
-  /** Marks runs a previous process left running as interrupted. */
+  /**
+   * Marks interrupted the runs that dead processes left running (a live
+   * peer's runs stay), then renews this process's run leases and sweeps for
+   * dead ones every `leaseRenewMs` until close().
+   */
   async start(): Promise<void> {
-    const count = await this.repository.interruptActiveRuns(this.#now());
-    if (count > 0) this.#options.log.warn("runs_interrupted", { count });
+    await this.#leases.start();
+  }
+
+  /** Owner of this service's run leases. */
+  get instanceId(): string {
+    return this.#leases.instanceId;
   }
 
   /** A tool agents can list in `tools` by its name or group (e.g. `a2a__send_message`, `a2a`). */
@@ -266,23 +286,33 @@ export class AgentService {
       created_at: this.#now(),
       finished_at: null,
     };
-    await this.repository.saveRun(run);
-    // A run goes on when its HTTP client goes away; only shutdown stops it.
-    return await this.#work.run(undefined, (signal) =>
-      executeTeam(
-        {
-          turn: (agent, turn) =>
-            this.#work.serial(`${agent.id}\u0000${turn.session}`, () =>
-              this.#turn(agent, turn)),
-          save: (value) =>
-            this.repository.saveRun(value),
-          now: () => this.#now(),
-        },
-        team,
-        members,
-        run,
-        signal,
-      ));
+    this.#leases.hold(run.id);
+    try {
+      await this.repository.saveRun(run, this.#leases.lease());
+      // A run goes on when its HTTP client goes away; only shutdown stops it.
+      return await this.#work.run(undefined, (signal) =>
+        executeTeam(
+          {
+            turn: (agent, turn) =>
+              this.#work.serial(`${agent.id}\u0000${turn.session}`, () =>
+                this.#turn(agent, turn)),
+            save: (value) => {
+              if (value.status !== "running") {
+                this.#leases.release(value.id);
+              }
+              return this.repository.saveRun(value, this.#leases.lease());
+            },
+            now: () =>
+              this.#now(),
+          },
+          team,
+          members,
+          run,
+          signal,
+        ));
+    } finally {
+      this.#leases.release(run.id);
+    }
   }
 
   getRun(id: string): Promise<Run> {
@@ -304,6 +334,8 @@ export class AgentService {
   /** Stops new work, lets running turns finish for up to `timeoutMs`, then aborts them. */
   async close(timeoutMs: number): Promise<void> {
     await this.#work.close(timeoutMs);
+    // Leases are renewed while the runs drain; the last saves released them.
+    await this.#leases.stop();
     await this.#options.gateway.close();
   }
 

@@ -65,6 +65,8 @@ export async function startStack(options: {
   providers?: z.input<typeof ProvidersConfig>;
   /** Start without the memory server and gateway. */
   noServers?: boolean;
+  /** The service's run lease interval (default LEASE_RENEW_MS). */
+  leaseRenewMs?: number;
 } = {}): Promise<Stack> {
   const logs: LogLine[] = [];
   const log = createLogger({
@@ -111,6 +113,7 @@ export async function startStack(options: {
       ...options.agents,
     }),
     log,
+    leaseRenewMs: options.leaseRenewMs,
   });
   await service.start();
   const a2a = new A2AService({ host: service.a2aHost(), log });
