@@ -2,40 +2,25 @@
 // transport (stdio, streamable HTTP, in-process link) gets its SDK server
 // from `createSdkServer`, so validation, logging and errors are the same.
 
-import { AsyncLocalStorage } from "node:async_hooks";
 import process from "node:process";
 import { z } from "zod";
 import {
   CallToolRequestSchema,
   type CallToolResult,
-  CompleteRequestSchema,
   CreateMessageResultSchema,
   ElicitResultSchema,
   ErrorCode,
-  GetPromptRequestSchema,
   InMemoryTransport,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   type LoggingLevel,
   LoggingLevelSchema,
   McpError,
-  type Prompt,
-  ReadResourceRequestSchema,
-  type Resource,
-  type ResourceTemplate,
   Server,
-  type ServerCapabilities,
   SetLevelRequestSchema,
   StdioServerTransport,
-  SubscribeRequestSchema,
   type Tool,
   type Transport,
-  UnsubscribeRequestSchema,
-  UriTemplate,
 } from "../platform/mcp_sdk.ts";
-import type { JsonValue } from "../platform/store.ts";
 import type { HostedServer } from "./host.ts";
 import { messageOf } from "../platform/errors.ts";
 import {
@@ -45,15 +30,27 @@ import {
   type ToolDef,
   ToolError,
 } from "./kit.ts";
+import {
+  capabilitiesOf,
+  describeIssues,
+  registerCompletion,
+  registerPrompts,
+  registerResources,
+} from "./mcp_features.ts";
+import {
+  authInfoFor,
+  CallerBoundTransport,
+  callerOf,
+  linkedSessionOf,
+} from "./mcp_identity.ts";
 
-const RESOURCE_NOT_FOUND = -32002; // MCP's code for an unknown resource URI
-
-/** The identity a transport attaches to a request (from a bearer token), if any. */
-export interface RequestAuth {
-  caller: Caller;
-  /** The raw `Authorization` header, for opted-in gateway pass-through only. */
-  authorization?: string;
-}
+// Kept importable from here, the module every transport starts from.
+export { describeIssues } from "./mcp_features.ts";
+export {
+  authInfoFor,
+  linkedSession,
+  type RequestAuth,
+} from "./mcp_identity.ts";
 
 interface ToolEntry {
   def: ToolDef<unknown>;
@@ -90,34 +87,6 @@ function toolCatalog(host: HostedServer): Map<string, ToolEntry> {
   }
   catalogs.set(host, catalog);
   return catalog;
-}
-
-/** `key: message; other: message`, naming each offending argument. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => {
-    const path = issue.path.map(String).join(".");
-    return path ? `${path}: ${issue.message}` : issue.message;
-  }).join("; ");
-}
-
-function capabilitiesOf(host: HostedServer): ServerCapabilities {
-  const spec = host.spec;
-  const capabilities: ServerCapabilities = {
-    tools: { listChanged: true },
-    logging: {},
-  };
-  if (
-    (spec.resources?.length ?? 0) + (spec.resourceTemplates?.length ?? 0) > 0
-  ) {
-    capabilities.resources = { subscribe: true, listChanged: true };
-  }
-  if ((spec.prompts?.length ?? 0) > 0) {
-    capabilities.prompts = { listChanged: true };
-  }
-  if ((spec.prompts?.length ?? 0) + (spec.resourceTemplates?.length ?? 0) > 0) {
-    capabilities.completions = {};
-  }
-  return capabilities;
 }
 
 /** One SDK server: one per HTTP session, per stdio process or per in-process link. */
@@ -276,187 +245,6 @@ export function createSdkServer(host: HostedServer): Server {
   return server;
 }
 
-function registerResources(
-  server: Server,
-  host: HostedServer,
-  subscriptions: Set<string>,
-): void {
-  const resources = host.spec.resources ?? [];
-  const templates = (host.spec.resourceTemplates ?? []).map((def) => ({
-    def,
-    template: new UriTemplate(def.uriTemplate),
-  }));
-  if (resources.length + templates.length === 0) return;
-
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
-    resources: resources.map((def): Resource => {
-      const listing: Resource = { uri: def.uri, name: def.name };
-      if (def.title !== undefined) listing.title = def.title;
-      if (def.description !== undefined) listing.description = def.description;
-      if (def.mimeType !== undefined) listing.mimeType = def.mimeType;
-      return listing;
-    }),
-  }));
-
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-    resourceTemplates: templates.map(({ def }): ResourceTemplate => {
-      const listing: ResourceTemplate = {
-        uriTemplate: def.uriTemplate,
-        name: def.name,
-      };
-      if (def.title !== undefined) listing.title = def.title;
-      if (def.description !== undefined) listing.description = def.description;
-      if (def.mimeType !== undefined) listing.mimeType = def.mimeType;
-      return listing;
-    }),
-  }));
-
-  function knownUri(uri: string): boolean {
-    return resources.some((def) => def.uri === uri) ||
-      templates.some(({ template }) => template.match(uri) !== null);
-  }
-
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-    const uri = request.params.uri;
-    const url = parseUri(uri);
-    const context = contextOrMcpError(host);
-    const direct = resources.find((def) => def.uri === uri);
-    if (direct) return { contents: await direct.read(context, url) };
-    for (const { def, template } of templates) {
-      const variables = template.match(uri);
-      if (variables) {
-        return { contents: await def.read(context, url, variables) };
-      }
-    }
-    throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, {
-      uri,
-    });
-  });
-
-  server.setRequestHandler(SubscribeRequestSchema, (request) => {
-    if (!knownUri(request.params.uri)) {
-      throw new McpError(
-        RESOURCE_NOT_FOUND,
-        `Resource not found: ${request.params.uri}`,
-      );
-    }
-    subscriptions.add(request.params.uri);
-    return {};
-  });
-
-  server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
-    subscriptions.delete(request.params.uri);
-    return {};
-  });
-}
-
-function registerPrompts(server: Server, host: HostedServer): void {
-  const prompts = host.spec.prompts ?? [];
-  if (prompts.length === 0) return;
-
-  server.setRequestHandler(ListPromptsRequestSchema, () => ({
-    prompts: prompts.map((def): Prompt => {
-      const listing: Prompt = { name: def.name };
-      if (def.title !== undefined) listing.title = def.title;
-      if (def.description !== undefined) listing.description = def.description;
-      if (def.args) {
-        listing.arguments = Object.entries(def.args.shape).map(
-          ([name, schema]) => {
-            const argument: {
-              name: string;
-              description?: string;
-              required: boolean;
-            } = {
-              name,
-              required: !schema.safeParse(undefined).success,
-            };
-            if (schema.description !== undefined) {
-              argument.description = schema.description;
-            }
-            return argument;
-          },
-        );
-      }
-      return listing;
-    }),
-  }));
-
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
-    const def = prompts.find((prompt) => prompt.name === request.params.name);
-    if (!def) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
-        `Unknown prompt "${request.params.name}"`,
-      );
-    }
-    const context = contextOrMcpError(host);
-    const args = def.args ?? z.object({});
-    const parsed = args.strict().safeParse(request.params.arguments ?? {});
-    if (!parsed.success) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
-        `Invalid arguments for prompt ${def.name}: ${
-          describeIssues(parsed.error)
-        }`,
-      );
-    }
-    return await def.get(context, parsed.data);
-  });
-}
-
-/** Completion of prompt arguments and resource template variables. */
-function registerCompletion(server: Server, host: HostedServer): void {
-  const prompts = host.spec.prompts ?? [];
-  const templates = host.spec.resourceTemplates ?? [];
-  if (prompts.length + templates.length === 0) return;
-  server.setRequestHandler(CompleteRequestSchema, async (request) => {
-    const context = contextOrMcpError(host);
-    const { ref, argument } = request.params;
-    let values: string[] = [];
-    if (ref.type === "ref/resource") {
-      const def = templates.find((template) =>
-        template.uriTemplate === ref.uri
-      );
-      if (def?.complete) {
-        values = await def.complete(context, argument.name, argument.value);
-      }
-    } else {
-      const def = prompts.find((prompt) => prompt.name === ref.name);
-      if (def?.complete) {
-        values = await def.complete(context, argument.name, argument.value);
-      }
-    }
-    return completion(values);
-  });
-}
-
-function completion(values: string[]) {
-  const MAX = 100; // the spec caps a completion response at 100 values
-  return {
-    completion: {
-      values: values.slice(0, MAX),
-      total: values.length,
-      hasMore: values.length > MAX,
-    },
-  };
-}
-
-function contextOrMcpError(host: HostedServer): unknown {
-  try {
-    return host.context();
-  } catch (error) {
-    throw new McpError(ErrorCode.InternalError, messageOf(error));
-  }
-}
-
-function parseUri(uri: string): URL {
-  try {
-    return new URL(uri);
-  } catch {
-    throw new McpError(ErrorCode.InvalidParams, `Invalid resource URI: ${uri}`);
-  }
-}
-
 const LEVELS = LoggingLevelSchema.options;
 
 function levelEnabled(
@@ -464,33 +252,6 @@ function levelEnabled(
   level: LoggingLevel,
 ): boolean {
   return min === undefined || LEVELS.indexOf(level) >= LEVELS.indexOf(min);
-}
-
-/** The outer session an in-process link forwarded for (set only by trusted code, never by a client). */
-function linkedSessionOf(
-  extra: Record<string, unknown> | undefined,
-): string | undefined {
-  return typeof extra?.session === "string" ? extra.session : undefined;
-}
-
-function callerOf(extra: Record<string, unknown> | undefined): Caller {
-  const agent = extra?.agent;
-  return typeof agent === "string" ? { agent } : {};
-}
-
-/**
- * AuthInfo as the SDK transports carry it. `authorization` (the raw header)
- * is attached only so that an opted-in gateway upstream can receive it.
- */
-export function authInfoFor(caller: Caller, authorization?: string) {
-  const extra: Record<string, JsonValue> = {};
-  if (caller.agent !== undefined) extra.agent = caller.agent;
-  return {
-    token: authorization ?? "",
-    clientId: caller.agent ?? "local",
-    scopes: [],
-    extra,
-  };
 }
 
 export interface StdioChannel {
@@ -541,44 +302,4 @@ export async function connectInProcess(
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await createSdkServer(host).connect(serverSide);
   return new CallerBoundTransport(clientSide, authInfoFor(caller));
-}
-
-/**
- * The session a caller of an in-process link acts for (the gateway runs each
- * forwarded call inside `linkedSession.run(...)`): the server behind the link
- * then keeps per-session state, such as a browser tab, per outer session.
- */
-export const linkedSession = new AsyncLocalStorage<string | undefined>();
-
-/** Attaches one identity to every message, as the HTTP face does from a bearer token. */
-class CallerBoundTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: Transport["onmessage"];
-
-  constructor(
-    private readonly inner: InMemoryTransport,
-    private readonly authInfo: ReturnType<typeof authInfoFor>,
-  ) {
-    inner.onclose = () => this.onclose?.();
-    inner.onerror = (error) => this.onerror?.(error);
-    inner.onmessage = (message, extra) => this.onmessage?.(message, extra);
-  }
-
-  start(): Promise<void> {
-    return this.inner.start();
-  }
-
-  send(...[message, options]: Parameters<Transport["send"]>): Promise<void> {
-    const session = linkedSession.getStore();
-    const authInfo = session === undefined ? this.authInfo : {
-      ...this.authInfo,
-      extra: { ...this.authInfo.extra, session },
-    };
-    return this.inner.send(message, { ...options, authInfo });
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
-  }
 }

@@ -2,14 +2,12 @@
 // in-process link, streamable HTTP, or a stdio child process), its tools, its
 // health and its counters. Reconnection lives here; routing does not.
 
-import { AsyncLocalStorage } from "node:async_hooks";
 import {
   type CallToolResult,
   CallToolResultSchema,
-  Client,
+  type Client,
   McpError,
   StdioClientTransport,
-  StreamableHTTPClientTransport,
   type Tool,
   ToolListChangedNotificationSchema,
   type Transport,
@@ -17,28 +15,20 @@ import {
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import { LatencyWindow } from "../../platform/metrics.ts";
-import { VERSION } from "../../platform/version.ts";
-import type { CallContext, Caller, Peer } from "../kit.ts";
+import type { CallContext, Caller } from "../kit.ts";
 import type { AdminServer, UpstreamState } from "./admin_view.ts";
 import { linkedSession } from "../mcp.ts";
 import { describeFailure } from "./failures.ts";
 import { SEPARATOR } from "./naming.ts";
+import {
+  newClient,
+  openTransport,
+  passThrough,
+  type UpstreamTarget,
+  withTimeout,
+} from "./transports.ts";
 
-export type UpstreamTarget =
-  | { kind: "builtin"; peer: Peer }
-  | {
-    kind: "http";
-    url: string;
-    headers: Readonly<Record<string, string>>;
-    passThroughAuth: boolean;
-  }
-  | {
-    kind: "stdio";
-    command: string;
-    args: readonly string[];
-    env: Readonly<Record<string, string>>;
-    cwd?: string;
-  };
+export type { UpstreamTarget } from "./transports.ts";
 
 export type UpstreamSource = AdminServer["source"];
 
@@ -67,9 +57,6 @@ const RESTART_FIRST_MS = 500;
 const RESTART_MAX_MS = 30_000;
 /** A stdio upstream that lived this long has its restart backoff reset. */
 const STABLE_MS = 10_000;
-
-/** The caller's Authorization header during a routed call, for pass-through upstreams. */
-const passThrough = new AsyncLocalStorage<string | undefined>();
 
 export class Upstream {
   readonly name: string;
@@ -170,55 +157,13 @@ export class Upstream {
     }
   }
 
-  async #openTransport(): Promise<Transport> {
-    const target = this.target;
-    if (target.kind === "builtin") {
-      if (target.peer.phase() !== "running") {
-        throw new Error(`server "${target.peer.id}" is ${target.peer.phase()}`);
-      }
-      return await target.peer.connect({});
-    }
-    if (target.kind === "http") {
-      const headers = { ...target.headers };
-      const passThroughAuth = target.passThroughAuth;
-      return new StreamableHTTPClientTransport(new URL(target.url), {
-        requestInit: { headers },
-        fetch: (input, init) => {
-          const authorization = passThroughAuth
-            ? passThrough.getStore()
-            : undefined;
-          if (authorization === undefined) return fetch(input, init);
-          const merged = new Headers(init?.headers);
-          merged.set("authorization", authorization);
-          return fetch(input, { ...init, headers: merged });
-        },
-      });
-    }
-    const transport = new StdioClientTransport({
-      command: target.command,
-      args: [...target.args],
-      env: { ...target.env },
-      cwd: target.cwd,
-      // The child's stderr becomes our JSON log lines; never raw bytes on our stderr.
-      stderr: "pipe",
-    });
-    // Client.connect keeps this handler and chains its own after it.
+  #openTransport(): Promise<Transport> {
     const generation = this.#generation;
-    transport.onclose = () => this.#exited(generation);
-    transport.stderr?.on("data", (chunk: Uint8Array | string) => {
-      const text = typeof chunk === "string"
-        ? chunk
-        : new TextDecoder().decode(chunk);
-      for (const line of text.split("\n")) {
-        if (line.trim()) {
-          this.#options.log.debug("upstream_stderr", {
-            upstream: this.name,
-            line: line.slice(0, 2000),
-          });
-        }
-      }
+    return openTransport(this.target, {
+      upstream: this.name,
+      log: this.#options.log,
+      onExit: () => this.#exited(generation),
     });
-    return transport;
   }
 
   /** A stdio child ended: mark it down now and restart it with backoff. */
@@ -467,32 +412,6 @@ export class Upstream {
       pid: this.#pid,
       restarts: this.restarts,
     };
-  }
-}
-
-function newClient(): Client {
-  return new Client(
-    { name: "agentd-gateway", version: VERSION },
-    { capabilities: {} },
-  );
-}
-
-async function withTimeout<T>(
-  promise: Promise<T>,
-  ms: number,
-  what: string,
-): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what} timed out after ${ms} ms`)),
-      ms,
-    );
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -1,0 +1,119 @@
+// How the gateway reaches one upstream: the transport for an in-process link,
+// streamable HTTP (with optional Authorization pass-through) or a stdio child.
+
+import { AsyncLocalStorage } from "node:async_hooks";
+import {
+  Client,
+  StdioClientTransport,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from "../../platform/mcp_sdk.ts";
+import type { Logger } from "../../platform/log.ts";
+import { VERSION } from "../../platform/version.ts";
+import type { Peer } from "../kit.ts";
+
+export type UpstreamTarget =
+  | { kind: "builtin"; peer: Peer }
+  | {
+    kind: "http";
+    url: string;
+    headers: Readonly<Record<string, string>>;
+    passThroughAuth: boolean;
+  }
+  | {
+    kind: "stdio";
+    command: string;
+    args: readonly string[];
+    env: Readonly<Record<string, string>>;
+    cwd?: string;
+  };
+
+/** The caller's Authorization header during a routed call, for pass-through upstreams. */
+export const passThrough = new AsyncLocalStorage<string | undefined>();
+
+export interface TransportOptions {
+  /** The upstream's name, for log lines. */
+  upstream: string;
+  log: Logger;
+  /** A stdio child's transport closed (the process ended). */
+  onExit(): void;
+}
+
+/** Opens (but does not connect) the transport to `target`. */
+export async function openTransport(
+  target: UpstreamTarget,
+  options: TransportOptions,
+): Promise<Transport> {
+  if (target.kind === "builtin") {
+    if (target.peer.phase() !== "running") {
+      throw new Error(`server "${target.peer.id}" is ${target.peer.phase()}`);
+    }
+    return await target.peer.connect({});
+  }
+  if (target.kind === "http") {
+    const headers = { ...target.headers };
+    const passThroughAuth = target.passThroughAuth;
+    return new StreamableHTTPClientTransport(new URL(target.url), {
+      requestInit: { headers },
+      fetch: (input, init) => {
+        const authorization = passThroughAuth
+          ? passThrough.getStore()
+          : undefined;
+        if (authorization === undefined) return fetch(input, init);
+        const merged = new Headers(init?.headers);
+        merged.set("authorization", authorization);
+        return fetch(input, { ...init, headers: merged });
+      },
+    });
+  }
+  const transport = new StdioClientTransport({
+    command: target.command,
+    args: [...target.args],
+    env: { ...target.env },
+    cwd: target.cwd,
+    // The child's stderr becomes our JSON log lines; never raw bytes on our stderr.
+    stderr: "pipe",
+  });
+  // Client.connect keeps this handler and chains its own after it.
+  transport.onclose = () => options.onExit();
+  transport.stderr?.on("data", (chunk: Uint8Array | string) => {
+    const text = typeof chunk === "string"
+      ? chunk
+      : new TextDecoder().decode(chunk);
+    for (const line of text.split("\n")) {
+      if (line.trim()) {
+        options.log.debug("upstream_stderr", {
+          upstream: options.upstream,
+          line: line.slice(0, 2000),
+        });
+      }
+    }
+  });
+  return transport;
+}
+
+export function newClient(): Client {
+  return new Client(
+    { name: "agentd-gateway", version: VERSION },
+    { capabilities: {} },
+  );
+}
+
+export async function withTimeout<T>(
+  promise: Promise<T>,
+  ms: number,
+  what: string,
+): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what} timed out after ${ms} ms`)),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,235 @@
+// The optional MCP features a spec may declare beside its tools — resources,
+// prompts and completion — registered on one SDK server by `createSdkServer`.
+
+import { z } from "zod";
+import {
+  CompleteRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  McpError,
+  type Prompt,
+  ReadResourceRequestSchema,
+  type Resource,
+  type ResourceTemplate,
+  type Server,
+  type ServerCapabilities,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  UriTemplate,
+} from "../platform/mcp_sdk.ts";
+import { messageOf } from "../platform/errors.ts";
+import type { HostedServer } from "./host.ts";
+
+const RESOURCE_NOT_FOUND = -32002; // MCP's code for an unknown resource URI
+
+/** `key: message; other: message`, naming each offending argument. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => {
+    const path = issue.path.map(String).join(".");
+    return path ? `${path}: ${issue.message}` : issue.message;
+  }).join("; ");
+}
+
+export function capabilitiesOf(host: HostedServer): ServerCapabilities {
+  const spec = host.spec;
+  const capabilities: ServerCapabilities = {
+    tools: { listChanged: true },
+    logging: {},
+  };
+  if (
+    (spec.resources?.length ?? 0) + (spec.resourceTemplates?.length ?? 0) > 0
+  ) {
+    capabilities.resources = { subscribe: true, listChanged: true };
+  }
+  if ((spec.prompts?.length ?? 0) > 0) {
+    capabilities.prompts = { listChanged: true };
+  }
+  if ((spec.prompts?.length ?? 0) + (spec.resourceTemplates?.length ?? 0) > 0) {
+    capabilities.completions = {};
+  }
+  return capabilities;
+}
+
+export function registerResources(
+  server: Server,
+  host: HostedServer,
+  subscriptions: Set<string>,
+): void {
+  const resources = host.spec.resources ?? [];
+  const templates = (host.spec.resourceTemplates ?? []).map((def) => ({
+    def,
+    template: new UriTemplate(def.uriTemplate),
+  }));
+  if (resources.length + templates.length === 0) return;
+
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+    resources: resources.map((def): Resource => {
+      const listing: Resource = { uri: def.uri, name: def.name };
+      if (def.title !== undefined) listing.title = def.title;
+      if (def.description !== undefined) listing.description = def.description;
+      if (def.mimeType !== undefined) listing.mimeType = def.mimeType;
+      return listing;
+    }),
+  }));
+
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: templates.map(({ def }): ResourceTemplate => {
+      const listing: ResourceTemplate = {
+        uriTemplate: def.uriTemplate,
+        name: def.name,
+      };
+      if (def.title !== undefined) listing.title = def.title;
+      if (def.description !== undefined) listing.description = def.description;
+      if (def.mimeType !== undefined) listing.mimeType = def.mimeType;
+      return listing;
+    }),
+  }));
+
+  function knownUri(uri: string): boolean {
+    return resources.some((def) => def.uri === uri) ||
+      templates.some(({ template }) => template.match(uri) !== null);
+  }
+
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const uri = request.params.uri;
+    const url = parseUri(uri);
+    const context = contextOrMcpError(host);
+    const direct = resources.find((def) => def.uri === uri);
+    if (direct) return { contents: await direct.read(context, url) };
+    for (const { def, template } of templates) {
+      const variables = template.match(uri);
+      if (variables) {
+        return { contents: await def.read(context, url, variables) };
+      }
+    }
+    throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, {
+      uri,
+    });
+  });
+
+  server.setRequestHandler(SubscribeRequestSchema, (request) => {
+    if (!knownUri(request.params.uri)) {
+      throw new McpError(
+        RESOURCE_NOT_FOUND,
+        `Resource not found: ${request.params.uri}`,
+      );
+    }
+    subscriptions.add(request.params.uri);
+    return {};
+  });
+
+  server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
+    subscriptions.delete(request.params.uri);
+    return {};
+  });
+}
+
+export function registerPrompts(server: Server, host: HostedServer): void {
+  const prompts = host.spec.prompts ?? [];
+  if (prompts.length === 0) return;
+
+  server.setRequestHandler(ListPromptsRequestSchema, () => ({
+    prompts: prompts.map((def): Prompt => {
+      const listing: Prompt = { name: def.name };
+      if (def.title !== undefined) listing.title = def.title;
+      if (def.description !== undefined) listing.description = def.description;
+      if (def.args) {
+        listing.arguments = Object.entries(def.args.shape).map(
+          ([name, schema]) => {
+            const argument: {
+              name: string;
+              description?: string;
+              required: boolean;
+            } = {
+              name,
+              required: !schema.safeParse(undefined).success,
+            };
+            if (schema.description !== undefined) {
+              argument.description = schema.description;
+            }
+            return argument;
+          },
+        );
+      }
+      return listing;
+    }),
+  }));
+
+  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+    const def = prompts.find((prompt) => prompt.name === request.params.name);
+    if (!def) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Unknown prompt "${request.params.name}"`,
+      );
+    }
+    const context = contextOrMcpError(host);
+    const args = def.args ?? z.object({});
+    const parsed = args.strict().safeParse(request.params.arguments ?? {});
+    if (!parsed.success) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Invalid arguments for prompt ${def.name}: ${
+          describeIssues(parsed.error)
+        }`,
+      );
+    }
+    return await def.get(context, parsed.data);
+  });
+}
+
+/** Completion of prompt arguments and resource template variables. */
+export function registerCompletion(server: Server, host: HostedServer): void {
+  const prompts = host.spec.prompts ?? [];
+  const templates = host.spec.resourceTemplates ?? [];
+  if (prompts.length + templates.length === 0) return;
+  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+    const context = contextOrMcpError(host);
+    const { ref, argument } = request.params;
+    let values: string[] = [];
+    if (ref.type === "ref/resource") {
+      const def = templates.find((template) =>
+        template.uriTemplate === ref.uri
+      );
+      if (def?.complete) {
+        values = await def.complete(context, argument.name, argument.value);
+      }
+    } else {
+      const def = prompts.find((prompt) => prompt.name === ref.name);
+      if (def?.complete) {
+        values = await def.complete(context, argument.name, argument.value);
+      }
+    }
+    return completion(values);
+  });
+}
+
+function completion(values: string[]) {
+  const MAX = 100; // the spec caps a completion response at 100 values
+  return {
+    completion: {
+      values: values.slice(0, MAX),
+      total: values.length,
+      hasMore: values.length > MAX,
+    },
+  };
+}
+
+function contextOrMcpError(host: HostedServer): unknown {
+  try {
+    return host.context();
+  } catch (error) {
+    throw new McpError(ErrorCode.InternalError, messageOf(error));
+  }
+}
+
+function parseUri(uri: string): URL {
+  try {
+    return new URL(uri);
+  } catch {
+    throw new McpError(ErrorCode.InvalidParams, `Invalid resource URI: ${uri}`);
+  }
+}
