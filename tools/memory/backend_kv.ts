@@ -3,23 +3,15 @@
 // built at open and kept in sync by this process's writes, so writes by other
 // processes sharing a remote KV are seen by search only after a restart.
 //
-// Layout (under the store given, which the daemon scopes to ["svc-memory"]):
-//   ["e", ns, key]             entry record (see EntryRecord)
-//   ["t", ns, tag, key]        null: tag index, for list-by-tag paging
-//   ["n", ns]                  number of entries in ns (absent when 0)
-//   ["s", ns, session]         { count }: messages in the session
-//   ["m", ns, session, seq]    message; seq is zero-padded, so key order is time order
+// Record layout: backend_kv_records.ts; indexes and write queue:
+// backend_kv_namespaces.ts; conversations: backend_kv_conversations.ts.
 
-import { Buffer } from "node:buffer";
-import { z } from "zod";
 import type { Logger } from "../../platform/log.ts";
 import {
   type Check,
-  type JsonValue,
   MAX_LIST_LIMIT,
   type Mutation,
   type Store,
-  type StoreEntry,
   type StoreKey,
 } from "../../platform/store.ts";
 import {
@@ -27,6 +19,22 @@ import {
   type ListQuery,
   type MemoryBackend,
 } from "./backend.ts";
+import { KvConversations } from "./backend_kv_conversations.ts";
+import {
+  NamespaceIndexes,
+  RETRY,
+  WriteQueue,
+} from "./backend_kv_namespaces.ts";
+import {
+  countOf,
+  decodeCursor,
+  decodeEntry,
+  encodeCursor,
+  encodeEntry,
+  listAll,
+  type ListCursor,
+  tryDecode,
+} from "./backend_kv_records.ts";
 import type {
   BackendHealth,
   EntryPage,
@@ -35,46 +43,9 @@ import type {
   SearchQuery,
   StoredEntry,
 } from "./model.ts";
-import { indexText, SearchIndex } from "./search_index.ts";
 
 /** A write touches the entry, the counter and the tag rows: Store commits hold 100 keys. */
 export const MAX_TAGS_PER_ENTRY = 48;
-/** Messages per commit when appending (plus the session record). */
-const MESSAGES_PER_COMMIT = 90;
-const MAX_ATTEMPTS = 20;
-/** Returned by a write attempt whose commit lost a race: read again and retry. */
-const RETRY = Symbol("retry");
-
-const EntryRecord = z.object({
-  value: z.string(),
-  tags: z.array(z.string()),
-  sensitive: z.boolean(),
-  created_at: z.string(),
-  updated_at: z.string(),
-  /** `f32`: base64 of the vector's little-endian Float32 bytes (a quarter of JSON numbers' size). */
-  embedding: z.object({ embedder: z.string(), f32: z.string() }).nullable(),
-});
-const MessageRecord = z.object({
-  role: z.string(),
-  content: z.string(),
-  at: z.string(),
-  extra: z.record(z.string(), z.json()).optional(),
-});
-const SessionRecord = z.object({ count: z.number().int().nonnegative() });
-const Cursor = z.object({ tag: z.string().optional(), store: z.string() });
-
-/** What search and list-by-tag need to know about an entry without reading it. */
-interface Meta {
-  tags: string[];
-  sensitive: boolean;
-  embedder: string | null;
-}
-
-interface Namespace {
-  index: SearchIndex;
-  meta: Map<string, Meta>;
-  tagCounts: Map<string, number>;
-}
 
 export interface KvBackendOptions {
   /** Reported as the backend kind: `local` (default) or `kv-connect`. */
@@ -85,12 +56,13 @@ export interface KvBackendOptions {
 export class KvBackend implements MemoryBackend {
   readonly kind: string;
   #store: Store;
-  #namespaces = new Map<string, Namespace>();
-  /** Per-namespace write queue, so index updates apply in commit order. */
-  #queues = new Map<string, Promise<unknown>>();
+  #indexes = new NamespaceIndexes();
+  #queue = new WriteQueue();
+  #conversations: KvConversations;
 
   private constructor(store: Store, options: KvBackendOptions) {
     this.#store = store;
+    this.#conversations = new KvConversations(store);
     this.kind = options.kind ?? "local";
   }
 
@@ -110,7 +82,7 @@ export class KvBackend implements MemoryBackend {
       const [, namespace, key] = record.key;
       if (typeof namespace !== "string" || typeof key !== "string") continue;
       try {
-        backend.#track(decodeEntry(namespace, key, record.value));
+        backend.#indexes.track(decodeEntry(namespace, key, record.value));
         entries++;
       } catch (error) {
         // One bad record must not keep the server down; get() still reports it.
@@ -122,7 +94,7 @@ export class KvBackend implements MemoryBackend {
       }
     }
     options.logger?.info("memory_index_loaded", {
-      namespaces: backend.#namespaces.size,
+      namespaces: backend.#indexes.size,
       entries,
       ms: Math.round(performance.now() - started),
     });
@@ -147,7 +119,7 @@ export class KvBackend implements MemoryBackend {
     // A sensitive entry's value is ciphertext: an embedding of it must not exist.
     const stored = entry.sensitive ? { ...entry, embedding: null } : entry;
     const { namespace: ns, key } = entry;
-    return await this.#write(ns, key, async () => {
+    return await this.#queue.write(ns, key, async () => {
       const [current, counter] = await this.#store.getMany([
         ["e", ns, key],
         ["n", ns],
@@ -188,13 +160,13 @@ export class KvBackend implements MemoryBackend {
         }
       }
       if (!(await this.#store.commit({ checks, mutations })).ok) return RETRY;
-      this.#track(stored);
+      this.#indexes.track(stored);
       return old;
     });
   }
 
   delete(namespace: string, key: string): Promise<boolean> {
-    return this.#write(namespace, key, async () => {
+    return this.#queue.write(namespace, key, async () => {
       const [current, counter] = await this.#store.getMany([
         ["e", namespace, key],
         ["n", namespace],
@@ -220,7 +192,7 @@ export class KvBackend implements MemoryBackend {
         mutations,
       });
       if (!result.ok) return RETRY;
-      this.#untrack(namespace, key);
+      this.#indexes.untrack(namespace, key);
       return true;
     });
   }
@@ -260,9 +232,9 @@ export class KvBackend implements MemoryBackend {
     namespace: string,
     tags: string[],
     limit: number,
-    cursor: z.infer<typeof Cursor> | null,
+    cursor: ListCursor | null,
   ): Promise<EntryPage> {
-    const state = this.#namespaces.get(namespace);
+    const state = this.#indexes.get(namespace);
     const count = (tag: string) => state?.tagCounts.get(tag) ?? 0;
     const walk = cursor?.tag ??
       tags.reduce((best, tag) => count(tag) < count(best) ? tag : best);
@@ -325,7 +297,7 @@ export class KvBackend implements MemoryBackend {
   }
 
   search(namespace: string, query: SearchQuery): Promise<Rankings> {
-    const index = this.#namespaces.get(namespace)?.index;
+    const index = this.#indexes.get(namespace)?.index;
     return Promise.resolve(
       index ? index.search(query) : { lexical: [], vector: [] },
     );
@@ -337,7 +309,7 @@ export class KvBackend implements MemoryBackend {
     limit: number,
   ): Promise<StoredEntry[]> {
     const keys: StoreKey[] = [];
-    outer: for (const [namespace, state] of this.#namespaces) {
+    outer: for (const [namespace, state] of this.#indexes.entries()) {
       for (const [key, meta] of state.meta) {
         if (keys.length >= limit) break outer;
         if (!meta.sensitive && meta.embedder !== embedder) {
@@ -363,7 +335,7 @@ export class KvBackend implements MemoryBackend {
     updatedAt: string,
     embedding: StoredEntry["embedding"],
   ): Promise<void> {
-    return this.#write(namespace, key, async () => {
+    return this.#queue.write(namespace, key, async () => {
       const current = await this.#store.get(["e", namespace, key]);
       if (!current) return;
       const entry = decodeEntry(namespace, key, current.value);
@@ -379,78 +351,28 @@ export class KvBackend implements MemoryBackend {
         }],
       });
       if (!result.ok) return RETRY;
-      this.#track(updated);
+      this.#indexes.track(updated);
     });
   }
 
-  async appendMessages(
+  appendMessages(
     namespace: string,
     sessionId: string,
     messages: Message[],
   ): Promise<number> {
-    const sessionKey = ["s", namespace, sessionId];
-    const records = messages.map(encodeMessage);
-    let total = sessionCount(await this.#store.get(sessionKey));
-    for (let i = 0; i < records.length; i += MESSAGES_PER_COMMIT) {
-      const batch = records.slice(i, i + MESSAGES_PER_COMMIT);
-      let done = false;
-      for (let attempt = 0; attempt < MAX_ATTEMPTS && !done; attempt++) {
-        const session = await this.#store.get(sessionKey);
-        const start = sessionCount(session);
-        const result = await this.#store.commit({
-          checks: [{ key: sessionKey, version: session?.version ?? null }],
-          mutations: [
-            {
-              type: "set",
-              key: sessionKey,
-              value: { count: start + batch.length },
-            },
-            ...batch.map((value, j): Mutation => ({
-              type: "set",
-              key: ["m", namespace, sessionId, sequence(start + j)],
-              value,
-            })),
-          ],
-        });
-        done = result.ok;
-        total = start + batch.length;
-      }
-      if (!done) {
-        throw new Error(
-          `Could not append to session "${sessionId}" in namespace "${namespace}": ` +
-            "it kept changing concurrently; try again",
-        );
-      }
-    }
-    return total;
+    return this.#conversations.append(namespace, sessionId, messages);
   }
 
-  async history(
+  history(
     namespace: string,
     sessionId: string,
     limit: number,
   ): Promise<Message[]> {
-    const newestFirst: Message[] = [];
-    let cursor: string | undefined;
-    while (newestFirst.length < limit) {
-      const page = await this.#store.list(["m", namespace, sessionId], {
-        reverse: true,
-        limit: Math.min(MAX_LIST_LIMIT, limit - newestFirst.length),
-        cursor,
-      });
-      newestFirst.push(...page.entries.map((r) => decodeMessage(r.value)));
-      if (page.cursor === null) break;
-      cursor = page.cursor;
-    }
-    return newestFirst.reverse();
+    return this.#conversations.history(namespace, sessionId, limit);
   }
 
-  async sessions(namespace: string): Promise<string[]> {
-    const ids: string[] = [];
-    for await (const record of listAll(this.#store, ["s", namespace])) {
-      if (typeof record.key[2] === "string") ids.push(record.key[2]);
-    }
-    return ids;
+  sessions(namespace: string): Promise<string[]> {
+    return this.#conversations.sessions(namespace);
   }
 
   health(): Promise<BackendHealth> {
@@ -458,214 +380,7 @@ export class KvBackend implements MemoryBackend {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled(this.#queues.values());
+    await this.#queue.settled();
     await this.#store.close();
   }
-
-  /** Runs `attempt` in the namespace's queue until it does not ask to RETRY (a check failed). */
-  #write<T>(
-    namespace: string,
-    key: string,
-    attempt: () => Promise<T | typeof RETRY>,
-  ): Promise<T> {
-    return this.#serial(namespace, async () => {
-      for (let i = 0; i < MAX_ATTEMPTS; i++) {
-        const result = await attempt();
-        if (result !== RETRY) return result;
-      }
-      throw new Error(
-        `Could not write entry "${key}" in namespace "${namespace}": ` +
-          "it kept changing concurrently; try again",
-      );
-    });
-  }
-
-  #serial<T>(namespace: string, run: () => Promise<T>): Promise<T> {
-    const result = (this.#queues.get(namespace) ?? Promise.resolve()).then(
-      run,
-    );
-    const tail = result.catch(() => {});
-    this.#queues.set(namespace, tail);
-    void tail.then(() => {
-      if (this.#queues.get(namespace) === tail) this.#queues.delete(namespace);
-    });
-    return result;
-  }
-
-  #track(entry: StoredEntry): void {
-    let state = this.#namespaces.get(entry.namespace);
-    if (!state) {
-      state = {
-        index: new SearchIndex(),
-        meta: new Map(),
-        tagCounts: new Map(),
-      };
-      this.#namespaces.set(entry.namespace, state);
-    }
-    this.#untrack(entry.namespace, entry.key);
-    const tags = [...new Set(entry.tags)];
-    for (const tag of tags) {
-      state.tagCounts.set(tag, (state.tagCounts.get(tag) ?? 0) + 1);
-    }
-    state.meta.set(entry.key, {
-      tags,
-      sensitive: entry.sensitive,
-      embedder: entry.embedding?.embedder ?? null,
-    });
-    state.index.upsert(entry.key, indexText(entry), entry.embedding);
-  }
-
-  #untrack(namespace: string, key: string): void {
-    const state = this.#namespaces.get(namespace);
-    const meta = state?.meta.get(key);
-    if (!state || !meta) return;
-    for (const tag of meta.tags) {
-      const left = (state.tagCounts.get(tag) ?? 1) - 1;
-      if (left > 0) state.tagCounts.set(tag, left);
-      else state.tagCounts.delete(tag);
-    }
-    state.meta.delete(key);
-    state.index.remove(key);
-  }
-}
-
-/** Every record under `prefix`; the next page is read while this one is consumed. */
-async function* listAll(
-  store: Store,
-  prefix: StoreKey,
-): AsyncGenerator<StoreEntry> {
-  const limit = MAX_LIST_LIMIT;
-  let page = await store.list(prefix, { limit });
-  for (;;) {
-    const cursor = page.cursor;
-    const next = cursor === null ? null : store.list(prefix, { limit, cursor });
-    // Handled later by `await`; this only keeps an early exit from leaving it unobserved.
-    next?.catch(() => {});
-    yield* page.entries;
-    if (!next) return;
-    page = await next;
-  }
-}
-
-function countOf(record: StoreEntry | null): number {
-  const count = record?.value;
-  return typeof count === "number" && Number.isInteger(count) && count > 0
-    ? count
-    : 0;
-}
-
-function sessionCount(record: StoreEntry | null): number {
-  const parsed = SessionRecord.safeParse(record?.value);
-  return parsed.success ? parsed.data.count : 0;
-}
-
-/** Zero-padded so that string order is numeric order. */
-function sequence(n: number): string {
-  return String(n).padStart(12, "0");
-}
-
-function encodeEntry(entry: StoredEntry): JsonValue {
-  const vector = entry.embedding?.vector;
-  return {
-    value: entry.value,
-    tags: entry.tags,
-    sensitive: entry.sensitive,
-    created_at: entry.created_at,
-    updated_at: entry.updated_at,
-    // Deno runs on little-endian machines only, so the raw bytes are little-endian.
-    embedding: entry.embedding && vector
-      ? {
-        embedder: entry.embedding.embedder,
-        f32: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength)
-          .toString("base64"),
-      }
-      : null,
-  };
-}
-
-function decodeEntry(
-  namespace: string,
-  key: string,
-  value: JsonValue,
-): StoredEntry {
-  const parsed = EntryRecord.safeParse(value);
-  if (!parsed.success) {
-    throw new Error(
-      `Stored entry "${key}" in namespace "${namespace}" is unreadable ` +
-        `(${parsed.error.issues[0]?.message}); delete it or restore a backup`,
-    );
-  }
-  const { embedding, ...rest } = parsed.data;
-  let decoded: StoredEntry["embedding"] = null;
-  if (embedding) {
-    const bytes = Buffer.from(embedding.f32, "base64");
-    const vector = new Float32Array(Math.floor(bytes.length / 4));
-    new Uint8Array(vector.buffer).set(bytes.subarray(0, vector.length * 4));
-    decoded = { embedder: embedding.embedder, vector };
-  }
-  return { namespace, key, ...rest, embedding: decoded };
-}
-
-function tryDecode(
-  namespace: string,
-  key: string,
-  value: JsonValue,
-): StoredEntry | null {
-  try {
-    return decodeEntry(namespace, key, value);
-  } catch {
-    return null;
-  }
-}
-
-function encodeMessage(message: Message): JsonValue {
-  const record: { [key: string]: JsonValue } = {
-    role: message.role,
-    content: message.content,
-    at: message.at,
-  };
-  if (message.extra !== undefined) {
-    // JSON round trip: drops undefined and rejects what JSON cannot hold.
-    record.extra = z.record(z.string(), z.json()).parse(
-      JSON.parse(JSON.stringify(message.extra)),
-    );
-  }
-  return record;
-}
-
-function decodeMessage(value: JsonValue): Message {
-  const parsed = MessageRecord.safeParse(value);
-  if (!parsed.success) {
-    throw new Error(
-      `A stored conversation message is unreadable (${
-        parsed.error.issues[0]?.message
-      })`,
-    );
-  }
-  return parsed.data;
-}
-
-function encodeCursor(cursor: z.infer<typeof Cursor>): string {
-  return Buffer.from(JSON.stringify(cursor)).toString("base64url");
-}
-
-function decodeCursor(text: string, tags: string[]): z.infer<typeof Cursor> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(text, "base64url").toString());
-  } catch {
-    parsed = undefined;
-  }
-  const cursor = Cursor.safeParse(parsed);
-  // A cursor walks one tag's rows, so it only fits a query with that tag.
-  const fits = cursor.success &&
-    (cursor.data.tag === undefined
-      ? tags.length === 0
-      : tags.includes(cursor.data.tag));
-  if (!cursor.success || !fits) {
-    throw new Error(
-      "Invalid cursor: pass back the cursor of the previous page, with the same tags",
-    );
-  }
-  return cursor.data;
 }

@@ -1,22 +1,26 @@
 // The memory server's domain logic, independent of MCP: isolation, at-rest
 // encryption of sensitive entries, embeddings, hybrid search and the
 // numbers /health and /metrics report. Tools call it; tests can too.
+// Its parts: service_access.ts, service_embedding.ts, service_search.ts and
+// service_conversations.ts.
 
 import type { Caller } from "../../platform/identity.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Metric } from "../../platform/metrics.ts";
 import type { JsonValue } from "../../platform/store.ts";
-import { decrypt, encrypt } from "../../platform/secrets.ts";
 import { ToolError } from "../kit.ts";
 import { EntryNotFound, type MemoryBackend } from "./backend.ts";
 import type { Embedder } from "./embedder.ts";
 import type { MemoryEntry, Message, StoredEntry } from "./model.ts";
-import { fuse, indexText, tokenize } from "./search_index.ts";
+import { assertNamespace, openEntry, sealEntry } from "./service_access.ts";
+import { Conversations } from "./service_conversations.ts";
+import { EmbeddingJob } from "./service_embedding.ts";
+import { HybridSearch, type SearchOutcome } from "./service_search.ts";
 import { MemoryStats } from "./stats.ts";
-import { messageOf } from "../../platform/errors.ts";
 
-/** Conversations of callers not bound to an agent live here. */
-export const SHARED_NAMESPACE = "_shared";
+export { SHARED_NAMESPACE } from "./service_access.ts";
+export type { SearchHit, SearchOutcome } from "./service_search.ts";
+
 export const DEFAULT_SENSITIVE_TAG = "sensitive";
 
 export interface MemoryServiceOptions {
@@ -32,23 +36,6 @@ export interface MemoryServiceOptions {
   reindexIntervalMs?: number;
 }
 
-export interface SearchHit {
-  namespace: string;
-  key: string;
-  value: string;
-  tags: string[];
-  score: number;
-  /** Which rankings found it. */
-  matched: ("lexical" | "vector")[];
-}
-
-export interface SearchOutcome {
-  hits: SearchHit[];
-  /** `hybrid` when vectors were compared, `lexical` when the embedder was unavailable. */
-  mode: "hybrid" | "lexical";
-  note?: string;
-}
-
 export class MemoryService {
   readonly backend: MemoryBackend;
   readonly embedder: Embedder;
@@ -57,13 +44,10 @@ export class MemoryService {
   readonly #dataKey: CryptoKey;
   readonly #log: Logger;
   readonly #clock: () => number;
-  readonly #queryVectors = new Map<string, Float32Array>();
-  readonly #reindexIntervalMs: number;
-  #reindexTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #embedding: EmbeddingJob;
+  readonly #search: HybridSearch;
+  readonly #conversations: Conversations;
   #countsTimer: ReturnType<typeof setInterval> | undefined;
-  #reindexing: Promise<void> | undefined;
-  #lastReindexError: string | undefined;
-  #stopped = false;
 
   constructor(options: MemoryServiceOptions) {
     this.backend = options.backend;
@@ -72,13 +56,31 @@ export class MemoryService {
     this.#log = options.log;
     this.sensitiveTag = options.sensitiveTag ?? DEFAULT_SENSITIVE_TAG;
     this.#clock = options.clock ?? Date.now;
-    this.#reindexIntervalMs = options.reindexIntervalMs ?? 30_000;
     this.stats = new MemoryStats(this.#clock);
+    const parts = {
+      backend: this.backend,
+      embedder: this.embedder,
+      stats: this.stats,
+      log: this.#log,
+    };
+    this.#embedding = new EmbeddingJob({
+      ...parts,
+      intervalMs: options.reindexIntervalMs ?? 30_000,
+    });
+    this.#search = new HybridSearch({
+      ...parts,
+      open: (entry) => this.#open(entry),
+    });
+    this.#conversations = new Conversations({
+      backend: this.backend,
+      stats: this.stats,
+      clock: this.#clock,
+    });
   }
 
   /** Starts the background (re-)embedding of entries the current embedder has not seen. */
   start(): void {
-    this.#scheduleReindex(0);
+    this.#embedding.schedule(0);
     // Entries per namespace for /metrics, which must answer without awaiting the backend.
     void this.stats.refreshCounts(this.backend);
     this.#countsTimer = setInterval(
@@ -88,30 +90,15 @@ export class MemoryService {
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#reindexTimer !== undefined) clearTimeout(this.#reindexTimer);
     if (this.#countsTimer !== undefined) clearInterval(this.#countsTimer);
-    await this.#reindexing;
+    await this.#embedding.stop();
   }
 
   // ---- access -------------------------------------------------------------
 
   /** A bound caller reaches only its own namespace, whatever the arguments say. */
   assertNamespace(caller: Caller, namespace: string): void {
-    if (caller.agent !== undefined && caller.agent !== namespace) {
-      this.stats.denied++;
-      this.#log.warn("memory_access_denied", {
-        agent: caller.agent,
-        namespace,
-      });
-      throw new ToolError(
-        `Access denied: agent "${caller.agent}" may only use its own namespace "${caller.agent}", not "${namespace}".`,
-      );
-    }
-  }
-
-  #conversationNamespace(caller: Caller): string {
-    return caller.agent ?? SHARED_NAMESPACE;
+    assertNamespace(caller, namespace, { stats: this.stats, log: this.#log });
   }
 
   // ---- entries -------------------------------------------------------------
@@ -218,14 +205,7 @@ export class MemoryService {
     limit: number,
   ): Promise<SearchOutcome> {
     this.assertNamespace(caller, namespace);
-    const started = performance.now();
-    try {
-      const vector = await this.#queryVector(query);
-      const hits = await this.#searchOne(namespace, query, vector.value, limit);
-      return { hits, ...this.#mode(vector) };
-    } finally {
-      this.stats.observeSearch(performance.now() - started);
-    }
+    return await this.#search.one(namespace, query, limit);
   }
 
   async crossReference(
@@ -236,115 +216,12 @@ export class MemoryService {
   ): Promise<SearchOutcome & { by_namespace: Record<string, number> }> {
     const unique = [...new Set(namespaces)];
     for (const namespace of unique) this.assertNamespace(caller, namespace);
-    const started = performance.now();
-    try {
-      const vector = await this.#queryVector(query);
-      const perNamespace = await Promise.all(
-        unique.map((namespace) =>
-          this.#searchOne(namespace, query, vector.value, limit)
-        ),
-      );
-      const by_namespace: Record<string, number> = {};
-      unique.forEach((namespace, i) =>
-        by_namespace[namespace] = perNamespace[i].length
-      );
-      const hits = perNamespace.flat().sort((a, b) =>
-        b.score - a.score || compare(a, b)
-      ).slice(0, limit);
-      return { hits, by_namespace, ...this.#mode(vector) };
-    } finally {
-      this.stats.observeSearch(performance.now() - started);
-    }
-  }
-
-  #mode(
-    vector: { value?: Float32Array; error?: string },
-  ): Pick<SearchOutcome, "mode" | "note"> {
-    return vector.value ? { mode: "hybrid" } : {
-      mode: "lexical",
-      note:
-        `Vector search unavailable (${vector.error}); lexical ranking only.`,
-    };
-  }
-
-  async #searchOne(
-    namespace: string,
-    query: string,
-    vector: Float32Array | undefined,
-    limit: number,
-  ): Promise<SearchHit[]> {
-    const depth = Math.max(limit * 4, 20); // fusion needs more than the final list from each ranking
-    const rankings = await this.backend.search(namespace, {
-      text: query,
-      terms: tokenize(query),
-      vector,
-      embedder: vector ? this.embedder.id : undefined,
-      limit: depth,
-    });
-    const fusion = this.embedder.fusion ?? { weight: 1, minSimilarity: 0 };
-    const fused = fuse(
-      {
-        lexical: rankings.lexical,
-        vector: rankings.vector.filter((hit) =>
-          hit.score >= fusion.minSimilarity
-        ),
-      },
-      limit,
-      { vectorWeight: fusion.weight },
-    );
-    const entries = await Promise.all(
-      fused.map((hit) => this.backend.get(namespace, hit.key)),
-    );
-    const hits: SearchHit[] = [];
-    for (const [i, hit] of fused.entries()) {
-      const stored = entries[i];
-      if (!stored) continue; // deleted between ranking and reading
-      const entry = await this.#open(stored);
-      const matched: SearchHit["matched"] = [];
-      if (hit.lexical_rank !== undefined) matched.push("lexical");
-      if (hit.vector_rank !== undefined) matched.push("vector");
-      hits.push({
-        namespace,
-        key: entry.key,
-        value: entry.value,
-        tags: entry.tags,
-        score: Number(hit.score.toFixed(6)),
-        matched,
-      });
-    }
-    return hits;
-  }
-
-  /** The query's embedding (cached), or why there is none. */
-  async #queryVector(
-    query: string,
-  ): Promise<{ value?: Float32Array; error?: string }> {
-    const cached = this.#queryVectors.get(query);
-    if (cached) {
-      this.stats.cacheHits++;
-      return { value: cached };
-    }
-    this.stats.cacheMisses++;
-    try {
-      const [vector] = await this.embedder.embed([query]);
-      if (this.#queryVectors.size >= 512) {
-        const oldest = this.#queryVectors.keys().next();
-        if (!oldest.done) this.#queryVectors.delete(oldest.value);
-      }
-      if (vector) this.#queryVectors.set(query, vector);
-      return { value: vector };
-    } catch (error) {
-      this.#log.warn("memory_query_embedding_failed", {
-        embedder: this.embedder.id,
-        error: messageOf(error),
-      });
-      return { error: messageOf(error) };
-    }
+    return await this.#search.many(unique, query, limit);
   }
 
   // ---- conversations -------------------------------------------------------
 
-  async storeConversation(
+  storeConversation(
     caller: Caller,
     sessionId: string,
     messages: {
@@ -353,40 +230,15 @@ export class MemoryService {
       extra?: Record<string, unknown>;
     }[],
   ): Promise<{ session_id: string; stored: number; total: number }> {
-    const at = new Date(this.#clock()).toISOString();
-    const stored: Message[] = messages.map((message) => {
-      const out: Message = { role: message.role, content: message.content, at };
-      if (message.extra && Object.keys(message.extra).length > 0) {
-        out.extra = message.extra;
-      }
-      return out;
-    });
-    const total = await this.stats.time(
-      "conversation",
-      () =>
-        this.backend.appendMessages(
-          this.#conversationNamespace(caller),
-          sessionId,
-          stored,
-        ),
-    );
-    return { session_id: sessionId, stored: stored.length, total };
+    return this.#conversations.store(caller, sessionId, messages);
   }
 
-  async history(
+  history(
     caller: Caller,
     sessionId: string,
     limit: number,
   ): Promise<Message[]> {
-    return await this.stats.time(
-      "history",
-      () =>
-        this.backend.history(
-          this.#conversationNamespace(caller),
-          sessionId,
-          limit,
-        ),
-    );
+    return this.#conversations.history(caller, sessionId, limit);
   }
 
   /** Everything stored for an agent: its entries and its conversations (bounded). */
@@ -403,23 +255,16 @@ export class MemoryService {
   }> {
     this.assertNamespace(caller, agent);
     const page = await this.list(caller, agent, { limit: bounds.entries });
-    const sessions = await this.backend.sessions(agent);
-    const conversations = await Promise.all(
-      sessions.slice(0, bounds.sessions).map(async (session_id) => ({
-        session_id,
-        messages: await this.backend.history(
-          agent,
-          session_id,
-          bounds.messages,
-        ),
-      })),
+    const { conversations, more } = await this.#conversations.ofAgent(
+      agent,
+      bounds,
     );
     return {
       agent,
       entries: page.entries,
       more_entries: page.cursor !== null,
       conversations,
-      more_conversations: sessions.length > bounds.sessions,
+      more_conversations: more,
     };
   }
 
@@ -427,102 +272,17 @@ export class MemoryService {
 
   /** Encrypts sensitive values and embeds the others, ready for the backend. */
   async #prepare(entry: Omit<MemoryEntry, "sensitive">): Promise<StoredEntry> {
-    const sensitive = entry.tags.includes(this.sensitiveTag);
-    if (sensitive) {
-      const value = await encrypt(
-        this.#dataKey,
-        entry.value,
-        context(entry.namespace, entry.key),
-      );
-      return { ...entry, value, sensitive, embedding: null };
+    if (entry.tags.includes(this.sensitiveTag)) {
+      return await sealEntry(this.#dataKey, entry);
     }
-    const stored: StoredEntry = { ...entry, sensitive, embedding: null };
-    try {
-      const [vector] = await this.embedder.embed([indexText(stored)]);
-      if (vector) stored.embedding = { embedder: this.embedder.id, vector };
-    } catch (error) {
-      // Stored without a vector; the background job embeds it later.
-      this.#lastReindexError = messageOf(error);
-      this.#log.warn("memory_embedding_failed", {
-        embedder: this.embedder.id,
-        error: messageOf(error),
-      });
-      this.#scheduleReindex(this.#reindexIntervalMs);
-    }
+    const stored: StoredEntry = { ...entry, sensitive: false, embedding: null };
+    await this.#embedding.embedNew(stored);
     return stored;
   }
 
   /** The entry as tools show it: sensitive values decrypted. */
-  async #open(entry: StoredEntry): Promise<MemoryEntry> {
-    const value = entry.sensitive
-      ? await decrypt(
-        this.#dataKey,
-        entry.value,
-        context(entry.namespace, entry.key),
-      )
-      : entry.value;
-    return {
-      namespace: entry.namespace,
-      key: entry.key,
-      value,
-      tags: entry.tags,
-      sensitive: entry.sensitive,
-      created_at: entry.created_at,
-      updated_at: entry.updated_at,
-    };
-  }
-
-  #scheduleReindex(delayMs: number): void {
-    if (this.#stopped || this.#reindexTimer !== undefined) return;
-    this.#reindexTimer = setTimeout(() => {
-      this.#reindexTimer = undefined;
-      this.#reindexing = this.#reindex().finally(() =>
-        this.#reindexing = undefined
-      );
-    }, delayMs);
-  }
-
-  /** Embeds entries whose vector is missing or from another embedder, in batches. */
-  async #reindex(): Promise<void> {
-    let done = 0;
-    try {
-      while (!this.#stopped) {
-        const batch = await this.backend.staleEmbeddings(this.embedder.id, 64);
-        if (batch.length === 0) break;
-        const vectors = await this.embedder.embed(
-          batch.map((entry) => indexText(entry)),
-        );
-        for (const [i, entry] of batch.entries()) {
-          const vector = vectors[i];
-          if (!vector) continue;
-          await this.backend.setEmbedding(
-            entry.namespace,
-            entry.key,
-            entry.updated_at,
-            {
-              embedder: this.embedder.id,
-              vector,
-            },
-          );
-        }
-        done += batch.length;
-        this.stats.reindexed += batch.length;
-      }
-      this.#lastReindexError = undefined;
-      if (done > 0) {
-        this.#log.info("memory_reindexed", {
-          embedder: this.embedder.id,
-          entries: done,
-        });
-      }
-    } catch (error) {
-      this.#lastReindexError = messageOf(error);
-      this.#log.warn("memory_reindex_failed", {
-        embedder: this.embedder.id,
-        error: messageOf(error),
-      });
-      this.#scheduleReindex(this.#reindexIntervalMs);
-    }
+  #open(entry: StoredEntry): Promise<MemoryEntry> {
+    return openEntry(this.#dataKey, entry);
   }
 
   // ---- observability -------------------------------------------------------
@@ -539,8 +299,8 @@ export class MemoryService {
         ? { queued_writes: backend.queued_writes }
         : {}),
       embedder: this.embedder.id,
-      ...(this.#lastReindexError
-        ? { embedder_error: this.#lastReindexError }
+      ...(this.#embedding.lastError
+        ? { embedder_error: this.#embedding.lastError }
         : {}),
       ...this.stats.summary(),
       entries_per_namespace: counts,
@@ -550,10 +310,6 @@ export class MemoryService {
   metrics(): Metric[] {
     return this.stats.metrics();
   }
-}
-
-function context(namespace: string, key: string): string {
-  return JSON.stringify([namespace, key]);
 }
 
 function notFound(namespace: string, key: string): ToolError {
@@ -566,8 +322,4 @@ function normalizeTags(tags: string[]): string[] {
   return [
     ...new Set(tags.map((tag) => tag.trim()).filter((tag) => tag !== "")),
   ];
-}
-
-function compare(a: SearchHit, b: SearchHit): number {
-  return a.namespace.localeCompare(b.namespace) || a.key.localeCompare(b.key);
 }

@@ -1,0 +1,139 @@
+// KvBackend's conversations: sessions and their messages in the Store (the
+// ["s", …] and ["m", …] rows of the layout in backend_kv_records.ts).
+
+import { z } from "zod";
+import {
+  type JsonValue,
+  MAX_LIST_LIMIT,
+  type Mutation,
+  type Store,
+  type StoreEntry,
+} from "../../platform/store.ts";
+import type { Message } from "./model.ts";
+import { listAll, MAX_ATTEMPTS } from "./backend_kv_records.ts";
+
+/** Messages per commit when appending (plus the session record). */
+const MESSAGES_PER_COMMIT = 90;
+
+const MessageRecord = z.object({
+  role: z.string(),
+  content: z.string(),
+  at: z.string(),
+  extra: z.record(z.string(), z.json()).optional(),
+});
+const SessionRecord = z.object({ count: z.number().int().nonnegative() });
+
+export class KvConversations {
+  #store: Store;
+
+  constructor(store: Store) {
+    this.#store = store;
+  }
+
+  async append(
+    namespace: string,
+    sessionId: string,
+    messages: Message[],
+  ): Promise<number> {
+    const sessionKey = ["s", namespace, sessionId];
+    const records = messages.map(encodeMessage);
+    let total = sessionCount(await this.#store.get(sessionKey));
+    for (let i = 0; i < records.length; i += MESSAGES_PER_COMMIT) {
+      const batch = records.slice(i, i + MESSAGES_PER_COMMIT);
+      let done = false;
+      for (let attempt = 0; attempt < MAX_ATTEMPTS && !done; attempt++) {
+        const session = await this.#store.get(sessionKey);
+        const start = sessionCount(session);
+        const result = await this.#store.commit({
+          checks: [{ key: sessionKey, version: session?.version ?? null }],
+          mutations: [
+            {
+              type: "set",
+              key: sessionKey,
+              value: { count: start + batch.length },
+            },
+            ...batch.map((value, j): Mutation => ({
+              type: "set",
+              key: ["m", namespace, sessionId, sequence(start + j)],
+              value,
+            })),
+          ],
+        });
+        done = result.ok;
+        total = start + batch.length;
+      }
+      if (!done) {
+        throw new Error(
+          `Could not append to session "${sessionId}" in namespace "${namespace}": ` +
+            "it kept changing concurrently; try again",
+        );
+      }
+    }
+    return total;
+  }
+
+  async history(
+    namespace: string,
+    sessionId: string,
+    limit: number,
+  ): Promise<Message[]> {
+    const newestFirst: Message[] = [];
+    let cursor: string | undefined;
+    while (newestFirst.length < limit) {
+      const page = await this.#store.list(["m", namespace, sessionId], {
+        reverse: true,
+        limit: Math.min(MAX_LIST_LIMIT, limit - newestFirst.length),
+        cursor,
+      });
+      newestFirst.push(...page.entries.map((r) => decodeMessage(r.value)));
+      if (page.cursor === null) break;
+      cursor = page.cursor;
+    }
+    return newestFirst.reverse();
+  }
+
+  async sessions(namespace: string): Promise<string[]> {
+    const ids: string[] = [];
+    for await (const record of listAll(this.#store, ["s", namespace])) {
+      if (typeof record.key[2] === "string") ids.push(record.key[2]);
+    }
+    return ids;
+  }
+}
+
+function sessionCount(record: StoreEntry | null): number {
+  const parsed = SessionRecord.safeParse(record?.value);
+  return parsed.success ? parsed.data.count : 0;
+}
+
+/** Zero-padded so that string order is numeric order. */
+function sequence(n: number): string {
+  return String(n).padStart(12, "0");
+}
+
+function encodeMessage(message: Message): JsonValue {
+  const record: { [key: string]: JsonValue } = {
+    role: message.role,
+    content: message.content,
+    at: message.at,
+  };
+  if (message.extra !== undefined) {
+    // JSON round trip: drops undefined and rejects what JSON cannot hold.
+    record.extra = z.record(z.string(), z.json()).parse(
+      JSON.parse(JSON.stringify(message.extra)),
+    );
+  }
+  return record;
+}
+
+function decodeMessage(value: JsonValue): Message {
+  const parsed = MessageRecord.safeParse(value);
+  if (!parsed.success) {
+    throw new Error(
+      `A stored conversation message is unreadable (${
+        parsed.error.issues[0]?.message
+      })`,
+    );
+  }
+  return parsed.data;
+}

@@ -1,0 +1,139 @@
+// KvBackend's record layout in the Store and the codecs of its entry records,
+// list cursors and counters, with the paging helper its parts share.
+//
+// Layout (under the store given, which the daemon scopes to ["svc-memory"]):
+//   ["e", ns, key]             entry record (see EntryRecord)
+//   ["t", ns, tag, key]        null: tag index, for list-by-tag paging
+//   ["n", ns]                  number of entries in ns (absent when 0)
+//   ["s", ns, session]         { count }: messages in the session
+//   ["m", ns, session, seq]    message; seq is zero-padded, so key order is time order
+
+import { Buffer } from "node:buffer";
+import { z } from "zod";
+import {
+  type JsonValue,
+  MAX_LIST_LIMIT,
+  type Store,
+  type StoreEntry,
+  type StoreKey,
+} from "../../platform/store.ts";
+import type { StoredEntry } from "./model.ts";
+
+/** Commit attempts before a write that keeps losing races gives up. */
+export const MAX_ATTEMPTS = 20;
+
+const EntryRecord = z.object({
+  value: z.string(),
+  tags: z.array(z.string()),
+  sensitive: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  /** `f32`: base64 of the vector's little-endian Float32 bytes (a quarter of JSON numbers' size). */
+  embedding: z.object({ embedder: z.string(), f32: z.string() }).nullable(),
+});
+const Cursor = z.object({ tag: z.string().optional(), store: z.string() });
+export type ListCursor = z.infer<typeof Cursor>;
+
+/** Every record under `prefix`; the next page is read while this one is consumed. */
+export async function* listAll(
+  store: Store,
+  prefix: StoreKey,
+): AsyncGenerator<StoreEntry> {
+  const limit = MAX_LIST_LIMIT;
+  let page = await store.list(prefix, { limit });
+  for (;;) {
+    const cursor = page.cursor;
+    const next = cursor === null ? null : store.list(prefix, { limit, cursor });
+    // Handled later by `await`; this only keeps an early exit from leaving it unobserved.
+    next?.catch(() => {});
+    yield* page.entries;
+    if (!next) return;
+    page = await next;
+  }
+}
+
+export function countOf(record: StoreEntry | null): number {
+  const count = record?.value;
+  return typeof count === "number" && Number.isInteger(count) && count > 0
+    ? count
+    : 0;
+}
+
+export function encodeEntry(entry: StoredEntry): JsonValue {
+  const vector = entry.embedding?.vector;
+  return {
+    value: entry.value,
+    tags: entry.tags,
+    sensitive: entry.sensitive,
+    created_at: entry.created_at,
+    updated_at: entry.updated_at,
+    // Deno runs on little-endian machines only, so the raw bytes are little-endian.
+    embedding: entry.embedding && vector
+      ? {
+        embedder: entry.embedding.embedder,
+        f32: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength)
+          .toString("base64"),
+      }
+      : null,
+  };
+}
+
+export function decodeEntry(
+  namespace: string,
+  key: string,
+  value: JsonValue,
+): StoredEntry {
+  const parsed = EntryRecord.safeParse(value);
+  if (!parsed.success) {
+    throw new Error(
+      `Stored entry "${key}" in namespace "${namespace}" is unreadable ` +
+        `(${parsed.error.issues[0]?.message}); delete it or restore a backup`,
+    );
+  }
+  const { embedding, ...rest } = parsed.data;
+  let decoded: StoredEntry["embedding"] = null;
+  if (embedding) {
+    const bytes = Buffer.from(embedding.f32, "base64");
+    const vector = new Float32Array(Math.floor(bytes.length / 4));
+    new Uint8Array(vector.buffer).set(bytes.subarray(0, vector.length * 4));
+    decoded = { embedder: embedding.embedder, vector };
+  }
+  return { namespace, key, ...rest, embedding: decoded };
+}
+
+export function tryDecode(
+  namespace: string,
+  key: string,
+  value: JsonValue,
+): StoredEntry | null {
+  try {
+    return decodeEntry(namespace, key, value);
+  } catch {
+    return null;
+  }
+}
+
+export function encodeCursor(cursor: ListCursor): string {
+  return Buffer.from(JSON.stringify(cursor)).toString("base64url");
+}
+
+export function decodeCursor(text: string, tags: string[]): ListCursor {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(text, "base64url").toString());
+  } catch {
+    parsed = undefined;
+  }
+  const cursor = Cursor.safeParse(parsed);
+  // A cursor walks one tag's rows, so it only fits a query with that tag.
+  const fits = cursor.success &&
+    (cursor.data.tag === undefined
+      ? tags.length === 0
+      : tags.includes(cursor.data.tag));
+  if (!cursor.success || !fits) {
+    throw new Error(
+      "Invalid cursor: pass back the cursor of the previous page, with the same tags",
+    );
+  }
+  return cursor.data;
+}

@@ -1,0 +1,120 @@
+// Embeddings of memory entries: on write, and a background job that
+// (re-)embeds entries whose vector is missing or from another embedder.
+
+import type { Logger } from "../../platform/log.ts";
+import { messageOf } from "../../platform/errors.ts";
+import type { MemoryBackend } from "./backend.ts";
+import type { Embedder } from "./embedder.ts";
+import type { StoredEntry } from "./model.ts";
+import { indexText } from "./search_index.ts";
+import type { MemoryStats } from "./stats.ts";
+
+export interface EmbeddingJobOptions {
+  backend: MemoryBackend;
+  embedder: Embedder;
+  stats: MemoryStats;
+  log: Logger;
+  /** How often the background job looks for entries to (re-)embed. */
+  intervalMs: number;
+}
+
+export class EmbeddingJob {
+  readonly #backend: MemoryBackend;
+  readonly #embedder: Embedder;
+  readonly #stats: MemoryStats;
+  readonly #log: Logger;
+  readonly #intervalMs: number;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #running: Promise<void> | undefined;
+  #lastError: string | undefined;
+  #stopped = false;
+
+  constructor(options: EmbeddingJobOptions) {
+    this.#backend = options.backend;
+    this.#embedder = options.embedder;
+    this.#stats = options.stats;
+    this.#log = options.log;
+    this.#intervalMs = options.intervalMs;
+  }
+
+  /** Why the last embedding failed, until a background run succeeds. */
+  get lastError(): string | undefined {
+    return this.#lastError;
+  }
+
+  /** Sets the entry's embedding; on failure leaves it null and retries in the background. */
+  async embedNew(stored: StoredEntry): Promise<void> {
+    try {
+      const [vector] = await this.#embedder.embed([indexText(stored)]);
+      if (vector) stored.embedding = { embedder: this.#embedder.id, vector };
+    } catch (error) {
+      // Stored without a vector; the background job embeds it later.
+      this.#lastError = messageOf(error);
+      this.#log.warn("memory_embedding_failed", {
+        embedder: this.#embedder.id,
+        error: messageOf(error),
+      });
+      this.schedule(this.#intervalMs);
+    }
+  }
+
+  schedule(delayMs: number): void {
+    if (this.#stopped || this.#timer !== undefined) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#running = this.#reindex().finally(() => this.#running = undefined);
+    }, delayMs);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    await this.#running;
+  }
+
+  /** Embeds entries whose vector is missing or from another embedder, in batches. */
+  async #reindex(): Promise<void> {
+    let done = 0;
+    try {
+      while (!this.#stopped) {
+        const batch = await this.#backend.staleEmbeddings(
+          this.#embedder.id,
+          64,
+        );
+        if (batch.length === 0) break;
+        const vectors = await this.#embedder.embed(
+          batch.map((entry) => indexText(entry)),
+        );
+        for (const [i, entry] of batch.entries()) {
+          const vector = vectors[i];
+          if (!vector) continue;
+          await this.#backend.setEmbedding(
+            entry.namespace,
+            entry.key,
+            entry.updated_at,
+            {
+              embedder: this.#embedder.id,
+              vector,
+            },
+          );
+        }
+        done += batch.length;
+        this.#stats.reindexed += batch.length;
+      }
+      this.#lastError = undefined;
+      if (done > 0) {
+        this.#log.info("memory_reindexed", {
+          embedder: this.#embedder.id,
+          entries: done,
+        });
+      }
+    } catch (error) {
+      this.#lastError = messageOf(error);
+      this.#log.warn("memory_reindex_failed", {
+        embedder: this.#embedder.id,
+        error: messageOf(error),
+      });
+      this.schedule(this.#intervalMs);
+    }
+  }
+}
