@@ -46,12 +46,12 @@ export async function executeTeam(
   run: Run,
   signal: AbortSignal,
 ): Promise<Run> {
-  const state = new RunState(deps, run, signal);
+  const state = new RunState(deps, run, signal, team.max_iterations);
   try {
     if (team.strategy === "sequential") {
-      await sequential(state, team, members);
+      await sequential(state, members);
     } else if (team.strategy === "round_robin") {
-      await roundRobin(state, team, members);
+      await roundRobin(state, members);
     } else {
       await supervised(state, team, members);
     }
@@ -73,10 +73,12 @@ class RunState {
     readonly deps: TeamRunDeps,
     readonly run: Run,
     readonly signal: AbortSignal,
+    readonly maxIterations: number,
   ) {}
 
-  get iterations(): number {
-    return this.run.iterations;
+  /** Another turn would exceed the team's bound. */
+  get atBound(): boolean {
+    return this.run.iterations >= this.maxIterations;
   }
 
   async turn(
@@ -124,6 +126,13 @@ class RunState {
     this.run.usage.output_tokens += result.usage.output_tokens;
   }
 
+  /** Ends the run with `max_iterations`, and `output`, when it is at its bound. */
+  async stopAtBound(output: string | null): Promise<boolean> {
+    if (!this.atBound) return false;
+    await this.finish("completed", "max_iterations", output);
+    return true;
+  }
+
   async finish(
     status: Run["status"],
     stop: NonNullable<Run["stop_reason"]>,
@@ -144,19 +153,11 @@ class RunState {
 
 async function sequential(
   state: RunState,
-  team: Team,
   members: readonly Agent[],
 ): Promise<void> {
   let previous: { agent: string; output: string } | undefined;
   for (const agent of members) {
-    if (state.iterations >= team.max_iterations) {
-      await state.finish(
-        "completed",
-        "max_iterations",
-        previous?.output ?? null,
-      );
-      return;
-    }
+    if (await state.stopAtBound(previous?.output ?? null)) return;
     const result = await state.turn(
       agent,
       compose(state.run, previous),
@@ -168,19 +169,11 @@ async function sequential(
 
 async function roundRobin(
   state: RunState,
-  team: Team,
   members: readonly Agent[],
 ): Promise<void> {
   let previous: { agent: string; output: string } | undefined;
   for (let i = 0;; i++) {
-    if (state.iterations >= team.max_iterations) {
-      await state.finish(
-        "completed",
-        "max_iterations",
-        previous?.output ?? null,
-      );
-      return;
-    }
+    if (await state.stopAtBound(previous?.output ?? null)) return;
     const agent = members[i % members.length];
     let completed: string | undefined;
     const complete: LocalTool = {
@@ -266,7 +259,7 @@ async function supervised(
       if (typeof args.task !== "string" || args.task === "") {
         throw new Error("`task` must be a non-empty string");
       }
-      if (state.iterations >= team.max_iterations) {
+      if (state.atBound) {
         boundHit = true;
         throw new Error(
           `The team's iteration bound (${team.max_iterations} agent turns) is reached: ` +

@@ -1,13 +1,12 @@
-// The A2A endpoints in the OpenAPI document, described from their documented
-// shapes (the seed's agent card and message envelope, A2A JSON-RPC), and the
-// operation shape both halves of the document use.
+// The A2A endpoints in the OpenAPI document: the message envelope and its
+// record from the schemas agents/a2a validates with, the seed's agent card and
+// A2A JSON-RPC from their documented shapes; and the operation shape both
+// halves of the document use.
 
 import { z } from "zod";
 import {
-  ENVELOPE_STATUSES,
-  ENVELOPE_TYPES,
+  envelopeRecordSchema,
   envelopeSchema,
-  PRIORITIES,
 } from "../agents/a2a/envelope.ts";
 
 export interface OperationSpec {
@@ -47,29 +46,7 @@ export const SeedAgentCard = z.object({
 
 export const A2AMessage = envelopeSchema.meta({ id: "A2AMessage" });
 
-const EnvelopeRecord = z.object({
-  id: z.string(),
-  version: Version,
-  type: z.enum(ENVELOPE_TYPES),
-  from_agent: z.string(),
-  to_agent: z.string(),
-  content: z.string(),
-  priority: z.enum(PRIORITIES),
-  in_reply_to: z.string().nullable(),
-  status: z.enum(ENVELOPE_STATUSES).describe(
-    "accepted: in the receiver's inbox; working: a request being answered; " +
-      "answered/failed: its outcome; delivered: handed to a remote agent",
-  ),
-  error: z.string().nullable(),
-  reply_id: z.string().nullable().describe(
-    "The response (or error) envelope that answered this request",
-  ),
-  task_id: z.string().nullable().describe(
-    "The A2A task that carried it, when it went over A2A",
-  ),
-  created_at: z.string(),
-  updated_at: z.string(),
-}).meta({ id: "A2AEnvelope" });
+const EnvelopeRecord = envelopeRecordSchema.meta({ id: "A2AEnvelope" });
 
 const Accepted = z.object({
   id: z.string(),

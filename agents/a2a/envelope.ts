@@ -49,7 +49,6 @@ export const envelopeSchema = z.strictObject({
 export type EnvelopeInput = z.input<typeof envelopeSchema>;
 export type Envelope = z.output<typeof envelopeSchema>;
 
-/** accepted: in the receiver's inbox; working: a request being answered; answered/failed: its outcome; delivered: handed to a remote agent. */
 export const ENVELOPE_STATUSES = [
   "accepted",
   "working",
@@ -58,25 +57,31 @@ export const ENVELOPE_STATUSES = [
   "delivered",
 ] as const;
 
-const recordSchema = z.object({
+/** A recorded envelope as the store keeps it and the API answers it. */
+export const envelopeRecordSchema = z.object({
   id: z.string(),
-  version: z.string(),
+  version: z.string().describe("Dotted three-part version"),
   type: z.enum(ENVELOPE_TYPES),
   from_agent: z.string(),
   to_agent: z.string(),
   content: z.string(),
   priority: z.enum(PRIORITIES),
   in_reply_to: z.string().nullable(),
-  status: z.enum(ENVELOPE_STATUSES),
+  status: z.enum(ENVELOPE_STATUSES).describe(
+    "accepted: in the receiver's inbox; working: a request being answered; " +
+      "answered/failed: its outcome; delivered: handed to a remote agent",
+  ),
   error: z.string().nullable(),
-  /** The id of the response (or error) envelope that answered this request. */
-  reply_id: z.string().nullable(),
-  /** The A2A task that carried it, when it came or went over A2A. */
-  task_id: z.string().nullable(),
+  reply_id: z.string().nullable().describe(
+    "The response (or error) envelope that answered this request",
+  ),
+  task_id: z.string().nullable().describe(
+    "The A2A task that carried it, when it came or went over A2A",
+  ),
   created_at: z.string(),
   updated_at: z.string(),
 });
-export type EnvelopeRecord = z.infer<typeof recordSchema>;
+export type EnvelopeRecord = z.infer<typeof envelopeRecordSchema>;
 
 export type PostResult =
   | { status: 200; body: EnvelopeRecord }
@@ -180,7 +185,7 @@ export class Envelopes {
 
   async get(id: string): Promise<EnvelopeRecord | undefined> {
     const entry = await this.#host.store.get(["message", id]);
-    return entry ? recordSchema.parse(entry.value) : undefined;
+    return entry ? envelopeRecordSchema.parse(entry.value) : undefined;
   }
 
   async update(
@@ -220,7 +225,9 @@ export class Envelopes {
     const entries = await this.#host.store.getMany(
       ids.map((id) => ["message", id]),
     );
-    const data = entries.flatMap((e) => e ? [recordSchema.parse(e.value)] : []);
+    const data = entries.flatMap((e) =>
+      e ? [envelopeRecordSchema.parse(e.value)] : []
+    );
     return { data, next_cursor: listed.cursor };
   }
 

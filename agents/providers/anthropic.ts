@@ -4,14 +4,13 @@
 import { z } from "zod";
 import type {
   Model,
-  ModelCallOptions,
   ModelMessage,
   ModelRequest,
   ModelResponse,
-  ToolCall,
 } from "../model.ts";
+import { endpointModel } from "./endpoint_model.ts";
 import type { Endpoint } from "./http.ts";
-import { finishToolCall, type PartialToolCall } from "./tool_calls.ts";
+import { finishToolCalls, type PartialToolCall } from "./tool_calls.ts";
 import type { SseEvent } from "./sse.ts";
 
 export interface AnthropicModelOptions {
@@ -28,45 +27,37 @@ export const DEFAULT_MAX_TOKENS = 4096;
 const PATH = "/v1/messages";
 
 export function createAnthropicModel(options: AnthropicModelOptions): Model {
-  const { endpoint } = options;
-  return {
+  return endpointModel({
     id: options.id,
-    async complete(
-      request: Omit<ModelRequest, "model">,
-      call: ModelCallOptions = {},
-    ): Promise<ModelResponse> {
-      const body = requestBody(
-        request,
-        options.model,
-        call.onText !== undefined,
-      );
-      if (call.onText) {
-        const events = endpoint.postStream(PATH, body, call.signal);
-        return await readStream(endpoint, events, call.onText);
-      }
-      const json = await endpoint.postJson(PATH, body, call.signal);
-      const parsed = WireMessage.safeParse(json);
-      if (!parsed.success) throw unexpected(endpoint, JSON.stringify(json));
-      const calls: PartialToolCall[] = [];
-      let content = "";
-      for (const block of parsed.data.content) {
-        if (block.type === "text") content += block.text ?? "";
-        if (block.type === "tool_use") {
-          calls.push({
-            id: block.id ?? `toolu_${calls.length}`,
-            name: block.name ?? "",
-            arguments: block.input ?? {},
-          });
-        }
-      }
-      return finish(endpoint, {
-        content,
-        calls,
-        stop: parsed.data.stop_reason,
-        usage: parsed.data.usage,
+    endpoint: options.endpoint,
+    path: PATH,
+    body: (request, stream) => requestBody(request, options.model, stream),
+    parse: parseMessage,
+    readStream,
+  });
+}
+
+function parseMessage(endpoint: Endpoint, json: unknown): ModelResponse {
+  const parsed = WireMessage.safeParse(json);
+  if (!parsed.success) throw endpoint.unexpected(json);
+  const calls: PartialToolCall[] = [];
+  let content = "";
+  for (const block of parsed.data.content) {
+    if (block.type === "text") content += block.text ?? "";
+    if (block.type === "tool_use") {
+      calls.push({
+        id: block.id ?? `toolu_${calls.length}`,
+        name: block.name ?? "",
+        arguments: block.input ?? {},
       });
-    },
-  };
+    }
+  }
+  return finish(endpoint, {
+    content,
+    calls,
+    stop: parsed.data.stop_reason,
+    usage: parsed.data.usage,
+  });
 }
 
 type Block = Record<string, unknown>;
@@ -199,10 +190,10 @@ async function readStream(
     try {
       json = JSON.parse(sse.data);
     } catch {
-      throw unexpected(endpoint, sse.data);
+      throw endpoint.unexpected(sse.data);
     }
     const parsed = StreamEvent.safeParse(json);
-    if (!parsed.success) throw unexpected(endpoint, sse.data);
+    if (!parsed.success) throw endpoint.unexpected(sse.data);
     const event = parsed.data;
     const block = event.content_block;
     const index = event.index ?? 0;
@@ -257,11 +248,7 @@ async function readStream(
     }
     if (complete) break;
   }
-  if (!complete) {
-    throw endpoint.badAnswer(
-      "a stream that ended before the answer was complete",
-    );
-  }
+  if (!complete) throw endpoint.incompleteStream();
   const ordered = [...calls.entries()].sort(([a], [b]) => a - b);
   return finish(endpoint, {
     content,
@@ -285,15 +272,7 @@ function finish(
   },
 ): ModelResponse {
   const truncated = answer.stop === "max_tokens";
-  const toolCalls: ToolCall[] = [];
-  for (const call of answer.calls) {
-    try {
-      toolCalls.push(finishToolCall(endpoint.provider, call));
-    } catch (error) {
-      // A call cut off by max_tokens is dropped; the caller sees `max_tokens`.
-      if (!truncated) throw error;
-    }
-  }
+  const toolCalls = finishToolCalls(endpoint.provider, answer.calls, truncated);
   const u = answer.usage;
   return {
     content: answer.content,
@@ -313,8 +292,4 @@ function finish(
       output_tokens: u?.output_tokens ?? 0,
     },
   };
-}
-
-function unexpected(endpoint: Endpoint, text: string): Error {
-  return endpoint.badAnswer(`an unexpected response: ${text}`);
 }

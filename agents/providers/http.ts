@@ -4,6 +4,12 @@
 import { z } from "zod";
 import type { Logger } from "../../platform/log.ts";
 import { messageOf } from "../../platform/errors.ts";
+import {
+  backoffDelay,
+  isRetryableStatus,
+  retryAfterMs,
+  sleep,
+} from "../../platform/http_retry.ts";
 import { ProviderError } from "../model.ts";
 import { type SseEvent, SseParser } from "./sse.ts";
 
@@ -22,8 +28,8 @@ export interface EndpointOptions {
   problem?: string;
 }
 
-const RETRY_BASE_MS = 500;
-const RETRY_MAX_MS = 8000;
+// Jitter spreads retries of many agents hitting the same rate limit.
+const BACKOFF = { baseMs: 500, maxMs: 8000, jitter: true };
 /** A longer retry-after is cut to this: an agent turn should not hang for minutes. */
 const RETRY_AFTER_CAP_MS = 30000;
 const ERROR_TEXT_MAX = 300;
@@ -99,6 +105,17 @@ export class Endpoint {
     );
   }
 
+  /** A 502 for an answer (JSON text or a parsed value) not of the expected shape. */
+  unexpected(answer: unknown): ProviderError {
+    const text = typeof answer === "string" ? answer : JSON.stringify(answer);
+    return this.badAnswer(`an unexpected response: ${text}`);
+  }
+
+  /** A 502 for a stream that stopped before the provider said it was done. */
+  incompleteStream(): ProviderError {
+    return this.badAnswer("a stream that ended before the answer was complete");
+  }
+
   async *#read(
     path: string,
     body: unknown,
@@ -160,7 +177,7 @@ export class Endpoint {
         deadline.clear();
         const failure = this.#failure(error, deadline, signal, "unreachable");
         if (failure.status !== 503 || attempt >= maxRetries) throw failure;
-        const delay = backoff(attempt);
+        const delay = backoffDelay(attempt, BACKOFF);
         log.warn("model_retry", {
           provider,
           attempt: attempt + 1,
@@ -176,9 +193,9 @@ export class Endpoint {
       deadline.clear();
       if (signal?.aborted) throw signal.reason;
       const status = response.status;
-      const retryable = status === 429 || status >= 500;
-      if (retryable && attempt < maxRetries) {
-        const delay = retryAfter(response.headers) ?? backoff(attempt);
+      if (isRetryableStatus(status) && attempt < maxRetries) {
+        const delay = retryAfter(response.headers) ??
+          backoffDelay(attempt, BACKOFF);
         log.warn("model_retry", {
           provider,
           attempt: attempt + 1,
@@ -326,41 +343,11 @@ function networkReason(error: unknown): string {
   return clip(text, 200);
 }
 
-function backoff(attempt: number): number {
-  const ceiling = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** attempt);
-  // Jitter spreads retries of many agents hitting the same rate limit.
-  return Math.round(ceiling * (0.5 + Math.random() * 0.5));
-}
-
 /** `retry-after-ms` (OpenAI) or `retry-after` (seconds or an HTTP date), capped. */
 export function retryAfter(
   headers: Headers,
   now = Date.now(),
 ): number | undefined {
-  const ms = Number(headers.get("retry-after-ms") ?? NaN);
-  if (Number.isFinite(ms) && ms >= 0) return Math.min(ms, RETRY_AFTER_CAP_MS);
-  const value = headers.get("retry-after");
-  if (value === null || value.trim() === "") return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) {
-    return Math.min(seconds * 1000, RETRY_AFTER_CAP_MS);
-  }
-  const date = Date.parse(value);
-  if (Number.isNaN(date)) return undefined;
-  return Math.min(Math.max(0, date - now), RETRY_AFTER_CAP_MS);
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
+  const ms = retryAfterMs(headers, now);
+  return ms === undefined ? undefined : Math.min(ms, RETRY_AFTER_CAP_MS);
 }

@@ -3,15 +3,14 @@
 import { z } from "zod";
 import type {
   Model,
-  ModelCallOptions,
   ModelMessage,
   ModelRequest,
   ModelResponse,
-  ToolCall,
   Usage,
 } from "../model.ts";
+import { endpointModel } from "./endpoint_model.ts";
 import type { Endpoint } from "./http.ts";
-import { finishToolCall, type PartialToolCall } from "./tool_calls.ts";
+import { finishToolCalls, type PartialToolCall } from "./tool_calls.ts";
 
 export interface OpenAIModelOptions {
   /** `<provider>/<name>` */
@@ -29,24 +28,14 @@ export interface OpenAIModelOptions {
 const PATH = "/chat/completions";
 
 export function createOpenAIModel(options: OpenAIModelOptions): Model {
-  const { endpoint } = options;
-  return {
+  return endpointModel({
     id: options.id,
-    async complete(
-      request: Omit<ModelRequest, "model">,
-      call: ModelCallOptions = {},
-    ): Promise<ModelResponse> {
-      const body = requestBody(request, options, call.onText !== undefined);
-      if (call.onText) {
-        const events = endpoint.postStream(PATH, body, call.signal);
-        return await readStream(endpoint, events, call.onText);
-      }
-      return parseCompletion(
-        endpoint,
-        await endpoint.postJson(PATH, body, call.signal),
-      );
-    },
-  };
+    endpoint: options.endpoint,
+    path: PATH,
+    body: (request, stream) => requestBody(request, options, stream),
+    parse: parseCompletion,
+    readStream,
+  });
 }
 
 function requestBody(
@@ -135,7 +124,7 @@ const Completion = z.object({
 
 function parseCompletion(endpoint: Endpoint, json: unknown): ModelResponse {
   const parsed = Completion.safeParse(json);
-  if (!parsed.success) throw unexpected(endpoint, json);
+  if (!parsed.success) throw endpoint.unexpected(json);
   const choice = parsed.data.choices[0];
   const calls = (choice.message.tool_calls ?? []).map((c, i) => ({
     id: c.id || `call_${i}`,
@@ -185,7 +174,7 @@ async function readStream(
       break;
     }
     const chunk = Chunk.safeParse(parseJson(endpoint, event.data));
-    if (!chunk.success) throw unexpected(endpoint, event.data);
+    if (!chunk.success) throw endpoint.unexpected(event.data);
     if (chunk.data.error) {
       throw endpoint.badAnswer(
         `an error mid-stream: ${chunk.data.error.message}`,
@@ -213,11 +202,7 @@ async function readStream(
       }
     }
   }
-  if (!done && !reason) {
-    throw endpoint.badAnswer(
-      "a stream that ended before the answer was complete",
-    );
-  }
+  if (!done && !reason) throw endpoint.incompleteStream();
   return finish(endpoint, {
     content,
     calls: calls.filter((c) => c !== undefined),
@@ -235,16 +220,11 @@ function finish(
     usage: z.output<typeof WireUsage> | null | undefined;
   },
 ): ModelResponse {
-  const truncated = answer.reason === "length";
-  const toolCalls: ToolCall[] = [];
-  for (const call of answer.calls) {
-    try {
-      toolCalls.push(finishToolCall(endpoint.provider, call));
-    } catch (error) {
-      // A call cut off by max_tokens is dropped; the caller sees `max_tokens`.
-      if (!truncated) throw error;
-    }
-  }
+  const toolCalls = finishToolCalls(
+    endpoint.provider,
+    answer.calls,
+    answer.reason === "length",
+  );
   const usage: Usage = {
     input_tokens: answer.usage?.prompt_tokens ?? 0,
     output_tokens: answer.usage?.completion_tokens ?? 0,
@@ -273,9 +253,4 @@ function parseJson(endpoint: Endpoint, text: string): unknown {
   } catch {
     throw endpoint.badAnswer(`a stream event that is not JSON: ${text}`);
   }
-}
-
-function unexpected(endpoint: Endpoint, json: unknown): Error {
-  const text = typeof json === "string" ? json : JSON.stringify(json);
-  return endpoint.badAnswer(`an unexpected response: ${text}`);
 }

@@ -35,6 +35,24 @@ export function finishToolCall(
   return { id: call.id, name: call.name, arguments: parsed };
 }
 
+/** Finishes every call; when the answer was `truncated`, a broken call is dropped. */
+export function finishToolCalls(
+  provider: string,
+  calls: PartialToolCall[],
+  truncated: boolean,
+): ToolCall[] {
+  const toolCalls: ToolCall[] = [];
+  for (const call of calls) {
+    try {
+      toolCalls.push(finishToolCall(provider, call));
+    } catch (error) {
+      // A call cut off by max_tokens is dropped; the caller sees `max_tokens`.
+      if (!truncated) throw error;
+    }
+  }
+  return toolCalls;
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -3,6 +3,12 @@
 
 import { z } from "zod";
 import { messageOf } from "../../platform/errors.ts";
+import {
+  backoffDelay,
+  isRetryableStatus,
+  retryAfterMs,
+  sleep,
+} from "../../platform/http_retry.ts";
 
 /** Failure of a remote embedder; the message names provider and URL, never the key. */
 export class EmbedderError extends Error {
@@ -64,17 +70,16 @@ export async function request(
         error.status,
       );
     }
-    const backoff = baseDelay * 2 ** (attempt - 1);
-    await sleep(
-      Math.min(options.maxRetryDelayMs ?? 30_000, retryAfter ?? backoff),
-      signal,
-    );
+    const maxMs = options.maxRetryDelayMs ?? 30_000;
+    const delay = retryAfter ??
+      backoffDelay(attempt - 1, { baseMs: baseDelay, maxMs, jitter: false });
+    await sleep(Math.min(maxMs, delay), signal);
   }
 }
 
 type Attempt =
   | { ok: true; json: unknown }
-  | { ok: false; error: EmbedderError; retryAfter: number | null };
+  | { ok: false; error: EmbedderError; retryAfter?: number };
 
 /** Throws what retrying cannot fix; returns transient failures (429, 5xx, network). */
 async function attemptOnce(
@@ -110,7 +115,7 @@ async function attemptOnce(
     const what = `is unreachable: ${
       scrub(reason, provider.secret)
     }; is it running at that URL?`;
-    return { ok: false, error: fail(provider, what), retryAfter: null };
+    return { ok: false, error: fail(provider, what) };
   } finally {
     clearTimeout(timer);
   }
@@ -130,12 +135,8 @@ async function attemptOnce(
     `answered ${response.status}: ${detail}`,
     response.status,
   );
-  if (response.status !== 429 && response.status < 500) throw error;
-  return {
-    ok: false,
-    error,
-    retryAfter: parseRetryAfter(response.headers.get("retry-after")),
-  };
+  if (!isRetryableStatus(response.status)) throw error;
+  return { ok: false, error, retryAfter: retryAfterMs(response.headers) };
 }
 
 export function fail(
@@ -177,27 +178,4 @@ function errorDetail(text: string): string {
 
 function scrub(text: string, secret: string | undefined): string {
   return secret ? text.split(secret).join("[redacted]") : text;
-}
-
-/** Seconds or an HTTP date; null when absent or unreadable. */
-function parseRetryAfter(value: string | null): number | null {
-  if (value === null || value.trim() === "") return null;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
-}
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.reject(signal.reason);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
