@@ -1,6 +1,8 @@
 // Shared by the tests that drive agentd as a real process.
 
 import { fileURLToPath as fromFileUrl } from "node:url";
+import { createLogger, type Logger, type LogLevel } from "../platform/log.ts";
+import { StdioClientTransport } from "../platform/mcp_sdk.ts";
 
 export const ROOT = fromFileUrl(new URL("..", import.meta.url));
 /** main.ts's CLI with the test fixtures as its servers. */
@@ -101,6 +103,46 @@ export function spawnServe(
   );
 }
 
+/** An HTTP reply read whole: its body as text, and as JSON when it parses. */
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The parsed JSON body (undefined when not JSON). */
+  json: unknown;
+}
+
+export async function readReply(response: Response): Promise<Reply> {
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json };
+}
+
+/** A request to a daemon's HTTP API; `body` is sent as JSON unless a string. */
+export async function api(
+  daemon: Daemon,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Reply> {
+  return await readReply(
+    await fetch(`${daemon.url}${path}`, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      body: body === undefined
+        ? undefined
+        : typeof body === "string"
+        ? body
+        : JSON.stringify(body),
+    }),
+  );
+}
+
 /** Runs the CLI to completion and returns its exit code and output. */
 export async function runCli(
   args: string[],
@@ -141,6 +183,21 @@ export function parseLogLine(line: string): LogLine | undefined {
     // not JSON
   }
   return undefined;
+}
+
+/** A logger whose JSON lines are kept, parsed, in `logs`. */
+export function capturedLog(
+  level?: LogLevel,
+): { log: Logger; logs: LogLine[] } {
+  const logs: LogLine[] = [];
+  const log = createLogger({
+    level,
+    sink: (line) => {
+      const parsed = parseLogLine(line);
+      if (parsed) logs.push(parsed);
+    },
+  });
+  return { log, logs };
 }
 
 export async function* lines(
@@ -315,6 +372,23 @@ export function spawnStdio(args: string[]): StdioSession {
     },
     status: status.finally(() => writer.close().catch(() => {})),
   };
+}
+
+/**
+ * An MCP SDK stdio transport that spawns `agentd <args>` (fixture servers),
+ * with its stderr piped; `env` goes on top of the SDK's default environment.
+ */
+export function fixtureStdio(
+  args: string[],
+  env?: Record<string, string>,
+): StdioClientTransport {
+  return new StdioClientTransport({
+    command: Deno.execPath(),
+    args: ["run", "-A", FIXTURE_CLI, ...args],
+    cwd: ROOT,
+    env,
+    stderr: "pipe",
+  });
 }
 
 /** The JSON-RPC response with this id among stdout lines, if it arrived. */

@@ -5,58 +5,25 @@
 // that keeps agents, inboxes and tasks.
 
 import assert from "node:assert/strict";
-import {
-  CancelTaskRequest,
-  GetTaskRequest,
-  type Message,
-  SendMessageRequest,
-  type Task,
-  TaskState,
-} from "@a2a-js/sdk";
-import {
-  type Client,
-  ClientFactory,
-  ClientFactoryOptions,
-  JsonRpcTransportFactory,
-} from "@a2a-js/sdk/client";
-import { parseLegacyAgentCard } from "@a2a-js/sdk/compat/v0_3/client";
+import { CancelTaskRequest, GetTaskRequest, TaskState } from "@a2a-js/sdk";
 import { z } from "zod";
 import { Agent } from "../../agents/schemas.ts";
 import {
+  api,
   type Daemon,
   freePort,
   spawnServe,
   tempDir,
   waitFor,
 } from "../helpers.ts";
+import {
+  artifactText,
+  asTask,
+  sendRequest,
+  v03Client,
+  v1Client,
+} from "./a2a/fixture.ts";
 import { type ModelServer, startModelServer } from "./model_server.ts";
-
-interface Reply {
-  status: number;
-  text: string;
-  json: unknown;
-}
-
-async function api(
-  daemon: Daemon,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<Reply> {
-  const response = await fetch(`${daemon.url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, text, json };
-}
 
 /** A stored seed envelope, as POST /v1/a2a/message and the inboxes show it. */
 const EnvelopeRecord = z.object({
@@ -95,14 +62,32 @@ const SeedCard = z.looseObject({
   ),
 });
 
-async function postEnvelope(
+/** Posts a request envelope; the reply is the response envelope. */
+async function ask(
   daemon: Daemon,
   envelope: Record<string, string>,
-): Promise<Reply> {
-  return await api(daemon, "POST", "/v1/a2a/message", {
+): Promise<EnvelopeRecord> {
+  const res = await api(daemon, "POST", "/v1/a2a/message", {
     version: "1.0.0",
+    type: "request",
     ...envelope,
   });
+  assert.equal(res.status, 200, res.text);
+  return EnvelopeRecord.parse(res.json);
+}
+
+/** Posts a notification envelope; the reply only accepts it. */
+async function notify(
+  daemon: Daemon,
+  envelope: Record<string, string>,
+): Promise<{ id: string }> {
+  const res = await api(daemon, "POST", "/v1/a2a/message", {
+    version: "1.0.0",
+    type: "notification",
+    ...envelope,
+  });
+  assert.equal(res.status, 202, res.text);
+  return Accepted.parse(res.json);
 }
 
 /** An agent's inbox, newest first. */
@@ -152,55 +137,6 @@ async function stopCleanly(daemon: Daemon | undefined): Promise<void> {
   assert.deepEqual(errors, [], `${daemon.url} logged errors`);
 }
 
-function sendRequest(
-  text: string,
-  options: { returnImmediately?: boolean } = {},
-): SendMessageRequest {
-  return SendMessageRequest.fromJSON({
-    message: {
-      messageId: crypto.randomUUID(),
-      role: "ROLE_USER",
-      parts: [{ text }],
-    },
-    configuration: { returnImmediately: options.returnImmediately ?? false },
-  });
-}
-
-function asTask(result: Message | Task): Task {
-  assert.ok(!("messageId" in result), "the agent answers with a task");
-  return result;
-}
-
-function artifactText(task: Task): string {
-  return task.artifacts.flatMap((a) =>
-    a.parts.flatMap((p) => p.content?.$case === "text" ? [p.content.value] : [])
-  ).join("");
-}
-
-/** The SDK's v1.0 client, discovering the agent from its well-known card. */
-function v1Client(daemon: Daemon, agent: string): Promise<Client> {
-  return new ClientFactory().createFromUrl(
-    `${daemon.url}/v1/a2a/${agent}/.well-known/agent-card.json`,
-    "",
-  );
-}
-
-/** The SDK's 0.3 client: the 0.3 card (served without A2A-Version) and the compat transport. */
-async function v03Client(daemon: Daemon, agent: string): Promise<Client> {
-  const res = await fetch(
-    `${daemon.url}/v1/a2a/${agent}/.well-known/agent-card.json`,
-  );
-  const { supportedInterfaces: _, ...card } = await res.json();
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [
-        new JsonRpcTransportFactory({ legacyCompat: { enabled: true } }),
-      ],
-    }),
-  );
-  return await factory.createFromAgentCard(parseLegacyAgentCard(card));
-}
-
 const CLIENTS = [["1.0", v1Client], ["0.3", v03Client]] as const;
 
 Deno.test("a2a daemons: real agents on two agentd processes talk over /v1/a2a and A2A, and keep it all across a restart", async (t) => {
@@ -239,15 +175,12 @@ Deno.test("a2a daemons: real agents on two agentd processes talk over /v1/a2a an
 
     await t.step("envelopes between two agents of one daemon", async () => {
       modelA.script([{ text: "Bob here: the build is green." }]);
-      const res = await postEnvelope(A, {
-        type: "request",
+      const answer = await ask(A, {
         from_agent: "alice",
         to_agent: "bob",
         content: "Is the build green?",
         priority: "high",
       });
-      assert.equal(res.status, 200, res.text);
-      const answer = EnvelopeRecord.parse(res.json);
       assert.deepEqual(
         [answer.type, answer.from_agent, answer.to_agent, answer.content],
         ["response", "bob", "alice", "Bob here: the build is green."],
@@ -275,14 +208,11 @@ Deno.test("a2a daemons: real agents on two agentd processes talk over /v1/a2a an
       const [reply] = await inbox(A, "alice");
       assert.equal(reply.id, answer.id);
 
-      const note = await postEnvelope(A, {
-        type: "notification",
+      const accepted = await notify(A, {
         from_agent: "alice",
         to_agent: "bob",
         content: "Deploy window opens at 15:00.",
       });
-      assert.equal(note.status, 202, note.text);
-      const accepted = Accepted.parse(note.json);
       assert.equal(modelA.requests.length, 1, "a notification runs no turn");
       const [latest, older] = await inbox(A, "bob");
       assert.equal(latest.id, accepted.id);
@@ -296,15 +226,12 @@ Deno.test("a2a daemons: real agents on two agentd processes talk over /v1/a2a an
 
     await t.step("envelopes from A's alice to carol on daemon B", async () => {
       modelB.script([{ text: "Carol: the release is on Thursday." }]);
-      const res = await postEnvelope(A, {
-        type: "request",
+      const answer = await ask(A, {
         from_agent: "alice",
         to_agent: carolAddress,
         content: "When is the release?",
         priority: "high",
       });
-      assert.equal(res.status, 200, res.text);
-      const answer = EnvelopeRecord.parse(res.json);
       assert.deepEqual(
         [answer.type, answer.from_agent, answer.to_agent, answer.content],
         ["response", "carol", "alice", "Carol: the release is on Thursday."],
@@ -340,15 +267,12 @@ Deno.test("a2a daemons: real agents on two agentd processes talk over /v1/a2a an
       );
       assert.equal(received.task_id, answer.task_id);
 
-      const note = await postEnvelope(A, {
-        type: "notification",
+      await notify(A, {
         from_agent: "alice",
         to_agent: carolAddress,
         content: "Release notes are drafted.",
         priority: "low",
       });
-      assert.equal(note.status, 202, note.text);
-      Accepted.parse(note.json);
       assert.equal(modelB.requests.length, 1, "a notification runs no turn");
       const [latest] = await inbox(B, "carol");
       assert.deepEqual(
@@ -359,15 +283,12 @@ Deno.test("a2a daemons: real agents on two agentd processes talk over /v1/a2a an
 
       // A second request continues the same conversation on B.
       modelB.script([{ text: "Carol: still Thursday." }]);
-      const again = await postEnvelope(A, {
-        type: "request",
+      const second = await ask(A, {
         from_agent: "alice",
         to_agent: carolAddress,
         content: "Still on?",
         priority: "normal",
       });
-      assert.equal(again.status, 200, again.text);
-      const second = EnvelopeRecord.parse(again.json);
       assert.ok(second.task_id);
       taskIds.completed.push(second.task_id);
       assert.equal(modelB.requests.length, 2);
@@ -531,14 +452,12 @@ Deno.test("a2a daemons: real agents on two agentd processes talk over /v1/a2a an
 
         // A still reaches carol at the same address.
         modelB.script([{ text: "Carol is back." }]);
-        const res = await postEnvelope(A, {
-          type: "request",
+        const back = await ask(A, {
           from_agent: "alice",
           to_agent: carolAddress,
           content: "Still there?",
         });
-        assert.equal(res.status, 200, res.text);
-        assert.equal(EnvelopeRecord.parse(res.json).content, "Carol is back.");
+        assert.equal(back.content, "Carol is back.");
         assert.equal((await inbox(B2, "carol")).length, 4);
       },
     );

@@ -41,37 +41,19 @@ Deno.test("a2a host: a local agent's card, and a request envelope answered by th
     /message from agent \\"tester\\"/,
   );
 
+  const valid = {
+    version: "1.0.0",
+    type: "request",
+    from_agent: "a",
+    to_agent: "helper",
+    content: "x",
+  };
+  const { content: _, ...noContent } = valid;
   const bad = [
-    [{
-      version: "1",
-      type: "request",
-      from_agent: "a",
-      to_agent: "helper",
-      content: "x",
-    }, 400],
-    [
-      {
-        version: "1.0.0",
-        type: "request",
-        from_agent: "a",
-        to_agent: "helper",
-      },
-      400,
-    ],
-    [{
-      version: "1.0.0",
-      type: "gossip",
-      from_agent: "a",
-      to_agent: "helper",
-      content: "x",
-    }, 400],
-    [{
-      version: "1.0.0",
-      type: "request",
-      from_agent: "a",
-      to_agent: "nobody",
-      content: "x",
-    }, 404],
+    [{ ...valid, version: "1" }, 400],
+    [noContent, 400],
+    [{ ...valid, type: "gossip" }, 400],
+    [{ ...valid, to_agent: "nobody" }, 404],
     ["{nope", 400],
   ] as const;
   for (const [body, status] of bad) {

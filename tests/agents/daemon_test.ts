@@ -4,41 +4,9 @@
 
 import assert from "node:assert/strict";
 import { Agent, Run, SendReply, Team } from "../../agents/schemas.ts";
-import { type Daemon, spawnServe, tempDir, waitFor } from "../helpers.ts";
+import { api, type Daemon, spawnServe, tempDir, waitFor } from "../helpers.ts";
 import { type ModelServer, startModelServer } from "./model_server.ts";
 import { MIB, parseEvents } from "./stack.ts";
-
-interface Reply {
-  status: number;
-  text: string;
-  json: unknown;
-  headers: Headers;
-}
-
-async function api(
-  daemon: Daemon,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<Reply> {
-  const response = await fetch(`${daemon.url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
-    body: body === undefined
-      ? undefined
-      : typeof body === "string"
-      ? body
-      : JSON.stringify(body),
-  });
-  const text = await response.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, text, json, headers: response.headers };
-}
 
 function serve(dataDir: string, model: ModelServer): Promise<Daemon> {
   return spawnServe(dataDir, {

@@ -13,11 +13,10 @@ import {
 import { Repository, RunLease } from "../../agents/repository.ts";
 import { Run, Team } from "../../agents/schemas.ts";
 import { AgentService } from "../../agents/service.ts";
-import { createLogger } from "../../platform/log.ts";
 import { scoped, type Store } from "../../platform/store.ts";
 import { openKvStore } from "../../platform/store_kv.ts";
 import { MemoryStore } from "../../platform/store_memory.ts";
-import { type LogLine, parseLogLine, waitFor } from "../helpers.ts";
+import { capturedLog, waitFor } from "../helpers.ts";
 import { startStack } from "./stack.ts";
 
 const ids = new IdSource();
@@ -27,14 +26,7 @@ async function startPeer(
   store: Store,
   options: { leaseRenewMs?: number; clock?: () => number } = {},
 ) {
-  const logs: LogLine[] = [];
-  const log = createLogger({
-    level: "debug",
-    sink: (line) => {
-      const parsed = parseLogLine(line);
-      if (parsed) logs.push(parsed);
-    },
-  });
+  const { log, logs } = capturedLog("debug");
   const service = new AgentService({
     store: scoped(store, ["agents"]),
     a2aStore: scoped(store, ["a2a"]),

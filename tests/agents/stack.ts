@@ -15,7 +15,6 @@ import {
 } from "../../agents/providers/mod.ts";
 import { AgentService } from "../../agents/service.ts";
 import { readBaseConfig } from "../../platform/config.ts";
-import { createLogger } from "../../platform/log.ts";
 import { Client } from "../../platform/mcp_sdk.ts";
 import { scoped } from "../../platform/store.ts";
 import { MemoryStore } from "../../platform/store_memory.ts";
@@ -25,7 +24,12 @@ import type { HostedServer } from "../../tools/host.ts";
 import { gatewayServer } from "../../tools/gateway/mod.ts";
 import { connectInProcess } from "../../tools/mcp.ts";
 import { memoryServer } from "../../tools/memory/mod.ts";
-import { type LogLine, parseLogLine } from "../helpers.ts";
+import {
+  capturedLog,
+  type LogLine,
+  readReply,
+  type Reply,
+} from "../helpers.ts";
 import { type ModelServer, startModelServer } from "./model_server.ts";
 
 export const MIB = 1024 * 1024;
@@ -49,14 +53,6 @@ export interface Stack {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-export interface Reply {
-  status: number;
-  headers: Headers;
-  text: string;
-  /** The parsed JSON body (undefined when not JSON). */
-  json: unknown;
-}
-
 /** A per-agent token the stack's app knows: requests with it act as agent "alice". */
 export const ALICE_TOKEN = "alice-token-0123456789abcdef";
 
@@ -68,14 +64,7 @@ export async function startStack(options: {
   /** The service's run lease interval (default LEASE_RENEW_MS). */
   leaseRenewMs?: number;
 } = {}): Promise<Stack> {
-  const logs: LogLine[] = [];
-  const log = createLogger({
-    level: "debug",
-    sink: (line) => {
-      const parsed = parseLogLine(line);
-      if (parsed) logs.push(parsed);
-    },
-  });
+  const { log, logs } = capturedLog("debug");
   const dataDir = await Deno.makeTempDir({ prefix: "agentd-agents-" });
   const store = new MemoryStore();
   const model = await startModelServer();
@@ -150,15 +139,9 @@ export async function startStack(options: {
         init.body = typeof body === "string" ? body : JSON.stringify(body);
         init.headers = { "content-type": "application/json", ...init.headers };
       }
-      const response = await app.request(`http://127.0.0.1:8765${path}`, init);
-      const text = await response.text();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-      return { status: response.status, headers: response.headers, text, json };
+      return await readReply(
+        await app.request(`http://127.0.0.1:8765${path}`, init),
+      );
     },
     async gateway(agent) {
       const host = hosts.find((candidate) => candidate.id === "gateway");

@@ -10,7 +10,7 @@ import { type AppEnv, type AppOptions, createApp } from "../../routes/mod.ts";
 import { HostedServer } from "../../tools/host.ts";
 import { defineServer, text, toolDefiner } from "../../tools/kit.ts";
 import { McpHttpEndpoint } from "../../tools/mcp_http.ts";
-import { type LogLine, parseLogLine } from "../helpers.ts";
+import { capturedLog, type LogLine } from "../helpers.ts";
 
 const VERSION = "1.2.3";
 const LIMIT = 256;
@@ -51,13 +51,7 @@ async function withHosts(
   servers: { id: string; fail?: string }[],
   body: (fixture: Fixture) => Promise<void>,
 ): Promise<void> {
-  const logs: LogLine[] = [];
-  const log = createLogger({
-    sink: (line) => {
-      const parsed = parseLogLine(line);
-      if (parsed) logs.push(parsed);
-    },
-  });
+  const { log, logs } = capturedLog();
   const store = new MemoryStore();
   const hosts: HostedServer[] = [];
   const endpoints = new Map<string, McpHttpEndpoint>();

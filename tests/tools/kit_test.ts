@@ -15,7 +15,6 @@ import {
   McpError,
   ResourceUpdatedNotificationSchema,
 } from "../../platform/mcp_sdk.ts";
-import { createLogger } from "../../platform/log.ts";
 import type { Store } from "../../platform/store.ts";
 import { MemoryStore } from "../../platform/store_memory.ts";
 import { HostedServer } from "../../tools/host.ts";
@@ -30,7 +29,7 @@ import {
   ToolError,
 } from "../../tools/kit.ts";
 import { connectInProcess } from "../../tools/mcp.ts";
-import { type LogLine, parseLogLine, waitFor } from "../helpers.ts";
+import { capturedLog, type LogLine, waitFor } from "../helpers.ts";
 
 /** What the test server lets a test observe and steer. */
 class Probe {
@@ -287,14 +286,7 @@ async function withKit(
   options: KitOptions = {},
 ): Promise<void> {
   const probe = new Probe();
-  const logs: LogLine[] = [];
-  const log = createLogger({
-    level: "info",
-    sink: (line) => {
-      const parsed = parseLogLine(line);
-      if (parsed) logs.push(parsed);
-    },
-  });
+  const { log, logs } = capturedLog("info");
   const store = new MemoryStore();
   const host = await HostedServer.start((options.spec ?? kitSpec)(probe), {
     store,

@@ -2,13 +2,12 @@
 // real CLI; and a raw session proving stdout carries only MCP messages.
 
 import assert from "node:assert/strict";
-import { Client, StdioClientTransport } from "../../platform/mcp_sdk.ts";
+import { Client } from "../../platform/mcp_sdk.ts";
 import {
-  FIXTURE_CLI,
+  fixtureStdio,
   INITIALIZE_REQUEST,
   parseLogLine,
   responseTo,
-  ROOT,
   spawnStdio,
   tempDir,
   waitFor,
@@ -16,21 +15,10 @@ import {
 
 Deno.test("stdio: the SDK client lists and calls tools, reads resources and prompts", async () => {
   await using dir = await tempDir();
-  const transport = new StdioClientTransport({
-    command: Deno.execPath(),
-    args: [
-      "run",
-      "-A",
-      FIXTURE_CLI,
-      "mcp",
-      "conformance",
-      "--data-dir",
-      dir.path,
-    ],
-    cwd: ROOT,
-    env: { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "" },
-    stderr: "pipe",
-  });
+  const transport = fixtureStdio(
+    ["mcp", "conformance", "--data-dir", dir.path],
+    { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "" },
+  );
   const stderr: string[] = [];
   const stderrDone = new Promise<void>((resolve) => {
     const stream = transport.stderr;

@@ -1,6 +1,16 @@
 // A fake A2AHost whose agents' turns are small deterministic functions,
-// over a real store, and the A2A routes mounted as the daemon mounts them.
+// over a real store, and the A2A routes mounted as the daemon mounts them;
+// and @a2a-js/sdk clients (v1.0 and 0.3) of an agent served anywhere.
 
+import assert from "node:assert/strict";
+import { type Message, SendMessageRequest, type Task } from "@a2a-js/sdk";
+import {
+  type Client,
+  ClientFactory,
+  ClientFactoryOptions,
+  JsonRpcTransportFactory,
+} from "@a2a-js/sdk/client";
+import { parseLegacyAgentCard } from "@a2a-js/sdk/compat/v0_3/client";
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type {
@@ -201,4 +211,62 @@ export async function sseEvents(response: Response): Promise<unknown[]> {
   return text.split("\n\n").filter((block) => block.startsWith("data: ")).map(
     (block) => JSON.parse(block.slice("data: ".length)),
   );
+}
+
+/** The SDK's v1.0 client, discovering the agent from its well-known card. */
+export function v1Client(
+  server: { url: string },
+  agent: string,
+): Promise<Client> {
+  return new ClientFactory().createFromUrl(
+    `${server.url}/v1/a2a/${agent}/.well-known/agent-card.json`,
+    "",
+  );
+}
+
+/** The SDK's 0.3 client: the 0.3 card (as served without A2A-Version, read as a 0.3 reader reads it) and the compat transport. */
+export async function v03Client(
+  server: { url: string },
+  agent: string,
+): Promise<Client> {
+  const res = await fetch(
+    `${server.url}/v1/a2a/${agent}/.well-known/agent-card.json`,
+  );
+  const { supportedInterfaces: _, ...card } = await res.json();
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [
+        new JsonRpcTransportFactory({ legacyCompat: { enabled: true } }),
+      ],
+    }),
+  );
+  return await factory.createFromAgentCard(parseLegacyAgentCard(card));
+}
+
+/** A user message of `text` for the SDK's sendMessage(Stream). */
+export function sendRequest(
+  text: string,
+  options: { returnImmediately?: boolean; contextId?: string } = {},
+): SendMessageRequest {
+  return SendMessageRequest.fromJSON({
+    message: {
+      messageId: crypto.randomUUID(),
+      role: "ROLE_USER",
+      parts: [{ text }],
+      contextId: options.contextId,
+    },
+    configuration: { returnImmediately: options.returnImmediately ?? false },
+  });
+}
+
+export function asTask(result: Message | Task): Task {
+  assert.ok(!("messageId" in result), "the agent answers with a task");
+  return result;
+}
+
+/** The text parts of a task's artifacts, joined. */
+export function artifactText(task: Task): string {
+  return task.artifacts.flatMap((a) =>
+    a.parts.flatMap((p) => p.content?.$case === "text" ? [p.content.value] : [])
+  ).join("");
 }

@@ -7,46 +7,21 @@ import {
   CancelTaskRequest,
   GetTaskRequest,
   ListTasksRequest,
-  type Message,
-  SendMessageRequest,
-  type Task,
   TaskState,
 } from "@a2a-js/sdk";
-import {
-  type Client,
-  ClientFactory,
-  ClientFactoryOptions,
-  JsonRpcTransportFactory,
-} from "@a2a-js/sdk/client";
-import { parseLegacyAgentCard } from "@a2a-js/sdk/compat/v0_3/client";
+import { ClientFactory } from "@a2a-js/sdk/client";
 import { MemoryStore } from "../../../platform/store_memory.ts";
-import { a2aApp, type Fixture, serve, type Served } from "./fixture.ts";
-
-function request(
-  text: string,
-  options: { returnImmediately?: boolean; contextId?: string } = {},
-) {
-  return SendMessageRequest.fromJSON({
-    message: {
-      messageId: crypto.randomUUID(),
-      role: "ROLE_USER",
-      parts: [{ text }],
-      contextId: options.contextId,
-    },
-    configuration: { returnImmediately: options.returnImmediately ?? false },
-  });
-}
-
-function asTask(result: Message | Task): Task {
-  assert.ok(!("messageId" in result), "the agent answers with a task");
-  return result;
-}
-
-function textOf(task: Task): string {
-  return task.artifacts.flatMap((a) =>
-    a.parts.flatMap((p) => p.content?.$case === "text" ? [p.content.value] : [])
-  ).join("");
-}
+import {
+  a2aApp,
+  artifactText,
+  asTask,
+  type Fixture,
+  sendRequest,
+  serve,
+  type Served,
+  v03Client,
+  v1Client,
+} from "./fixture.ts";
 
 /** Runs `body` against a daemon on a socket; returns the JSON-RPC methods it was called with. */
 async function withDaemon(
@@ -69,30 +44,6 @@ async function withDaemon(
   }
 }
 
-/** The SDK's v1.0 client, discovering the agent from its well-known card. */
-function v1Client(server: Served, agent: string): Promise<Client> {
-  return new ClientFactory().createFromUrl(
-    `${server.url}/v1/a2a/${agent}/.well-known/agent-card.json`,
-    "",
-  );
-}
-
-/** The SDK's 0.3 client: the 0.3 card (as served without A2A-Version, read as a 0.3 reader reads it) and the compat transport. */
-async function v03Client(server: Served, agent: string): Promise<Client> {
-  const res = await fetch(
-    `${server.url}/v1/a2a/${agent}/.well-known/agent-card.json`,
-  );
-  const { supportedInterfaces: _, ...card } = await res.json();
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [
-        new JsonRpcTransportFactory({ legacyCompat: { enabled: true } }),
-      ],
-    }),
-  );
-  return await factory.createFromAgentCard(parseLegacyAgentCard(card));
-}
-
 const CLIENTS = [
   ["1.0", v1Client, [
     "SendMessage",
@@ -113,12 +64,14 @@ for (const [version, makeClient, [send, stream, get, cancel]] of CLIENTS) {
     const methods = await withDaemon(async (fixture, server) => {
       const client = await makeClient(server, "echo");
       assert.equal(client.protocolVersion, version);
-      const task = asTask(await client.sendMessage(request("good morning")));
+      const task = asTask(
+        await client.sendMessage(sendRequest("good morning")),
+      );
       assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED);
-      assert.equal(textOf(task), "GOOD MORNING");
+      assert.equal(artifactText(task), "GOOD MORNING");
       const again = asTask(
         await client.sendMessage(
-          request("and again", { contextId: task.contextId }),
+          sendRequest("and again", { contextId: task.contextId }),
         ),
       );
       assert.equal(again.contextId, task.contextId);
@@ -131,7 +84,7 @@ for (const [version, makeClient, [send, stream, get, cancel]] of CLIENTS) {
       );
       assert.equal(got.id, task.id);
       assert.equal(got.status?.state, TaskState.TASK_STATE_COMPLETED);
-      assert.equal(textOf(got), "GOOD MORNING");
+      assert.equal(artifactText(got), "GOOD MORNING");
       assert.equal(got.history.length, 2);
     });
     assert.deepEqual(methods, [send, send, get]);
@@ -144,7 +97,7 @@ for (const [version, makeClient, [send, stream, get, cancel]] of CLIENTS) {
       let text = "";
       let last: TaskState | undefined;
       for await (
-        const event of client.sendMessageStream(request("stream me please"))
+        const event of client.sendMessageStream(sendRequest("stream me please"))
       ) {
         const payload = event.payload;
         if (!payload) continue;
@@ -173,7 +126,7 @@ for (const [version, makeClient, [send, stream, get, cancel]] of CLIENTS) {
       const started = fixture.host.slowStarted();
       const task = asTask(
         await client.sendMessage(
-          request("no hurry", { returnImmediately: true }),
+          sendRequest("no hurry", { returnImmediately: true }),
         ),
       );
       assert.ok(
@@ -205,8 +158,8 @@ for (const [version, makeClient, [send, stream, get, cancel]] of CLIENTS) {
 Deno.test("sdk 1.0: listTasks, and discovery from the daemon's origin", async () => {
   await withDaemon(async (_fixture, server) => {
     const client = await new ClientFactory().createFromUrl(server.url);
-    const first = asTask(await client.sendMessage(request("one")));
-    const second = asTask(await client.sendMessage(request("two")));
+    const first = asTask(await client.sendMessage(sendRequest("one")));
+    const second = asTask(await client.sendMessage(sendRequest("two")));
     const listed = await client.listTasks(
       ListTasksRequest.fromJSON({ pageSize: 1 }),
     );

@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import type { ModelMessage, ModelTool } from "../../../agents/model.ts";
 import { startModelServer, TEST_API_KEY } from "../model_server.ts";
-import { collector, harness, HELLO, providerError } from "./harness.ts";
+import {
+  assertPlainAnswer,
+  assertStreamsText,
+  assertToolCalls,
+  harness,
+  HELLO,
+  providerError,
+} from "./harness.ts";
 
 const SEARCH: ModelTool = {
   name: "web__search",
@@ -15,28 +22,17 @@ const SEARCH: ModelTool = {
 
 Deno.test("anthropic: a plain text answer (JSON), system as a top-level field", async () => {
   await using server = await startModelServer();
-  server.script([{
-    text: "Bonjour.",
-    usage: { input_tokens: 20, output_tokens: 3 },
-  }]);
-  const model = harness(server).models.resolve("anthropic/claude-test");
-  assert.equal(model.id, "anthropic/claude-test");
-
-  const answer = await model.complete({
-    messages: [
+  const request = await assertPlainAnswer(
+    server,
+    "anthropic/claude-test",
+    [
       { role: "system", content: "Answer in French." },
       { role: "system", content: "Be brief." },
       { role: "user", content: "Hello" },
     ],
-    tools: [],
-  });
-  assert.deepEqual(answer, {
-    content: "Bonjour.",
-    tool_calls: [],
-    finish: "end_turn",
-    usage: { input_tokens: 20, output_tokens: 3 },
-  });
-  const [request] = server.requests;
+    "Bonjour.",
+    { input_tokens: 20, output_tokens: 3 },
+  );
   assert.equal(request.path, "/v1/messages");
   assert.equal(request.headers["x-api-key"], TEST_API_KEY);
   assert.equal(request.headers["anthropic-version"], "2023-06-01");
@@ -51,58 +47,25 @@ Deno.test("anthropic: a plain text answer (JSON), system as a top-level field", 
 
 Deno.test("anthropic: streamed text arrives as several deltas, in order", async () => {
   await using server = await startModelServer();
-  const text = "Claude streams text_delta events one after another.";
-  server.script([{ text, usage: { input_tokens: 8, output_tokens: 12 } }]);
-  const model = harness(server).models.resolve("anthropic/claude-test");
-  const { deltas, onText } = collector();
-
-  const answer = await model.complete(HELLO, { onText });
-  assert.ok(deltas.length > 3, `only ${deltas.length} deltas`);
-  assert.equal(deltas.join(""), text);
-  assert.equal(answer.content, text);
-  assert.equal(answer.finish, "end_turn");
-  assert.deepEqual(answer.usage, { input_tokens: 8, output_tokens: 12 });
-  assert.equal(server.requests[0].body.stream, true);
+  await assertStreamsText(
+    server,
+    "anthropic/claude-test",
+    "Claude streams text_delta events one after another.",
+    { input_tokens: 8, output_tokens: 12 },
+  );
 });
 
 for (const stream of [false, true]) {
   const mode = stream ? "streamed" : "JSON";
   Deno.test(`anthropic: single and parallel tool calls (${mode})`, async () => {
     await using server = await startModelServer();
-    const nested = { query: 'deno "streams"', filters: { site: ["a", "b"] } };
-    server.script([
-      {
-        text: "Searching.",
-        tool_calls: [{ name: SEARCH.name, arguments: nested }],
-      },
-      {
-        tool_calls: [
-          { name: SEARCH.name, arguments: { query: "one" } },
-          { name: "clock__now", arguments: {} },
-        ],
-      },
-    ]);
-    const model = harness(server).models.resolve("anthropic/claude-test");
-    const { deltas, onText } = collector();
-    const options = stream ? { onText } : {};
-    const request = { ...HELLO, tools: [SEARCH] };
-
-    const single = await model.complete(request, options);
-    assert.equal(single.finish, "tool_calls");
-    assert.equal(single.content, "Searching.");
-    assert.equal(single.tool_calls.length, 1);
-    assert.equal(single.tool_calls[0].name, SEARCH.name);
-    assert.deepEqual(single.tool_calls[0].arguments, nested);
-    assert.match(single.tool_calls[0].id, /^toolu_/);
-
-    const parallel = await model.complete(request, options);
-    assert.equal(parallel.finish, "tool_calls");
-    assert.deepEqual(
-      parallel.tool_calls.map((c) => [c.name, c.arguments]),
-      [[SEARCH.name, { query: "one" }], ["clock__now", {}]],
-    );
-    assert.notEqual(parallel.tool_calls[0].id, parallel.tool_calls[1].id);
-    assert.equal(deltas.join(""), stream ? "Searching." : "");
+    await assertToolCalls(server, "anthropic/claude-test", stream, {
+      tool: SEARCH,
+      text: "Searching.",
+      nested: { query: 'deno "streams"', filters: { site: ["a", "b"] } },
+      parallel: { query: "one" },
+      idPattern: /^toolu_/,
+    });
   });
 }
 

@@ -8,11 +8,13 @@ import {
   ProvidersConfig,
 } from "../../../agents/providers/mod.ts";
 import {
+  type ModelMessage,
   type ModelRequest,
   type ModelResolver,
+  type ModelTool,
   ProviderError,
 } from "../../../agents/model.ts";
-import type { ModelServer } from "../model_server.ts";
+import type { ModelServer, RecordedRequest } from "../model_server.ts";
 
 export interface Harness {
   models: ModelResolver;
@@ -63,4 +65,106 @@ export async function providerError(
 export function collector(): { deltas: string[]; onText: (d: string) => void } {
   const deltas: string[] = [];
   return { deltas, onText: (d) => deltas.push(d) };
+}
+
+/**
+ * A scripted text answer, as JSON, to `messages` through `ref`: it comes back
+ * as just that text. Returns the request the provider sent.
+ */
+export async function assertPlainAnswer(
+  server: ModelServer,
+  ref: string,
+  messages: ModelMessage[],
+  text: string,
+  usage: { input_tokens: number; output_tokens: number },
+): Promise<RecordedRequest> {
+  server.script([{ text, usage }]);
+  const model = harness(server).models.resolve(ref);
+  assert.equal(model.id, ref);
+
+  const answer = await model.complete({ messages, tools: [] });
+  assert.deepEqual(answer, {
+    content: text,
+    tool_calls: [],
+    finish: "end_turn",
+    usage,
+  });
+  const [request] = server.requests;
+  return request;
+}
+
+/** A scripted text answer, streamed: it must arrive as several deltas, in order. */
+export async function assertStreamsText(
+  server: ModelServer,
+  ref: string,
+  text: string,
+  usage: { input_tokens: number; output_tokens: number },
+): Promise<void> {
+  server.script([{ text, usage }]);
+  const model = harness(server).models.resolve(ref);
+  const { deltas, onText } = collector();
+
+  const answer = await model.complete(HELLO, { onText });
+  assert.ok(deltas.length > 3, `only ${deltas.length} deltas`);
+  assert.equal(deltas.join(""), text);
+  assert.equal(answer.content, text);
+  assert.equal(answer.finish, "end_turn");
+  assert.deepEqual(answer.usage, usage);
+  assert.equal(server.requests[0].body.stream, true);
+}
+
+/**
+ * Two scripted answers through `ref`, streamed or JSON: one call of `tool`
+ * with `nested` arguments after `text`, then two parallel calls (`tool` with
+ * `parallel`, and clock__now).
+ */
+export async function assertToolCalls(
+  server: ModelServer,
+  ref: string,
+  stream: boolean,
+  calls: {
+    tool: ModelTool;
+    text: string;
+    nested: Record<string, unknown>;
+    parallel: Record<string, unknown>;
+    /** What the wire format's call ids look like. */
+    idPattern: RegExp;
+    /** When given, the parallel answer's content must be this. */
+    parallelContent?: string;
+  },
+): Promise<void> {
+  const { tool, text, nested } = calls;
+  server.script([
+    { text, tool_calls: [{ name: tool.name, arguments: nested }] },
+    {
+      tool_calls: [
+        { name: tool.name, arguments: calls.parallel },
+        { name: "clock__now", arguments: {} },
+      ],
+    },
+  ]);
+  const model = harness(server).models.resolve(ref);
+  const { deltas, onText } = collector();
+  const options = stream ? { onText } : {};
+  const request = { ...HELLO, tools: [tool] };
+
+  const single = await model.complete(request, options);
+  assert.equal(single.finish, "tool_calls");
+  assert.equal(single.content, text);
+  assert.equal(single.tool_calls.length, 1);
+  assert.equal(single.tool_calls[0].name, tool.name);
+  assert.deepEqual(single.tool_calls[0].arguments, nested);
+  assert.match(single.tool_calls[0].id, calls.idPattern);
+
+  const parallel = await model.complete(request, options);
+  assert.equal(parallel.finish, "tool_calls");
+  if (calls.parallelContent !== undefined) {
+    assert.equal(parallel.content, calls.parallelContent);
+  }
+  assert.deepEqual(
+    parallel.tool_calls.map((c) => [c.name, c.arguments]),
+    [[tool.name, calls.parallel], ["clock__now", {}]],
+  );
+  assert.notEqual(parallel.tool_calls[0].id, parallel.tool_calls[1].id);
+  assert.equal(deltas.join(""), stream ? text : "");
 }

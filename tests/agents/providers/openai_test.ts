@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import type { ModelMessage, ModelTool } from "../../../agents/model.ts";
 import { startModelServer, TEST_API_KEY } from "../model_server.ts";
-import { collector, harness, HELLO, providerError } from "./harness.ts";
+import {
+  assertPlainAnswer,
+  assertStreamsText,
+  assertToolCalls,
+  harness,
+  HELLO,
+  providerError,
+} from "./harness.ts";
 
 const WEATHER: ModelTool = {
   name: "weather__forecast",
@@ -15,27 +22,16 @@ const WEATHER: ModelTool = {
 
 Deno.test("openai: a plain text answer (JSON)", async () => {
   await using server = await startModelServer();
-  server.script([{
-    text: "The answer is 42.",
-    usage: { input_tokens: 11, output_tokens: 5 },
-  }]);
-  const model = harness(server).models.resolve("openai/gpt-test");
-  assert.equal(model.id, "openai/gpt-test");
-
-  const answer = await model.complete({
-    messages: [
+  const request = await assertPlainAnswer(
+    server,
+    "openai/gpt-test",
+    [
       { role: "system", content: "Be brief." },
       { role: "user", content: "What is the answer?" },
     ],
-    tools: [],
-  });
-  assert.deepEqual(answer, {
-    content: "The answer is 42.",
-    tool_calls: [],
-    finish: "end_turn",
-    usage: { input_tokens: 11, output_tokens: 5 },
-  });
-  const [request] = server.requests;
+    "The answer is 42.",
+    { input_tokens: 11, output_tokens: 5 },
+  );
   assert.equal(request.path, "/v1/chat/completions");
   assert.equal(request.headers.authorization, `Bearer ${TEST_API_KEY}`);
   assert.deepEqual(request.body, {
@@ -49,18 +45,12 @@ Deno.test("openai: a plain text answer (JSON)", async () => {
 
 Deno.test("openai: streamed text arrives as several deltas, in order", async () => {
   await using server = await startModelServer();
-  const text = "Streaming answers arrive a few words at a time.";
-  server.script([{ text, usage: { input_tokens: 7, output_tokens: 9 } }]);
-  const model = harness(server).models.resolve("openai/gpt-test");
-  const { deltas, onText } = collector();
-
-  const answer = await model.complete(HELLO, { onText });
-  assert.ok(deltas.length > 3, `only ${deltas.length} deltas`);
-  assert.equal(deltas.join(""), text);
-  assert.equal(answer.content, text);
-  assert.equal(answer.finish, "end_turn");
-  assert.deepEqual(answer.usage, { input_tokens: 7, output_tokens: 9 });
-  assert.equal(server.requests[0].body.stream, true);
+  await assertStreamsText(
+    server,
+    "openai/gpt-test",
+    "Streaming answers arrive a few words at a time.",
+    { input_tokens: 7, output_tokens: 9 },
+  );
   assert.deepEqual(server.requests[0].body.stream_options, {
     include_usage: true,
   });
@@ -70,41 +60,14 @@ for (const stream of [false, true]) {
   const mode = stream ? "streamed" : "JSON";
   Deno.test(`openai: single and parallel tool calls (${mode})`, async () => {
     await using server = await startModelServer();
-    const nested = { city: "Zürich", days: 3, opts: { units: ["C", "F"] } };
-    server.script([
-      {
-        text: "Let me check.",
-        tool_calls: [{ name: WEATHER.name, arguments: nested }],
-      },
-      {
-        tool_calls: [
-          { name: WEATHER.name, arguments: { city: "Oslo" } },
-          { name: "clock__now", arguments: {} },
-        ],
-      },
-    ]);
-    const model = harness(server).models.resolve("openai/gpt-test");
-    const { deltas, onText } = collector();
-    const options = stream ? { onText } : {};
-    const request = { ...HELLO, tools: [WEATHER] };
-
-    const single = await model.complete(request, options);
-    assert.equal(single.finish, "tool_calls");
-    assert.equal(single.content, "Let me check.");
-    assert.equal(single.tool_calls.length, 1);
-    assert.equal(single.tool_calls[0].name, WEATHER.name);
-    assert.deepEqual(single.tool_calls[0].arguments, nested);
-    assert.match(single.tool_calls[0].id, /^call_/);
-
-    const parallel = await model.complete(request, options);
-    assert.equal(parallel.finish, "tool_calls");
-    assert.equal(parallel.content, "");
-    assert.deepEqual(
-      parallel.tool_calls.map((c) => [c.name, c.arguments]),
-      [[WEATHER.name, { city: "Oslo" }], ["clock__now", {}]],
-    );
-    assert.notEqual(parallel.tool_calls[0].id, parallel.tool_calls[1].id);
-    assert.equal(deltas.join(""), stream ? "Let me check." : "");
+    await assertToolCalls(server, "openai/gpt-test", stream, {
+      tool: WEATHER,
+      text: "Let me check.",
+      nested: { city: "Zürich", days: 3, opts: { units: ["C", "F"] } },
+      parallel: { city: "Oslo" },
+      idPattern: /^call_/,
+      parallelContent: "",
+    });
   });
 }
 

@@ -156,49 +156,36 @@ export function anthropicEvents(a: Answer): string[] {
     ev({ type: "ping" }),
   ];
   let index = 0;
-  if (a.step.text) {
-    events.push(
-      ev({
-        type: "content_block_start",
-        index,
-        content_block: { type: "text", text: "" },
-      }),
-    );
-    for (const text of textPieces(a.step.text)) {
-      events.push(
-        ev({
-          type: "content_block_delta",
-          index,
-          delta: { type: "text_delta", text },
-        }),
-      );
+  // One content block: its start, its deltas, its stop.
+  const block = (
+    content_block: Record<string, unknown>,
+    deltas: Record<string, unknown>[],
+  ) => {
+    events.push(ev({ type: "content_block_start", index, content_block }));
+    for (const delta of deltas) {
+      events.push(ev({ type: "content_block_delta", index, delta }));
     }
     events.push(ev({ type: "content_block_stop", index }));
     index++;
+  };
+  if (a.step.text) {
+    block(
+      { type: "text", text: "" },
+      textPieces(a.step.text).map((text) => ({ type: "text_delta", text })),
+    );
   }
   (a.step.tool_calls ?? []).forEach((call, i) => {
-    const block = {
-      type: "tool_use",
-      id: `toolu_${a.id}_${i}`,
-      name: call.name,
-      input: {},
-    };
-    events.push(
-      ev({ type: "content_block_start", index, content_block: block }),
+    block(
+      {
+        type: "tool_use",
+        id: `toolu_${a.id}_${i}`,
+        name: call.name,
+        input: {},
+      },
+      ["", ...slices(JSON.stringify(call.arguments), 7)].map((
+        partial_json,
+      ) => ({ type: "input_json_delta", partial_json })),
     );
-    for (
-      const partial_json of ["", ...slices(JSON.stringify(call.arguments), 7)]
-    ) {
-      events.push(
-        ev({
-          type: "content_block_delta",
-          index,
-          delta: { type: "input_json_delta", partial_json },
-        }),
-      );
-    }
-    events.push(ev({ type: "content_block_stop", index }));
-    index++;
   });
   events.push(ev({
     type: "message_delta",

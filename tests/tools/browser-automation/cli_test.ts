@@ -5,14 +5,12 @@
 import assert from "node:assert/strict";
 import {
   Client,
-  StdioClientTransport,
   StreamableHTTPClientTransport,
 } from "../../../platform/mcp_sdk.ts";
 import { browserTestIgnore } from "../../browser.ts";
 import {
-  FIXTURE_CLI,
+  fixtureStdio,
   freePort,
-  ROOT,
   spawnDaemon,
   spawnServe,
   tempDir,
@@ -146,12 +144,8 @@ Deno.test({
   async fn() {
     const site = startSite();
     await using dir = await tempDir();
-    const transport = new StdioClientTransport({
-      command: Deno.execPath(),
-      args: [
-        "run",
-        "-A",
-        FIXTURE_CLI,
+    const transport = fixtureStdio(
+      [
         "mcp",
         "browser-automation",
         "--cdp-port",
@@ -159,14 +153,12 @@ Deno.test({
         "--data-dir",
         dir.path,
       ],
-      cwd: ROOT,
-      env: {
+      {
         NO_COLOR: "1",
         PATH: Deno.env.get("PATH") ?? "",
         HOME: Deno.env.get("HOME") ?? dir.path,
       },
-      stderr: "pipe",
-    });
+    );
     const client = new Client({ name: "browser-stdio", version: "1.0.0" });
     await client.connect(transport);
     try {

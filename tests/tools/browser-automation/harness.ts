@@ -4,18 +4,12 @@
 import assert from "node:assert/strict";
 import type { Caller } from "../../../platform/identity.ts";
 import { Client } from "../../../platform/mcp_sdk.ts";
-import { createLogger } from "../../../platform/log.ts";
 import { MemoryStore } from "../../../platform/store_memory.ts";
 import { browserAutomationServer } from "../../../tools/browser-automation/mod.ts";
 import { HostedServer } from "../../../tools/host.ts";
 import { connectInProcess } from "../../../tools/mcp.ts";
 import { CHROMIUM } from "../../browser.ts";
-import {
-  freePort,
-  type LogLine,
-  parseLogLine,
-  waitFor,
-} from "../../helpers.ts";
+import { capturedLog, freePort, type LogLine, waitFor } from "../../helpers.ts";
 
 export interface ToolCallResult {
   isError?: boolean;
@@ -91,14 +85,7 @@ export async function startHarness(
   const dataDir = options.dataDir ??
     await Deno.makeTempDir({ prefix: "agentd-browser-" });
   const cdpPort = options.cdpPort ?? freePort();
-  const logs: LogLine[] = [];
-  const log = createLogger({
-    level: "info",
-    sink: (line) => {
-      const parsed = parseLogLine(line);
-      if (parsed) logs.push(parsed);
-    },
-  });
+  const { log, logs } = capturedLog("info");
   const store = new MemoryStore();
   const host = await HostedServer.start(browserAutomationServer, {
     store,

@@ -9,10 +9,9 @@ import {
   launchChromium,
   saveArtifact,
 } from "../../browser.ts";
-import { Client, StdioClientTransport } from "../../../platform/mcp_sdk.ts";
+import { Client } from "../../../platform/mcp_sdk.ts";
 import {
-  FIXTURE_CLI,
-  ROOT,
+  fixtureStdio,
   runCli,
   spawnDaemon,
   spawnServe,
@@ -30,6 +29,19 @@ import {
   textOf,
   writeConfig,
 } from "./upstreams.ts";
+
+/** `agentd mcp gateway` alone: `flags`, then `config` and a data dir in `dir`. */
+function gatewayAlone(dir: string, config: string, ...flags: string[]) {
+  return [
+    "mcp",
+    "gateway",
+    ...flags,
+    "--config",
+    config,
+    "--data-dir",
+    join(dir, "data"),
+  ];
+}
 
 Deno.test({
   name:
@@ -106,16 +118,9 @@ Deno.test("gateway alone: `agentd mcp gateway --port --config` serves /mcp, /hea
   const config = await writeConfig(dir.path, {
     upstreams: { everything: { url: upstream.url } },
   });
-  const daemon = await spawnDaemon([
-    "mcp",
-    "gateway",
-    "--port",
-    "0",
-    "--config",
-    config,
-    "--data-dir",
-    join(dir.path, "data"),
-  ]);
+  const daemon = await spawnDaemon(
+    gatewayAlone(dir.path, config, "--port", "0"),
+  );
   try {
     await using client = await gatewayClient(daemon.url);
     const names = (await client.listTools()).tools.map((tool) => tool.name);
@@ -147,16 +152,7 @@ Deno.test("gateway: bad gateway config stops the start with a message naming the
   const config = await writeConfig(dir.path, {
     upstreams: { both: { url: "http://127.0.0.1:1/mcp", command: "node" } },
   });
-  const result = await runCli([
-    "mcp",
-    "gateway",
-    "--port",
-    "0",
-    "--config",
-    config,
-    "--data-dir",
-    join(dir.path, "data"),
-  ]);
+  const result = await runCli(gatewayAlone(dir.path, config, "--port", "0"));
   assert.notEqual(result.code, 0);
   assert.match(result.stderr, /gateway\.upstreams\.both.*exactly one of url/s);
 });
@@ -223,22 +219,7 @@ Deno.test("gateway alone on stdio: a desktop client reaches a stdio upstream thr
     upstreams: { everything: { command: "node", args: [EVERYTHING, "stdio"] } },
   });
   const client = new Client({ name: "desktop", version: "1.0.0" });
-  const transport = new StdioClientTransport({
-    command: Deno.execPath(),
-    args: [
-      "run",
-      "-A",
-      FIXTURE_CLI,
-      "mcp",
-      "gateway",
-      "--config",
-      config,
-      "--data-dir",
-      join(dir.path, "data"),
-    ],
-    cwd: ROOT,
-    stderr: "pipe",
-  });
+  const transport = fixtureStdio(gatewayAlone(dir.path, config));
   const logs: string[] = [];
   transport.stderr?.on("data", (chunk: Uint8Array) => {
     logs.push(new TextDecoder().decode(chunk));
