@@ -1,13 +1,13 @@
 // agentd's browser-automation server against @playwright/mcp (pinned in
 // deno.json) driving the same headless Chromium, in one run, as ratios.
 //
-// Setup, once at module load: one Debian Chromium (CHROMIUM_PATH, else
-// /usr/bin/chromium) started headless with --remote-debugging-port on a free
-// port and a temporary profile; one local page served by Deno.serve in this
-// process (a heading, a paragraph #text, a button #btn whose text becomes
-// "Clicked N" on each click, a link). Three MCP servers attach to that
-// browser over CDP, each driven over stdio by one MCP SDK Client in this
-// process:
+// Setup, once at module load: one Chromium (CHROMIUM_PATH, else the one agentd
+// would launch: findBrowser of platform/browser_discovery.ts) started
+// headless with --remote-debugging-port on a free port and a temporary
+// profile; one local page served by Deno.serve in this process (a heading, a
+// paragraph #text, a button #btn whose text becomes "Clicked N" on each
+// click, a link). Three MCP servers attach to that browser over CDP, each
+// driven over stdio by one MCP SDK Client in this process:
 //
 //   agentd               `deno run -A main.ts mcp browser-automation
 //                        --cdp-port P --data-dir <tmp>`; it adopts the
@@ -65,6 +65,7 @@
 
 import { join } from "node:path";
 import { z } from "zod";
+import { findBrowser } from "../platform/browser_discovery.ts";
 import type { Client } from "../platform/mcp_sdk.ts";
 import {
   freePort,
@@ -77,18 +78,19 @@ import {
   atCleanUp,
   cleanUp,
   descendantsOf,
+  inTurn,
   killOnExit,
-  memoryOf,
-  mib,
   ms,
   nodeVersion,
   percentile,
-  type ProcessMemory,
+  printMemoryTable,
+  ratio,
   ROOT,
   tempDir,
 } from "./memory_lib.ts";
 
-const CHROMIUM = Deno.env.get("CHROMIUM_PATH") || "/usr/bin/chromium";
+/** The browser executable; "" when there is none. */
+const CHROMIUM = Deno.env.get("CHROMIUM_PATH") || findBrowser() || "";
 const PEER_DIR = join(ROOT, "node_modules/@playwright/mcp/");
 const PEER = join(PEER_DIR, "cli.js");
 const ROUNDS = Number(Deno.env.get("BENCH_BROWSER_ROUNDS") ?? 15);
@@ -385,23 +387,18 @@ async function interleaved(
     if (!rows) return;
     rows.set(row, [...(rows.get(row) ?? []), value]);
   };
-  for (let round = 0; round < rounds; round++) {
-    for (let i = 0; i < targets.length; i++) {
-      const target = targets[(round + i) % targets.length];
-      let total = 0;
-      for (const operation of ["navigate", "get_text", "click"] as const) {
-        const took = await timed(target.op[operation]);
-        push(target, operation, took);
-        total += took;
-      }
-      push(target, "sequence", total);
-      push(target, "evaluate", await timed(target.evaluate));
+  for (const target of inTurn(targets, rounds)) {
+    let total = 0;
+    for (const operation of ["navigate", "get_text", "click"] as const) {
+      const took = await timed(target.op[operation]);
+      push(target, operation, took);
+      total += took;
     }
+    push(target, "sequence", total);
+    push(target, "evaluate", await timed(target.evaluate));
   }
   return samples;
 }
-
-const ratio = (a: number, b: number) => (a / b).toFixed(2);
 
 const ROW_LABEL: Record<Row, string> = {
   navigate: "navigate ↔ browser_navigate",
@@ -442,32 +439,15 @@ function printLatency(targets: Target[], samples: Samples): void {
 
 function printMemory(title: string, targets: Target[], first: boolean): void {
   const peer = targets.find((t) => t.side === "playwright");
-  const peerMemory = peer ? memoryOf(peer.pid) : undefined;
-  const rows: Record<string, string>[] = [];
-  for (const target of targets) {
-    const memory = memoryOf(target.pid);
-    if (!memory) continue;
-    const vsPeer = (pick: (m: ProcessMemory) => number) =>
-      target.side === "agentd" && peerMemory
-        ? ratio(pick(memory), pick(peerMemory))
-        : "";
-    rows.push({
-      server: target.label,
-      "RSS MiB": mib(memory.rssKiB),
-      "RSS agentd ÷ pw": vsPeer((m) => m.rssKiB),
-      "peak MiB": mib(memory.hwmKiB),
-      "peak agentd ÷ pw": vsPeer((m) => m.hwmKiB),
-      ...(first
-        ? {
-          "ready ms (1 sample)": target.readyMs.toFixed(0),
-          "child processes": String(descendantsOf(target.pid).length),
-        }
-        : {}),
-    });
-  }
-  console.log(`\n${title}`);
-  if (rows.length) console.table(rows);
-  else console.log("(no /proc/<pid>/status: memory is measured on Linux only)");
+  printMemoryTable(title, targets, {
+    nameColumn: "server",
+    versus: "agentd ÷ pw",
+    against: (target) => target.side === "agentd" ? peer : undefined,
+    first,
+    more: (target) => ({
+      "child processes": String(descendantsOf(target.pid).length),
+    }),
+  });
 }
 
 // ------------------------------------------------------------------ setup
@@ -482,7 +462,9 @@ try {
     Deno.statSync(CHROMIUM);
   } catch {
     throw new Error(
-      `No Chromium at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`,
+      `No Chromium ${
+        CHROMIUM ? `at ${CHROMIUM}` : "found"
+      }: apt-get install chromium, or set CHROMIUM_PATH`,
     );
   }
   const server = Deno.serve(

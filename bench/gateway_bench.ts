@@ -59,17 +59,18 @@ import {
   atCleanUp,
   cleanUp,
   type Command,
-  cpuMsOf,
   descendantsOf,
+  interleaved,
   killOnExit,
-  memoryOf,
-  mib,
   ms,
   nodeVersion,
   percentile,
-  type ProcessMemory,
+  printMemoryTable,
+  ratio,
   ROOT,
   tempDir,
+  type Throughput,
+  throughput,
 } from "./memory_lib.ts";
 
 const PEER_DIR = join(ROOT, "node_modules/mcp-proxy/");
@@ -206,88 +207,27 @@ async function gatewayTarget(
 
 // ------------------------------------------------------------- measuring
 
-const ratio = (a: number, b: number) => (a / b).toFixed(2);
-
-/** Each round calls every target once, starting one further along each time. */
-async function interleaved(targets: Target[]): Promise<Map<Target, number[]>> {
-  const samples = new Map<Target, number[]>(targets.map((t) => [t, []]));
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let i = 0; i < targets.length; i++) {
-      const target = targets[(round + i) % targets.length];
-      const started = performance.now();
-      await target.call();
-      samples.get(target)?.push(performance.now() - started);
-    }
-  }
-  return samples;
-}
-
-interface Burst {
-  callsPerSecond: number;
-  /** CPU ms per call in the client, the front and the upstream. */
-  cpu: { client?: number; front?: number; upstream?: number };
-}
-
-type CpuKey = keyof Burst["cpu"];
-const CPU_KEYS: CpuKey[] = ["client", "front", "upstream"];
+/** The processes whose CPU time per call a burst reports. */
+type CpuOf = "client" | "front" | "upstream";
 
 /**
  * BURST_CALLS calls per target, IN_FLIGHT at a time on its one client, in
  * BURST_ROUNDS rounds that take the targets in turn (as the latency rounds do).
  */
-async function bursts(targets: Target[]): Promise<Map<Target, Burst>> {
-  const perRound = BURST_CALLS / BURST_ROUNDS;
-  const totals = new Map(
-    targets.map((t) => [t, { seconds: 0, cpu: new Map<CpuKey, number>() }]),
-  );
-  for (let round = 0; round < BURST_ROUNDS; round++) {
-    for (let i = 0; i < targets.length; i++) {
-      const target = targets[(round + i) % targets.length];
-      const pids: Record<CpuKey, number | undefined> = {
-        client: Deno.pid,
-        front: target.pid,
-        upstream: target.upstreamPid,
-      };
-      const cpu = (key: CpuKey) => {
-        const pid = pids[key];
-        return pid === undefined ? undefined : cpuMsOf(pid);
-      };
-      const before = CPU_KEYS.map(cpu);
-      let issued = 0;
-      const started = performance.now();
-      await Promise.all(
-        Array.from({ length: IN_FLIGHT }, async () => {
-          while (issued < perRound) {
-            issued++;
-            await target.call();
-          }
-        }),
-      );
-      const total = totals.get(target);
-      if (!total) continue;
-      total.seconds += (performance.now() - started) / 1000;
-      CPU_KEYS.forEach((key, k) => {
-        const [from, to] = [before[k], cpu(key)];
-        if (from === undefined || to === undefined) return;
-        total.cpu.set(key, (total.cpu.get(key) ?? 0) + to - from);
-      });
-    }
-  }
-  return new Map(targets.map((target) => {
-    const total = totals.get(target);
-    const perCall = (key: CpuKey) => {
-      const cpuMs = total?.cpu.get(key);
-      return cpuMs === undefined ? undefined : cpuMs / BURST_CALLS;
-    };
-    return [target, {
-      callsPerSecond: BURST_CALLS / (total?.seconds ?? NaN),
-      cpu: {
-        client: perCall("client"),
-        front: perCall("front"),
-        upstream: perCall("upstream"),
-      },
-    }];
-  }));
+function bursts(
+  targets: Target[],
+): Promise<Map<Target, Throughput<CpuOf>>> {
+  return throughput(targets, {
+    calls: BURST_CALLS,
+    rounds: BURST_ROUNDS,
+    inFlight: IN_FLIGHT,
+    run: (target) => target.call(),
+    pids: (target) => ({
+      client: Deno.pid,
+      front: target.pid,
+      upstream: target.upstreamPid,
+    }),
+  });
 }
 
 function targetOf(
@@ -298,10 +238,12 @@ function targetOf(
   return targets.find((t) => t.role === role && t.upstream === upstream);
 }
 
-function printLatency(targets: Target[], samples: Map<Target, number[]>) {
-  const p50 = new Map(
-    targets.map((t) => [t, percentile(samples.get(t) ?? [], 50)]),
-  );
+function printLatency(
+  targets: Target[],
+  latency: Map<Target, { samples: number[] }>,
+) {
+  const samples = (target: Target) => latency.get(target)?.samples ?? [];
+  const p50 = new Map(targets.map((t) => [t, percentile(samples(t), 50)]));
   const of = (role: Role, upstream: UpstreamKind) => {
     const found = targetOf(targets, role, upstream);
     return found ? p50.get(found) ?? NaN : NaN;
@@ -309,7 +251,7 @@ function printLatency(targets: Target[], samples: Map<Target, number[]>) {
   const directHttp = of("direct", "http");
   const peer = of("peer", "stdio");
   const rows = targets.map((target) => {
-    const all = samples.get(target) ?? [];
+    const all = samples(target);
     const own = p50.get(target) ?? NaN;
     const direct = of("direct", target.upstream);
     return {
@@ -338,10 +280,13 @@ function printLatency(targets: Target[], samples: Map<Target, number[]>) {
   );
 }
 
-function printBurst(targets: Target[], bursts: Map<Target, Burst>): void {
+function printBurst(
+  targets: Target[],
+  bursts: Map<Target, Throughput<CpuOf>>,
+): void {
   const rateOf = (role: Role, upstream: UpstreamKind) => {
     const found = targetOf(targets, role, upstream);
-    return found ? bursts.get(found)?.callsPerSecond ?? NaN : NaN;
+    return found ? bursts.get(found)?.perSecond ?? NaN : NaN;
   };
   const directHttp = rateOf("direct", "http");
   const peer = rateOf("peer", "stdio");
@@ -352,16 +297,17 @@ function printBurst(targets: Target[], bursts: Map<Target, Burst>): void {
   );
   console.table(targets.map((target) => {
     const result = bursts.get(target);
-    const rate = result?.callsPerSecond ?? NaN;
+    const rate = result?.perSecond ?? NaN;
+    const cpuOf = (process: CpuOf) => cpu(result?.cpuMs.get(process));
     const direct = target.role === "direct";
     return {
       target: target.label,
       "calls/s": rate.toFixed(0),
       "÷ direct HTTP": ratio(rate, directHttp),
       "÷ mcp-proxy": ratio(rate, peer),
-      "CPU client": cpu(result?.cpu.client),
-      "CPU front": direct ? "" : cpu(result?.cpu.front),
-      "CPU upstream": cpu(direct ? result?.cpu.front : result?.cpu.upstream),
+      "CPU client": cpuOf("client"),
+      "CPU front": direct ? "" : cpuOf("front"),
+      "CPU upstream": cpuOf(direct ? "front" : "upstream"),
     };
   }));
 }
@@ -373,27 +319,13 @@ const PROCESS: Record<string, string> = {
 
 function printMemory(title: string, targets: Target[], first: boolean): void {
   const peer = targets.find((t) => t.role === "peer");
-  const peerMemory = peer ? memoryOf(peer.pid) : undefined;
-  const rows: Record<string, string>[] = [];
-  for (const target of targets) {
-    const memory = memoryOf(target.pid);
-    if (!memory) continue;
-    const vsPeer = (pick: (m: ProcessMemory) => number) =>
-      target.role === "gateway" && peerMemory
-        ? ratio(pick(memory), pick(peerMemory))
-        : "";
-    rows.push({
-      process: PROCESS[target.label] ?? target.label,
-      "RSS MiB": mib(memory.rssKiB),
-      "RSS ÷ mcp-proxy": vsPeer((m) => m.rssKiB),
-      "peak MiB": mib(memory.hwmKiB),
-      "peak ÷ mcp-proxy": vsPeer((m) => m.hwmKiB),
-      ...(first ? { "ready ms (1 sample)": target.readyMs.toFixed(0) } : {}),
-    });
-  }
-  console.log(`\n${title}`);
-  if (rows.length) console.table(rows);
-  else console.log("(no /proc/<pid>/status: memory is measured on Linux only)");
+  printMemoryTable(title, targets, {
+    nameColumn: "process",
+    name: (target) => PROCESS[target.label] ?? target.label,
+    versus: "÷ mcp-proxy",
+    against: (target) => target.role === "gateway" ? peer : undefined,
+    first,
+  });
 }
 
 // ------------------------------------------------------------------- setup
@@ -513,7 +445,10 @@ printMemory(
   true,
 );
 try {
-  printLatency(targets, await interleaved(targets));
+  printLatency(
+    targets,
+    await interleaved(targets, ROUNDS, (target) => target.call()),
+  );
   printBurst(targets, await bursts(targets));
 } catch (error) {
   cleanUp();

@@ -1,7 +1,8 @@
 // Shared by the memory benchmarks (bench/memory_*_bench.ts): seeded text,
 // writing a store the way the memory server does, child processes, a raw
-// stdio JSON-RPC client, percentiles. Its clean-up, memory and number helpers
-// serve the other benches too. Not a bench itself (no `_bench` suffix).
+// stdio JSON-RPC client, percentiles. Its clean-up, memory, number and
+// measuring helpers serve the other benches too. Not a bench itself (no
+// `_bench` suffix).
 
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -117,6 +118,7 @@ export function percentile(samples: readonly number[], p: number): number {
 
 export const ms = (value: number) => value.toFixed(value < 10 ? 2 : 1);
 export const mib = (kib: number) => (kib / 1024).toFixed(1);
+export const ratio = (a: number, b: number) => (a / b).toFixed(2);
 
 export interface ProcessMemory {
   rssKiB: number;
@@ -135,6 +137,61 @@ export function memoryOf(pid: number): ProcessMemory | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A process in a memory table. */
+export interface MemoryTarget {
+  label: string;
+  pid: number;
+  /** Spawn to ready, one sample. */
+  readyMs: number;
+}
+
+/**
+ * Prints `title` and VmRSS/VmHWM (MiB) of each target's process, with its
+ * ratio to `against(target)`'s in the columns "RSS <versus>" and "peak
+ * <versus>"; the first table (after warm-up) also has the ready time and
+ * `more`. Processes gone are left out; off Linux it says memory is not
+ * measured.
+ */
+export function printMemoryTable<T extends MemoryTarget>(
+  title: string,
+  targets: readonly T[],
+  options: {
+    /** The first column: `name(target)`, else the target's label. */
+    nameColumn: string;
+    name?: (target: T) => string;
+    versus: string;
+    against: (target: T) => T | undefined;
+    first: boolean;
+    more?: (target: T) => Record<string, string>;
+  },
+): void {
+  const rows: Record<string, string>[] = [];
+  for (const target of targets) {
+    const memory = memoryOf(target.pid);
+    if (!memory) continue;
+    const other = options.against(target);
+    const versus = other ? memoryOf(other.pid) : undefined;
+    const vs = (pick: (m: ProcessMemory) => number) =>
+      versus ? ratio(pick(memory), pick(versus)) : "";
+    rows.push({
+      [options.nameColumn]: options.name?.(target) ?? target.label,
+      "RSS MiB": mib(memory.rssKiB),
+      [`RSS ${options.versus}`]: vs((m) => m.rssKiB),
+      "peak MiB": mib(memory.hwmKiB),
+      [`peak ${options.versus}`]: vs((m) => m.hwmKiB),
+      ...(options.first
+        ? {
+          "ready ms (1 sample)": target.readyMs.toFixed(0),
+          ...options.more?.(target),
+        }
+        : {}),
+    });
+  }
+  console.log(`\n${title}`);
+  if (rows.length) console.table(rows);
+  else console.log("(no /proc/<pid>/status: memory is measured on Linux only)");
 }
 
 /** CPU time (user + system, all threads) a process has used so far, in ms (Linux only). */
@@ -159,6 +216,124 @@ export function peerVersion(): string {
   return z.object({ version: z.string() }).parse(
     JSON.parse(Deno.readTextFileSync(join(PEER_DIR, "package.json"))),
   ).version;
+}
+
+// ------------------------------------------------------------ measuring
+
+/**
+ * `rounds` rounds over `items`, each round starting one further along, so
+ * that drift on a shared machine hits every item alike.
+ */
+export function* inTurn<T>(items: readonly T[], rounds: number): Generator<T> {
+  for (let round = 0; round < rounds; round++) {
+    for (let i = 0; i < items.length; i++) {
+      yield items[(round + i) % items.length];
+    }
+  }
+}
+
+/**
+ * Each round runs every one of `calls` once (see inTurn); per call, how long
+ * each run took (ms) and the CPU ms process `pid` spent in them in all.
+ */
+export async function interleaved<T>(
+  calls: readonly T[],
+  rounds: number,
+  run: (call: T) => Promise<void>,
+  pid?: number,
+): Promise<Map<T, { samples: number[]; cpuMs: number }>> {
+  const out = new Map(
+    calls.map((c) => [c, { samples: [] as number[], cpuMs: 0 }]),
+  );
+  for (const call of inTurn(calls, rounds)) {
+    const cpuBefore = pid === undefined ? undefined : cpuMsOf(pid);
+    const started = performance.now();
+    await run(call);
+    const elapsed = performance.now() - started;
+    const cpuAfter = pid === undefined ? undefined : cpuMsOf(pid);
+    const result = out.get(call);
+    if (!result) continue;
+    result.samples.push(elapsed);
+    if (cpuBefore !== undefined && cpuAfter !== undefined) {
+      result.cpuMs += cpuAfter - cpuBefore;
+    }
+  }
+  return out;
+}
+
+export interface Throughput<K extends string> {
+  /** Calls per second. */
+  perSecond: number;
+  /** CPU ms per call of each process; missing where /proc cannot tell. */
+  cpuMs: Map<K, number>;
+}
+
+/** CPU ms each process has used so far; missing where /proc cannot tell. */
+function cpuOf<K extends string>(
+  pids: Record<K, number | undefined>,
+): Map<K, number> {
+  const out = new Map<K, number>();
+  for (const key in pids) {
+    const pid = pids[key];
+    const used = pid === undefined ? undefined : cpuMsOf(pid);
+    if (used !== undefined) out.set(key, used);
+  }
+  return out;
+}
+
+/**
+ * `calls` runs per target, `inFlight` at a time, in `rounds` rounds taking
+ * the targets in turn (see inTurn); per target the calls per second and the
+ * CPU per call of the processes `pids` names.
+ */
+export async function throughput<T, K extends string>(
+  targets: readonly T[],
+  options: {
+    calls: number;
+    rounds: number;
+    inFlight: number;
+    run: (target: T) => Promise<void>;
+    pids: (target: T) => Record<K, number | undefined>;
+  },
+): Promise<Map<T, Throughput<K>>> {
+  const perRound = options.calls / options.rounds;
+  const totals = new Map(
+    targets.map((t) => [t, { seconds: 0, cpuMs: new Map<K, number>() }]),
+  );
+  for (const target of inTurn(targets, options.rounds)) {
+    const pids = options.pids(target);
+    const before = cpuOf(pids);
+    let issued = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: options.inFlight }, async () => {
+        while (issued < perRound) {
+          issued++;
+          await options.run(target);
+        }
+      }),
+    );
+    const total = totals.get(target);
+    if (!total) continue;
+    total.seconds += (performance.now() - started) / 1000;
+    const after = cpuOf(pids);
+    for (const [key, from] of before) {
+      const to = after.get(key);
+      if (to === undefined) continue;
+      total.cpuMs.set(key, (total.cpuMs.get(key) ?? 0) + to - from);
+    }
+  }
+  return new Map(targets.map((target) => {
+    const total = totals.get(target);
+    const cpuMs = new Map<K, number>();
+    for (const [key, used] of total?.cpuMs ?? []) {
+      cpuMs.set(key, used / options.calls);
+    }
+    return [target, {
+      perSecond: options.calls / (total?.seconds ?? NaN),
+      cpuMs,
+    }];
+  }));
 }
 
 // ------------------------------------------------------------ seeded text

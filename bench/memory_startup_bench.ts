@@ -26,6 +26,7 @@ import {
   type ColdStart,
   coldStart,
   type Command,
+  inTurn,
   ms,
   nodeVersion,
   peerCommand,
@@ -76,12 +77,8 @@ try {
     const warm = await coldStart(variant.command, ROOT); // caches, secret key
     if (warm.tools === 0) throw new Error(`${variant.label}: no tools`);
   }
-  for (let i = 0; i < STARTS; i++) {
-    // Rotate the order so drift on a shared machine hits every server alike.
-    for (let j = 0; j < variants.length; j++) {
-      const variant = variants[(i + j) % variants.length];
-      variant.samples.push(await coldStart(variant.command, ROOT));
-    }
+  for (const variant of inTurn(variants, STARTS)) {
+    variant.samples.push(await coldStart(variant.command, ROOT));
   }
 } catch (error) {
   cleanUp();

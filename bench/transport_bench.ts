@@ -36,10 +36,8 @@ import {
   cleanUp,
   DENO,
   killOnExit,
-  memoryOf,
-  mib,
   nodeVersion,
-  type ProcessMemory,
+  printMemoryTable,
   ROOT,
   tempDir,
 } from "./memory_lib.ts";
@@ -162,39 +160,25 @@ async function httpTarget(
 
 // ------------------------------------------------------------------ memory
 
-const ratio = (a: number, b: number) => (a / b).toFixed(2);
-
 function printMemory(title: string, targets: Target[], first: boolean): void {
-  const rows: Record<string, string>[] = [];
-  for (const target of targets) {
-    const memory = memoryOf(target.pid);
-    if (!memory) continue;
-    const peer = targets.find((t) =>
-      t.kind === "peer" && t.transport === target.transport
-    );
-    const peerMemory = peer ? memoryOf(peer.pid) : undefined;
-    const vsPeer = (pick: (m: ProcessMemory) => number) =>
-      target.kind === "agentd" && peerMemory
-        ? ratio(pick(memory), pick(peerMemory))
-        : "";
-    const shape = listShape.get(target.label);
-    rows.push({
-      server: `${target.label} (${target.transport})`,
-      "RSS MiB": mib(memory.rssKiB),
-      "RSS agentd/peer": vsPeer((m) => m.rssKiB),
-      "peak MiB": mib(memory.hwmKiB),
-      "peak agentd/peer": vsPeer((m) => m.hwmKiB),
-      ...(first
-        ? {
-          "ready ms (1 sample)": target.readyMs.toFixed(0),
-          "tools/list": shape ? `${shape.tools} tools, ${shape.bytes} B` : "",
-        }
-        : {}),
-    });
-  }
-  console.log(`\n${title}`);
-  if (rows.length) console.table(rows);
-  else console.log("(no /proc/<pid>/status: memory is measured on Linux only)");
+  printMemoryTable(title, targets, {
+    nameColumn: "server",
+    name: (target) => `${target.label} (${target.transport})`,
+    versus: "agentd/peer",
+    against: (target) =>
+      target.kind === "agentd"
+        ? targets.find((t) =>
+          t.kind === "peer" && t.transport === target.transport
+        )
+        : undefined,
+    first,
+    more: (target) => {
+      const shape = listShape.get(target.label);
+      return {
+        "tools/list": shape ? `${shape.tools} tools, ${shape.bytes} B` : "",
+      };
+    },
+  });
 }
 
 // ------------------------------------------------------------------- setup

@@ -65,15 +65,17 @@ import {
   atCleanUp,
   cleanUp,
   type Command,
-  cpuMsOf,
   DENO,
+  interleaved,
   killOnExit,
-  memoryOf,
-  mib,
   ms,
   percentile,
+  printMemoryTable,
+  ratio,
   ROOT,
   tempDir,
+  type Throughput,
+  throughput,
 } from "./memory_lib.ts";
 
 const AGENTS = 5;
@@ -180,7 +182,6 @@ async function post(url: string, body: unknown): Promise<unknown> {
 
 // ------------------------------------------------------------- measuring
 
-const ratio = (a: number, b: number) => (a / b).toFixed(2);
 const mean = (samples: readonly number[]) =>
   samples.reduce((a, b) => a + b, 0) / samples.length;
 
@@ -213,94 +214,23 @@ function listTarget(server: Server, port: number, bytes: number): ListTarget {
   };
 }
 
-/** Each round calls every one of `calls` once, starting one further along each time. */
-async function interleaved<T>(
-  calls: readonly T[],
-  rounds: number,
-  run: (call: T) => Promise<void>,
-  pid?: number,
-): Promise<Map<T, { samples: number[]; cpuMs: number }>> {
-  const out = new Map(
-    calls.map((c) => [c, { samples: [] as number[], cpuMs: 0 }]),
-  );
-  for (let round = 0; round < rounds; round++) {
-    for (let i = 0; i < calls.length; i++) {
-      const call = calls[(round + i) % calls.length];
-      const cpuBefore = pid === undefined ? undefined : cpuMsOf(pid);
-      const started = performance.now();
-      await run(call);
-      const elapsed = performance.now() - started;
-      const cpuAfter = pid === undefined ? undefined : cpuMsOf(pid);
-      const result = out.get(call);
-      if (!result) continue;
-      result.samples.push(elapsed);
-      if (cpuBefore !== undefined && cpuAfter !== undefined) {
-        result.cpuMs += cpuAfter - cpuBefore;
-      }
-    }
-  }
-  return out;
-}
-
-interface Rate {
-  perSecond: number;
-  /** CPU ms per request in the server and in this process. */
-  serverCpu?: number;
-  clientCpu?: number;
-}
-
 /** RATE_REQUESTS per target, IN_FLIGHT at a time, in RATE_ROUNDS rounds taking the targets in turn. */
-async function rates(targets: ListTarget[]): Promise<Map<ListTarget, Rate>> {
-  const perRound = RATE_REQUESTS / RATE_ROUNDS;
-  const totals = new Map(
-    targets.map((t) => [t, { seconds: 0, server: 0, client: 0 }]),
-  );
-  for (let round = 0; round < RATE_ROUNDS; round++) {
-    for (let i = 0; i < targets.length; i++) {
-      const target = targets[(round + i) % targets.length];
-      const serverBefore = cpuMsOf(target.pid);
-      const clientBefore = cpuMsOf(Deno.pid);
-      let issued = 0;
-      const started = performance.now();
-      await Promise.all(
-        Array.from({ length: IN_FLIGHT }, async () => {
-          while (issued < perRound) {
-            issued++;
-            await target.get();
-          }
-        }),
-      );
-      const total = totals.get(target);
-      if (!total) continue;
-      total.seconds += (performance.now() - started) / 1000;
-      const [serverAfter, clientAfter] = [
-        cpuMsOf(target.pid),
-        cpuMsOf(Deno.pid),
-      ];
-      if (serverBefore !== undefined && serverAfter !== undefined) {
-        total.server += serverAfter - serverBefore;
-      }
-      if (clientBefore !== undefined && clientAfter !== undefined) {
-        total.client += clientAfter - clientBefore;
-      }
-    }
-  }
-  const linux = cpuMsOf(Deno.pid) !== undefined;
-  return new Map(targets.map((target) => {
-    const total = totals.get(target) ??
-      { seconds: NaN, server: NaN, client: NaN };
-    return [target, {
-      perSecond: RATE_REQUESTS / total.seconds,
-      serverCpu: linux ? total.server / RATE_REQUESTS : undefined,
-      clientCpu: linux ? total.client / RATE_REQUESTS : undefined,
-    }];
-  }));
+function rates(
+  targets: ListTarget[],
+): Promise<Map<ListTarget, Throughput<"server" | "client">>> {
+  return throughput(targets, {
+    calls: RATE_REQUESTS,
+    rounds: RATE_ROUNDS,
+    inFlight: IN_FLIGHT,
+    run: (target) => target.get(),
+    pids: (target) => ({ server: target.pid, client: Deno.pid }),
+  });
 }
 
 function printList(
   targets: ListTarget[],
   latency: Map<ListTarget, { samples: number[] }>,
-  rate: Map<ListTarget, Rate>,
+  rate: Map<ListTarget, Throughput<"server" | "client">>,
 ): void {
   const p50 = (t: ListTarget) => percentile(latency.get(t)?.samples ?? [], 50);
   const bare = targets.find((t) => t.role === "bare");
@@ -327,8 +257,8 @@ function printList(
         r?.perSecond ?? NaN,
         rate.get(bare)?.perSecond ?? NaN,
       ),
-      "CPU ms/req server": cpu(r?.serverCpu),
-      "CPU ms/req client": cpu(r?.clientCpu),
+      "CPU ms/req server": cpu(r?.cpuMs.get("server")),
+      "CPU ms/req client": cpu(r?.cpuMs.get("client")),
     };
   }));
   const a = rate.get(agentd)?.perSecond ?? NaN;
@@ -477,27 +407,12 @@ function printTurns(
 
 function printMemory(title: string, servers: Server[], first: boolean): void {
   const bare = servers.find((s) => s.role === "bare");
-  const bareMemory = bare ? memoryOf(bare.pid) : undefined;
-  const rows: Record<string, string>[] = [];
-  for (const server of servers) {
-    const memory = memoryOf(server.pid);
-    if (!memory) continue;
-    const vsBare = (pick: (m: { rssKiB: number; hwmKiB: number }) => number) =>
-      server.role === "agentd" && bareMemory
-        ? ratio(pick(memory), pick(bareMemory))
-        : "";
-    rows.push({
-      server: server.label,
-      "RSS MiB": mib(memory.rssKiB),
-      "RSS ÷ bare": vsBare((m) => m.rssKiB),
-      "peak MiB": mib(memory.hwmKiB),
-      "peak ÷ bare": vsBare((m) => m.hwmKiB),
-      ...(first ? { "ready ms (1 sample)": server.readyMs.toFixed(0) } : {}),
-    });
-  }
-  console.log(`\n${title}`);
-  if (rows.length) console.table(rows);
-  else console.log("(no /proc/<pid>/status: memory is measured on Linux only)");
+  printMemoryTable(title, servers, {
+    nameColumn: "server",
+    versus: "÷ bare",
+    against: (server) => server.role === "agentd" ? bare : undefined,
+    first,
+  });
 }
 
 // ------------------------------------------------------------------- setup

@@ -86,7 +86,12 @@ export class Gateway implements DynamicTools {
   /** Start: built-in peers, configured upstreams, stored registrations; every one health-checked. */
   async start(): Promise<void> {
     for (const peer of this.#options.peers) {
-      this.#add(peer.id, peer.id, "builtin", { kind: "builtin", peer });
+      this.#add(
+        this.#newUpstream(peer.id, peer.id, "builtin", {
+          kind: "builtin",
+          peer,
+        }),
+      );
     }
     for (const [name, entry] of Object.entries(this.config.upstreams)) {
       if (this.upstreams.has(name)) {
@@ -98,17 +103,19 @@ export class Gateway implements DynamicTools {
         env: this.#options.env,
         log: this.#log,
       });
-      this.#add(name, entry.group ?? name, "config", target, entry.tools);
+      this.#add(
+        this.#newUpstream(
+          name,
+          entry.group ?? name,
+          "config",
+          target,
+          entry.tools,
+        ),
+      );
     }
     for (const registration of await storedRegistrations(this.#options.store)) {
       if (this.upstreams.has(registration.name)) continue;
-      this.#add(
-        registration.name,
-        registration.name,
-        "registered",
-        httpTarget(registration.url),
-        registration.tools ?? undefined,
-      );
+      this.#add(this.#registered(registration));
     }
     await Promise.all(
       [...this.upstreams.values()].map((upstream) =>
@@ -145,16 +152,24 @@ export class Gateway implements DynamicTools {
     return this.#checking;
   }
 
-  #add(
-    name: string,
-    group: string,
-    source: UpstreamSource,
-    target: UpstreamTarget,
-    tools?: readonly string[],
-  ): Upstream {
-    const upstream = this.#newUpstream(name, group, source, target, tools);
-    this.upstreams.set(name, upstream);
+  #add(upstream: Upstream): Upstream {
+    this.upstreams.set(upstream.name, upstream);
     return upstream;
+  }
+
+  /** A registered server (its own replica group, over HTTP), neither connected nor added. */
+  #registered(registration: {
+    name: string;
+    url: string;
+    tools: readonly string[] | null | undefined;
+  }): Upstream {
+    return this.#newUpstream(
+      registration.name,
+      registration.name,
+      "registered",
+      httpTarget(registration.url),
+      registration.tools ?? undefined,
+    );
   }
 
   #newUpstream(
@@ -283,13 +298,7 @@ export class Gateway implements DynamicTools {
         this.upstreams.has(registration.name) ||
         this.#registering.has(registration.name)
       ) continue;
-      const upstream = this.#add(
-        registration.name,
-        registration.name,
-        "registered",
-        httpTarget(registration.url),
-        registration.tools ?? undefined,
-      );
+      const upstream = this.#add(this.#registered(registration));
       await upstream.connect().catch(() => {});
     }
     this.#rebuild();
@@ -316,7 +325,7 @@ export class Gateway implements DynamicTools {
           upstreams: this.upstreams,
           clock: this.#clock,
           newUpstream: (as, href, only) =>
-            this.#newUpstream(as, as, "registered", httpTarget(href), only),
+            this.#registered({ name: as, url: href, tools: only }),
         },
       );
     } finally {

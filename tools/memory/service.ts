@@ -13,7 +13,11 @@ import { EntryNotFound, type MemoryBackend } from "./backend.ts";
 import type { Embedder } from "./embedder.ts";
 import type { MemoryEntry, Message, StoredEntry } from "./model.ts";
 import { assertNamespace, openEntry, sealEntry } from "./service_access.ts";
-import { Conversations } from "./service_conversations.ts";
+import {
+  Conversations,
+  type NewMessage,
+  type StoredMessages,
+} from "./service_conversations.ts";
 import { EmbeddingJob } from "./service_embedding.ts";
 import { HybridSearch, type SearchOutcome } from "./service_search.ts";
 import { MemoryStats } from "./stats.ts";
@@ -224,12 +228,8 @@ export class MemoryService {
   storeConversation(
     caller: Caller,
     sessionId: string,
-    messages: {
-      role: string;
-      content: string;
-      extra?: Record<string, unknown>;
-    }[],
-  ): Promise<{ session_id: string; stored: number; total: number }> {
+    messages: readonly NewMessage[],
+  ): Promise<StoredMessages> {
     return this.#conversations.store(caller, sessionId, messages);
   }
 

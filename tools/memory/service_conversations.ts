@@ -7,6 +7,16 @@ import type { Message } from "./model.ts";
 import { conversationNamespace } from "./service_access.ts";
 import type { MemoryStats } from "./stats.ts";
 
+/** A message to store: `at` is the time it is stored. */
+export type NewMessage = Omit<Message, "at">;
+
+/** What storing messages did: how many were added, and the conversation's length now. */
+export type StoredMessages = {
+  session_id: string;
+  stored: number;
+  total: number;
+};
+
 export interface ConversationsOptions {
   backend: MemoryBackend;
   stats: MemoryStats;
@@ -27,12 +37,8 @@ export class Conversations {
   async store(
     caller: Caller,
     sessionId: string,
-    messages: {
-      role: string;
-      content: string;
-      extra?: Record<string, unknown>;
-    }[],
-  ): Promise<{ session_id: string; stored: number; total: number }> {
+    messages: readonly NewMessage[],
+  ): Promise<StoredMessages> {
     const at = new Date(this.#clock()).toISOString();
     const stored: Message[] = messages.map((message) => {
       const out: Message = { role: message.role, content: message.content, at };
