@@ -65,7 +65,10 @@
 
 import { join } from "node:path";
 import { z } from "zod";
-import { findBrowser } from "../platform/browser_discovery.ts";
+import {
+  findBrowser,
+  HEADLESS_CHROMIUM_ARGS,
+} from "../platform/browser_discovery.ts";
 import type { Client } from "../platform/mcp_sdk.ts";
 import {
   freePort,
@@ -95,16 +98,6 @@ const PEER_DIR = join(ROOT, "node_modules/@playwright/mcp/");
 const PEER = join(PEER_DIR, "cli.js");
 const ROUNDS = Number(Deno.env.get("BENCH_BROWSER_ROUNDS") ?? 15);
 const WARMUP = 3;
-const CHROMIUM_ARGS = [
-  "--headless=new",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--disable-dev-shm-usage",
-];
 
 type Side = "agentd" | "playwright" | "playwright-settle0";
 type Operation = "navigate" | "get_text" | "click";
@@ -483,7 +476,7 @@ try {
   const profile = tempDir("agentd-browserbench-chromium-");
   const chromium = new Deno.Command(CHROMIUM, {
     args: [
-      ...CHROMIUM_ARGS,
+      ...HEADLESS_CHROMIUM_ARGS,
       `--remote-debugging-port=${cdpPort}`,
       `--user-data-dir=${profile}`,
       "about:blank",

@@ -3,6 +3,21 @@
 
 import { delimiter, join } from "node:path";
 
+/**
+ * Flags for a throwaway headless Chromium (tests, benches): no sandbox (root
+ * in containers), no GPU, and no background traffic that skews timings.
+ */
+export const HEADLESS_CHROMIUM_ARGS: readonly string[] = [
+  "--headless=new",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-dev-shm-usage",
+];
+
 export const BROWSER_NAMES = [
   "chromium",
   "chromium-browser",

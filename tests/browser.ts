@@ -3,6 +3,7 @@
 
 import { basename, join } from "node:path";
 import puppeteer, { type Browser } from "puppeteer-core";
+import { HEADLESS_CHROMIUM_ARGS } from "../platform/browser_discovery.ts";
 import { ROOT } from "./helpers.ts";
 
 const CANDIDATES = [
@@ -30,17 +31,6 @@ export const browserTestIgnore: boolean = CHROMIUM === undefined &&
 /** Screenshots and other files a person looks at after a run (git-ignored). */
 export const ARTIFACTS_DIR: string = join(ROOT, "artifacts");
 
-const ARGS = [
-  "--headless=new",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--disable-dev-shm-usage",
-];
-
 /**
  * Launches headless Chromium with a temporary profile. `close()` (or
  * `await using`) also waits for every Chromium process of that profile to
@@ -62,7 +52,7 @@ export async function launchChromium(): Promise<Browser> {
       executablePath: CHROMIUM,
       headless: true,
       userDataDir,
-      args: ARGS,
+      args: [...HEADLESS_CHROMIUM_ARGS],
     });
   } catch (error) {
     await reap(userDataDir);
