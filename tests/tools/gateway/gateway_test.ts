@@ -362,6 +362,41 @@ Deno.test("gateway: register_server rejects bad input whole, and registrations s
     ]);
     const builtin = await call(client, "unregister_server", { name: "memory" });
     assert.match(textOf(builtin), /built-in/);
+
+    // Every other tool: a clear error naming what is wrong, and nothing changes.
+    const listed = await callJson(client, "list_servers");
+    const bad: [string, Record<string, unknown>, RegExp][] = [
+      [
+        "route_tool_call",
+        { server: "nowhere", tool: "echo", args: {} },
+        /No upstream or group "nowhere"\. Known: .*memory/,
+      ],
+      [
+        "route_tool_call",
+        { server: "reg", tool: "nope", args: {} },
+        /Unknown tool "nope" on "reg"\. Its tools: echo/,
+      ],
+      ["route_tool_call", { server: "reg", tool: "echo" }, /args/],
+      [
+        "broadcast_tool_call",
+        { tool: "no-such-tool", args: {} },
+        /No upstream has a tool "no-such-tool"/,
+      ],
+      ["get_server_health", { name: "nowhere" }, /No server named "nowhere"/],
+      ["get_server_tools", { name: "nowhere" }, /No server named "nowhere"/],
+      [
+        "unregister_server",
+        { name: "nowhere" },
+        /No server named "nowhere"\. Registered with register_server: reg/,
+      ],
+      ["list_servers", { extra: true }, /extra/],
+    ];
+    for (const [tool, args, message] of bad) {
+      const result = await call(client, tool, args);
+      assert.equal(result.isError, true, `${tool} ${JSON.stringify(args)}`);
+      assert.match(textOf(result), message);
+    }
+    assert.deepEqual(await callJson(client, "list_servers"), listed);
   } finally {
     assert.equal((await daemon.stop()).code, 0);
   }
