@@ -431,7 +431,8 @@ export class HostedBackend implements MemoryBackend {
     const since = this.#outage?.since;
     this.#outage = null;
     this.#delay = this.#interval;
-    await this.#queue.setOutage(null);
+    // Said in the same tick as the flip: whoever sees health "ok" also finds
+    // the recovery in the log (the write below used to come in between).
     this.#log.info("memory_hosted_recovered", {
       backend: this.kind,
       since,
@@ -439,6 +440,7 @@ export class HostedBackend implements MemoryBackend {
       superseded_writes: superseded,
       rejected_writes: rejected,
     });
+    await this.#queue.setOutage(null);
     return true;
   }
 }
