@@ -4,7 +4,7 @@
 import { ConfigError } from "./platform/config.ts";
 import { VERSION } from "./platform/version.ts";
 import { builtinServers, SERVER_IDS } from "./tools/registry.ts";
-import type { AnyServerSpec } from "./tools/kit.ts";
+import type { AnyServerSpec } from "./tools/kit/mod.ts";
 import { UsageError } from "./cli/args.ts";
 import { messageOf } from "./platform/errors.ts";
 import { StartupError } from "./cli/boot.ts";

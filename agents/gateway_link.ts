@@ -9,8 +9,8 @@ import {
   ToolListChangedNotificationSchema,
 } from "../platform/mcp_sdk.ts";
 import { VERSION } from "../platform/version.ts";
-import type { HostedServer } from "../tools/host.ts";
-import { connectInProcess } from "../tools/mcp.ts";
+import type { HostedServer } from "../tools/kit/host.ts";
+import { connectInProcess } from "../tools/kit/mcp.ts";
 import type { ModelTool } from "./model.ts";
 
 export interface ToolOutcome {

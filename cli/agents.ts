@@ -13,7 +13,7 @@ import {
 import { AgentService } from "../agents/service.ts";
 import type { Logger } from "../platform/log.ts";
 import { scoped, type Store } from "../platform/store.ts";
-import type { HostedServer } from "../tools/host.ts";
+import type { HostedServer } from "../tools/kit/host.ts";
 import type { Settings } from "./boot.ts";
 
 export async function startAgents(options: {

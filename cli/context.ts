@@ -1,4 +1,4 @@
-import type { AnyServerSpec } from "../tools/kit.ts";
+import type { AnyServerSpec } from "../tools/kit/mod.ts";
 
 /** What main hands each command: the servers it may run and the process environment. */
 export interface CliContext {

@@ -10,9 +10,9 @@ import { VERSION } from "../platform/version.ts";
 import { createApp } from "../routes/mod.ts";
 import type { AgentService } from "../agents/service.ts";
 import type { A2AService } from "../agents/a2a/mod.ts";
-import type { HostedServer } from "../tools/host.ts";
+import type { HostedServer } from "../tools/kit/host.ts";
 import { gatewayAdmin } from "../tools/gateway/mod.ts";
-import { McpHttpEndpoint } from "../tools/mcp_http.ts";
+import { McpHttpEndpoint } from "../tools/kit/mcp_http.ts";
 import { shutdown, StartupError } from "./boot.ts";
 
 export async function serveHttp(options: {

@@ -2,8 +2,8 @@
 // streamable HTTP at /mcp with --port.
 
 import { z } from "zod";
-import type { AnyServerSpec } from "../tools/kit.ts";
-import { serveStdio } from "../tools/mcp.ts";
+import type { AnyServerSpec } from "../tools/kit/mod.ts";
+import { serveStdio } from "../tools/kit/mcp.ts";
 import {
   configKey,
   flagName,

@@ -1,7 +1,7 @@
 // GET /health: the daemon's and each server's phase, for people and probes.
 
 import { Hono } from "hono";
-import type { HostedServer, ServerHealth } from "../tools/host.ts";
+import type { HostedServer, ServerHealth } from "../tools/kit/host.ts";
 
 export type DaemonStatus = "ok" | "degraded" | "error" | "shutting_down";
 

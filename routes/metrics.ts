@@ -2,7 +2,7 @@
 
 import { Hono } from "hono";
 import { type Metric, renderPrometheus } from "../platform/metrics.ts";
-import type { HostedServer } from "../tools/host.ts";
+import type { HostedServer } from "../tools/kit/host.ts";
 
 export function metricsRoutes(
   options: { hosts: readonly HostedServer[]; startedAt: number },

@@ -13,8 +13,8 @@ import {
   originGuard,
 } from "../platform/http_guards.ts";
 import type { Logger } from "../platform/log.ts";
-import type { HostedServer } from "../tools/host.ts";
-import type { McpHttpEndpoint } from "../tools/mcp_http.ts";
+import type { HostedServer } from "../tools/kit/host.ts";
+import type { McpHttpEndpoint } from "../tools/kit/mcp_http.ts";
 import type { AdminView } from "../tools/gateway/admin_view.ts";
 import { adminRoutes } from "./admin.ts";
 import { healthRoutes } from "./health.ts";

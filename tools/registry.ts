@@ -1,7 +1,7 @@
 // The built-in servers. A server appears here only once it is built: the
 // daemon never lists a stub.
 
-import type { AnyServerSpec } from "./kit.ts";
+import type { AnyServerSpec } from "./kit/mod.ts";
 import { browserAutomationServer } from "./browser-automation/mod.ts";
 import { gatewayServer } from "./gateway/mod.ts";
 import { memoryServer } from "./memory/mod.ts";

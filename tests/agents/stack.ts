@@ -20,9 +20,9 @@ import { scoped } from "../../platform/store.ts";
 import { MemoryStore } from "../../platform/store_memory.ts";
 import { type AppEnv, createApp } from "../../routes/mod.ts";
 import { startServers } from "../../cli/boot.ts";
-import type { HostedServer } from "../../tools/host.ts";
+import type { HostedServer } from "../../tools/kit/host.ts";
 import { gatewayServer } from "../../tools/gateway/mod.ts";
-import { connectInProcess } from "../../tools/mcp.ts";
+import { connectInProcess } from "../../tools/kit/mcp.ts";
 import { memoryServer } from "../../tools/memory/mod.ts";
 import {
   capturedLog,

@@ -7,9 +7,9 @@ import { z } from "zod";
 import { createLogger } from "../../platform/log.ts";
 import { MemoryStore } from "../../platform/store_memory.ts";
 import { type AppEnv, type AppOptions, createApp } from "../../routes/mod.ts";
-import { HostedServer } from "../../tools/host.ts";
-import { defineServer, text, toolDefiner } from "../../tools/kit.ts";
-import { McpHttpEndpoint } from "../../tools/mcp_http.ts";
+import { HostedServer } from "../../tools/kit/host.ts";
+import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
+import { McpHttpEndpoint } from "../../tools/kit/mcp_http.ts";
 import { capturedLog, type LogLine } from "../helpers.ts";
 
 const VERSION = "1.2.3";

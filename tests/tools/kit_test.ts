@@ -1,5 +1,5 @@
 // The kit end to end through an in-process MCP link (SDK client <-> SDK
-// server from tools/mcp.ts): listings, argument validation, errors, the
+// server from tools/kit/mcp.ts): listings, argument validation, errors, the
 // lifecycle, notifications, sampling and elicitation, resources, prompts
 // and completion. No processes, no sockets.
 
@@ -17,7 +17,7 @@ import {
 } from "../../platform/mcp_sdk.ts";
 import type { Store } from "../../platform/store.ts";
 import { MemoryStore } from "../../platform/store_memory.ts";
-import { HostedServer } from "../../tools/host.ts";
+import { HostedServer } from "../../tools/kit/host.ts";
 import {
   type AnyServerSpec,
   defineServer,
@@ -27,8 +27,8 @@ import {
   text,
   toolDefiner,
   ToolError,
-} from "../../tools/kit.ts";
-import { connectInProcess } from "../../tools/mcp.ts";
+} from "../../tools/kit/mod.ts";
+import { connectInProcess } from "../../tools/kit/mcp.ts";
 import { capturedLog, type LogLine, waitFor } from "../helpers.ts";
 
 /** What the test server lets a test observe and steer. */

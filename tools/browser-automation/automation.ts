@@ -15,7 +15,7 @@ import {
   imageBlock,
   ToolError,
   type ToolResult,
-} from "../kit.ts";
+} from "../kit/mod.ts";
 import type { BrowserAutomationConfig } from "./config.ts";
 import { type PageState, pageState, reasonOf, within } from "./page_ops.ts";
 import { Pages, type PageSlot, sessionKey } from "./pages.ts";

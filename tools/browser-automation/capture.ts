@@ -3,7 +3,7 @@
 
 import { dirname } from "node:path";
 import { z } from "zod";
-import { imageBlock, toolDefiner } from "../kit.ts";
+import { imageBlock, toolDefiner } from "../kit/mod.ts";
 import type { BrowserAutomation } from "./automation.ts";
 import { pageState } from "./page_ops.ts";
 import { screenshotTarget } from "./screenshot_paths.ts";

@@ -2,7 +2,7 @@
 
 import { z } from "zod";
 import type { ElementHandle, Page } from "../../platform/puppeteer.ts";
-import { json, toolDefiner, ToolError } from "../kit.ts";
+import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import type { BrowserAutomation } from "./automation.ts";
 import {
   chooseOption,

@@ -2,7 +2,7 @@
 // clicks, typing, forms, screenshots, scripts and cookies on Chromium or
 // Chrome over CDP, attached to the user's browser or launched on demand.
 
-import { defineServer } from "../kit.ts";
+import { defineServer } from "../kit/mod.ts";
 import { BrowserAutomation } from "./automation.ts";
 import { screenshot } from "./capture.ts";
 import { BrowserAutomationConfig } from "./config.ts";

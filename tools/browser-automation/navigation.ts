@@ -1,7 +1,7 @@
 // Navigation tools: open a URL, wait for an element, scroll.
 
 import { z } from "zod";
-import { json, toolDefiner, ToolError } from "../kit.ts";
+import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import { type BrowserAutomation, WAIT_FOR_MAX_MS } from "./automation.ts";
 import { scrollPage } from "./in_page.ts";
 import { pageState, reasonOf } from "./page_ops.ts";

@@ -3,7 +3,7 @@
 
 import type { HTTPRequest, Page } from "../../platform/puppeteer.ts";
 import type { JsonValue } from "../../platform/store.ts";
-import type { ToolResult } from "../kit.ts";
+import type { ToolResult } from "../kit/mod.ts";
 
 /**
  * `promise`, or `fallback` once `ms` pass. The promise keeps running; its

@@ -8,8 +8,8 @@ import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import { Mutex } from "../../platform/mutex.ts";
 import type { Browser, Page } from "../../platform/puppeteer.ts";
-import type { CallContext } from "../kit.ts";
-import { ToolError } from "../kit.ts";
+import type { CallContext } from "../kit/mod.ts";
+import { ToolError } from "../kit/mod.ts";
 
 /** The session's tab: stdio and in-process callers share `default`. */
 export function sessionKey(call: CallContext): string {

@@ -2,7 +2,7 @@
 
 import { z } from "zod";
 import type { JsonValue } from "../../platform/store.ts";
-import { json, toolDefiner } from "../kit.ts";
+import { json, toolDefiner } from "../kit/mod.ts";
 import type { BrowserAutomation } from "./automation.ts";
 import {
   describeLinks,

@@ -10,7 +10,7 @@ import {
   resolve,
   sep,
 } from "node:path";
-import { ToolError } from "../kit.ts";
+import { ToolError } from "../kit/mod.ts";
 
 /** The real path of the deepest existing ancestor, plus the parts below it. */
 async function realParts(path: string): Promise<string> {

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import type { CDPSession, Protocol } from "../../platform/puppeteer.ts";
 import type { JsonValue } from "../../platform/store.ts";
-import { toolDefiner, ToolError } from "../kit.ts";
+import { toolDefiner, ToolError } from "../kit/mod.ts";
 import type { BrowserAutomation } from "./automation.ts";
 import { slice, within } from "./page_ops.ts";
 

@@ -3,7 +3,7 @@
 // that fails with a message naming the selector.
 
 import type { ElementHandle, Page } from "../../platform/puppeteer.ts";
-import { ToolError } from "../kit.ts";
+import { ToolError } from "../kit/mod.ts";
 
 /** A double-quoted argument for puppeteer's `::-p-text("…")`. */
 function quoted(value: string): string {

@@ -8,7 +8,7 @@
 import type { DiscoveryConfig } from "./config.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { JsonValue, Store } from "../../platform/store.ts";
-import { ToolError } from "../kit.ts";
+import { ToolError } from "../kit/mod.ts";
 import {
   type Announcement,
   compare,

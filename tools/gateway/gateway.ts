@@ -14,7 +14,7 @@ import {
   type DynamicTools,
   type Peer,
   ToolError,
-} from "../kit.ts";
+} from "../kit/mod.ts";
 import type { AdminView, UpstreamState } from "./admin_view.ts";
 import { alert, type AlertEvent } from "./alerts.ts";
 import { buildCatalog, type Catalog, listingOf } from "./catalog.ts";

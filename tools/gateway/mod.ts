@@ -2,8 +2,8 @@
 // In `agentd serve` it is /mcp, with every built-in server as an in-process
 // upstream; alone it is `agentd mcp gateway --port 8765 --config FILE`.
 
-import { defineServer } from "../kit.ts";
-import type { HostedServer } from "../host.ts";
+import { defineServer } from "../kit/mod.ts";
+import type { HostedServer } from "../kit/host.ts";
 import type { AdminView } from "./admin_view.ts";
 import { GatewayConfig } from "./config.ts";
 import { Announcer, openCoordinationStore } from "./announcements.ts";

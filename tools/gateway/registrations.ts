@@ -5,7 +5,7 @@
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { JsonValue, Store } from "../../platform/store.ts";
-import { ToolError } from "../kit.ts";
+import { ToolError } from "../kit/mod.ts";
 import { UPSTREAM_NAME } from "./config.ts";
 import type { Upstream, UpstreamTarget } from "./upstream.ts";
 

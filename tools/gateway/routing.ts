@@ -5,7 +5,7 @@ import { type CallToolResult, McpError } from "../../platform/mcp_sdk.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { JsonValue } from "../../platform/store.ts";
-import { type CallContext, errorResult, ToolError } from "../kit.ts";
+import { type CallContext, errorResult, ToolError } from "../kit/mod.ts";
 import type { GatewayConfig } from "./config.ts";
 import { byName, type Upstream, UpstreamUnreachable } from "./upstream.ts";
 

@@ -2,7 +2,7 @@
 
 import { z } from "zod";
 import type { JsonValue } from "../../platform/store.ts";
-import { json, toolDefiner, ToolError } from "../kit.ts";
+import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import type { Gateway } from "./gateway.ts";
 import { byName, type Upstream } from "./upstream.ts";
 

@@ -10,7 +10,7 @@ import {
 } from "../../platform/mcp_sdk.ts";
 import type { Logger } from "../../platform/log.ts";
 import { VERSION } from "../../platform/version.ts";
-import type { Peer } from "../kit.ts";
+import type { Peer } from "../kit/mod.ts";
 
 export type UpstreamTarget =
   | { kind: "builtin"; peer: Peer }

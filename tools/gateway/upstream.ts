@@ -15,9 +15,10 @@ import {
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import { LatencyWindow } from "../../platform/metrics.ts";
-import type { CallContext, Caller } from "../kit.ts";
+import type { CallContext } from "../kit/mod.ts";
+import type { Caller } from "../../platform/identity.ts";
 import type { AdminServer, UpstreamState } from "./admin_view.ts";
-import { linkedSession } from "../mcp.ts";
+import { linkedSession } from "../kit/mcp_identity.ts";
 import { describeFailure } from "./failures.ts";
 import { SEPARATOR } from "./naming.ts";
 import {

@@ -1,7 +1,7 @@
 // Conversation tools, and the whole context of an agent.
 
 import { z } from "zod";
-import { json, toolDefiner } from "../kit.ts";
+import { json, toolDefiner } from "../kit/mod.ts";
 import { entryJson, messageJson, namespace, sessionId } from "./schemas.ts";
 import type { MemoryService } from "./service.ts";
 

@@ -1,7 +1,7 @@
 // Entry tools: store, retrieve, update, delete and list memories.
 
 import { z } from "zod";
-import { json, toolDefiner } from "../kit.ts";
+import { json, toolDefiner } from "../kit/mod.ts";
 import {
   entryJson,
   entryMeta,

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { openSecrets } from "../../platform/secrets.ts";
 import { scoped, type Store } from "../../platform/store.ts";
 import { openKvStore } from "../../platform/store_kv.ts";
-import { defineServer, type ServerDeps } from "../kit.ts";
+import { defineServer, type ServerDeps } from "../kit/mod.ts";
 import { DeferredBackend } from "./backend_deferred.ts";
 import { HostedBackend, type RemoteConnector } from "./backend_hosted.ts";
 import { KvBackend } from "./backend_kv.ts";

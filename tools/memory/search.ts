@@ -2,7 +2,7 @@
 
 import { z } from "zod";
 import type { JsonValue } from "../../platform/store.ts";
-import { json, toolDefiner } from "../kit.ts";
+import { json, toolDefiner } from "../kit/mod.ts";
 import { cutValue, namespace, query } from "./schemas.ts";
 import type { SearchHit, SearchOutcome } from "./service.ts";
 import type { MemoryService } from "./service.ts";

@@ -8,7 +8,7 @@ import type { Caller } from "../../platform/identity.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Metric } from "../../platform/metrics.ts";
 import type { JsonValue } from "../../platform/store.ts";
-import { ToolError } from "../kit.ts";
+import { ToolError } from "../kit/mod.ts";
 import { EntryNotFound, type MemoryBackend } from "./backend.ts";
 import type { Embedder } from "./embedder.ts";
 import type { MemoryEntry, Message, StoredEntry } from "./model.ts";

@@ -4,7 +4,7 @@
 import type { Caller } from "../../platform/identity.ts";
 import type { Logger } from "../../platform/log.ts";
 import { decrypt, encrypt } from "../../platform/secrets.ts";
-import { ToolError } from "../kit.ts";
+import { ToolError } from "../kit/mod.ts";
 import type { MemoryEntry, StoredEntry } from "./model.ts";
 import type { MemoryStats } from "./stats.ts";
 

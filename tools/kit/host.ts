@@ -7,10 +7,10 @@ import {
   type Phase,
   type PhaseState,
   PhaseTracker,
-} from "../platform/lifecycle.ts";
-import type { Logger } from "../platform/log.ts";
-import { LatencyWindow, type Metric } from "../platform/metrics.ts";
-import type { JsonValue, Store } from "../platform/store.ts";
+} from "../../platform/lifecycle.ts";
+import type { Logger } from "../../platform/log.ts";
+import { LatencyWindow, type Metric } from "../../platform/metrics.ts";
+import type { JsonValue, Store } from "../../platform/store.ts";
 
 const PHASES: Phase[] = ["start", "running", "error", "shutdown"];
 import {
@@ -19,8 +19,8 @@ import {
   type Peer,
   type ServerRuntime,
   ToolError,
-} from "./kit.ts";
-import { messageOf } from "../platform/errors.ts";
+} from "./mod.ts";
+import { messageOf } from "../../platform/errors.ts";
 
 /** Something connected to this server that wants to hear about changes (one per MCP session). */
 export interface ServerListener {

@@ -20,16 +20,16 @@ import {
   StdioServerTransport,
   type Tool,
   type Transport,
-} from "../platform/mcp_sdk.ts";
+} from "../../platform/mcp_sdk.ts";
 import type { HostedServer } from "./host.ts";
-import { messageOf } from "../platform/errors.ts";
+import { messageOf } from "../../platform/errors.ts";
 import {
   type CallContext,
-  type Caller,
   errorResult,
   type ToolDef,
   ToolError,
-} from "./kit.ts";
+} from "./mod.ts";
+import type { Caller } from "../../platform/identity.ts";
 import {
   capabilitiesOf,
   describeIssues,
@@ -42,14 +42,6 @@ import {
   CallerBoundTransport,
   callerOf,
   linkedSessionOf,
-} from "./mcp_identity.ts";
-
-// Kept importable from here, the module every transport starts from.
-export { describeIssues } from "./mcp_features.ts";
-export {
-  authInfoFor,
-  linkedSession,
-  type RequestAuth,
 } from "./mcp_identity.ts";
 
 interface ToolEntry {

@@ -19,8 +19,8 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
   UriTemplate,
-} from "../platform/mcp_sdk.ts";
-import { messageOf } from "../platform/errors.ts";
+} from "../../platform/mcp_sdk.ts";
+import { messageOf } from "../../platform/errors.ts";
 import type { HostedServer } from "./host.ts";
 
 const RESOURCE_NOT_FOUND = -32002; // MCP's code for an unknown resource URI

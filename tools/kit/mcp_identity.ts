@@ -2,9 +2,9 @@
 // transports attach to SDK messages as AuthInfo and `createSdkServer` reads back.
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { InMemoryTransport, Transport } from "../platform/mcp_sdk.ts";
-import type { JsonValue } from "../platform/store.ts";
-import type { Caller } from "./kit.ts";
+import type { InMemoryTransport, Transport } from "../../platform/mcp_sdk.ts";
+import type { JsonValue } from "../../platform/store.ts";
+import type { Caller } from "../../platform/identity.ts";
 
 /** The identity a transport attaches to a request (from a bearer token), if any. */
 export interface RequestAuth {

@@ -1,5 +1,5 @@
 // The tool kit: how a server declares its tools, resources and prompts.
-// A definition is transport-neutral; tools/mcp.ts turns a spec into an MCP
+// A definition is transport-neutral; tools/kit/mcp.ts turns a spec into an MCP
 // server for stdio, HTTP or an in-process link.
 
 import type { z } from "zod";
@@ -16,15 +16,14 @@ import type {
   Tool,
   ToolAnnotations,
   Transport,
-} from "../platform/mcp_sdk.ts";
-import type { Phase } from "../platform/lifecycle.ts";
-import { encodeBase64 } from "../platform/base64.ts";
-import type { Logger } from "../platform/log.ts";
-import type { Metric } from "../platform/metrics.ts";
-import type { JsonValue, Store } from "../platform/store.ts";
+} from "../../platform/mcp_sdk.ts";
+import type { Phase } from "../../platform/lifecycle.ts";
+import { encodeBase64 } from "../../platform/base64.ts";
+import type { Logger } from "../../platform/log.ts";
+import type { Metric } from "../../platform/metrics.ts";
+import type { JsonValue, Store } from "../../platform/store.ts";
 
-import type { Caller } from "../platform/identity.ts";
-export type { Caller };
+import type { Caller } from "../../platform/identity.ts";
 
 /** What a handler can do while it runs, besides returning a result. */
 export interface CallContext {

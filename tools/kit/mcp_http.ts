@@ -9,11 +9,12 @@ import {
   type JSONRPCMessage,
   type Server,
   WebStandardStreamableHTTPServerTransport,
-} from "../platform/mcp_sdk.ts";
-import { InFlight } from "../platform/lifecycle.ts";
-import type { Logger } from "../platform/log.ts";
+} from "../../platform/mcp_sdk.ts";
+import { InFlight } from "../../platform/lifecycle.ts";
+import type { Logger } from "../../platform/log.ts";
 import type { HostedServer } from "./host.ts";
-import { authInfoFor, createSdkServer, type RequestAuth } from "./mcp.ts";
+import { createSdkServer } from "./mcp.ts";
+import { authInfoFor, type RequestAuth } from "./mcp_identity.ts";
 
 export interface HttpEndpointOptions {
   log: Logger;
