@@ -98,8 +98,41 @@ export class InFlight {
 export type ShutdownSignal = "SIGINT" | "SIGTERM";
 
 /**
- * Calls `onSignal` once on the first SIGINT/SIGTERM. A second signal while
- * draining exits at once (130), the usual escape hatch for a stuck drain.
+ * Repeats within this many ms of the first signal are the same Ctrl-C: the
+ * terminal signals the whole process group and `deno task` forwards it too,
+ * so one key press arrives twice at once. Only a later signal forces exit.
+ */
+export const REPEAT_SIGNAL_WINDOW_MS = 1000;
+
+export interface SignalGate {
+  /** What to do with a signal received at `now` (ms, monotonic). */
+  receive(now: number): "shutdown" | "ignore" | "exit";
+}
+
+/**
+ * The decision behind onShutdownSignal, apart from the process: the first
+ * signal shuts down, repeats inside `windowMs` are ignored, a later one exits.
+ */
+export function signalGate(
+  windowMs: number = REPEAT_SIGNAL_WINDOW_MS,
+): SignalGate {
+  let first: number | undefined;
+  return {
+    receive(now) {
+      if (first === undefined) {
+        first = now;
+        return "shutdown";
+      }
+      return now - first < windowMs ? "ignore" : "exit";
+    },
+  };
+}
+
+/**
+ * Calls `onSignal` once on the first SIGINT/SIGTERM. A second signal at least
+ * REPEAT_SIGNAL_WINDOW_MS later (a deliberate second Ctrl-C) exits at once
+ * (130), the usual escape hatch for a stuck drain; earlier repeats are the
+ * same key press delivered twice and are ignored.
  * Returns a function that removes the listeners.
  */
 export function onShutdownSignal(
@@ -108,12 +141,12 @@ export function onShutdownSignal(
   const signals: ShutdownSignal[] = Deno.build.os === "windows"
     ? ["SIGINT"]
     : ["SIGINT", "SIGTERM"];
-  let received = false;
+  const gate = signalGate();
   const listeners = signals.map((signal) => {
     const listener = () => {
-      if (received) Deno.exit(130);
-      received = true;
-      onSignal(signal);
+      const action = gate.receive(performance.now());
+      if (action === "exit") Deno.exit(130);
+      if (action === "shutdown") onSignal(signal);
     };
     Deno.addSignalListener(signal, listener);
     return { signal, listener };

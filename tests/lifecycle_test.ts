@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "../platform/mcp_sdk.ts";
 import { openKvStore } from "../platform/store_kv.ts";
+import { REPEAT_SIGNAL_WINDOW_MS, signalGate } from "../platform/lifecycle.ts";
 import {
   INITIALIZE_REQUEST,
   responseTo,
@@ -125,4 +126,13 @@ Deno.test("lifecycle: SIGTERM during a slow call over stdio answers it, then exi
     content: [{ type: "text", text: "wrote stdio" }],
   });
   assert.equal(await storedValue(dir.path, "stdio"), "kept");
+});
+
+Deno.test("lifecycle: a signal repeated within the window is the same Ctrl-C; a later one forces exit", () => {
+  const gate = signalGate(1000);
+  assert.equal(gate.receive(10_000), "shutdown");
+  assert.equal(gate.receive(10_001), "ignore", "terminal + deno task forward");
+  assert.equal(gate.receive(10_999), "ignore");
+  assert.equal(gate.receive(11_000), "exit", "a deliberate second Ctrl-C");
+  assert.equal(REPEAT_SIGNAL_WINDOW_MS, 1000);
 });
