@@ -517,6 +517,8 @@ Deno.test("routes: /health reports ok with each server's phase", async () => {
     assert.equal(body.uptime_s, 5);
     assert.deepEqual(Object.keys(body.servers), ["tiny"]);
     assert.deepEqual(body.servers.tiny, {
+      name: "tiny",
+      type: "tool server",
       phase: "running",
       since: hosts[0].phase.state.since,
       namespace: "svc-tiny",

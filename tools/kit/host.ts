@@ -16,6 +16,7 @@ const PHASES: Phase[] = ["start", "running", "error", "shutdown"];
 import {
   type AnyServerSpec,
   type DynamicTools,
+  identityOf,
   type Peer,
   type ServerRuntime,
   ToolError,
@@ -223,9 +224,9 @@ export class HostedServer {
   async health(): Promise<ServerHealth> {
     const state: PhaseState = this.phase.state;
     const health: ServerHealth = {
+      ...identityOf(this.spec),
       phase: state.phase,
       since: state.since,
-      namespace: this.spec.namespace,
       version: this.spec.version,
       in_flight: this.inFlight.count,
       calls: this.#calls,

@@ -26,6 +26,8 @@ import { messageOf } from "../../platform/errors.ts";
 import {
   type CallContext,
   errorResult,
+  identityLine,
+  identityOf,
   type ToolDef,
   ToolError,
 } from "./mod.ts";
@@ -85,7 +87,12 @@ function toolCatalog(host: HostedServer): Map<string, ToolEntry> {
 export function createSdkServer(host: HostedServer): Server {
   const spec = host.spec;
   const server = new Server(
-    { name: `agentd-${spec.id}`, title: spec.title, version: spec.version },
+    {
+      name: `agentd-${spec.id}`,
+      title: spec.title,
+      version: spec.version,
+      description: identityLine(identityOf(spec)),
+    },
     { capabilities: capabilitiesOf(host), instructions: spec.instructions },
   );
   const catalog = toolCatalog(host);

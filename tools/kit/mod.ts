@@ -188,6 +188,29 @@ export interface ServerSpec<C> {
   start(deps: ServerDeps): Promise<ServerRuntime<C>>;
 }
 
+/** The seed's "Server identity" shape: name, type (tool server), namespace. */
+export interface ServerIdentity {
+  [key: string]: string;
+  name: string;
+  type: "tool server";
+  namespace: string;
+}
+
+export function identityOf(
+  spec: { id: string; namespace: string },
+): ServerIdentity {
+  return { name: spec.id, type: "tool server", namespace: spec.namespace };
+}
+
+/**
+ * The identity as MCP `serverInfo.description` carries it. Implementation
+ * has no namespace field and SDK clients strip unknown ones, so the one free
+ * text field holds it in a fixed, parseable form.
+ */
+export function identityLine(identity: ServerIdentity): string {
+  return `name ${identity.name}; type ${identity.type}; namespace ${identity.namespace}`;
+}
+
 /**
  * A spec with its context type forgotten, for registries. Sound because a
  * spec's tools and its `start` agree on `C` where the spec is written.
