@@ -149,6 +149,8 @@ export async function startServers(
     env: Readonly<Record<string, string>>;
     /** The HTTP face's address once it listens. */
     address?: () => string | undefined;
+    /** `agentd mcp <id>`: one server as the whole process. */
+    alone?: boolean;
   },
 ): Promise<HostedServer[]> {
   const start = (spec: AnyServerSpec, peers: readonly Peer[]) => {
@@ -161,6 +163,7 @@ export async function startServers(
       env: options.env,
       peers,
       address: options.address,
+      alone: options.alone,
     });
   };
   const first = await Promise.all(

@@ -132,6 +132,7 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
     settings,
     env: ctx.env,
     address: () => address,
+    alone: true,
   });
   if (host.phase.phase !== "running") {
     await host.stop(0);

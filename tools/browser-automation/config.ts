@@ -16,9 +16,10 @@ export const BrowserAutomationConfig = z.object({
     .describe("Browser to launch (default: Chromium or Chrome found on PATH)"),
   headless: z.boolean().default(true)
     .describe("Launch without a window (false: a visible browser)"),
-  launch_on_start: z.boolean().default(false)
+  // Unset: on under `agentd mcp browser-automation`, off inside `agentd serve`.
+  launch_on_start: z.boolean().optional()
     .describe(
-      "Attach or launch when the server starts instead of on the first tool call",
+      "Attach or launch when the server starts instead of on the first tool call (default: on under agentd mcp, off inside agentd serve)",
     ),
   args: z.array(z.string()).default([])
     .describe("Extra command-line flags for a launched browser"),

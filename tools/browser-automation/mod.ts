@@ -49,7 +49,13 @@ export const browserAutomationServer = defineServer<BrowserAutomation>({
     selectOption,
   ],
   async start(deps) {
-    const config = BrowserAutomationConfig.parse(deps.config);
+    const parsed = BrowserAutomationConfig.parse(deps.config);
+    // The seed's Start phase launches the browser; a daemon hosting many
+    // servers keeps it lazy so nobody pays for a browser nobody drives.
+    const config = {
+      ...parsed,
+      launch_on_start: parsed.launch_on_start ?? deps.alone,
+    };
     const automation = new BrowserAutomation(config, {
       log: deps.log,
       dataDir: deps.dataDir,

@@ -42,6 +42,8 @@ export interface HostOptions {
   peers?: readonly Peer[];
   /** This process's HTTP address once it listens. */
   address?: () => string | undefined;
+  /** Hosted alone by `agentd mcp <id>` (default false: beside others in `serve`). */
+  alone?: boolean;
 }
 
 export interface ServerHealth {
@@ -102,6 +104,7 @@ export class HostedServer {
         toolsChanged: () => host.notifyToolsChanged(),
         peers: options.peers ?? [],
         address: options.address ?? (() => undefined),
+        alone: options.alone ?? false,
       });
       host.phase.set("running");
     } catch (error) {

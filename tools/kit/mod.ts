@@ -134,6 +134,8 @@ export interface ServerDeps {
   peers: readonly Peer[];
   /** This process's HTTP address (`http://127.0.0.1:8765`) once it listens; undefined on stdio. */
   address(): string | undefined;
+  /** True under `agentd mcp <id>` (the server is the whole process), false inside `agentd serve`. */
+  alone: boolean;
 }
 
 /** Another server in this process, reachable over an in-process MCP link. */

@@ -1,6 +1,7 @@
 // The real CLI: `agentd mcp browser-automation` over streamable HTTP (two
 // sessions, two tabs, /health and /metrics) and over stdio, each launching
-// Chromium on first use and leaving no browser behind when it exits.
+// Chromium at start (the seed's Start phase) and leaving no browser behind
+// when it exits; inside `agentd serve` the launch waits for the first call.
 
 import assert from "node:assert/strict";
 import {
@@ -42,7 +43,7 @@ async function httpClient(url: string, path = "/mcp"): Promise<{
 
 Deno.test({
   name:
-    "browser automation CLI over HTTP: a tab per session, calls serialised per tab, /health, clean exit",
+    "browser automation CLI over HTTP: browser up at start, a tab per session, calls serialised per tab, /health, clean exit",
   ignore: browserTestIgnore,
   async fn() {
     const site = startSite();
@@ -58,11 +59,14 @@ Deno.test({
       dir.path,
     ]);
     try {
+      // Alone, the server launched its browser in its Start phase: it runs
+      // before any tool call.
       const idle = await (await fetch(`${daemon.url}/health`)).json();
       assert.equal(idle.status, "ok");
       const server = idle.servers["browser-automation"];
-      assert.equal(server.details.browser.state, "not_started");
-      assert.equal(server.details.launch, "on_first_use");
+      assert.equal(server.details.browser.state, "connected");
+      assert.equal(server.details.browser.mode, "launched");
+      assert.equal(server.details.launch, "on_start");
 
       const alice = await httpClient(daemon.url);
       const bob = await httpClient(daemon.url);
@@ -190,6 +194,12 @@ Deno.test({
       env: { AGENTD_BROWSER_AUTOMATION__CDP_PORT: String(freePort()) },
     });
     try {
+      // Beside other servers the launch stays lazy: no browser until a call.
+      const idle = await (await fetch(`${daemon.url}/health`)).json();
+      const lazy = idle.servers["browser-automation"].details;
+      assert.equal(lazy.browser.state, "not_started");
+      assert.equal(lazy.launch, "on_first_use");
+
       const own = await httpClient(daemon.url, "/mcp/browser-automation");
       const gateway = await httpClient(daemon.url, "/mcp");
       try {
