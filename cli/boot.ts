@@ -26,6 +26,7 @@ import { UsageError } from "./args.ts";
 import { AgentsConfig } from "../agents/config.ts";
 import { ProvidersConfig } from "../agents/providers/mod.ts";
 import { messageOf } from "../platform/errors.ts";
+import { isRecord } from "../platform/validation.ts";
 
 /** Failures that stop agentd from starting (exit code 1), with a message a person can act on. */
 export class StartupError extends Error {
@@ -231,8 +232,4 @@ export async function shutdown(options: {
   if (options.listener) await options.listener.shutdown();
   await options.store.close();
   options.log.info("stopped");
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

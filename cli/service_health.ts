@@ -5,6 +5,7 @@
 import { configKey, parseFlags, serveFlags } from "./args.ts";
 import { loadSettings } from "./boot.ts";
 import type { CliContext } from "./context.ts";
+import { isRecord } from "../platform/validation.ts";
 
 /** Where the installed daemon listens: its serve flags over its config file over defaults. */
 export async function daemonAddress(
@@ -84,8 +85,4 @@ function describeHealth(body: unknown, status: number): string {
   return `${parts.join(", ")}${
     servers.length ? `; servers: ${servers.join(", ")}` : ""
   }`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

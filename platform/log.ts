@@ -244,3 +244,20 @@ function stderrSink(): (line: string) => void {
     }
   };
 }
+
+/**
+ * The URL without password, query or fragment (the user name stays: it says
+ * which account): safe for logs and error text. `(invalid URL)` when it is none.
+ */
+export function publicUrl(url: string | URL): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "(invalid URL)";
+  }
+  parsed.password = "";
+  parsed.search = "";
+  parsed.hash = "";
+  return parsed.toString();
+}

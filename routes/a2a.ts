@@ -26,7 +26,7 @@ import {
 import type { A2AAgent, A2AHost } from "../agents/a2a/host.ts";
 import { handleJsonRpc } from "../agents/a2a/jsonrpc.ts";
 import { A2AService } from "../agents/a2a/mod.ts";
-import { describe } from "../agents/a2a/wire.ts";
+import { describeIssues } from "../platform/validation.ts";
 import { HttpError } from "../platform/http_errors.ts";
 import type { GuardVariables } from "../platform/http_guards.ts";
 import type { Caller } from "../platform/identity.ts";
@@ -107,7 +107,7 @@ export function a2aRoutes(options: A2ARoutesOptions): Hono<A2AEnv> {
     }
     const query = inboxQuery.safeParse(c.req.query());
     if (!query.success) {
-      throw new HttpError(400, `Invalid query: ${describe(query.error)}`);
+      throw new HttpError(400, `Invalid query: ${describeIssues(query.error)}`);
     }
     return c.json(await a2a.envelopes.inbox(agent, query.data));
   });

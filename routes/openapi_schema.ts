@@ -3,6 +3,7 @@
 // referenced from there, and query schemas turned into parameters.
 
 import { z } from "zod";
+import { isRecord } from "../platform/validation.ts";
 
 type Json = Record<string, unknown>;
 
@@ -73,8 +74,4 @@ function cleanValue(node: unknown): unknown {
     }
   }
   return out;
-}
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

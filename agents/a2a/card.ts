@@ -10,6 +10,7 @@
 
 import { z } from "zod";
 import type { JsonValue } from "../../platform/store.ts";
+import { describeIssues } from "../../platform/validation.ts";
 import { VERSION } from "../../platform/version.ts";
 import type { A2AAgent } from "./host.ts";
 
@@ -143,9 +144,7 @@ export function readCard(raw: unknown): CardSummary {
   if (!parsed.success) {
     throw new Error(
       `not an A2A agent card (${
-        parsed.error.issues.map((i) =>
-          `${i.path.join(".") || "card"}: ${i.message}`
-        ).join("; ")
+        describeIssues(parsed.error, { root: "card" })
       })`,
     );
   }

@@ -20,7 +20,8 @@ import {
 } from "./client.ts";
 import type { A2AAgent, A2AHost } from "./host.ts";
 import { sequence } from "./tasks.ts";
-import { describe, ENVELOPE_METADATA_KEY } from "./wire.ts";
+import { ENVELOPE_METADATA_KEY } from "./wire.ts";
+import { describeIssues } from "../../platform/validation.ts";
 
 export const ENVELOPE_TYPES = [
   "request",
@@ -137,7 +138,7 @@ export class Envelopes {
     if (!parsed.success) {
       throw new HttpError(
         400,
-        `Invalid A2A message: ${describe(parsed.error)}`,
+        `Invalid A2A message: ${describeIssues(parsed.error)}`,
         parsed.error.issues.map((i) => ({
           path: i.path.map(String).join("."),
           message: i.message,

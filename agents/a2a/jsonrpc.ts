@@ -23,8 +23,8 @@ import {
   subscribe,
 } from "./task_methods.ts";
 import { PageTokenError, type TaskRecord } from "./tasks.ts";
+import { describeIssues } from "../../platform/validation.ts";
 import {
-  describe,
   type Dialect,
   ENVELOPE_METADATA_KEY,
   messageOut,
@@ -107,7 +107,7 @@ export async function handleJsonRpc(
       .safeParse(body);
     return rpcError(
       id.success ? id.data.id : null,
-      new RpcError(-32600, `Invalid request: ${describe(parsed.error)}`),
+      new RpcError(-32600, `Invalid request: ${describeIssues(parsed.error)}`),
     );
   }
   const { id, method, params } = parsed.data;

@@ -8,8 +8,8 @@ import type { A2AAgent } from "./host.ts";
 import type { A2AService } from "./mod.ts";
 import { RpcError, SseChannel } from "./sse.ts";
 import { isTerminal, type TaskRecord } from "./tasks.ts";
+import { describeIssues } from "../../platform/validation.ts";
 import {
-  describe,
   type Dialect,
   parseState,
   streamEventOut,
@@ -59,7 +59,10 @@ export function params<T extends z.ZodType>(
 ): z.output<T> {
   const parsed = schema.safeParse(value ?? {});
   if (!parsed.success) {
-    throw new RpcError(-32602, `Invalid params: ${describe(parsed.error)}`);
+    throw new RpcError(
+      -32602,
+      `Invalid params: ${describeIssues(parsed.error)}`,
+    );
   }
   return parsed.data;
 }

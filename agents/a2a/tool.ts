@@ -6,7 +6,7 @@ import { z } from "zod";
 import type { LocalTool } from "../local_tool.ts";
 import { MAX_CONTENT_CHARS } from "./envelope.ts";
 import type { A2AService } from "./mod.ts";
-import { describe } from "./wire.ts";
+import { describeIssues } from "../../platform/validation.ts";
 
 /** The envelope version the tool writes. */
 export const TOOL_ENVELOPE_VERSION = "1.0.0";
@@ -47,7 +47,7 @@ export function a2aMessagingTool(service: A2AService): LocalTool {
     async call(args, context) {
       const parsed = argsSchema.safeParse(args);
       if (!parsed.success) {
-        throw new Error(`Invalid arguments: ${describe(parsed.error)}`);
+        throw new Error(`Invalid arguments: ${describeIssues(parsed.error)}`);
       }
       const { to, message, type } = parsed.data;
       if (type === "request" && to === context.agent) {

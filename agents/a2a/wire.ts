@@ -6,6 +6,7 @@
 
 import { z } from "zod";
 import type { JsonValue } from "../../platform/store.ts";
+import { describeIssues } from "../../platform/validation.ts";
 import type { TaskEvent } from "./task_runs.ts";
 import {
   TASK_STATES,
@@ -87,7 +88,9 @@ export class WireError extends Error {
 
 export function parseSend(dialect: Dialect, params: unknown): InboundSend {
   const parsed = sendSchemas[dialect].safeParse(params);
-  if (!parsed.success) throw new WireError(describe(parsed.error), -32602);
+  if (!parsed.success) {
+    throw new WireError(describeIssues(parsed.error), -32602);
+  }
   const { message, configuration } = parsed.data;
   const texts: string[] = [];
   for (const part of message.parts) {
@@ -128,15 +131,6 @@ function partText(
   if (typeof part.text === "string") return part.text;
   if (part.data !== undefined) return JSON.stringify(part.data);
   return undefined;
-}
-
-/** One readable line from zod issues: `message.parts: Too small…; id: Required`. */
-export function describe(error: z.ZodError): string {
-  return error.issues.map((issue) =>
-    issue.path.length > 0
-      ? `${issue.path.join(".")}: ${issue.message}`
-      : issue.message
-  ).join("; ");
 }
 
 const V1_STATES: Record<TaskState, string> = {

@@ -2,6 +2,7 @@
 // arguments arrive as JSON text (often in fragments) and must be an object.
 import { ProviderError, type ToolCall } from "../model.ts";
 import { clip } from "./http.ts";
+import { isRecord } from "../../platform/validation.ts";
 
 /** A tool call being assembled from streamed fragments. */
 export interface PartialToolCall {
@@ -51,10 +52,6 @@ export function finishToolCalls(
     }
   }
   return toolCalls;
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function invalid(provider: string, tool: string, raw: string): ProviderError {

@@ -2,7 +2,7 @@
 // store: a KvBackend whose connectivity failures become BackendUnavailable,
 // so HostedBackend serves from its cache and queues writes instead of failing.
 
-import type { Logger } from "../../platform/log.ts";
+import { type Logger, publicUrl } from "../../platform/log.ts";
 import { KvStore } from "../../platform/store_kv.ts";
 import {
   BackendUnavailable,
@@ -76,14 +76,4 @@ function withNetworkErrors(inner: MemoryBackend, where: string): MemoryBackend {
     health: () => inner.health(),
     close: () => inner.close(),
   };
-}
-
-/** The URL without credentials or query, for messages. */
-function publicUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
-  } catch {
-    return "(invalid URL)";
-  }
 }

@@ -12,6 +12,7 @@ import {
   type MemoryBackend,
 } from "./backend.ts";
 import {
+  checkedPgUrl,
   checkNul,
   decodeCursor,
   encodeCursor,
@@ -20,7 +21,6 @@ import {
   MessageRow,
   migrate,
   passwordIn,
-  publicUrl,
   type SchemaInfo,
   searchDoc,
   TABLES as T,
@@ -88,7 +88,7 @@ export class PgBackend implements MemoryBackend {
 
   /** Connects, creates or upgrades the tables, and checks the server answers. */
   static async connect(options: PgConnectOptions): Promise<PgBackend> {
-    const url = publicUrl(options.url);
+    const url = checkedPgUrl(options.url);
     const secret = options.key ?? passwordIn(options.url);
     if (secret) options.log.addSecret(secret);
     const connectMs = options.connectTimeoutMs ?? 5000;

@@ -21,6 +21,7 @@ import { BackendUnavailable } from "./backend.ts";
 import type { StoredEntry } from "./model.ts";
 import { tokenize } from "./search_index.ts";
 import { messageOf } from "../../platform/errors.ts";
+import { publicUrl } from "../../platform/log.ts";
 
 export const TABLES = {
   meta: "agentd_memory_meta",
@@ -154,8 +155,8 @@ async function enableVector(
 
 // ---- errors --------------------------------------------------------------
 
-/** The URL without password, query or fragment: safe for logs and errors. */
-export function publicUrl(url: string): string {
+/** Checks a postgres:// URL; returns it without secrets, for logs and errors. */
+export function checkedPgUrl(url: string): string {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -169,10 +170,7 @@ export function publicUrl(url: string): string {
       `Invalid PostgreSQL URL: the scheme must be postgres:// (got ${parsed.protocol}//)`,
     );
   }
-  parsed.password = "";
-  parsed.search = "";
-  parsed.hash = "";
-  return parsed.toString();
+  return publicUrl(parsed);
 }
 
 export function redactText(text: string, secret: string): string {
