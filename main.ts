@@ -1,7 +1,7 @@
 // agentd: the CLI. Parses the command line, then starts a face
 // (serve, mcp <server>, doctor). Exit codes: 0 ok, 1 failed, 2 usage error.
 
-import { ConfigError } from "./platform/config.ts";
+import { ConfigError } from "./platform/config_merge.ts";
 import { VERSION } from "./platform/version.ts";
 import { builtinServers, SERVER_IDS } from "./tools/registry.ts";
 import type { AnyServerSpec } from "./tools/kit/mod.ts";

@@ -6,10 +6,10 @@ import type { z } from "zod";
 import {
   type BaseConfig,
   buildConfigSchema,
-  ConfigError,
   loadConfig,
   readBaseConfig,
 } from "../platform/config.ts";
+import { ConfigError } from "../platform/config_merge.ts";
 import { isLoopback } from "../platform/http_guards.ts";
 import {
   onShutdownSignal,

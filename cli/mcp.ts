@@ -25,7 +25,7 @@ import {
 } from "./boot.ts";
 import type { CliContext } from "./context.ts";
 import { serveHttp } from "./http_face.ts";
-import { unwrap } from "../platform/config.ts";
+import { unwrap } from "../platform/config_merge.ts";
 
 /** A server's own flags: one per key of its config section. */
 export function serverFlags(spec: AnyServerSpec): FlagSet {

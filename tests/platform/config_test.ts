@@ -2,11 +2,13 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import {
   buildConfigSchema,
-  ConfigError,
-  type ConfigSources,
   loadConfig,
   readBaseConfig,
 } from "../../platform/config.ts";
+import {
+  ConfigError,
+  type ConfigSources,
+} from "../../platform/config_merge.ts";
 
 const memory = z.object({
   storage: z.enum(["kv", "memory"]).default("kv"),
