@@ -42,7 +42,7 @@ import {
   pick,
   seeded,
   VOCABULARY,
-} from "./memory_lib.ts";
+} from "./bench_lib.ts";
 
 const SEED = 20261125;
 const NS = "quality";

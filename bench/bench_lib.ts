@@ -1,7 +1,7 @@
-// Shared by the memory benchmarks (bench/memory_*_bench.ts): seeded text,
-// writing a store the way the memory server does, child processes, a raw
-// stdio JSON-RPC client, percentiles. Its clean-up, memory, number and
-// measuring helpers serve the other benches too. Not a bench itself (no
+// The general bench library, shared by every bench: clean-up of children and
+// temp dirs, child processes, a raw stdio JSON-RPC client, memory, number and
+// measuring helpers, percentiles; plus seeded text and writing a store the
+// way the memory server does, for the memory benches. Not a bench itself (no
 // `_bench` suffix).
 
 import { join } from "node:path";
