@@ -90,7 +90,7 @@ import {
   ratio,
   ROOT,
   tempDir,
-} from "./memory_lib.ts";
+} from "./bench_lib.ts";
 
 /** The browser executable; "" when there is none. */
 const CHROMIUM = Deno.env.get("CHROMIUM_PATH") || findBrowser() || "";

@@ -71,7 +71,7 @@ import {
   tempDir,
   type Throughput,
   throughput,
-} from "./memory_lib.ts";
+} from "./bench_lib.ts";
 
 const PEER_DIR = join(ROOT, "node_modules/mcp-proxy/");
 const PEER = join(PEER_DIR, "dist/bin/mcp-proxy.mjs");

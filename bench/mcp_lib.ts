@@ -2,12 +2,12 @@
 // (bench/transport_bench.ts, bench/gateway_bench.ts): the reference server's
 // files, connecting over stdio, waiting for a child's port, checked tool
 // calls. Spawned children are the caller's to register for clean-up
-// (memory_lib.ts killOnExit). Not a bench itself (no `_bench` suffix).
+// (bench_lib.ts killOnExit). Not a bench itself (no `_bench` suffix).
 
 import { join } from "node:path";
 import { z } from "zod";
 import { Client, StdioClientTransport } from "../platform/mcp_sdk.ts";
-import { ROOT } from "./memory_lib.ts";
+import { ROOT } from "./bench_lib.ts";
 
 /** The MCP reference server @modelcontextprotocol/server-everything (pinned in deno.json). */
 export const EVERYTHING_DIR = join(

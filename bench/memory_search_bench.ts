@@ -3,7 +3,7 @@
 //
 // The store is written in-process with the server's own KvBackend.put and
 // builtin embeddings, at the place `agentd mcp memory --data-dir <dir>` reads
-// it (see populate in memory_lib.ts): writing 100k entries through MCP would
+// it (see populate in bench_lib.ts): writing 100k entries through MCP would
 // take minutes. Entries are seeded notes of 20–60 words drawn by Zipf's law
 // from ~330 common words and 6,000 made-up ones, with 0–3 tags.
 //
@@ -58,7 +58,7 @@ import {
   seeded,
   tempDir,
   writePeerGraph,
-} from "./memory_lib.ts";
+} from "./bench_lib.ts";
 
 const LARGE = Deno.env.get("BENCH_MEMORY_LARGE") === "1";
 const SIZES = LARGE ? [10_000, 100_000] : [10_000];
@@ -531,4 +531,4 @@ if (peer && small) {
   }
 }
 
-// memory_lib.ts runs cleanUp (children, temp dirs) on unload.
+// bench_lib.ts runs cleanUp (children, temp dirs) on unload.

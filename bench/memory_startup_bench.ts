@@ -34,7 +34,7 @@ import {
   percentile,
   ROOT,
   tempDir,
-} from "./memory_lib.ts";
+} from "./bench_lib.ts";
 
 const STARTS = Number(Deno.env.get("BENCH_MEMORY_STARTS") ?? 20);
 
@@ -126,4 +126,4 @@ for (const variant of variants) {
   });
 }
 
-// memory_lib.ts runs cleanUp (children, temp dirs) on unload.
+// bench_lib.ts runs cleanUp (children, temp dirs) on unload.

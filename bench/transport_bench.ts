@@ -40,7 +40,7 @@ import {
   printMemoryTable,
   ROOT,
   tempDir,
-} from "./memory_lib.ts";
+} from "./bench_lib.ts";
 
 const AGENTD = fileURLToPath(
   new URL("../tests/fixtures/agentd.ts", import.meta.url),

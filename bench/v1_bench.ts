@@ -76,7 +76,7 @@ import {
   tempDir,
   type Throughput,
   throughput,
-} from "./memory_lib.ts";
+} from "./bench_lib.ts";
 
 const AGENTS = 5;
 const GET_WARMUP = 500;

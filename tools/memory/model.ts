@@ -85,3 +85,17 @@ export interface BackendHealth {
   /** Writes waiting for the hosted store (hosted mode only). */
   queued_writes?: number;
 }
+
+/** Turns texts into vectors for search; implementations in embedder_*.ts. */
+export interface Embedder {
+  /** Stored with every embedding; vectors are only compared within one id. */
+  readonly id: string;
+  /** One L2-normalised vector per text, in order. */
+  embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
+  /**
+   * How much the vector ranking counts in hybrid search: its weight in the
+   * rank fusion (lexical is 1) and the least cosine similarity a vector hit
+   * needs. Default: weight 1, any positive similarity.
+   */
+  readonly fusion?: { weight: number; minSimilarity: number };
+}

@@ -7,7 +7,7 @@ import {
   RateMeter,
 } from "../../platform/metrics.ts";
 import type { JsonValue } from "../../platform/store.ts";
-import type { MemoryBackend } from "./backend.ts";
+import type { MemoryBackend } from "./backends/port.ts";
 
 export class MemoryStats {
   readonly #operations = new Map<string, number>();

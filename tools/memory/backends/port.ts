@@ -10,7 +10,7 @@ import type {
   Rankings,
   SearchQuery,
   StoredEntry,
-} from "./model.ts";
+} from "../model.ts";
 
 /**
  * Thrown by a backend that cannot reach its server (connection refused,

@@ -7,17 +7,17 @@
 // BackendUnavailable): writes go to the cache and onto the queue (a local
 // Store, in order, surviving restarts); reads come from the cache. A probe
 // loop with backoff replays the queue once the remote answers (see
-// backend_hosted_queue.ts); an op the remote refuses for another reason goes
+// hosted_queue.ts); an op the remote refuses for another reason goes
 // to a dead-letter list instead of blocking the queue forever.
 
-import type { Logger } from "../../platform/log.ts";
-import type { Store } from "../../platform/store.ts";
+import type { Logger } from "../../../platform/log.ts";
+import type { Store } from "../../../platform/store.ts";
 import {
   BackendUnavailable,
   isUnavailable,
   type ListQuery,
   type MemoryBackend,
-} from "./backend.ts";
+} from "./port.ts";
 import {
   describeOp,
   embeddingJson,
@@ -25,16 +25,15 @@ import {
   type QueuedOp,
   replay,
   WriteQueue,
-} from "./backend_hosted_queue.ts";
+} from "./hosted_queue.ts";
+import { ForwardingBackend, type StorageCall } from "./forwarding.ts";
 import type {
   BackendHealth,
   EntryPage,
   Message,
-  Rankings,
-  SearchQuery,
   StoredEntry,
-} from "./model.ts";
-import { messageOf } from "../../platform/errors.ts";
+} from "../model.ts";
+import { messageOf } from "../../../platform/errors.ts";
 
 /** A remote connected on demand, so the daemon can start during an outage. */
 export interface RemoteConnector {
@@ -55,9 +54,9 @@ export interface HostedOptions {
   maxProbeIntervalMs?: number;
 }
 
-type Call<R> = (backend: MemoryBackend) => Promise<R>;
+type Call<R> = StorageCall<R>;
 
-export class HostedBackend implements MemoryBackend {
+export class HostedBackend extends ForwardingBackend {
   readonly kind: string;
   #remote: MemoryBackend | null = null;
   #connector: RemoteConnector | null = null;
@@ -79,6 +78,7 @@ export class HostedBackend implements MemoryBackend {
   #closed = false;
 
   private constructor(options: HostedOptions, queue: WriteQueue) {
+    super();
     const inner = options.remote.kind;
     this.kind = `hosted(${inner})`;
     this.#name = inner === "postgres"
@@ -123,14 +123,14 @@ export class HostedBackend implements MemoryBackend {
     return backend;
   }
 
-  get(namespace: string, key: string): Promise<StoredEntry | null> {
+  override get(namespace: string, key: string): Promise<StoredEntry | null> {
     return this.#read((b) => b.get(namespace, key), async (entry) => {
       if (entry) await this.#fill(entry);
       else if (!this.#outage) await this.#cache.delete(namespace, key);
     });
   }
 
-  put(
+  override put(
     entry: StoredEntry,
     mode: "upsert" | "update",
   ): Promise<StoredEntry | null> {
@@ -143,31 +143,19 @@ export class HostedBackend implements MemoryBackend {
     );
   }
 
-  delete(namespace: string, key: string): Promise<boolean> {
+  override delete(namespace: string, key: string): Promise<boolean> {
     const call: Call<boolean> = (b) => b.delete(namespace, key);
     const at = new Date().toISOString();
     return this.#write({ op: "delete", namespace, key, at }, call, call, call);
   }
 
-  list(namespace: string, query: ListQuery): Promise<EntryPage> {
+  override list(namespace: string, query: ListQuery): Promise<EntryPage> {
     return this.#read((b) => b.list(namespace, query), async (page) => {
       for (const entry of page.entries) await this.#fill(entry);
     });
   }
 
-  countByNamespace(): Promise<Record<string, number>> {
-    return this.#read((b) => b.countByNamespace());
-  }
-
-  search(namespace: string, query: SearchQuery): Promise<Rankings> {
-    return this.#read((b) => b.search(namespace, query));
-  }
-
-  staleEmbeddings(embedder: string, limit: number): Promise<StoredEntry[]> {
-    return this.#read((b) => b.staleEmbeddings(embedder, limit));
-  }
-
-  setEmbedding(
+  override setEmbedding(
     namespace: string,
     key: string,
     updatedAt: string,
@@ -185,7 +173,7 @@ export class HostedBackend implements MemoryBackend {
     return this.#write(op, call, call, call);
   }
 
-  appendMessages(
+  override appendMessages(
     namespace: string,
     sessionId: string,
     messages: Message[],
@@ -199,18 +187,6 @@ export class HostedBackend implements MemoryBackend {
       messages,
     };
     return this.#write(op, call, call, call);
-  }
-
-  history(
-    namespace: string,
-    sessionId: string,
-    limit: number,
-  ): Promise<Message[]> {
-    return this.#read((b) => b.history(namespace, sessionId, limit));
-  }
-
-  sessions(namespace: string): Promise<string[]> {
-    return this.#read((b) => b.sessions(namespace));
   }
 
   /** Asks the remote too while healthy, so a silent outage shows up here. */
@@ -257,6 +233,11 @@ export class HostedBackend implements MemoryBackend {
     await this.#connecting?.catch(() => {});
     await this.#queue.close();
     await Promise.all([this.#remote?.close(), this.#cache.close()]);
+  }
+
+  /** Reads without a cache refill: the remote while healthy, else the cache. */
+  protected forward<R>(call: StorageCall<R>): Promise<R> {
+    return this.#read(call);
   }
 
   async #read<R>(
