@@ -28,6 +28,10 @@ export const MemoryConfig = z.object({
     .describe(
       "Hosted mode: first retry delay while the hosted store is unreachable",
     ),
+  alert_webhook: z.url({ protocol: /^https?$/ }).optional()
+    .describe(
+      "Storage unavailable/recovered alerts are POSTed here as JSON (as the gateway's)",
+    ),
   ...EmbedderConfig.shape,
 });
 export type MemoryConfig = z.output<typeof MemoryConfig>;

@@ -86,6 +86,20 @@ export interface BackendHealth {
   queued_writes?: number;
 }
 
+/** What a backend knows about itself without a round trip, for /metrics. */
+export interface StorageStatus {
+  /** The store is unreachable (hosted: served from the local cache) or could not open. */
+  degraded: boolean;
+  /** Writes waiting for the hosted store. */
+  queued_writes: number;
+  /**
+   * Reads the local cache served while the hosted store was away: a hit when
+   * the cache had an answer, a miss when it came back empty.
+   */
+  cache_hits: number;
+  cache_misses: number;
+}
+
 /** Turns texts into vectors for search; implementations in embedder_*.ts. */
 export interface Embedder {
   /** Stored with every embedding; vectors are only compared within one id. */

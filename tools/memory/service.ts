@@ -302,13 +302,13 @@ export class MemoryService {
       ...(this.#embedding.lastError
         ? { embedder_error: this.#embedding.lastError }
         : {}),
-      ...this.stats.summary(),
+      ...this.stats.summary(this.backend.status?.()),
       entries_per_namespace: counts,
     };
   }
 
   metrics(): Metric[] {
-    return this.stats.metrics();
+    return this.stats.metrics(this.backend.status?.());
   }
 }
 

@@ -4,7 +4,7 @@
 
 import { ForwardingBackend, type StorageCall } from "./forwarding.ts";
 import type { MemoryBackend } from "./port.ts";
-import type { BackendHealth } from "../model.ts";
+import type { BackendHealth, StorageStatus } from "../model.ts";
 import { messageOf } from "../../../platform/errors.ts";
 
 export class DeferredBackend extends ForwardingBackend {
@@ -47,6 +47,17 @@ export class DeferredBackend extends ForwardingBackend {
       status: "ok",
       detail: "loading entries into the search index",
     });
+  }
+
+  status(): StorageStatus {
+    const status = this.#ready?.status?.();
+    if (status) return status;
+    return {
+      degraded: this.#failure !== undefined,
+      queued_writes: 0,
+      cache_hits: 0,
+      cache_misses: 0,
+    };
   }
 
   async close(): Promise<void> {

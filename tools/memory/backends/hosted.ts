@@ -10,6 +10,7 @@
 // hosted_queue.ts); an op the remote refuses for another reason goes
 // to a dead-letter list instead of blocking the queue forever.
 
+import { type AlertTarget, raiseAlert } from "../../../platform/alerts.ts";
 import type { Logger } from "../../../platform/log.ts";
 import type { Store } from "../../../platform/store.ts";
 import {
@@ -31,6 +32,7 @@ import type {
   BackendHealth,
   EntryPage,
   Message,
+  StorageStatus,
   StoredEntry,
 } from "../model.ts";
 import { messageOf } from "../../../platform/errors.ts";
@@ -52,6 +54,9 @@ export interface HostedOptions {
   probeIntervalMs?: number;
   /** Backoff ceiling (default 60000). */
   maxProbeIntervalMs?: number;
+  /** Outage and recovery alerts are POSTed here too (platform/alerts.ts). */
+  alertWebhook?: string;
+  fetchFn?: typeof fetch;
 }
 
 type Call<R> = StorageCall<R>;
@@ -64,6 +69,9 @@ export class HostedBackend extends ForwardingBackend {
   readonly #cache: MemoryBackend;
   readonly #queue: WriteQueue;
   readonly #log: Logger;
+  readonly #alerts: AlertTarget;
+  #cacheHits = 0;
+  #cacheMisses = 0;
   /** "PostgreSQL", for messages. */
   readonly #name: string;
   readonly #interval: number;
@@ -89,6 +97,11 @@ export class HostedBackend extends ForwardingBackend {
     this.#cache = options.cache;
     this.#queue = queue;
     this.#log = options.log;
+    this.#alerts = {
+      log: options.log,
+      webhook: options.alertWebhook,
+      fetchFn: options.fetchFn,
+    };
     this.#interval = options.probeIntervalMs ?? 5000;
     this.#maxInterval = options.maxProbeIntervalMs ?? 60_000;
     this.#delay = this.#interval;
@@ -153,6 +166,23 @@ export class HostedBackend extends ForwardingBackend {
     return this.#read((b) => b.list(namespace, query), async (page) => {
       for (const entry of page.entries) await this.#fill(entry);
     });
+  }
+
+  // Housekeeping reads (counts for /metrics, the re-embedding job) are kept
+  // out of the storage cache's hit rate, which is about callers' reads.
+  override countByNamespace(): Promise<Record<string, number>> {
+    return this.#read((b) => b.countByNamespace(), undefined, false);
+  }
+
+  override staleEmbeddings(
+    embedder: string,
+    limit: number,
+  ): Promise<StoredEntry[]> {
+    return this.#read(
+      (b) => b.staleEmbeddings(embedder, limit),
+      undefined,
+      false,
+    );
   }
 
   override setEmbedding(
@@ -224,6 +254,15 @@ export class HostedBackend extends ForwardingBackend {
     };
   }
 
+  status(): StorageStatus {
+    return {
+      degraded: this.#outage !== null,
+      queued_writes: this.#queue.queued,
+      cache_hits: this.#cacheHits,
+      cache_misses: this.#cacheMisses,
+    };
+  }
+
   /** Stops the probe loop and closes both backends; the store stays open (its owner closes it). */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -240,9 +279,11 @@ export class HostedBackend extends ForwardingBackend {
     return this.#read(call);
   }
 
+  /** Counts, while degraded, whether the cache had an answer (unless `counted` is false). */
   async #read<R>(
     call: Call<R>,
     fill?: (result: R) => Promise<void>,
+    counted = true,
   ): Promise<R> {
     if (!this.#outage && this.#remote) {
       try {
@@ -258,7 +299,11 @@ export class HostedBackend extends ForwardingBackend {
         this.#enterOutage(error);
       }
     }
-    return await call(this.#cache);
+    const result = await call(this.#cache);
+    if (!counted) return result;
+    if (answered(result)) this.#cacheHits++;
+    else this.#cacheMisses++;
+    return result;
   }
 
   async #write<R>(
@@ -323,6 +368,13 @@ export class HostedBackend extends ForwardingBackend {
       action:
         "writes are kept locally and queued until it answers; check the server and network",
     });
+    raiseAlert(this.#alerts, {
+      event: "memory_storage_unavailable",
+      backend: this.kind,
+      since,
+      error: messageOf(error),
+      queued_writes: this.#queue.queued,
+    }, "problem");
     this.#queue.setOutage(since).catch(() => {});
     this.#delay = this.#interval;
     this.#schedule(this.#interval);
@@ -421,9 +473,32 @@ export class HostedBackend extends ForwardingBackend {
       superseded_writes: superseded,
       rejected_writes: rejected,
     });
+    raiseAlert(this.#alerts, {
+      event: "memory_storage_recovered",
+      backend: this.kind,
+      since: since ?? null,
+      synced_writes: synced,
+      rejected_writes: rejected,
+    }, "recovery");
     await this.#queue.setOutage(null);
     return true;
   }
+}
+
+/** Whether a cache read found something (an entry, a page, hits, messages). */
+function answered(result: unknown): boolean {
+  if (result === null || result === undefined) return false;
+  if (Array.isArray(result)) return result.length > 0;
+  if (typeof result !== "object") return true;
+  if ("entries" in result && Array.isArray(result.entries)) {
+    return result.entries.length > 0;
+  }
+  if ("lexical" in result && Array.isArray(result.lexical)) {
+    return result.lexical.length > 0 ||
+      ("vector" in result && Array.isArray(result.vector) &&
+        result.vector.length > 0);
+  }
+  return Object.keys(result).length > 0;
 }
 
 function isConnector(

@@ -11,6 +11,9 @@ import { HostedBackend, type RemoteConnector } from "./hosted.ts";
 import { KvBackend } from "./kv.ts";
 import { connectKvBackend } from "./kv_connect.ts";
 import { PgBackend } from "./pg.ts";
+import type { MemoryBackend } from "./port.ts";
+import { raiseAlert } from "../../../platform/alerts.ts";
+import { messageOf } from "../../../platform/errors.ts";
 
 /**
  * The backend the config asks for, and what else to close when the server
@@ -22,6 +25,9 @@ export async function openBackend(
   config: MemoryConfig,
   deps: ServerDeps,
 ): Promise<{ backend: DeferredBackend; close(): Promise<void> }> {
+  if (config.alert_webhook !== undefined) {
+    deps.log.addSecret(config.alert_webhook);
+  }
   if (config.storage === "local") {
     if (config.url !== undefined) {
       throw new Error(
@@ -35,7 +41,7 @@ export async function openBackend(
       logger: deps.log,
     });
     return {
-      backend: new DeferredBackend("local", loading),
+      backend: deferred("local", loading, config, deps),
       close: async () => await own?.close(),
     };
   }
@@ -58,12 +64,33 @@ export async function openBackend(
         store: scoped(local, ["queue"]),
         log: deps.log,
         probeIntervalMs: config.sync_interval_ms,
+        alertWebhook: config.alert_webhook,
       })
     );
   return {
-    backend: new DeferredBackend(`hosted(${remote.kind})`, loading),
+    backend: deferred(`hosted(${remote.kind})`, loading, config, deps),
     close: async () => local === deps.store ? undefined : await local.close(),
   };
+}
+
+/** A backend still opening; an operator alert if it cannot open at all. */
+function deferred(
+  kind: string,
+  loading: Promise<MemoryBackend>,
+  config: MemoryConfig,
+  deps: ServerDeps,
+): DeferredBackend {
+  const backend = new DeferredBackend(kind, loading);
+  backend.ready().catch((error: unknown) =>
+    raiseAlert({ log: deps.log, webhook: config.alert_webhook }, {
+      event: "memory_storage_unavailable",
+      backend: kind,
+      since: new Date().toISOString(),
+      error: messageOf(error),
+      queued_writes: 0,
+    }, "problem")
+  );
+  return backend;
 }
 
 function remoteConnector(

@@ -9,6 +9,7 @@ import type {
   Message,
   Rankings,
   SearchQuery,
+  StorageStatus,
   StoredEntry,
 } from "../model.ts";
 
@@ -101,5 +102,7 @@ export interface MemoryBackend {
   /** Session ids with stored messages in a namespace. */
   sessions(namespace: string): Promise<string[]>;
   health(): Promise<BackendHealth>;
+  /** Synchronous state for /metrics; backends without a cache or queue leave it out. */
+  status?(): StorageStatus;
   close(): Promise<void>;
 }
