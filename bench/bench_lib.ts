@@ -10,8 +10,8 @@ import { z } from "zod";
 import { LATEST_PROTOCOL_VERSION } from "../platform/mcp_sdk.ts";
 import { scoped } from "../platform/store.ts";
 import { openKvStore } from "../platform/store_kv.ts";
-import { KvBackend } from "../tools/memory/backend_kv.ts";
-import { BuiltinEmbedder } from "../tools/memory/embedder.ts";
+import { KvBackend } from "../tools/memory/backends/kv.ts";
+import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
 import type { StoredEntry } from "../tools/memory/model.ts";
 import { indexText } from "../tools/memory/search_index.ts";
 

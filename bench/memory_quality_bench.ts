@@ -29,8 +29,8 @@
 
 import { createLogger } from "../platform/log.ts";
 import { openKvStore } from "../platform/store_kv.ts";
-import { KvBackend } from "../tools/memory/backend_kv.ts";
-import { BuiltinEmbedder } from "../tools/memory/embedder.ts";
+import { KvBackend } from "../tools/memory/backends/kv.ts";
+import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
 import { tokenize } from "../tools/memory/search_index.ts";
 import { MemoryService } from "../tools/memory/service.ts";
 import {

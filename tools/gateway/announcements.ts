@@ -11,6 +11,7 @@ import {
   type StoreKey,
 } from "../../platform/store.ts";
 import { KvStore, openKvStore } from "../../platform/store_kv.ts";
+import { openKvConnect } from "../../platform/kv_connect.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { cut, describeFailure } from "./failures.ts";
 
@@ -282,12 +283,8 @@ async function openKvConnectStore(
       `Cannot open the coordination store at ${where}: set DENO_KV_ACCESS_TOKEN to its access token`,
     );
   }
-  // Deno reads the KV Connect access token from the process environment only.
-  if (Deno.env.get("DENO_KV_ACCESS_TOKEN") !== token) {
-    Deno.env.set("DENO_KV_ACCESS_TOKEN", token);
-  }
   try {
-    return new KvStore(await Deno.openKv(url));
+    return new KvStore(await openKvConnect(url, token));
   } catch (error) {
     throw new StoreError(
       `Cannot open the coordination store at ${where}: ${

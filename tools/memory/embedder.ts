@@ -1,9 +1,11 @@
-// The Embedder port, its configuration and createEmbedder. Implementations: a
+// The embedder configuration and createEmbedder (the Embedder port is in
+// model.ts). Implementations: a
 // built-in feature-hashing embedder that needs no download
 // (embedder_builtin.ts), and clients for OpenAI-compatible (`/v1/embeddings`)
 // and Ollama (`/api/embed`) servers (embedder_remote.ts, embedder_http.ts).
 
 import { z } from "zod";
+import type { Embedder } from "./model.ts";
 import { BuiltinEmbedder } from "./embedder_builtin.ts";
 import {
   DEFAULT_OPENAI_URL,
@@ -12,27 +14,6 @@ import {
   trimSlash,
 } from "./embedder_remote.ts";
 
-export { BuiltinEmbedder } from "./embedder_builtin.ts";
-export { EmbedderError, type RemoteOptions } from "./embedder_http.ts";
-export {
-  DEFAULT_OPENAI_URL,
-  ollamaBaseUrl,
-  OllamaEmbedder,
-  OpenAiEmbedder,
-} from "./embedder_remote.ts";
-
-export interface Embedder {
-  /** Stored with every embedding; vectors are only compared within one id. */
-  readonly id: string;
-  /** One L2-normalised vector per text, in order. */
-  embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
-  /**
-   * How much the vector ranking counts in hybrid search: its weight in the
-   * rank fusion (lexical is 1) and the least cosine similarity a vector hit
-   * needs. Default: weight 1, any positive similarity.
-   */
-  readonly fusion?: { weight: number; minSimilarity: number };
-}
 // ---- configuration ----------------------------------------------------------------
 
 /** Flat keys of the memory server's config section (and `agentd mcp memory` flags). */

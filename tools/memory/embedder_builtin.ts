@@ -1,7 +1,7 @@
 // The built-in embedder: feature hashing of words, word pairs and character
 // trigrams, offline and deterministic; needs no download.
 
-import type { Embedder } from "./embedder.ts";
+import type { Embedder } from "./model.ts";
 import { tokenize } from "./search_index.ts";
 
 const BUILTIN_DIMS = 256;

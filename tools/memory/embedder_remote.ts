@@ -2,7 +2,7 @@
 // and Ollama (`/api/embed`). The request itself: embedder_http.ts.
 
 import { z } from "zod";
-import type { Embedder } from "./embedder.ts";
+import type { Embedder } from "./model.ts";
 import { normalize } from "./embedder_builtin.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import {

@@ -85,3 +85,31 @@ export interface BackendHealth {
   /** Writes waiting for the hosted store (hosted mode only). */
   queued_writes?: number;
 }
+
+/** What a backend knows about itself without a round trip, for /metrics. */
+export interface StorageStatus {
+  /** The store is unreachable (hosted: served from the local cache) or could not open. */
+  degraded: boolean;
+  /** Writes waiting for the hosted store. */
+  queued_writes: number;
+  /**
+   * Reads the local cache served while the hosted store was away: a hit when
+   * the cache had an answer, a miss when it came back empty.
+   */
+  cache_hits: number;
+  cache_misses: number;
+}
+
+/** Turns texts into vectors for search; implementations in embedder_*.ts. */
+export interface Embedder {
+  /** Stored with every embedding; vectors are only compared within one id. */
+  readonly id: string;
+  /** One L2-normalised vector per text, in order. */
+  embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
+  /**
+   * How much the vector ranking counts in hybrid search: its weight in the
+   * rank fusion (lexical is 1) and the least cosine similarity a vector hit
+   * needs. Default: weight 1, any positive similarity.
+   */
+  readonly fusion?: { weight: number; minSimilarity: number };
+}

@@ -9,8 +9,8 @@ import type { Logger } from "../../platform/log.ts";
 import type { Metric } from "../../platform/metrics.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { ToolError } from "../kit/mod.ts";
-import { EntryNotFound, type MemoryBackend } from "./backend.ts";
-import type { Embedder } from "./embedder.ts";
+import { EntryNotFound, type MemoryBackend } from "./backends/port.ts";
+import type { Embedder } from "./model.ts";
 import type { MemoryEntry, Message, StoredEntry } from "./model.ts";
 import { assertNamespace, openEntry, sealEntry } from "./service_access.ts";
 import {
@@ -302,13 +302,13 @@ export class MemoryService {
       ...(this.#embedding.lastError
         ? { embedder_error: this.#embedding.lastError }
         : {}),
-      ...this.stats.summary(),
+      ...this.stats.summary(this.backend.status?.()),
       entries_per_namespace: counts,
     };
   }
 
   metrics(): Metric[] {
-    return this.stats.metrics();
+    return this.stats.metrics(this.backend.status?.());
   }
 }
 

@@ -2,7 +2,7 @@
 // share SHARED_NAMESPACE), so one session id used by two agents names two conversations.
 
 import type { Caller } from "../../platform/identity.ts";
-import type { MemoryBackend } from "./backend.ts";
+import type { MemoryBackend } from "./backends/port.ts";
 import type { Message } from "./model.ts";
 import { conversationNamespace } from "./service_access.ts";
 import type { MemoryStats } from "./stats.ts";

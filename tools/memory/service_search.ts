@@ -3,8 +3,8 @@
 
 import type { Logger } from "../../platform/log.ts";
 import { messageOf } from "../../platform/errors.ts";
-import type { MemoryBackend } from "./backend.ts";
-import type { Embedder } from "./embedder.ts";
+import type { MemoryBackend } from "./backends/port.ts";
+import type { Embedder } from "./model.ts";
 import type { MemoryEntry, StoredEntry } from "./model.ts";
 import { fuse, tokenize } from "./search_index.ts";
 import type { MemoryStats } from "./stats.ts";

@@ -1,5 +1,6 @@
-// The memory server's numbers: operations per second, search latency, cache
-// hit rate and entries per namespace, for /health and /metrics.
+// The memory server's numbers: operations per second, search latency, the
+// storage cache's and the query-embedding cache's hit rates, degraded state,
+// queued writes and entries per namespace, for /health and /metrics.
 
 import {
   LatencyWindow,
@@ -7,7 +8,8 @@ import {
   RateMeter,
 } from "../../platform/metrics.ts";
 import type { JsonValue } from "../../platform/store.ts";
-import type { MemoryBackend } from "./backend.ts";
+import type { MemoryBackend } from "./backends/port.ts";
+import type { StorageStatus } from "./model.ts";
 
 export class MemoryStats {
   readonly #operations = new Map<string, number>();
@@ -54,12 +56,12 @@ export class MemoryStats {
     return this.#counts;
   }
 
+  /** Of the query-embedding cache. */
   get cacheHitRate(): number | null {
-    const total = this.cacheHits + this.cacheMisses;
-    return total === 0 ? null : Number((this.cacheHits / total).toFixed(4));
+    return hitRate(this.cacheHits, this.cacheMisses);
   }
 
-  summary(): { [key: string]: JsonValue } {
+  summary(storage: StorageStatus | undefined): { [key: string]: JsonValue } {
     const p50 = this.search.quantile(0.5);
     const p95 = this.search.quantile(0.95);
     return {
@@ -70,6 +72,15 @@ export class MemoryStats {
         p95: Number.isNaN(p95) ? null : Number(p95.toFixed(2)),
         count: this.search.count,
       },
+      ...(storage
+        ? {
+          storage_cache: {
+            hits: storage.cache_hits,
+            misses: storage.cache_misses,
+            hit_rate: hitRate(storage.cache_hits, storage.cache_misses),
+          },
+        }
+        : {}),
       query_cache: {
         hits: this.cacheHits,
         misses: this.cacheMisses,
@@ -80,8 +91,9 @@ export class MemoryStats {
     };
   }
 
-  metrics(): Metric[] {
+  metrics(storage: StorageStatus | undefined): Metric[] {
     return [
+      ...(storage ? storageMetrics(storage) : []),
       {
         name: "agentd_memory_operations_total",
         help: "Memory operations by kind",
@@ -133,4 +145,38 @@ export class MemoryStats {
       },
     ];
   }
+}
+
+function hitRate(hits: number, misses: number): number | null {
+  const total = hits + misses;
+  return total === 0 ? null : Number((hits / total).toFixed(4));
+}
+
+/** The store's state: degraded, the write queue, and the local cache serving reads meanwhile. */
+function storageMetrics(storage: StorageStatus): Metric[] {
+  return [
+    {
+      name: "agentd_memory_storage_degraded",
+      help:
+        "1 while the memory store is unreachable (reads from the local cache, writes queued)",
+      type: "gauge",
+      samples: [{ value: storage.degraded ? 1 : 0 }],
+    },
+    {
+      name: "agentd_memory_queued_writes",
+      help: "Writes queued locally until the hosted store answers",
+      type: "gauge",
+      samples: [{ value: storage.queued_writes }],
+    },
+    {
+      name: "agentd_memory_storage_cache_total",
+      help:
+        "Reads the local storage cache served while the hosted store was away, by result",
+      type: "counter",
+      samples: [
+        { labels: { result: "hit" }, value: storage.cache_hits },
+        { labels: { result: "miss" }, value: storage.cache_misses },
+      ],
+    },
+  ];
 }

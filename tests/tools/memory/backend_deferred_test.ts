@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { MemoryStore } from "../../../platform/store_memory.ts";
-import { DeferredBackend } from "../../../tools/memory/backend_deferred.ts";
-import { KvBackend } from "../../../tools/memory/backend_kv.ts";
-import type { MemoryBackend } from "../../../tools/memory/backend.ts";
+import { DeferredBackend } from "../../../tools/memory/backends/deferred.ts";
+import { KvBackend } from "../../../tools/memory/backends/kv.ts";
+import type { MemoryBackend } from "../../../tools/memory/backends/port.ts";
 
 const entry = {
   namespace: "n",

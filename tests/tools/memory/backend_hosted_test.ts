@@ -6,13 +6,13 @@ import { join } from "node:path";
 import { createLogger, type Logger } from "../../../platform/log.ts";
 import { scoped } from "../../../platform/store.ts";
 import { type KvStore, openKvStore } from "../../../platform/store_kv.ts";
-import { EntryNotFound } from "../../../tools/memory/backend.ts";
+import { EntryNotFound } from "../../../tools/memory/backends/port.ts";
 import {
   HostedBackend,
   type RemoteConnector,
-} from "../../../tools/memory/backend_hosted.ts";
-import { KvBackend } from "../../../tools/memory/backend_kv.ts";
-import { PgBackend } from "../../../tools/memory/backend_pg.ts";
+} from "../../../tools/memory/backends/hosted.ts";
+import { KvBackend } from "../../../tools/memory/backends/kv.ts";
+import { PgBackend } from "../../../tools/memory/backends/pg.ts";
 import type { Message, StoredEntry } from "../../../tools/memory/model.ts";
 import { tokenize } from "../../../tools/memory/search_index.ts";
 import { type PgServer, pgTestIgnore, startPgServer } from "./pg_server.ts";

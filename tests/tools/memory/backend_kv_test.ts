@@ -4,9 +4,9 @@ import { createLogger } from "../../../platform/log.ts";
 import { scoped, type Store } from "../../../platform/store.ts";
 import { openKvStore } from "../../../platform/store_kv.ts";
 import { MemoryStore } from "../../../platform/store_memory.ts";
-import { EntryNotFound } from "../../../tools/memory/backend.ts";
-import { KvBackend } from "../../../tools/memory/backend_kv.ts";
-import { BuiltinEmbedder } from "../../../tools/memory/embedder.ts";
+import { EntryNotFound } from "../../../tools/memory/backends/port.ts";
+import { KvBackend } from "../../../tools/memory/backends/kv.ts";
+import { BuiltinEmbedder } from "../../../tools/memory/embedder_builtin.ts";
 import type {
   Message,
   SearchQuery,

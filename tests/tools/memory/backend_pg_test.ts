@@ -3,9 +3,9 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { createLogger, type Logger } from "../../../platform/log.ts";
-import { EntryNotFound } from "../../../tools/memory/backend.ts";
-import { BackendUnavailable } from "../../../tools/memory/backend.ts";
-import { PgBackend } from "../../../tools/memory/backend_pg.ts";
+import { EntryNotFound } from "../../../tools/memory/backends/port.ts";
+import { BackendUnavailable } from "../../../tools/memory/backends/port.ts";
+import { PgBackend } from "../../../tools/memory/backends/pg.ts";
 import type {
   Message,
   SearchQuery,

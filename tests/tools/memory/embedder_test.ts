@@ -1,13 +1,15 @@
 import assert from "node:assert/strict";
 import {
-  BuiltinEmbedder,
   createEmbedder,
   EmbedderConfig,
-  EmbedderError,
+} from "../../../tools/memory/embedder.ts";
+import { BuiltinEmbedder } from "../../../tools/memory/embedder_builtin.ts";
+import { EmbedderError } from "../../../tools/memory/embedder_http.ts";
+import {
   ollamaBaseUrl,
   OllamaEmbedder,
   OpenAiEmbedder,
-} from "../../../tools/memory/embedder.ts";
+} from "../../../tools/memory/embedder_remote.ts";
 
 const KEY = "sk-test-0123456789abcdef";
 

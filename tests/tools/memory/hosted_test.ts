@@ -13,10 +13,39 @@ import {
 import { pgTestIgnore, startPgServer } from "./pg_server.ts";
 import {
   call,
+  callError,
   connectMemory as connect,
   exerciseAllTools,
   memoryHealth,
 } from "./scenario.ts";
+
+/** A webhook receiver for operator alerts. */
+function startWebhook(): {
+  url: string;
+  received: Record<string, unknown>[];
+  [Symbol.asyncDispose](): Promise<void>;
+} {
+  const received: Record<string, unknown>[] = [];
+  const http = Deno.serve({ port: 0, onListen() {} }, async (request) => {
+    received.push(await request.json());
+    return new Response(null, { status: 204 });
+  });
+  return {
+    url: `http://127.0.0.1:${http.addr.port}/alerts/secret-path-0123456789`,
+    received,
+    [Symbol.asyncDispose]: () => http.shutdown(),
+  };
+}
+
+/** One sample of a daemon's /metrics, by series name and label text. */
+export async function metricValue(
+  daemon: Daemon,
+  series: string,
+): Promise<number | undefined> {
+  const text = await (await fetch(`${daemon.url}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(series + " "));
+  return line === undefined ? undefined : Number(line.split(" ").at(-1));
+}
 
 Deno.test({
   name:
@@ -24,6 +53,7 @@ Deno.test({
   ignore: pgTestIgnore(),
   async fn() {
     const pg = await startPgServer();
+    await using webhook = startWebhook();
     await using dirA = await tempDir();
     await using dirB = await tempDir();
     const daemons: Daemon[] = [];
@@ -36,7 +66,9 @@ Deno.test({
         AGENTD_MEMORY__KEY: pg.password,
         AGENTD_MEMORY__SYNC_INTERVAL_MS: "200",
       };
-      const a = await spawnServe(dirA.path, { env });
+      const a = await spawnServe(dirA.path, {
+        env: { ...env, AGENTD_MEMORY__ALERT_WEBHOOK: webhook.url },
+      });
       daemons.push(a);
       const b = await spawnServe(dirB.path, { env });
       daemons.push(b);
@@ -113,6 +145,37 @@ Deno.test({
         1,
         "one alert per outage",
       );
+      // The operator alert (log line and webhook) and the Prometheus series.
+      const down = await waitFor(
+        () => Promise.resolve(webhook.received),
+        (got) => got.some((a) => a.event === "memory_storage_unavailable"),
+      );
+      assert.equal(down[0].backend, "hosted(postgres)");
+      assert.ok(
+        a.logs.some((log) =>
+          log.event === "alert" && log._event === "memory_storage_unavailable"
+        ),
+      );
+      assert.equal(await metricValue(a, "agentd_memory_storage_degraded"), 1);
+      assert.equal(await metricValue(a, "agentd_memory_queued_writes"), 6);
+      await callError(onA.client, "retrieve_memory", {
+        namespace: "notes",
+        key: "never-cached",
+      });
+      assert.ok(
+        (await metricValue(
+          a,
+          'agentd_memory_storage_cache_total{result="hit"}',
+        ) ?? 0) >= 1,
+        "the cached entry read while down is a storage cache hit",
+      );
+      assert.ok(
+        (await metricValue(
+          a,
+          'agentd_memory_storage_cache_total{result="miss"}',
+        ) ?? 0) >= 1,
+        "a key the cache does not hold is a miss",
+      );
       const offlineHits = await call(onA.client, "search_memory", {
         namespace: "offline",
         query: "queued",
@@ -134,6 +197,12 @@ Deno.test({
       assert.equal(recovered.status, "ok");
       assert.equal(recovered.memory.queued_writes ?? 0, 0);
       assert.ok(a.logs.some((log) => log.event === "memory_hosted_recovered"));
+      await waitFor(
+        () => Promise.resolve(webhook.received),
+        (got) => got.some((a) => a.event === "memory_storage_recovered"),
+      );
+      assert.equal(await metricValue(a, "agentd_memory_storage_degraded"), 0);
+      assert.equal(await metricValue(a, "agentd_memory_queued_writes"), 0);
       for (let i = 0; i < 5; i++) {
         const entry = await call(onB.client, "retrieve_memory", {
           namespace: "offline",
@@ -153,6 +222,10 @@ Deno.test({
       assert.ok(
         !JSON.stringify(a.logs).includes(pg.password),
         "the database password is never logged",
+      );
+      assert.ok(
+        !JSON.stringify(a.logs).includes(webhook.url),
+        "the webhook URL is never logged",
       );
     } finally {
       for (const client of clients) await client.close().catch(() => {});

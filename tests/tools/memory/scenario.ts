@@ -295,6 +295,18 @@ export async function exerciseAllTools(client: Client): Promise<void> {
     "four",
   ]);
   assert.deepEqual(messages[2].extra, { tool_call_id: "c1" });
+  // A plain string is a user message.
+  await call(client, "store_conversation", {
+    session_id: "chat-plain",
+    messages: ["just words", { role: "assistant", content: "a reply" }],
+  });
+  const plain = (await call(client, "get_conversation_history", {
+    session_id: "chat-plain",
+  })).messages as Structured[];
+  assert.deepEqual(plain.map((m) => [m.role, m.content]), [
+    ["user", "just words"],
+    ["assistant", "a reply"],
+  ]);
 
   // agent context: everything in the agent's namespace.
   const context = await call(client, "get_agent_context", {
@@ -373,6 +385,13 @@ export async function exerciseAllTools(client: Client): Promise<void> {
       messages: [{ content: "x" }],
     }),
     /role/,
+  );
+  assert.match(
+    await callError(client, "store_conversation", {
+      session_id: "s",
+      messages: [5],
+    }),
+    /messages\.0: expected a string \(a user message\) or \{role, content\}/,
   );
   assert.match(
     await callError(client, "cross_reference", { query: "x", namespaces: [] }),

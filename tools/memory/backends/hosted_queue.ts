@@ -5,9 +5,9 @@
 // and the replay of one queued write against the recovered remote.
 
 import { z } from "zod";
-import type { JsonValue, Store, StoreKey } from "../../platform/store.ts";
-import type { MemoryBackend } from "./backend.ts";
-import type { Message, StoredEntry } from "./model.ts";
+import type { JsonValue, Store, StoreKey } from "../../../platform/store.ts";
+import type { MemoryBackend } from "./port.ts";
+import type { Message, StoredEntry } from "../model.ts";
 
 const EmbeddingJson = z
   .object({ embedder: z.string(), vector: z.array(z.number()) })

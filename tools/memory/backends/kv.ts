@@ -3,28 +3,20 @@
 // built at open and kept in sync by this process's writes, so writes by other
 // processes sharing a remote KV are seen by search only after a restart.
 //
-// Record layout: backend_kv_records.ts; indexes and write queue:
-// backend_kv_namespaces.ts; conversations: backend_kv_conversations.ts.
+// Record layout: kv_records.ts; indexes and write queue:
+// kv_namespaces.ts; conversations: kv_conversations.ts.
 
-import type { Logger } from "../../platform/log.ts";
+import type { Logger } from "../../../platform/log.ts";
 import {
   type Check,
   MAX_LIST_LIMIT,
   type Mutation,
   type Store,
   type StoreKey,
-} from "../../platform/store.ts";
-import {
-  EntryNotFound,
-  type ListQuery,
-  type MemoryBackend,
-} from "./backend.ts";
-import { KvConversations } from "./backend_kv_conversations.ts";
-import {
-  NamespaceIndexes,
-  RETRY,
-  WriteQueue,
-} from "./backend_kv_namespaces.ts";
+} from "../../../platform/store.ts";
+import { EntryNotFound, type ListQuery, type MemoryBackend } from "./port.ts";
+import { KvConversations } from "./kv_conversations.ts";
+import { NamespaceIndexes, RETRY, WriteQueue } from "./kv_namespaces.ts";
 import {
   countOf,
   decodeCursor,
@@ -34,7 +26,7 @@ import {
   listAll,
   type ListCursor,
   tryDecode,
-} from "./backend_kv_records.ts";
+} from "./kv_records.ts";
 import type {
   BackendHealth,
   EntryPage,
@@ -42,7 +34,7 @@ import type {
   Rankings,
   SearchQuery,
   StoredEntry,
-} from "./model.ts";
+} from "../model.ts";
 
 /** A write touches the entry, the counter and the tag rows: Store commits hold 100 keys. */
 export const MAX_TAGS_PER_ENTRY = 48;

@@ -1,5 +1,5 @@
 // KvBackend's conversations: sessions and their messages in the Store (the
-// ["s", …] and ["m", …] rows of the layout in backend_kv_records.ts).
+// ["s", …] and ["m", …] rows of the layout in kv_records.ts).
 
 import { z } from "zod";
 import {
@@ -8,9 +8,9 @@ import {
   type Mutation,
   type Store,
   type StoreEntry,
-} from "../../platform/store.ts";
-import type { Message } from "./model.ts";
-import { listAll, MAX_ATTEMPTS } from "./backend_kv_records.ts";
+} from "../../../platform/store.ts";
+import type { Message } from "../model.ts";
+import { listAll, MAX_ATTEMPTS } from "./kv_records.ts";
 
 /** Messages per commit when appending (plus the session record). */
 const MESSAGES_PER_COMMIT = 90;

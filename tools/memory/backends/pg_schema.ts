@@ -14,14 +14,14 @@
 //                           row lock orders concurrent appends
 //   agentd_memory_messages  (namespace, session_id, seq) PK; extra jsonb
 
+import { publicUrl } from "../../../platform/log.ts";
 import postgres from "postgres";
 import { z } from "zod";
-import { EntryNotFound } from "./backend.ts";
-import { BackendUnavailable } from "./backend.ts";
-import type { StoredEntry } from "./model.ts";
-import { tokenize } from "./search_index.ts";
-import { messageOf } from "../../platform/errors.ts";
-import { publicUrl } from "../../platform/log.ts";
+import { EntryNotFound } from "./port.ts";
+import { BackendUnavailable } from "./port.ts";
+import type { StoredEntry } from "../model.ts";
+import { tokenize } from "../search_index.ts";
+import { messageOf } from "../../../platform/errors.ts";
 
 export const TABLES = {
   meta: "agentd_memory_meta",
@@ -155,12 +155,10 @@ async function enableVector(
 
 // ---- errors --------------------------------------------------------------
 
-/** Checks a postgres:// URL; returns it without secrets, for logs and errors. */
-export function checkedPgUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
+/** Checks a PostgreSQL URL; returns it as logs and errors may show it. */
+export function pgPublicUrl(url: string): string {
+  const parsed = URL.parse(url);
+  if (parsed === null) {
     throw new Error(
       "Invalid PostgreSQL URL: expected postgres://user@host:port/database",
     );
@@ -170,7 +168,7 @@ export function checkedPgUrl(url: string): string {
       `Invalid PostgreSQL URL: the scheme must be postgres:// (got ${parsed.protocol}//)`,
     );
   }
-  return publicUrl(parsed);
+  return publicUrl(url);
 }
 
 export function redactText(text: string, secret: string): string {

@@ -7,17 +7,18 @@
 // BackendUnavailable): writes go to the cache and onto the queue (a local
 // Store, in order, surviving restarts); reads come from the cache. A probe
 // loop with backoff replays the queue once the remote answers (see
-// backend_hosted_queue.ts); an op the remote refuses for another reason goes
+// hosted_queue.ts); an op the remote refuses for another reason goes
 // to a dead-letter list instead of blocking the queue forever.
 
-import type { Logger } from "../../platform/log.ts";
-import type { Store } from "../../platform/store.ts";
+import { type AlertTarget, raiseAlert } from "../../../platform/alerts.ts";
+import type { Logger } from "../../../platform/log.ts";
+import type { Store } from "../../../platform/store.ts";
 import {
   BackendUnavailable,
   isUnavailable,
   type ListQuery,
   type MemoryBackend,
-} from "./backend.ts";
+} from "./port.ts";
 import {
   describeOp,
   embeddingJson,
@@ -25,16 +26,16 @@ import {
   type QueuedOp,
   replay,
   WriteQueue,
-} from "./backend_hosted_queue.ts";
+} from "./hosted_queue.ts";
+import { ForwardingBackend, type StorageCall } from "./forwarding.ts";
 import type {
   BackendHealth,
   EntryPage,
   Message,
-  Rankings,
-  SearchQuery,
+  StorageStatus,
   StoredEntry,
-} from "./model.ts";
-import { messageOf } from "../../platform/errors.ts";
+} from "../model.ts";
+import { messageOf } from "../../../platform/errors.ts";
 
 /** A remote connected on demand, so the daemon can start during an outage. */
 export interface RemoteConnector {
@@ -53,11 +54,14 @@ export interface HostedOptions {
   probeIntervalMs?: number;
   /** Backoff ceiling (default 60000). */
   maxProbeIntervalMs?: number;
+  /** Outage and recovery alerts are POSTed here too (platform/alerts.ts). */
+  alertWebhook?: string;
+  fetchFn?: typeof fetch;
 }
 
-type Call<R> = (backend: MemoryBackend) => Promise<R>;
+type Call<R> = StorageCall<R>;
 
-export class HostedBackend implements MemoryBackend {
+export class HostedBackend extends ForwardingBackend {
   readonly kind: string;
   #remote: MemoryBackend | null = null;
   #connector: RemoteConnector | null = null;
@@ -65,6 +69,9 @@ export class HostedBackend implements MemoryBackend {
   readonly #cache: MemoryBackend;
   readonly #queue: WriteQueue;
   readonly #log: Logger;
+  readonly #alerts: AlertTarget;
+  #cacheHits = 0;
+  #cacheMisses = 0;
   /** "PostgreSQL", for messages. */
   readonly #name: string;
   readonly #interval: number;
@@ -79,6 +86,7 @@ export class HostedBackend implements MemoryBackend {
   #closed = false;
 
   private constructor(options: HostedOptions, queue: WriteQueue) {
+    super();
     const inner = options.remote.kind;
     this.kind = `hosted(${inner})`;
     this.#name = inner === "postgres"
@@ -89,6 +97,11 @@ export class HostedBackend implements MemoryBackend {
     this.#cache = options.cache;
     this.#queue = queue;
     this.#log = options.log;
+    this.#alerts = {
+      log: options.log,
+      webhook: options.alertWebhook,
+      fetchFn: options.fetchFn,
+    };
     this.#interval = options.probeIntervalMs ?? 5000;
     this.#maxInterval = options.maxProbeIntervalMs ?? 60_000;
     this.#delay = this.#interval;
@@ -123,14 +136,14 @@ export class HostedBackend implements MemoryBackend {
     return backend;
   }
 
-  get(namespace: string, key: string): Promise<StoredEntry | null> {
+  override get(namespace: string, key: string): Promise<StoredEntry | null> {
     return this.#read((b) => b.get(namespace, key), async (entry) => {
       if (entry) await this.#fill(entry);
       else if (!this.#outage) await this.#cache.delete(namespace, key);
     });
   }
 
-  put(
+  override put(
     entry: StoredEntry,
     mode: "upsert" | "update",
   ): Promise<StoredEntry | null> {
@@ -143,31 +156,36 @@ export class HostedBackend implements MemoryBackend {
     );
   }
 
-  delete(namespace: string, key: string): Promise<boolean> {
+  override delete(namespace: string, key: string): Promise<boolean> {
     const call: Call<boolean> = (b) => b.delete(namespace, key);
     const at = new Date().toISOString();
     return this.#write({ op: "delete", namespace, key, at }, call, call, call);
   }
 
-  list(namespace: string, query: ListQuery): Promise<EntryPage> {
+  override list(namespace: string, query: ListQuery): Promise<EntryPage> {
     return this.#read((b) => b.list(namespace, query), async (page) => {
       for (const entry of page.entries) await this.#fill(entry);
     });
   }
 
-  countByNamespace(): Promise<Record<string, number>> {
-    return this.#read((b) => b.countByNamespace());
+  // Housekeeping reads (counts for /metrics, the re-embedding job) are kept
+  // out of the storage cache's hit rate, which is about callers' reads.
+  override countByNamespace(): Promise<Record<string, number>> {
+    return this.#read((b) => b.countByNamespace(), undefined, false);
   }
 
-  search(namespace: string, query: SearchQuery): Promise<Rankings> {
-    return this.#read((b) => b.search(namespace, query));
+  override staleEmbeddings(
+    embedder: string,
+    limit: number,
+  ): Promise<StoredEntry[]> {
+    return this.#read(
+      (b) => b.staleEmbeddings(embedder, limit),
+      undefined,
+      false,
+    );
   }
 
-  staleEmbeddings(embedder: string, limit: number): Promise<StoredEntry[]> {
-    return this.#read((b) => b.staleEmbeddings(embedder, limit));
-  }
-
-  setEmbedding(
+  override setEmbedding(
     namespace: string,
     key: string,
     updatedAt: string,
@@ -185,7 +203,7 @@ export class HostedBackend implements MemoryBackend {
     return this.#write(op, call, call, call);
   }
 
-  appendMessages(
+  override appendMessages(
     namespace: string,
     sessionId: string,
     messages: Message[],
@@ -199,18 +217,6 @@ export class HostedBackend implements MemoryBackend {
       messages,
     };
     return this.#write(op, call, call, call);
-  }
-
-  history(
-    namespace: string,
-    sessionId: string,
-    limit: number,
-  ): Promise<Message[]> {
-    return this.#read((b) => b.history(namespace, sessionId, limit));
-  }
-
-  sessions(namespace: string): Promise<string[]> {
-    return this.#read((b) => b.sessions(namespace));
   }
 
   /** Asks the remote too while healthy, so a silent outage shows up here. */
@@ -248,6 +254,15 @@ export class HostedBackend implements MemoryBackend {
     };
   }
 
+  status(): StorageStatus {
+    return {
+      degraded: this.#outage !== null,
+      queued_writes: this.#queue.queued,
+      cache_hits: this.#cacheHits,
+      cache_misses: this.#cacheMisses,
+    };
+  }
+
   /** Stops the probe loop and closes both backends; the store stays open (its owner closes it). */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -259,9 +274,16 @@ export class HostedBackend implements MemoryBackend {
     await Promise.all([this.#remote?.close(), this.#cache.close()]);
   }
 
+  /** Reads without a cache refill: the remote while healthy, else the cache. */
+  protected forward<R>(call: StorageCall<R>): Promise<R> {
+    return this.#read(call);
+  }
+
+  /** Counts, while degraded, whether the cache had an answer (unless `counted` is false). */
   async #read<R>(
     call: Call<R>,
     fill?: (result: R) => Promise<void>,
+    counted = true,
   ): Promise<R> {
     if (!this.#outage && this.#remote) {
       try {
@@ -277,7 +299,11 @@ export class HostedBackend implements MemoryBackend {
         this.#enterOutage(error);
       }
     }
-    return await call(this.#cache);
+    const result = await call(this.#cache);
+    if (!counted) return result;
+    if (answered(result)) this.#cacheHits++;
+    else this.#cacheMisses++;
+    return result;
   }
 
   async #write<R>(
@@ -342,6 +368,13 @@ export class HostedBackend implements MemoryBackend {
       action:
         "writes are kept locally and queued until it answers; check the server and network",
     });
+    raiseAlert(this.#alerts, {
+      event: "memory_storage_unavailable",
+      backend: this.kind,
+      since,
+      error: messageOf(error),
+      queued_writes: this.#queue.queued,
+    }, "problem");
     this.#queue.setOutage(since).catch(() => {});
     this.#delay = this.#interval;
     this.#schedule(this.#interval);
@@ -440,9 +473,32 @@ export class HostedBackend implements MemoryBackend {
       superseded_writes: superseded,
       rejected_writes: rejected,
     });
+    raiseAlert(this.#alerts, {
+      event: "memory_storage_recovered",
+      backend: this.kind,
+      since: since ?? null,
+      synced_writes: synced,
+      rejected_writes: rejected,
+    }, "recovery");
     await this.#queue.setOutage(null);
     return true;
   }
+}
+
+/** Whether a cache read found something (an entry, a page, hits, messages). */
+function answered(result: unknown): boolean {
+  if (result === null || result === undefined) return false;
+  if (Array.isArray(result)) return result.length > 0;
+  if (typeof result !== "object") return true;
+  if ("entries" in result && Array.isArray(result.entries)) {
+    return result.entries.length > 0;
+  }
+  if ("lexical" in result && Array.isArray(result.lexical)) {
+    return result.lexical.length > 0 ||
+      ("vector" in result && Array.isArray(result.vector) &&
+        result.vector.length > 0);
+  }
+  return Object.keys(result).length > 0;
 }
 
 function isConnector(

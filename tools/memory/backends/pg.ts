@@ -1,18 +1,13 @@
 // PgBackend: the memory store on PostgreSQL (porsager's `postgres` client).
-// The tables are described and created in backend_pg_schema.ts. Every
+// The tables are described and created in pg_schema.ts. Every
 // failure to reach the server is thrown as BackendUnavailable (HostedBackend
 // queues on it); the password never appears in messages.
 
 import postgres from "postgres";
 import { z } from "zod";
-import type { Logger } from "../../platform/log.ts";
+import type { Logger } from "../../../platform/log.ts";
+import { EntryNotFound, type ListQuery, type MemoryBackend } from "./port.ts";
 import {
-  EntryNotFound,
-  type ListQuery,
-  type MemoryBackend,
-} from "./backend.ts";
-import {
-  checkedPgUrl,
   checkNul,
   decodeCursor,
   encodeCursor,
@@ -21,12 +16,13 @@ import {
   MessageRow,
   migrate,
   passwordIn,
+  pgPublicUrl,
   type SchemaInfo,
   searchDoc,
   TABLES as T,
   toEntry,
   vectorLiteral,
-} from "./backend_pg_schema.ts";
+} from "./pg_schema.ts";
 import type {
   BackendHealth,
   EntryPage,
@@ -35,8 +31,8 @@ import type {
   Rankings,
   SearchQuery,
   StoredEntry,
-} from "./model.ts";
-import { messageOf } from "../../platform/errors.ts";
+} from "../model.ts";
+import { messageOf } from "../../../platform/errors.ts";
 
 type Sql = postgres.Sql;
 type Db = postgres.ISql;
@@ -88,7 +84,7 @@ export class PgBackend implements MemoryBackend {
 
   /** Connects, creates or upgrades the tables, and checks the server answers. */
   static async connect(options: PgConnectOptions): Promise<PgBackend> {
-    const url = checkedPgUrl(options.url);
+    const url = pgPublicUrl(options.url);
     const secret = options.key ?? passwordIn(options.url);
     if (secret) options.log.addSecret(secret);
     const connectMs = options.connectTimeoutMs ?? 5000;

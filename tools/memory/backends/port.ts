@@ -9,8 +9,9 @@ import type {
   Message,
   Rankings,
   SearchQuery,
+  StorageStatus,
   StoredEntry,
-} from "./model.ts";
+} from "../model.ts";
 
 /**
  * Thrown by a backend that cannot reach its server (connection refused,
@@ -101,5 +102,7 @@ export interface MemoryBackend {
   /** Session ids with stored messages in a namespace. */
   sessions(namespace: string): Promise<string[]>;
   health(): Promise<BackendHealth>;
+  /** Synchronous state for /metrics; backends without a cache or queue leave it out. */
+  status?(): StorageStatus;
   close(): Promise<void>;
 }

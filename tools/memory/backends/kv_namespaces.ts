@@ -1,9 +1,9 @@
 // KvBackend's in-memory state per namespace (search index, entry metadata, tag
 // counts) and the per-namespace write queue that keeps it in commit order.
 
-import { MAX_ATTEMPTS } from "./backend_kv_records.ts";
-import type { StoredEntry } from "./model.ts";
-import { indexText, SearchIndex } from "./search_index.ts";
+import { MAX_ATTEMPTS } from "./kv_records.ts";
+import type { StoredEntry } from "../model.ts";
+import { indexText, SearchIndex } from "../search_index.ts";
 
 /** Returned by a write attempt whose commit lost a race: read again and retry. */
 export const RETRY = Symbol("retry");

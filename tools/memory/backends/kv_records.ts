@@ -16,8 +16,8 @@ import {
   type Store,
   type StoreEntry,
   type StoreKey,
-} from "../../platform/store.ts";
-import type { StoredEntry } from "./model.ts";
+} from "../../../platform/store.ts";
+import type { StoredEntry } from "../model.ts";
 
 /** Commit attempts before a write that keeps losing races gives up. */
 export const MAX_ATTEMPTS = 20;

@@ -7,28 +7,49 @@ import type { MemoryService } from "./service.ts";
 
 const tool = toolDefiner<MemoryService>();
 
-const message = z.looseObject({
-  role: z.string().min(1).max(64).describe(
-    "user, assistant, system, tool, ...",
-  ),
-  content: z.string().max(1024 * 1024).describe("The message text"),
+const MAX_CONTENT = 1024 * 1024;
+
+const message = z.union([
+  z.string().max(MAX_CONTENT).describe("A user message's text"),
+  z.looseObject({
+    role: z.string().min(1).max(64).describe(
+      "user, assistant, system, tool, ...",
+    ),
+    content: z.string().max(MAX_CONTENT).describe("The message text"),
+  }),
+], {
+  // An object names what it lacks; anything else is told both shapes.
+  error: (issue) => {
+    if (
+      issue.code === "invalid_union" && typeof issue.input === "object" &&
+      issue.input !== null && !Array.isArray(issue.input)
+    ) {
+      const inner = issue.errors[1] ?? [];
+      return inner.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    }
+    return "expected a string (a user message) or {role, content}";
+  },
 });
 
 export const storeConversation = tool({
   name: "store_conversation",
   description:
-    "Append messages to a conversation (by session_id). Each message is {role, content, ...}; other fields are kept.",
+    "Append messages to a conversation (by session_id). Each message is {role, content, ...} (other fields are kept) or a plain string (a user message).",
   input: z.object({
     session_id: sessionId,
-    messages: z.array(message).min(1).max(1000).describe("Messages in order"),
+    messages: z.array(message).min(1).max(1000).describe(
+      "Messages in order: {role, content, ...} or a string (role user)",
+    ),
   }),
   annotations: { destructiveHint: false },
   async handle(memory, args, call) {
-    const messages = args.messages.map(({ role, content, ...extra }) => ({
-      role,
-      content,
-      extra,
-    }));
+    const messages = args.messages.map((message) => {
+      if (typeof message === "string") {
+        return { role: "user", content: message, extra: {} };
+      }
+      const { role, content, ...extra } = message;
+      return { role, content, extra };
+    });
     return json(
       await memory.storeConversation(call.caller, args.session_id, messages),
     );
