@@ -41,6 +41,7 @@ export function adminView(): AdminView {
         tools: 2,
         pid: null,
         restarts: 0,
+        reroutes: 0,
       },
       {
         name: "everything",
@@ -60,6 +61,7 @@ export function adminView(): AdminView {
         tools: 2,
         pid: null,
         restarts: 0,
+        reroutes: 7,
       },
       {
         name: "files-2",
@@ -79,6 +81,7 @@ export function adminView(): AdminView {
         tools: 0,
         pid: 4242,
         restarts: 3,
+        reroutes: 0,
       },
     ],
     tools: [

@@ -29,6 +29,8 @@ export interface AdminServer {
   /** Process id of a stdio upstream while it runs. */
   pid: number | null;
   restarts: number;
+  /** Calls meant for this upstream that a replica took. */
+  reroutes: number;
 }
 
 export interface AdminTool {
@@ -120,6 +122,7 @@ const SERVER_COLUMNS: AdminColumn[] = [
   { key: "tools", label: "Tools", format: "number" },
   { key: "pid", label: "PID", format: "id" },
   { key: "restarts", label: "Restarts", format: "number" },
+  { key: "reroutes", label: "Rerouted", format: "number" },
   { key: "last_error", label: "Last error", format: "error" },
 ];
 
