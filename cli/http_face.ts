@@ -11,7 +11,6 @@ import { createApp } from "../routes/mod.ts";
 import type { AgentService } from "../agents/service.ts";
 import type { A2AService } from "../agents/a2a/mod.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
-import { gatewayAdmin } from "../tools/gateway/mod.ts";
 import { McpHttpEndpoint } from "../tools/kit/mcp_http.ts";
 import { shutdown, StartupError } from "./boot.ts";
 
@@ -50,7 +49,6 @@ export async function serveHttp(options: {
     agentTokens: base.agent_tokens,
     agents: options.agents,
     a2a: options.a2a,
-    admin: hosts.map(gatewayAdmin).find((view) => view !== undefined),
     version: VERSION,
     startedAt: Date.now(),
     log,

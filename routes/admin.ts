@@ -1,15 +1,48 @@
-// GET /admin: the gateway's upstreams, their health and the tool catalog, as
-// JSON for programs and as one self-contained HTML page for people.
+// GET /admin: one section per server that offers one (the gateway's
+// upstreams, health and tool catalog, ...), as JSON for programs and as one
+// self-contained HTML page for people. Sections are data (ServerRuntime's
+// `admin()`); this file renders any of them.
 
 import { type Context, Hono } from "hono";
 import { encodeBase64 } from "../platform/base64.ts";
 import { errorResponse } from "../platform/http_errors.ts";
 import type { GuardVariables } from "../platform/http_guards.ts";
+import type { JsonValue } from "../platform/store.ts";
+import type { HostedServer } from "../tools/kit/host.ts";
 import type {
-  AdminServer,
-  AdminTool,
-  AdminView,
-} from "../tools/gateway/admin_view.ts";
+  AdminColumn,
+  AdminFormat,
+  AdminSection,
+  AdminTable,
+} from "../tools/kit/mod.ts";
+
+/** A section with the id of the server that gave it. */
+export type PageSection = AdminSection & { server: string };
+
+/** What `/admin` answers: the JSON body, and the HTML page's data. */
+export type AdminPage = {
+  generated_at: string;
+  version: string;
+  sections: PageSection[];
+};
+
+type AdminRow = AdminTable["rows"][number];
+
+/** The sections of every running server that offers one, in host order. */
+export async function adminPage(
+  hosts: readonly HostedServer[],
+  options: { version: string; now?: number },
+): Promise<AdminPage> {
+  const sections = await Promise.all(hosts.map(async (host) => {
+    const section = await host.admin();
+    return section === undefined ? undefined : { server: host.id, ...section };
+  }));
+  return {
+    generated_at: new Date(options.now ?? Date.now()).toISOString(),
+    version: options.version,
+    sections: sections.filter((section) => section !== undefined),
+  };
+}
 
 export interface AdminOptions {
   /** How often the page re-renders itself; 0 turns the refresh off. */
@@ -19,13 +52,19 @@ export interface AdminOptions {
 type AdminEnv = { Variables: GuardVariables };
 
 export function adminRoutes(
-  view: () => Promise<AdminView>,
+  page: () => Promise<AdminPage>,
   options: AdminOptions = {},
 ): Hono<AdminEnv> {
   const refreshMs = options.refreshMs ?? 5_000;
   const app = new Hono<AdminEnv>();
   app.get("/", async (c) => {
-    const data = await view();
+    const data = await page();
+    if (data.sections.length === 0) {
+      return errorResponse(
+        404,
+        "Nothing at /admin: no running server here has an admin section (the gateway has one)",
+      );
+    }
     const format = formatOf(c);
     if (format === "json") {
       return c.json(data, 200, { ...COMMON_HEADERS, vary: "Accept" });
@@ -116,101 +155,126 @@ function percent(rate: number): string {
   return `${(rate * 100).toFixed(rate === 0 ? 0 : 1)}%`;
 }
 
-type Cell = (server: AdminServer, day: string) => string;
-
-/** The servers table: each heading beside its cell, so they cannot drift apart. */
-const SERVER_COLUMNS: [string, Cell][] = [
-  ["Server", (s) => `<td class="name">${escapeHtml(s.name)}</td>`],
-  ["Group", (s) => `<td>${escapeHtml(s.group)}</td>`],
-  ["Source", (s) => `<td>${escapeHtml(s.source)}</td>`],
-  ["Transport", (s) => `<td>${escapeHtml(s.transport)}</td>`],
-  [
-    "Target",
-    (s) => `<td class="target"><code>${escapeHtml(s.target)}</code></td>`,
-  ],
-  ["State", (s) => `<td class="state">${escapeHtml(s.state)}</td>`],
-  ["Since", (s, day) => `<td>${time(s.since, day)}</td>`],
-  ["Last check", (s, day) => `<td>${time(s.last_check, day)}</td>`],
-  ["Latency", (s) => `<td class="num">${count(s.latency_ms, " ms")}</td>`],
-  ["Calls", (s) => `<td class="num">${count(s.calls)}</td>`],
-  ["Errors", (s) => `<td class="num">${count(s.errors)}</td>`],
-  ["Error rate", (s) => `<td class="num">${percent(s.error_rate)}</td>`],
-  ["In flight", (s) => `<td class="num">${count(s.in_flight)}</td>`],
-  ["Tools", (s) => `<td class="num">${count(s.tools)}</td>`],
-  [
-    "PID",
-    (s) => `<td class="num">${s.pid === null ? DASH : String(s.pid)}</td>`,
-  ],
-  ["Restarts", (s) => `<td class="num">${count(s.restarts)}</td>`],
-  [
-    "Last error",
-    (s) => `<td class="error">${escapeHtml(s.last_error ?? "")}</td>`,
-  ],
-];
-
-function serverRow(server: AdminServer, day: string): string {
-  const cells = SERVER_COLUMNS.map(([, cell]) => cell(server, day)).join("");
-  return `<tr data-server="${escapeHtml(server.name)}" data-state="${
-    escapeHtml(server.state)
-  }">${cells}</tr>`;
-}
-
-function toolRow(tool: AdminTool): string {
-  const marker = tool.shortened
-    ? ` <span class="shortened" title="shortened to fit 64 characters">shortened</span>`
-    : "";
-  return `<tr data-tool="${escapeHtml(tool.name)}">` +
-    `<td class="name"><code>${escapeHtml(tool.name)}</code>${marker}</td>` +
-    `<td>${escapeHtml(tool.group)}</td>` +
-    `<td><code>${escapeHtml(tool.tool)}</code></td>` +
-    `<td class="description">${escapeHtml(tool.description)}</td></tr>`;
-}
-
-function table(
-  id: string,
-  headings: string[],
-  rows: string[],
-  empty: string,
+/** One value as a table cell, by its column's format. */
+function cell(
+  value: JsonValue | undefined,
+  column: AdminColumn,
+  day: string,
 ): string {
-  const head = headings.map((heading) => `<th scope="col">${heading}</th>`)
-    .join("");
-  const body = rows.length > 0
-    ? rows.join("\n")
-    : `<tr class="empty"><td colspan="${headings.length}">${empty}</td></tr>`;
-  return `<div class="scroll"><table id="${id}"><thead><tr>${head}</tr></thead>\n<tbody>\n${body}\n</tbody></table></div>`;
+  const format = column.format ?? "text";
+  const shown = value ?? null;
+  switch (format) {
+    case "code":
+      return `<td class="code">${
+        shown === null ? DASH : `<code>${escapeHtml(String(shown))}</code>`
+      }</td>`;
+    case "number":
+    case "duration":
+    case "percent":
+    case "id":
+      return `<td class="num">${scalar(shown, format, day)}</td>`;
+    case "state":
+      return `<td class="state">${escapeHtml(String(shown ?? ""))}</td>`;
+    case "error":
+      return `<td class="error">${escapeHtml(String(shown ?? ""))}</td>`;
+    case "flag":
+      return `<td class="flag">${
+        shown === true
+          ? `<span class="flag ${classOf(column.key)}">${
+            escapeHtml(column.label.toLowerCase())
+          }</span>`
+          : ""
+      }</td>`;
+    default:
+      return `<td>${scalar(shown, format, day)}</td>`;
+  }
 }
 
-const TOOL_HEADINGS = ["Gateway name", "Group", "Upstream tool", "Description"];
+/** A value as escaped HTML text (no cell around it). */
+function scalar(value: JsonValue, format: AdminFormat, day: string): string {
+  if (value === null) return format === "error" ? "" : DASH;
+  if (typeof value === "number") {
+    switch (format) {
+      case "number":
+        return count(value);
+      case "duration":
+        return value < 1000 ? count(value, " ms") : count(value / 1000, " s");
+      case "percent":
+        return percent(value);
+      case "id":
+        return String(value);
+    }
+  }
+  if (typeof value === "string") {
+    if (format === "time") return time(value, day);
+    if (format === "words") return escapeHtml(value.replaceAll("_", " "));
+    if (format === "code") return `<code>${escapeHtml(value)}</code>`;
+    return escapeHtml(value);
+  }
+  return escapeHtml(
+    typeof value === "object" ? JSON.stringify(value) : String(value),
+  );
+}
 
-/** The part the refresh script swaps: everything that depends on the view. */
-function renderMain(view: AdminView): string {
-  const day = dayOf(view.generated_at);
-  const healthy = view.servers.filter((s) => s.state === "healthy").length;
+/** A key as a CSS class: letters, digits, `-` and `_` only. */
+function classOf(key: string): string {
+  return key.replace(/[^A-Za-z0-9_-]/g, "-");
+}
+
+function row(table: AdminTable, values: AdminRow, day: string): string {
+  const cells = table.columns.map((column) =>
+    cell(values[column.key], column, day)
+  )
+    .join("");
+  const state = table.columns.find((column) => column.format === "state");
+  const marks = [
+    [table.row_attribute, values[table.row_key]],
+    ...(state ? [["state", values[state.key]]] : []),
+  ].map(([name, value]) =>
+    ` data-${classOf(String(name))}="${escapeHtml(String(value ?? ""))}"`
+  ).join("");
+  return `<tr${marks}>${cells}</tr>`;
+}
+
+function renderTable(table: AdminTable, day: string): string {
+  const head = table.columns.map((column) =>
+    `<th scope="col">${escapeHtml(column.label)}</th>`
+  ).join("");
+  const body = table.rows.length > 0
+    ? table.rows.map((values) => row(table, values, day)).join("\n")
+    : `<tr class="empty"><td colspan="${table.columns.length}">${
+      escapeHtml(table.empty)
+    }</td></tr>`;
+  return `<h3>${escapeHtml(table.title)}</h3>
+<div class="scroll"><table id="${
+    escapeHtml(table.id)
+  }"><thead><tr>${head}</tr></thead>\n<tbody>\n${body}\n</tbody></table></div>`;
+}
+
+function renderSection(section: PageSection, day: string): string {
+  const fields = section.fields.map((field) =>
+    `<div><dt>${escapeHtml(field.label)}</dt><dd>${
+      scalar(field.value, field.format ?? "text", day)
+    }</dd></div>`
+  ).join("");
+  return `<section data-section="${escapeHtml(section.server)}">
+<h2>${escapeHtml(section.title)}</h2>${
+    fields ? `<dl class="fields">${fields}</dl>` : ""
+  }
+${section.tables.map((table) => renderTable(table, day)).join("\n")}
+</section>`;
+}
+
+/** The part the refresh script swaps: everything that depends on the page's data. */
+function renderMain(page: AdminPage): string {
+  const day = dayOf(page.generated_at);
   const summary = [
-    ["Version", escapeHtml(view.version)],
-    ["Generated", `${escapeHtml(day)} ${time(view.generated_at, day)} UTC`],
-    ["Balance", escapeHtml(view.balance.replaceAll("_", " "))],
-    ["Health check every", `${count(view.health_interval_ms / 1000)} s`],
-    ["Servers", `${healthy} of ${view.servers.length} healthy`],
-    ["Tools", count(view.tools.length)],
+    ["Version", escapeHtml(page.version)],
+    ["Generated", `${escapeHtml(day)} ${time(page.generated_at, day)} UTC`],
   ].map(([term, value]) => `<div><dt>${term}</dt><dd>${value}</dd></div>`);
   return `<main id="admin">
-<header><h1>agentd gateway</h1><dl id="summary">${
-    summary.join("")
-  }</dl></header>
-<section><h2>Servers</h2>
-${
-    table(
-      "servers",
-      SERVER_COLUMNS.map(([heading]) => heading),
-      view.servers.map((server) => serverRow(server, day)),
-      "No servers configured.",
-    )
-  }
-</section>
-<section><h2>Tools</h2>
-${table("tools", TOOL_HEADINGS, view.tools.map(toolRow), "No tools exposed.")}
-</section>
+<header><h1>agentd</h1><dl id="summary">${summary.join("")}</dl></header>
+${page.sections.map((section) => renderSection(section, day)).join("\n")}
 </main>`;
 }
 
@@ -218,7 +282,8 @@ const STYLE = `
 :root { color-scheme: light dark; --muted: #6b7280; --line: #d1d5db55; }
 body { font: 13px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1rem 1.25rem; }
 h1 { font-size: 1.3rem; margin: 0 0 .5rem; }
-h2 { font-size: 1rem; margin: 1.5rem 0 .4rem; }
+h2 { font-size: 1.1rem; margin: 1.5rem 0 .4rem; }
+h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
 dl { display: flex; flex-wrap: wrap; gap: .4rem 1.5rem; margin: 0; }
 dt { color: var(--muted); font-size: .8rem; }
 dd { margin: 0; font-weight: 600; }
@@ -229,14 +294,14 @@ th { font-weight: 600; color: var(--muted); }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td time { white-space: nowrap; }
 code { font: 11.5px ui-monospace, "SFMono-Regular", Menlo, monospace; overflow-wrap: anywhere; }
-td.target { min-width: 7rem; max-width: 16rem; }
+td.code { min-width: 7rem; max-width: 16rem; }
 td.state { font-weight: 600; }
 tr[data-state="healthy"] td.state { color: #15803d; }
 tr[data-state="unhealthy"] td.state { color: #dc2626; }
 tr[data-state="connecting"] td.state { color: #b45309; }
 tr[data-state="stopped"] td.state { color: var(--muted); }
 td.error { color: #dc2626; min-width: 9rem; max-width: 28rem; overflow-wrap: anywhere; }
-.shortened { font-size: .75rem; padding: 0 .3rem; border: 1px solid currentColor; border-radius: .3rem; color: #b45309; }
+span.flag { font-size: .75rem; padding: 0 .3rem; border: 1px solid currentColor; border-radius: .3rem; color: #b45309; }
 tr.empty td { color: var(--muted); font-style: italic; }
 #refresh { color: var(--muted); font-size: .8rem; }
 #refresh.stale { color: #dc2626; }
@@ -270,7 +335,7 @@ setTimeout(refresh, ${refreshMs});
 }
 
 function renderPage(
-  view: AdminView,
+  page: AdminPage,
   options: { nonce: string; refreshMs: number },
 ): string {
   const { nonce, refreshMs } = options;
@@ -283,11 +348,11 @@ function renderPage(
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>agentd gateway</title>
+<title>agentd admin</title>
 <style nonce="${nonce}">${STYLE}</style>
 </head>
 <body>
-${renderMain(view)}
+${renderMain(page)}
 ${refresh}
 </body>
 </html>

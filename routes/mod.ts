@@ -15,8 +15,7 @@ import {
 import type { Logger } from "../platform/log.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
 import type { McpHttpEndpoint } from "../tools/kit/mcp_http.ts";
-import type { AdminView } from "../tools/gateway/admin_view.ts";
-import { adminRoutes } from "./admin.ts";
+import { adminPage, adminRoutes } from "./admin.ts";
 import { healthRoutes } from "./health.ts";
 import { mcpRoutes, singleMcpRoute } from "./mcp.ts";
 import { metricsRoutes } from "./metrics.ts";
@@ -44,8 +43,6 @@ export interface AppOptions {
   agents?: AgentService;
   /** The A2A layer over `agents` (/v1/a2a, /.well-known/agent-card.json). */
   a2a?: A2AService;
-  /** The gateway's `/admin` data, when the gateway runs here. */
-  admin?: () => Promise<AdminView>;
   version: string;
   startedAt: number;
   log: Logger;
@@ -96,7 +93,10 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     "/metrics",
     metricsRoutes({ hosts: options.hosts, startedAt: options.startedAt }),
   );
-  if (options.admin) app.route("/admin", adminRoutes(options.admin));
+  app.route(
+    "/admin",
+    adminRoutes(() => adminPage(options.hosts, { version: options.version })),
+  );
   if (options.layout === "daemon") {
     app.route("/mcp", mcpRoutes(options.endpoints));
     if (options.agents) mountV1(app, options.agents, options.a2a, log);

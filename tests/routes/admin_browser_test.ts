@@ -6,8 +6,16 @@ import assert from "node:assert/strict";
 import { browserTestIgnore, launchChromium, saveArtifact } from "../browser.ts";
 import { adminApp, adminView, HOSTILE_ERROR } from "./admin_fixture.ts";
 
-// Page-side global used inside `$$eval`; Deno's lib has no DOM window types.
+// Page-side globals used inside `evaluate`; Deno's lib has no DOM types.
 declare const getComputedStyle: (element: unknown) => { color: string };
+declare const document: {
+  querySelectorAll(selector: string): Iterable<PageElement>;
+};
+interface PageElement {
+  getAttribute(name: string): string | null;
+  querySelector(selector: string): PageElement | null;
+  readonly textContent: string | null;
+}
 
 const PNG_MAGIC = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
@@ -50,10 +58,12 @@ Deno.test({
       );
       assert.equal(response?.status(), 200);
 
-      const servers: ServerRow[] = await page.$$eval(
-        "#servers tr[data-server]",
-        (rows) =>
-          rows.map((row) => {
+      // Found and read in one page task: `$$eval` finds the rows in one task
+      // and reads them in another, and a refresh in between detaches them (a
+      // detached cell has no computed colour).
+      const servers: ServerRow[] = await page.evaluate(() =>
+        [...document.querySelectorAll("#servers tr[data-server]")].map(
+          (row) => {
             const state = row.querySelector("td.state");
             return {
               name: row.getAttribute("data-server"),
@@ -62,7 +72,8 @@ Deno.test({
               color: state ? getComputedStyle(state).color : "",
               error: row.querySelector("td.error")?.textContent ?? undefined,
             };
-          }),
+          },
+        )
       );
       assert.deepEqual(
         servers.map(({ name, state, cell }) => ({ name, state, cell })),
@@ -75,7 +86,12 @@ Deno.test({
       const everything = servers.find((row) => row.name === "everything");
       // The error arrives as text: no element was made of it.
       assert.equal(everything?.error, HOSTILE_ERROR);
-      assert.equal(await page.$$eval("td.error *", (found) => found.length), 0);
+      assert.equal(
+        await page.evaluate(() =>
+          [...document.querySelectorAll("td.error *")].length
+        ),
+        0,
+      );
       // The nonce'd stylesheet applied: unhealthy is red, healthy green.
       assert.equal(everything?.color, "rgb(220, 38, 38)");
       assert.equal(
@@ -83,13 +99,11 @@ Deno.test({
         "rgb(21, 128, 61)",
       );
 
-      const tools = await page.$$eval(
-        "#tools tr[data-tool]",
-        (rows) =>
-          rows.map((row) => ({
-            name: row.getAttribute("data-tool"),
-            shortened: row.querySelector(".shortened") !== null,
-          })),
+      const tools = await page.evaluate(() =>
+        [...document.querySelectorAll("#tools tr[data-tool]")].map((row) => ({
+          name: row.getAttribute("data-tool"),
+          shortened: row.querySelector(".shortened") !== null,
+        }))
       );
       assert.deepEqual(
         tools,

@@ -4,8 +4,11 @@
 
 import { Hono } from "hono";
 import type { GuardVariables } from "../../platform/http_guards.ts";
-import { adminRoutes } from "../../routes/admin.ts";
-import type { AdminView } from "../../tools/gateway/admin_view.ts";
+import { type AdminPage, adminRoutes } from "../../routes/admin.ts";
+import {
+  adminSection,
+  type AdminView,
+} from "../../tools/gateway/admin_view.ts";
 
 export const HOSTILE_ERROR =
   `Cannot reach upstream "everything": <script>alert(1)</script> & more`;
@@ -38,6 +41,7 @@ export function adminView(): AdminView {
         tools: 2,
         pid: null,
         restarts: 0,
+        reroutes: 0,
       },
       {
         name: "everything",
@@ -57,6 +61,7 @@ export function adminView(): AdminView {
         tools: 2,
         pid: null,
         restarts: 0,
+        reroutes: 7,
       },
       {
         name: "files-2",
@@ -76,6 +81,7 @@ export function adminView(): AdminView {
         tools: 0,
         pid: 4242,
         restarts: 3,
+        reroutes: 0,
       },
     ],
     tools: [
@@ -105,6 +111,15 @@ export function adminView(): AdminView {
   };
 }
 
+/** The page of a daemon whose only section is the gateway's, showing `view`. */
+export function adminPageOf(view: AdminView): AdminPage {
+  return {
+    generated_at: view.generated_at,
+    version: view.version,
+    sections: [{ server: "gateway", ...adminSection(view) }],
+  };
+}
+
 /** An app with the admin page at /admin, the way routes/mod.ts mounts it. */
 export function adminApp(
   view: () => Promise<AdminView> = () => Promise.resolve(adminView()),
@@ -112,6 +127,6 @@ export function adminApp(
 ): Hono<{ Variables: GuardVariables }> {
   return new Hono<{ Variables: GuardVariables }>().route(
     "/admin",
-    adminRoutes(view, options),
+    adminRoutes(async () => adminPageOf(await view()), options),
   );
 }

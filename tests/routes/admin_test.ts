@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import {
   adminApp,
+  adminPageOf,
   adminView,
   HOSTILE_ERROR,
   SHORTENED_NAME,
@@ -30,6 +31,14 @@ function row(
   return html.slice(start, html.indexOf("</tr>", start) + 5);
 }
 
+/** The gateway's servers and tools as the JSON page carries them. */
+function gatewayRows(page: ReturnType<typeof adminPageOf>) {
+  const section = page.sections.find((found) => found.server === "gateway");
+  const rows = (id: string) =>
+    section?.tables.find((table) => table.id === id)?.rows;
+  return { servers: rows("servers"), tools: rows("tools") };
+}
+
 Deno.test("admin: Accept application/json answers the view as JSON", async () => {
   const response = await app.request("/admin", {
     headers: { accept: "application/json" },
@@ -37,7 +46,13 @@ Deno.test("admin: Accept application/json answers the view as JSON", async () =>
   assert.equal(response.status, 200);
   assert.match(response.headers.get("content-type") ?? "", /application\/json/);
   assert.equal(response.headers.get("cache-control"), "no-store");
-  assert.deepEqual(await response.json(), adminView());
+  const page = await response.json();
+  assert.deepEqual(page, adminPageOf(adminView()));
+  // Every server and tool of the gateway's view, field for field.
+  assert.deepEqual(gatewayRows(page), {
+    servers: adminView().servers,
+    tools: adminView().tools,
+  });
 });
 
 Deno.test("admin: ?format=json wins over a browser's Accept", async () => {
@@ -45,7 +60,7 @@ Deno.test("admin: ?format=json wins over a browser's Accept", async () => {
     headers: { accept: "text/html,application/xhtml+xml,*/*;q=0.8" },
   });
   assert.equal(response.status, 200);
-  assert.deepEqual(await response.json(), adminView());
+  assert.deepEqual(await response.json(), adminPageOf(adminView()));
 });
 
 Deno.test("admin: HTML without Accept, for browsers, and when html comes first", async () => {

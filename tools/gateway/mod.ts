@@ -3,8 +3,7 @@
 // upstream; alone it is `agentd mcp gateway --port 8765 --config FILE`.
 
 import { defineServer } from "../kit/mod.ts";
-import type { HostedServer } from "../kit/host.ts";
-import type { AdminView } from "./admin_view.ts";
+import { adminSection } from "./admin_view.ts";
 import { GatewayConfig } from "./config.ts";
 import { Announcer, openCoordinationStore } from "./announcements.ts";
 import { Gateway } from "./gateway.ts";
@@ -78,6 +77,7 @@ export const gatewayServer = defineServer<Gateway>({
       dynamicTools: gateway,
       health: () => gateway.health(),
       metrics: () => gateway.metrics(),
+      admin: () => adminSection(gateway.adminView()),
       async stop() {
         await announcer?.stop();
         await gateway.stop();
@@ -86,17 +86,3 @@ export const gatewayServer = defineServer<Gateway>({
     };
   },
 });
-
-/** The `/admin` view of a hosted gateway, or undefined when `host` is not one (or not running). */
-export function gatewayAdmin(
-  host: HostedServer,
-): (() => Promise<AdminView>) | undefined {
-  if (host.spec !== gatewayServer) return undefined;
-  return () => {
-    const gateway = host.context();
-    if (!(gateway instanceof Gateway)) {
-      return Promise.reject(new Error("gateway context missing"));
-    }
-    return Promise.resolve(gateway.adminView());
-  };
-}

@@ -62,9 +62,19 @@ export class ReplicaGroups {
     preferred?: Upstream,
   ): Promise<CallToolResult> {
     const tried = new Set<Upstream>();
+    // The upstream the call was meant for, when another one must take it:
+    // the one asked for by name is down, or the last pick did not answer.
+    let passed: { upstream: Upstream; reason: string } | undefined =
+      preferred && preferred.state !== "healthy"
+        ? { upstream: preferred, reason: preferred.state }
+        : undefined;
     for (;;) {
       const upstream = this.#pick(group, tool, preferred, tried);
       if (!upstream) throw new ToolError(this.#unavailable(group, tool));
+      if (passed && passed.upstream !== upstream) {
+        this.#rerouted(passed.upstream, upstream, tool, passed.reason);
+      }
+      passed = undefined;
       try {
         const result = await upstream.call(tool, args, call);
         result._meta = { ...result._meta, [UPSTREAM_META]: upstream.name };
@@ -72,12 +82,7 @@ export class ReplicaGroups {
       } catch (error) {
         if (error instanceof UpstreamUnreachable) {
           tried.add(upstream);
-          this.#log.warn("reroute", {
-            group,
-            tool,
-            from: upstream.name,
-            error: error.message,
-          });
+          passed = { upstream, reason: error.message };
           continue;
         }
         const message = error instanceof McpError
@@ -88,6 +93,18 @@ export class ReplicaGroups {
         );
       }
     }
+  }
+
+  /** Counts (for /metrics) and logs a call sent past `from`. */
+  #rerouted(from: Upstream, to: Upstream, tool: string, reason: string): void {
+    from.reroutes++;
+    this.#log.warn("reroute", {
+      group: from.group,
+      tool,
+      from: from.name,
+      to: to.name,
+      error: reason,
+    });
   }
 
   #pick(

@@ -76,6 +76,8 @@ export class Upstream {
   errors = 0;
   inFlight = 0;
   restarts = 0;
+  /** Calls meant for this upstream that a replica took (it was down or failed to answer). */
+  reroutes = 0;
   readonly latency = new LatencyWindow(256);
   readonly #options: UpstreamOptions;
   readonly #clock: () => number;
@@ -412,6 +414,7 @@ export class Upstream {
       tools: this.tools.length,
       pid: this.#pid,
       restarts: this.restarts,
+      reroutes: this.reroutes,
     };
   }
 }

@@ -87,6 +87,26 @@ export function metricsOf(upstreams: Iterable<Upstream>): Metric[] {
       })),
     },
     {
+      name: "agentd_gateway_upstream_error_rate",
+      help:
+        "Share of the routed calls to each upstream that failed (0 before any call)",
+      type: "gauge",
+      samples: all.map((upstream) => ({
+        labels: labels(upstream),
+        value: upstream.calls === 0 ? 0 : upstream.errors / upstream.calls,
+      })),
+    },
+    {
+      name: "agentd_gateway_reroutes_total",
+      help:
+        "Calls meant for an upstream that a replica took (it was down or did not answer)",
+      type: "counter",
+      samples: all.map((upstream) => ({
+        labels: labels(upstream),
+        value: upstream.reroutes,
+      })),
+    },
+    {
       name: "agentd_gateway_upstream_call_duration_ms",
       help: "Routed call duration in milliseconds (recent calls)",
       type: "summary",

@@ -14,6 +14,7 @@ import type { JsonValue, Store } from "../../platform/store.ts";
 
 const PHASES: Phase[] = ["start", "running", "error", "shutdown"];
 import {
+  type AdminSection,
   type AnyServerSpec,
   type DynamicTools,
   identityOf,
@@ -222,6 +223,27 @@ export class HostedServer {
     return this.phase.phase === "running"
       ? this.#runtime?.dynamicTools
       : undefined;
+  }
+
+  /** The server's `/admin` section while it runs; undefined when it has none. */
+  async admin(): Promise<AdminSection | undefined> {
+    const runtime = this.#runtime;
+    if (!runtime?.admin || this.phase.phase !== "running") return undefined;
+    try {
+      return await runtime.admin();
+    } catch (error) {
+      this.log.warn("admin_failed", { error: messageOf(error) });
+      return {
+        title: this.spec.title,
+        fields: [{
+          key: "error",
+          label: "Error",
+          value: messageOf(error),
+          format: "error",
+        }],
+        tables: [],
+      };
+    }
   }
 
   async health(): Promise<ServerHealth> {

@@ -12,7 +12,12 @@ import {
   StreamableHTTPClientTransport,
   WebStandardStreamableHTTPServerTransport,
 } from "../../../platform/mcp_sdk.ts";
-import type { AdminView } from "../../../tools/gateway/admin_view.ts";
+import type { AdminPage } from "../../../routes/admin.ts";
+import type {
+  AdminServer,
+  AdminTool,
+  AdminView,
+} from "../../../tools/gateway/admin_view.ts";
 import { freePort, lines, ROOT } from "../../helpers.ts";
 
 export const EVERYTHING = join(
@@ -158,12 +163,29 @@ export function textOf(result: CallToolResult): string {
   ).join("\n");
 }
 
+/** The gateway's view, read back from its section of `/admin` as JSON. */
 export async function adminView(daemonUrl: string): Promise<AdminView> {
   const response = await fetch(`${daemonUrl}/admin`, {
     headers: { Accept: "application/json" },
   });
   assert.equal(response.status, 200);
-  return await response.json();
+  const page: AdminPage = await response.json();
+  const section = page.sections.find((found) => found.server === "gateway");
+  assert.ok(section, "/admin has the gateway's section");
+  const rows = (id: string) =>
+    section.tables.find((table) => table.id === id)?.rows ?? [];
+  const field = (key: string) =>
+    section.fields.find((found) => found.key === key)?.value;
+  return {
+    generated_at: page.generated_at,
+    version: page.version,
+    health_interval_ms: Number(field("health_interval_ms")),
+    balance: field("balance") === "least_in_flight"
+      ? "least_in_flight"
+      : "round_robin",
+    servers: rows("servers") as unknown as AdminServer[],
+    tools: rows("tools") as unknown as AdminTool[],
+  };
 }
 
 export function stateOf(view: AdminView, name: string): string | undefined {
