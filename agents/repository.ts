@@ -18,7 +18,7 @@ import {
   type StoreKey,
 } from "../platform/store.ts";
 import { ID_PATTERN } from "./ids.ts";
-import { Agent, NAME_PATTERN, Run, Team } from "./schemas.ts";
+import { Agent, nameKey, Run, Team } from "./schemas.ts";
 
 export interface Page<T> {
   data: T[];
@@ -66,6 +66,8 @@ export interface InterruptedRun {
 
 type Kind = "agent" | "team";
 
+/** Longer refs name nothing (names are at most 64 characters); they never reach a store key. */
+const MAX_REF_CHARS = 256;
 const LABEL = { agent: "Agent", team: "Team" } as const;
 
 export class Repository {
@@ -114,12 +116,12 @@ export class Repository {
   }
 
   async #create<T extends Agent | Team>(kind: Kind, record: T): Promise<T> {
-    const nameKey = [`${kind}_name`, record.name];
+    const indexKey = [`${kind}_name`, nameKey(record.name)];
     const result = await this.store.commit({
-      checks: [{ key: nameKey, version: null }],
+      checks: [{ key: indexKey, version: null }],
       mutations: [
         { type: "set", key: [kind, record.id], value: toJson(record) },
-        { type: "set", key: nameKey, value: record.id },
+        { type: "set", key: indexKey, value: record.id },
       ],
     });
     if (!result.ok) {
@@ -141,8 +143,8 @@ export class Repository {
   ): Promise<T | undefined> {
     let id = ref;
     if (!ID_PATTERN.test(ref)) {
-      if (!NAME_PATTERN.test(ref)) return undefined;
-      const index = await this.store.get([`${kind}_name`, ref]);
+      if (ref.length === 0 || ref.length > MAX_REF_CHARS) return undefined;
+      const index = await this.store.get([`${kind}_name`, nameKey(ref)]);
       if (typeof index?.value !== "string") return undefined;
       id = index.value;
     }
@@ -152,14 +154,14 @@ export class Repository {
   }
 
   async #delete(kind: Kind, record: Agent | Team): Promise<void> {
-    const nameKey = [`${kind}_name`, record.name];
-    const index = await this.store.get(nameKey);
+    const indexKey = [`${kind}_name`, nameKey(record.name)];
+    const index = await this.store.get(indexKey);
     const mutations: { type: "delete"; key: StoreKey }[] = [
       { type: "delete", key: [kind, record.id] },
     ];
     // The name may already point at a newer record of the same name.
     if (index?.value === record.id) {
-      mutations.push({ type: "delete", key: nameKey });
+      mutations.push({ type: "delete", key: indexKey });
     }
     await this.store.commit({ mutations });
   }

@@ -13,7 +13,12 @@ import { Conversations } from "./conversations.ts";
 import type { ToolGateway } from "./gateway_link.ts";
 import { IdSource } from "./ids.ts";
 import type { LocalTool } from "./local_tool.ts";
-import { type Model, type ModelResolver, ProviderError } from "./model.ts";
+import {
+  type Model,
+  ModelNameError,
+  type ModelResolver,
+  ProviderError,
+} from "./model.ts";
 import { RunLeases } from "./leases.ts";
 import { type Page, type PageRequest, Repository } from "./repository.ts";
 import type {
@@ -114,15 +119,16 @@ export class AgentService {
     if (model === undefined) {
       throw new HttpError(
         400,
-        "model is required (no agents.default_model is configured): give `<provider>/<model name>`",
+        "model is required (no agents.default_model is configured): give a model name (`gpt-4o-mini`) or `<provider>/<model name>`",
         { field: "model" },
       );
     }
     this.#checkModel(model);
-    const resolved = await this.#resolveTools(input.name, input.tools);
+    const name = input.name.normalize("NFC");
+    const resolved = await this.#resolveTools(name, input.tools);
     const agent: Agent = {
       id: this.#ids.next("agt"),
-      name: input.name,
+      name,
       model,
       status: "active",
       created_at: this.#now(),
@@ -226,7 +232,7 @@ export class AgentService {
     }
     const team: Team = {
       id: this.#ids.next("team"),
-      name: input.name,
+      name: input.name.normalize("NFC"),
       agents: members.map((agent) => agent.id),
       strategy: input.strategy,
       max_iterations: input.max_iterations ??
@@ -392,6 +398,9 @@ export class AgentService {
       throw new HttpError(400, messageOf(error), {
         field: "model",
         providers: this.#options.models.providers(),
+        ...(error instanceof ModelNameError && error.tried.length > 0
+          ? { tried: error.tried }
+          : {}),
       });
     }
   }

@@ -35,6 +35,7 @@ export async function startAgents(options: {
       config: ProvidersConfig.parse(settings.values.providers ?? {}),
       env: options.env,
       log,
+      defaultProvider: agentsConfig.default_provider,
     }),
     config: agentsConfig,
     log: log.child({ component: "agents" }),

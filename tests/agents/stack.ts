@@ -82,6 +82,10 @@ export async function startStack(options: {
       env: {},
     },
   );
+  const agentsConfig = AgentsConfig.parse({
+    default_model: "openai/test-model",
+    ...options.agents,
+  });
   const service = new AgentService({
     store: scoped(store, ["agents"]),
     a2aStore: scoped(store, ["a2a"]),
@@ -96,11 +100,9 @@ export async function startStack(options: {
       ),
       env: model.env,
       log,
+      defaultProvider: agentsConfig.default_provider,
     }),
-    config: AgentsConfig.parse({
-      default_model: "openai/test-model",
-      ...options.agents,
-    }),
+    config: agentsConfig,
     log,
     leaseRenewMs: options.leaseRenewMs,
   });
