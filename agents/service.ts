@@ -6,8 +6,6 @@ import { messageOf } from "../platform/errors.ts";
 import { HttpError } from "../platform/http_errors.ts";
 import type { Logger } from "../platform/log.ts";
 import type { Store } from "../platform/store.ts";
-import type { A2AHost } from "./a2a/host.ts";
-import { a2aHostOf } from "./a2a_bridge.ts";
 import type { AgentsConfig } from "./config.ts";
 import { Conversations } from "./conversations.ts";
 import type { ToolGateway } from "./gateway_link.ts";
@@ -39,8 +37,6 @@ import { Work } from "./work.ts";
 export interface AgentServiceOptions {
   /** Where agents, teams and runs live (already scoped, e.g. ["agents"]). */
   store: Store;
-  /** Where the A2A layer keeps messages and tasks (already scoped, e.g. ["a2a"]). */
-  a2aStore: Store;
   gateway: ToolGateway;
   models: ModelResolver;
   config: AgentsConfig;
@@ -330,11 +326,6 @@ export class AgentService {
       ? undefined
       : (await this.repository.getTeam(teamRef)).id;
     return await this.repository.listRuns(page, teamId);
-  }
-
-  /** The A2A layer's view of this runtime (agents/a2a/host.ts). */
-  a2aHost(): A2AHost {
-    return a2aHostOf(this, this.#options.a2aStore);
   }
 
   /** Stops new work, lets running turns finish for up to `timeoutMs`, then aborts them. */

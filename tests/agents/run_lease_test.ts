@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { AgentsConfig } from "../../agents/config.ts";
-import { HostedGateway } from "../../agents/gateway_link.ts";
+import { GatewayLink } from "../../agents/gateway_link.ts";
 import { IdSource } from "../../agents/ids.ts";
 import {
   createModelResolver,
@@ -29,8 +29,7 @@ async function startPeer(
   const { log, logs } = capturedLog("debug");
   const service = new AgentService({
     store: scoped(store, ["agents"]),
-    a2aStore: scoped(store, ["a2a"]),
-    gateway: new HostedGateway(undefined),
+    gateway: new GatewayLink(undefined),
     models: createModelResolver({
       config: ProvidersConfig.parse({}),
       env: {},
