@@ -9,7 +9,7 @@
 // is gone is marked interrupted by any daemon on the store).
 
 import { z } from "zod";
-import { HttpError } from "../platform/http_errors.ts";
+import { Conflict, Invalid, NotFound } from "./errors.ts";
 import {
   type JsonValue,
   type Mutation,
@@ -125,8 +125,7 @@ export class Repository {
       ],
     });
     if (!result.ok) {
-      throw new HttpError(
-        409,
+      throw new Conflict(
         `${
           LABEL[kind]
         } name "${record.name}" is taken; choose another name or delete the existing ${kind}`,
@@ -294,8 +293,7 @@ export class Repository {
       });
     } catch (error) {
       if (error instanceof StoreError && /cursor/i.test(error.message)) {
-        throw new HttpError(
-          400,
+        throw new Invalid(
           "Invalid cursor: pass the next_cursor of a previous page unchanged",
           { field: "cursor" },
         );
@@ -364,8 +362,7 @@ function processAlive(pid: number): boolean {
 }
 
 function notFound(label: string, ref: string, list: string): never {
-  throw new HttpError(
-    404,
+  throw new NotFound(
     `${label} "${ref}" not found; GET ${list} lists them`,
     { id: ref },
   );

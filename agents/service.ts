@@ -3,7 +3,7 @@
 // It also is the A2A layer's host (agents/a2a/host.ts).
 
 import { messageOf } from "../platform/errors.ts";
-import { HttpError } from "../platform/http_errors.ts";
+import { Conflict, Invalid, Unavailable } from "./errors.ts";
 import type { Logger } from "../platform/log.ts";
 import type { Store } from "../platform/store.ts";
 import type { AgentsConfig } from "./config.ts";
@@ -113,8 +113,7 @@ export class AgentService {
     this.#work.assertOpen();
     const model = input.model ?? this.config.default_model;
     if (model === undefined) {
-      throw new HttpError(
-        400,
+      throw new Invalid(
         "model is required (no agents.default_model is configured): give a model name (`gpt-4o-mini`) or `<provider>/<model name>`",
         { field: "model" },
       );
@@ -208,8 +207,7 @@ export class AgentService {
       else unknown.push(ref);
     }
     if (unknown.length > 0) {
-      throw new HttpError(
-        400,
+      throw new Invalid(
         `Unknown agent${unknown.length > 1 ? "s" : ""} ${
           unknown.map((ref) => `"${ref}"`).join(", ")
         } in agents; GET /v1/agents lists them`,
@@ -220,8 +218,7 @@ export class AgentService {
       input.strategy === "supervisor" &&
       new Set(members.map((a) => a.id)).size < 2
     ) {
-      throw new HttpError(
-        400,
+      throw new Invalid(
         "A supervisor team needs at least two different agents: the first supervises the others",
         { field: "agents" },
       );
@@ -263,8 +260,7 @@ export class AgentService {
       else missing.push(id);
     }
     if (missing.length > 0) {
-      throw new HttpError(
-        409,
+      throw new Conflict(
         `Team "${team.name}" refers to deleted agent${
           missing.length > 1 ? "s" : ""
         } ${missing.join(", ")}; create a new team`,
@@ -386,7 +382,7 @@ export class AgentService {
       this.#model(model);
     } catch (error) {
       if (error instanceof ProviderError) return;
-      throw new HttpError(400, messageOf(error), {
+      throw new Invalid(messageOf(error), {
         field: "model",
         providers: this.#options.models.providers(),
         ...(error instanceof ModelNameError && error.tried.length > 0
@@ -409,8 +405,7 @@ export class AgentService {
       try {
         return resolveToolEntries(entries, local);
       } catch {
-        throw new HttpError(
-          503,
+        throw new Unavailable(
           `Cannot give agent "${agent}" its tools: ${messageOf(error)}`,
         );
       }
