@@ -6,6 +6,7 @@ import type { A2AAgent, A2AHost } from "./a2a/host.ts";
 import type { Agent } from "./schemas.ts";
 import type { AgentService } from "./service.ts";
 
+/** The A2A layer's view of `service`; `store` is where A2A keeps messages and tasks (e.g. scoped ["a2a"]). */
 export function a2aHostOf(service: AgentService, store: Store): A2AHost {
   return {
     async findAgent(ref) {

@@ -2,12 +2,19 @@
 // defaults of the /v1 API. Every key is also AGENTD_AGENTS__<KEY>.
 
 import { z } from "zod";
+import { PROVIDER_NAME_RE } from "./providers/config.ts";
 
 export const AgentsConfig = z.object({
-  default_model: z.string().regex(/^[^/\s]+\/\S+$/, {
-    error: "expected <provider>/<model name>, e.g. openai/gpt-4o-mini",
+  default_model: z.string().regex(/^\S+$/, {
+    error:
+      "expected a model name (gpt-4o-mini) or <provider>/<model name> (openai/gpt-4o-mini)",
   }).optional().describe(
-    "Model of agents created without one (`<provider>/<name>`)",
+    "Model of agents created without one (`<name>` or `<provider>/<name>`)",
+  ),
+  default_provider: z.string().regex(PROVIDER_NAME_RE, {
+    error: "expected a provider name, e.g. openai or ollama",
+  }).optional().describe(
+    "Provider of bare model names (`gpt-4o`), asked before the well-known prefixes (gpt- → openai, claude- → anthropic)",
   ),
   max_steps: z.number().int().min(1).max(100).default(10).describe(
     "Model calls per agent turn before it stops with stop_reason max_steps",

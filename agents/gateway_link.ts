@@ -1,6 +1,7 @@
-// Agents reach tools only as MCP clients of the gateway, over an in-process
-// link bound to the agent's identity ({agent: <name>}): every call passes the
-// gateway's validation, audit and limits, and memory's own-namespace rule.
+// Agents reach tools only as MCP clients of the gateway, over the kit's Peer
+// link (handed in by cli/) bound to the agent's identity ({agent: <name>}):
+// every call passes the gateway's validation, audit and limits, and memory's
+// own-namespace rule.
 
 import { messageOf } from "../platform/errors.ts";
 import {
@@ -9,8 +10,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "../platform/mcp_sdk.ts";
 import { VERSION } from "../platform/version.ts";
-import type { HostedServer } from "../tools/kit/host.ts";
-import { connectInProcess } from "../tools/kit/mcp.ts";
+import type { Peer } from "../tools/kit/mod.ts";
 import type { ModelTool } from "./model.ts";
 
 export interface ToolOutcome {
@@ -35,16 +35,17 @@ export interface ToolGateway {
   close(): Promise<void>;
 }
 
-/** The gateway hosted in this process, one cached MCP client per agent name. */
-export class HostedGateway implements ToolGateway {
+/** The gateway as a peer in this process, one cached MCP client per agent name. */
+export class GatewayLink implements ToolGateway {
   readonly #clients = new Map<string, Promise<Client>>();
   /** Tool lists per agent, dropped when the gateway says its list changed. */
   readonly #tools = new Map<string, Promise<ModelTool[]>>();
 
-  constructor(private readonly host: HostedServer | undefined) {}
+  /** `peer` is undefined when the daemon does not run the gateway. */
+  constructor(private readonly peer: Peer | undefined) {}
 
   running(): boolean {
-    return this.host?.phase.phase === "running";
+    return this.peer?.phase() === "running";
   }
 
   listTools(agent: string): Promise<ModelTool[]> {
@@ -103,13 +104,13 @@ export class HostedGateway implements ToolGateway {
   }
 
   #client(agent: string): Promise<Client> {
-    const host = this.host;
-    if (host === undefined || !this.running()) {
-      return Promise.reject(new GatewayUnavailable(host));
+    const peer = this.peer;
+    if (peer === undefined || !this.running()) {
+      return Promise.reject(new GatewayUnavailable(peer));
     }
     let pending = this.#clients.get(agent);
     if (!pending) {
-      pending = connectInProcess(host, { agent }).then(async (transport) => {
+      pending = peer.connect({ agent }).then(async (transport) => {
         const client = new Client({
           name: `agentd-agent-${agent}`,
           version: VERSION,
@@ -132,12 +133,13 @@ export class HostedGateway implements ToolGateway {
 
 export class GatewayUnavailable extends Error {
   override name = "GatewayUnavailable";
-  constructor(host: HostedServer | undefined) {
+  constructor(peer: Peer | undefined) {
+    const error = peer?.error();
     super(
-      host === undefined
+      peer === undefined
         ? "The gateway is not running in this daemon (add it to `servers`), so agents have no tools"
-        : `The gateway is not running (phase ${host.phase.phase}${
-          host.phase.state.error ? `: ${host.phase.state.error}` : ""
+        : `The gateway is not running (phase ${peer.phase()}${
+          error ? `: ${error}` : ""
         }); see /health`,
     );
   }

@@ -54,7 +54,7 @@ export interface ModelCallOptions {
 
 /** One provider bound to one model name. */
 export interface Model {
-  /** `<provider>/<name>`, as the agent was created with. */
+  /** `<provider>/<name>`, the provider made explicit. */
   readonly id: string;
   /** Rejects with ProviderError, or with the caller's `signal.reason` when aborted. */
   complete(
@@ -79,9 +79,21 @@ export class ProviderError extends Error {
   }
 }
 
+/** A model string that names no model: the API answers 400 when an agent is created with it. */
+export class ModelNameError extends Error {
+  override name = "ModelNameError";
+  constructor(
+    message: string,
+    /** How a bare name was tried, in order (empty for other mistakes). */
+    readonly tried: string[] = [],
+  ) {
+    super(message);
+  }
+}
+
 /**
- * Turns `<provider>/<name>` into a Model. A malformed name or an unknown
- * provider throws (ModelNameError in agents/providers/); a missing key only
+ * Turns `<provider>/<name>` or a bare model name into a Model. A malformed
+ * name or one no provider fits throws ModelNameError; a missing key only
  * fails when the model is called (ProviderError 503), so an agent can be
  * created before its key is set.
  */

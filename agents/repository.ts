@@ -9,7 +9,7 @@
 // is gone is marked interrupted by any daemon on the store).
 
 import { z } from "zod";
-import { HttpError } from "../platform/http_errors.ts";
+import { Conflict, Invalid, NotFound } from "./errors.ts";
 import {
   type JsonValue,
   type Mutation,
@@ -18,7 +18,7 @@ import {
   type StoreKey,
 } from "../platform/store.ts";
 import { ID_PATTERN } from "./ids.ts";
-import { Agent, NAME_PATTERN, Run, Team } from "./schemas.ts";
+import { Agent, nameKey, Run, Team } from "./schemas.ts";
 
 export interface Page<T> {
   data: T[];
@@ -66,6 +66,8 @@ export interface InterruptedRun {
 
 type Kind = "agent" | "team";
 
+/** Longer refs name nothing (names are at most 64 characters); they never reach a store key. */
+const MAX_REF_CHARS = 256;
 const LABEL = { agent: "Agent", team: "Team" } as const;
 
 export class Repository {
@@ -114,17 +116,16 @@ export class Repository {
   }
 
   async #create<T extends Agent | Team>(kind: Kind, record: T): Promise<T> {
-    const nameKey = [`${kind}_name`, record.name];
+    const indexKey = [`${kind}_name`, nameKey(record.name)];
     const result = await this.store.commit({
-      checks: [{ key: nameKey, version: null }],
+      checks: [{ key: indexKey, version: null }],
       mutations: [
         { type: "set", key: [kind, record.id], value: toJson(record) },
-        { type: "set", key: nameKey, value: record.id },
+        { type: "set", key: indexKey, value: record.id },
       ],
     });
     if (!result.ok) {
-      throw new HttpError(
-        409,
+      throw new Conflict(
         `${
           LABEL[kind]
         } name "${record.name}" is taken; choose another name or delete the existing ${kind}`,
@@ -141,8 +142,8 @@ export class Repository {
   ): Promise<T | undefined> {
     let id = ref;
     if (!ID_PATTERN.test(ref)) {
-      if (!NAME_PATTERN.test(ref)) return undefined;
-      const index = await this.store.get([`${kind}_name`, ref]);
+      if (ref.length === 0 || ref.length > MAX_REF_CHARS) return undefined;
+      const index = await this.store.get([`${kind}_name`, nameKey(ref)]);
       if (typeof index?.value !== "string") return undefined;
       id = index.value;
     }
@@ -152,14 +153,14 @@ export class Repository {
   }
 
   async #delete(kind: Kind, record: Agent | Team): Promise<void> {
-    const nameKey = [`${kind}_name`, record.name];
-    const index = await this.store.get(nameKey);
+    const indexKey = [`${kind}_name`, nameKey(record.name)];
+    const index = await this.store.get(indexKey);
     const mutations: { type: "delete"; key: StoreKey }[] = [
       { type: "delete", key: [kind, record.id] },
     ];
     // The name may already point at a newer record of the same name.
     if (index?.value === record.id) {
-      mutations.push({ type: "delete", key: nameKey });
+      mutations.push({ type: "delete", key: indexKey });
     }
     await this.store.commit({ mutations });
   }
@@ -292,8 +293,7 @@ export class Repository {
       });
     } catch (error) {
       if (error instanceof StoreError && /cursor/i.test(error.message)) {
-        throw new HttpError(
-          400,
+        throw new Invalid(
           "Invalid cursor: pass the next_cursor of a previous page unchanged",
           { field: "cursor" },
         );
@@ -362,8 +362,7 @@ function processAlive(pid: number): boolean {
 }
 
 function notFound(label: string, ref: string, list: string): never {
-  throw new HttpError(
-    404,
+  throw new NotFound(
     `${label} "${ref}" not found; GET ${list} lists them`,
     { id: ref },
   );

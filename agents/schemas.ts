@@ -3,9 +3,15 @@
 // OpenAPI document is generated from them, so the two never disagree.
 
 import { z } from "zod";
+import { ID_PATTERN } from "./ids.ts";
 
-/** Agent and team names: lower case, so a name reads the same in URLs, memory namespaces and tool calls. */
-export const NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/**
+ * Agent and team names as people write them ("Research Agent", "Forschung",
+ * "研究"): letters of any script, digits, single spaces and _ . ' -, 1-64
+ * characters. No '/', ':' or '%', so a name never reads as a path or an address.
+ */
+export const NAME_PATTERN =
+  /^[\p{L}\p{N}](?!.* {2})[\p{L}\p{M}\p{N} _.'-]{0,63}(?<! )$/u;
 export const MAX_TOKENS_LIMIT = 131_072;
 export const MAX_MESSAGE_CHARS = 256 * 1024;
 export const MAX_TEAM_AGENTS = 20;
@@ -13,8 +19,16 @@ export const MAX_ITERATIONS_LIMIT = 100;
 
 export const Name = z.string().regex(NAME_PATTERN, {
   error:
-    "expected 1-64 characters: lower-case letters, digits, '_' or '-', starting with a letter or digit",
+    "expected 1-64 characters: letters, digits, single spaces, apostrophes, '_', '.' or '-', starting with a letter or digit",
+}).refine((name) => !ID_PATTERN.test(name), {
+  error:
+    "must not look like an id (agt_…, team_…): ids and names share the URLs",
 });
+
+/** The form two names are compared in: "Research Agent" and "research agent" are one name. */
+export function nameKey(name: string): string {
+  return name.normalize("NFC").toLowerCase();
+}
 
 const Timestamp = z.string().describe("ISO 8601 UTC timestamp");
 const Temperature = z.number().min(0).max(2).describe(
@@ -35,11 +49,15 @@ export const SessionId = z.string().min(1).max(200)
 // ---- agents -----------------------------------------------------------------
 
 export const AgentCreate = z.strictObject({
-  name: Name.describe("Unique agent name; also its memory namespace"),
-  model: z.string().min(3).max(200).regex(/^[^/\s]+\/\S+$/, {
-    error: "expected <provider>/<model name>, e.g. openai/gpt-4o-mini",
+  name: Name.describe(
+    "Agent name, unique regardless of case; also its memory namespace",
+  ),
+  model: z.string().min(1).max(200).regex(/^\S+$/, {
+    error:
+      "expected a model name (gpt-4o-mini) or <provider>/<model name> (openai/gpt-4o-mini), without spaces",
   }).optional().describe(
-    "`<provider>/<model name>`; the configured `agents.default_model` when absent",
+    "A model name (`gpt-4o`, `claude-sonnet-4-5`: placed by `agents.default_provider`, then by " +
+      "its well-known prefix) or `<provider>/<model name>`; the configured `agents.default_model` when absent",
   ),
   system_prompt: z.string().max(MAX_MESSAGE_CHARS).default("").describe(
     "Instruction text for the agent",
@@ -138,7 +156,7 @@ export const Strategy = z.enum(STRATEGIES);
 export type Strategy = z.output<typeof Strategy>;
 
 export const TeamCreate = z.strictObject({
-  name: Name.describe("Unique team name"),
+  name: Name.describe("Team name, unique regardless of case"),
   agents: z.array(z.string().min(1).max(200)).min(1).max(MAX_TEAM_AGENTS)
     .describe(
       "Agent ids (or names), in order; for `supervisor` the first one supervises",

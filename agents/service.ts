@@ -3,17 +3,20 @@
 // It also is the A2A layer's host (agents/a2a/host.ts).
 
 import { messageOf } from "../platform/errors.ts";
-import { HttpError } from "../platform/http_errors.ts";
+import { Conflict, Invalid, Unavailable } from "./errors.ts";
 import type { Logger } from "../platform/log.ts";
 import type { Store } from "../platform/store.ts";
-import type { A2AHost } from "./a2a/host.ts";
-import { a2aHostOf } from "./a2a_bridge.ts";
 import type { AgentsConfig } from "./config.ts";
 import { Conversations } from "./conversations.ts";
 import type { ToolGateway } from "./gateway_link.ts";
 import { IdSource } from "./ids.ts";
 import type { LocalTool } from "./local_tool.ts";
-import { type Model, type ModelResolver, ProviderError } from "./model.ts";
+import {
+  type Model,
+  ModelNameError,
+  type ModelResolver,
+  ProviderError,
+} from "./model.ts";
 import { RunLeases } from "./leases.ts";
 import { type Page, type PageRequest, Repository } from "./repository.ts";
 import type {
@@ -34,8 +37,6 @@ import { Work } from "./work.ts";
 export interface AgentServiceOptions {
   /** Where agents, teams and runs live (already scoped, e.g. ["agents"]). */
   store: Store;
-  /** Where the A2A layer keeps messages and tasks (already scoped, e.g. ["a2a"]). */
-  a2aStore: Store;
   gateway: ToolGateway;
   models: ModelResolver;
   config: AgentsConfig;
@@ -112,17 +113,17 @@ export class AgentService {
     this.#work.assertOpen();
     const model = input.model ?? this.config.default_model;
     if (model === undefined) {
-      throw new HttpError(
-        400,
-        "model is required (no agents.default_model is configured): give `<provider>/<model name>`",
+      throw new Invalid(
+        "model is required (no agents.default_model is configured): give a model name (`gpt-4o-mini`) or `<provider>/<model name>`",
         { field: "model" },
       );
     }
     this.#checkModel(model);
-    const resolved = await this.#resolveTools(input.name, input.tools);
+    const name = input.name.normalize("NFC");
+    const resolved = await this.#resolveTools(name, input.tools);
     const agent: Agent = {
       id: this.#ids.next("agt"),
-      name: input.name,
+      name,
       model,
       status: "active",
       created_at: this.#now(),
@@ -206,8 +207,7 @@ export class AgentService {
       else unknown.push(ref);
     }
     if (unknown.length > 0) {
-      throw new HttpError(
-        400,
+      throw new Invalid(
         `Unknown agent${unknown.length > 1 ? "s" : ""} ${
           unknown.map((ref) => `"${ref}"`).join(", ")
         } in agents; GET /v1/agents lists them`,
@@ -218,15 +218,14 @@ export class AgentService {
       input.strategy === "supervisor" &&
       new Set(members.map((a) => a.id)).size < 2
     ) {
-      throw new HttpError(
-        400,
+      throw new Invalid(
         "A supervisor team needs at least two different agents: the first supervises the others",
         { field: "agents" },
       );
     }
     const team: Team = {
       id: this.#ids.next("team"),
-      name: input.name,
+      name: input.name.normalize("NFC"),
       agents: members.map((agent) => agent.id),
       strategy: input.strategy,
       max_iterations: input.max_iterations ??
@@ -261,8 +260,7 @@ export class AgentService {
       else missing.push(id);
     }
     if (missing.length > 0) {
-      throw new HttpError(
-        409,
+      throw new Conflict(
         `Team "${team.name}" refers to deleted agent${
           missing.length > 1 ? "s" : ""
         } ${missing.join(", ")}; create a new team`,
@@ -326,11 +324,6 @@ export class AgentService {
     return await this.repository.listRuns(page, teamId);
   }
 
-  /** The A2A layer's view of this runtime (agents/a2a/host.ts). */
-  a2aHost(): A2AHost {
-    return a2aHostOf(this, this.#options.a2aStore);
-  }
-
   /** Stops new work, lets running turns finish for up to `timeoutMs`, then aborts them. */
   async close(timeoutMs: number): Promise<void> {
     await this.#work.close(timeoutMs);
@@ -389,9 +382,12 @@ export class AgentService {
       this.#model(model);
     } catch (error) {
       if (error instanceof ProviderError) return;
-      throw new HttpError(400, messageOf(error), {
+      throw new Invalid(messageOf(error), {
         field: "model",
         providers: this.#options.models.providers(),
+        ...(error instanceof ModelNameError && error.tried.length > 0
+          ? { tried: error.tried }
+          : {}),
       });
     }
   }
@@ -409,8 +405,7 @@ export class AgentService {
       try {
         return resolveToolEntries(entries, local);
       } catch {
-        throw new HttpError(
-          503,
+        throw new Unavailable(
           `Cannot give agent "${agent}" its tools: ${messageOf(error)}`,
         );
       }

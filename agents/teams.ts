@@ -16,7 +16,7 @@
 // its own earlier turns of the same run and its default conversation stays clean.
 
 import { messageOf } from "../platform/errors.ts";
-import { HttpError } from "../platform/http_errors.ts";
+import { AgentError } from "./errors.ts";
 import type { LocalTool } from "./local_tool.ts";
 import { ProviderError } from "./model.ts";
 import type { Agent, Run, Step, Team } from "./schemas.ts";
@@ -306,8 +306,8 @@ function errorOf(error: unknown): { code: string; message: string } {
   if (error instanceof ProviderError) {
     return { code: "provider_error", message: messageOf(error) };
   }
-  if (error instanceof HttpError) {
-    return { code: error.code, message: error.message };
+  if (error instanceof AgentError) {
+    return { code: error.kind, message: error.message };
   }
   return { code: "turn_failed", message: messageOf(error) };
 }

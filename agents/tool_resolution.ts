@@ -4,7 +4,7 @@
 // for the gateway's own eight). Unknown or ambiguous entries are one 400 that
 // lists candidates for each.
 
-import { HttpError } from "../platform/http_errors.ts";
+import { Invalid } from "./errors.ts";
 import type { JsonValue } from "../platform/store.ts";
 
 const SEPARATOR = "__";
@@ -62,8 +62,7 @@ export function resolveToolEntries(
         ? ` (did you mean ${p.candidates.slice(0, 5).join(", ")}?)`
         : "")
     );
-    throw new HttpError(
-      400,
+    throw new Invalid(
       `Cannot resolve tools: ${described.join("; ")}. ` +
         "Use a gateway name (<server>__<tool>), a tool name only one server has, or a server name.",
       { tools: problems, servers: [...byServer.keys()].sort() },

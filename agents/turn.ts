@@ -5,7 +5,7 @@
 // a provider failure rejects the turn (ProviderError) and stores nothing.
 
 import { messageOf } from "../platform/errors.ts";
-import { HttpError } from "../platform/http_errors.ts";
+import { Unavailable } from "./errors.ts";
 import type { Logger } from "../platform/log.ts";
 import type { AgentsConfig } from "./config.ts";
 import type { Conversations } from "./conversations.ts";
@@ -102,8 +102,7 @@ async function turn(
     request.session,
     config.history_limit,
   ).catch((error) => {
-    throw new HttpError(
-      503,
+    throw new Unavailable(
       `Cannot load the conversation of agent "${agent.name}": ${
         messageOf(error)
       }`,
@@ -245,8 +244,7 @@ async function toolsFor(
     try {
       listed = await deps.gateway.listTools(request.agent.name);
     } catch (error) {
-      throw new HttpError(
-        503,
+      throw new Unavailable(
         `Agent "${request.agent.name}" has tools, but ${messageOf(error)}`,
       );
     }

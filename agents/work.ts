@@ -2,7 +2,7 @@
 // the shutdown can pull, turns of one conversation run one at a time, and a
 // closing service refuses new work (503) while the running work drains.
 
-import { HttpError } from "../platform/http_errors.ts";
+import { Unavailable } from "./errors.ts";
 import { Mutex } from "../platform/mutex.ts";
 
 interface Entry {
@@ -17,8 +17,7 @@ export class Work {
 
   assertOpen(): void {
     if (this.#closing) {
-      throw new HttpError(
-        503,
+      throw new Unavailable(
         "agentd is shutting down; retry after it restarts or on another instance",
       );
     }
@@ -40,8 +39,7 @@ export class Work {
       return await done;
     } catch (error) {
       if (controller.signal.aborted && !outer?.aborted) {
-        throw new HttpError(
-          503,
+        throw new Unavailable(
           "agentd shut down during this turn; send the message again after it restarts",
         );
       }

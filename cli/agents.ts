@@ -4,8 +4,9 @@
 
 import { A2AService } from "../agents/a2a/mod.ts";
 import { a2aMessagingTool } from "../agents/a2a/tool.ts";
+import { a2aHostOf } from "../agents/a2a_bridge.ts";
 import { AgentsConfig } from "../agents/config.ts";
-import { HostedGateway } from "../agents/gateway_link.ts";
+import { GatewayLink } from "../agents/gateway_link.ts";
 import {
   createModelResolver,
   ProvidersConfig,
@@ -14,6 +15,7 @@ import { AgentService } from "../agents/service.ts";
 import type { Logger } from "../platform/log.ts";
 import { scoped, type Store } from "../platform/store.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
+import { peerOf } from "../tools/kit/mcp.ts";
 import type { Settings } from "./boot.ts";
 
 export async function startAgents(options: {
@@ -25,23 +27,22 @@ export async function startAgents(options: {
 }): Promise<{ agents: AgentService; a2a: A2AService }> {
   const { settings, store, log } = options;
   const agentsConfig = AgentsConfig.parse(settings.values.agents ?? {});
+  const gateway = options.hosts.find((host) => host.id === "gateway");
   const service = new AgentService({
     store: scoped(store, ["agents"]),
-    a2aStore: scoped(store, ["a2a"]),
-    gateway: new HostedGateway(
-      options.hosts.find((host) => host.id === "gateway"),
-    ),
+    gateway: new GatewayLink(gateway && peerOf(gateway)),
     models: createModelResolver({
       config: ProvidersConfig.parse(settings.values.providers ?? {}),
       env: options.env,
       log,
+      defaultProvider: agentsConfig.default_provider,
     }),
     config: agentsConfig,
     log: log.child({ component: "agents" }),
   });
   await service.start();
   const a2a = new A2AService({
-    host: service.a2aHost(),
+    host: a2aHostOf(service, scoped(store, ["a2a"])),
     log,
     remote: { allowedOrigins: agentsConfig.remote_agents },
   });

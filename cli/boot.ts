@@ -21,7 +21,7 @@ import { scoped, type Store } from "../platform/store.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { HostedServer } from "../tools/kit/host.ts";
 import type { AnyServerSpec, Peer } from "../tools/kit/mod.ts";
-import { connectInProcess } from "../tools/kit/mcp.ts";
+import { peerOf } from "../tools/kit/mcp.ts";
 import { UsageError } from "./args.ts";
 import { AgentsConfig } from "../agents/config.ts";
 import { ProvidersConfig } from "../agents/providers/mod.ts";
@@ -180,15 +180,6 @@ export async function startServers(
     if (!host) throw new Error(`${spec.id} was not started`);
     return host;
   });
-}
-
-function peerOf(host: HostedServer): Peer {
-  return {
-    id: host.id,
-    namespace: host.spec.namespace,
-    phase: () => host.phase.phase,
-    connect: (caller) => connectInProcess(host, caller),
-  };
 }
 
 /** Resolves with the first SIGINT/SIGTERM. */

@@ -25,12 +25,14 @@ import {
 } from "../agents/a2a/client.ts";
 import type { A2AAgent, A2AHost } from "../agents/a2a/host.ts";
 import { handleJsonRpc } from "../agents/a2a/jsonrpc.ts";
+import type { RpcReply } from "../agents/a2a/rpc.ts";
 import { A2AService } from "../agents/a2a/mod.ts";
 import { describeIssues } from "../platform/validation.ts";
 import { HttpError } from "../platform/http_errors.ts";
 import type { GuardVariables } from "../platform/http_guards.ts";
 import type { Caller } from "../platform/identity.ts";
 import type { Logger } from "../platform/log.ts";
+import type { JsonValue } from "../platform/store.ts";
 
 type A2AEnv = { Variables: GuardVariables };
 
@@ -60,7 +62,9 @@ export function a2aRoutes(options: A2ARoutesOptions): Hono<A2AEnv> {
       caller: callerOf(c),
       signal: c.req.raw.signal,
     });
-    return c.json(result.body, result.status);
+    return "answered" in result
+      ? c.json(result.answered)
+      : c.json(result.accepted, 202);
   });
 
   app.get("/:agent_url/card", async (c) => {
@@ -114,7 +118,11 @@ export function a2aRoutes(options: A2ARoutesOptions): Hono<A2AEnv> {
 
   app.post("/:agent", async (c) => {
     const agent = await findAgent(options.host, c.req.param("agent"));
-    return await handleJsonRpc(a2a, agent, c.req.raw, callerOf(c));
+    const reply = await handleJsonRpc(a2a, agent, {
+      body: await c.req.text().catch(() => undefined),
+      version: c.req.header("a2a-version"),
+    }, callerOf(c));
+    return rpcResponse(reply);
   });
 
   return app;
@@ -159,6 +167,29 @@ function cardResponse(
   const v1 = /^1(\.|$)/.test(version);
   return c.json(v1 ? card : legacyCard(card, endpoint), 200, {
     vary: "A2A-Version",
+  });
+}
+
+/**
+ * A JSON-RPC reply over HTTP: one JSON body (errors too, with 200, as the A2A
+ * SDKs expect), or server-sent events, one `data:` line per message.
+ */
+function rpcResponse(reply: RpcReply): Response {
+  if ("message" in reply) return Response.json(reply.message);
+  const encoder = new TextEncoder();
+  const events = new TransformStream<JsonValue, Uint8Array>({
+    transform(message, controller) {
+      controller.enqueue(
+        encoder.encode(`data: ${JSON.stringify(message)}\n\n`),
+      );
+    },
+  });
+  return new Response(reply.stream.pipeThrough(events), {
+    headers: {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      "x-accel-buffering": "no",
+    },
   });
 }
 

@@ -1,11 +1,17 @@
 // What the /v1 routes share: reading a JSON body or a query against a zod
-// schema (every problem a 400 naming the field), mapping runtime errors to the
-// JSON error shape, and the text/event-stream answer of a streamed send.
+// schema (every problem a 400 naming the field), mapping the runtime's errors
+// (agents/errors.ts, provider failures) to HTTP statuses and the JSON error
+// shape, and the text/event-stream answer of a streamed send.
 
 import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
+import { AgentError, type AgentErrorKind } from "../agents/errors.ts";
 import { ProviderError } from "../agents/model.ts";
-import { errorBody, HttpError } from "../platform/http_errors.ts";
+import {
+  errorBody,
+  type ErrorStatus,
+  HttpError,
+} from "../platform/http_errors.ts";
 import type { GuardVariables } from "../platform/http_guards.ts";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;|$)/i;
@@ -101,9 +107,27 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   return node;
 }
 
+/** The one place the agent runtime's error kinds become HTTP statuses. */
+const STATUS: Record<AgentErrorKind, ErrorStatus> = {
+  invalid_request: 400,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  bad_gateway: 502,
+  unavailable: 503,
+};
+
 /** Runtime errors a client can act on, as HttpError; undefined for the rest. */
 export function asHttpError(error: unknown): HttpError | undefined {
   if (error instanceof HttpError) return error;
+  if (error instanceof AgentError) {
+    return new HttpError(
+      STATUS[error.kind],
+      error.message,
+      error.details,
+      error.kind,
+    );
+  }
   if (error instanceof ProviderError) {
     const named = error.message.includes(error.provider)
       ? error.message

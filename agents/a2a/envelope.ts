@@ -7,7 +7,13 @@
 
 import { z } from "zod";
 import { messageOf } from "../../platform/errors.ts";
-import { HttpError } from "../../platform/http_errors.ts";
+import {
+  Forbidden,
+  Invalid,
+  NotFound,
+  Unavailable,
+  UpstreamFailed,
+} from "../errors.ts";
 import type { Caller } from "../../platform/identity.ts";
 import type { Logger } from "../../platform/log.ts";
 import { type JsonValue, StoreError } from "../../platform/store.ts";
@@ -84,9 +90,10 @@ export const envelopeRecordSchema = z.object({
 });
 export type EnvelopeRecord = z.infer<typeof envelopeRecordSchema>;
 
+/** A request's answer, or the receipt of a one-way envelope (notification, response, error). */
 export type PostResult =
-  | { status: 200; body: EnvelopeRecord }
-  | { status: 202; body: { id: string; status: "accepted" } };
+  | { answered: EnvelopeRecord }
+  | { accepted: { id: string; status: "accepted" } };
 
 export interface InboxPage {
   data: EnvelopeRecord[];
@@ -129,15 +136,14 @@ export class Envelopes {
     this.#log = options.log;
   }
 
-  /** Validates, records and delivers `body`; throws HttpError (nothing recorded) for bad input or an unknown receiver. */
+  /** Validates, records and delivers `body`; throws an AgentError (nothing recorded) for bad input or an unknown receiver. */
   async post(
     body: unknown,
     options: { caller?: Caller; signal?: AbortSignal } = {},
   ): Promise<PostResult> {
     const parsed = envelopeSchema.safeParse(body);
     if (!parsed.success) {
-      throw new HttpError(
-        400,
+      throw new Invalid(
         `Invalid A2A message: ${describeIssues(parsed.error)}`,
         parsed.error.issues.map((i) => ({
           path: i.path.map(String).join("."),
@@ -148,8 +154,7 @@ export class Envelopes {
     const envelope = parsed.data;
     const bound = options.caller?.agent;
     if (bound !== undefined && envelope.from_agent !== bound) {
-      throw new HttpError(
-        403,
+      throw new Forbidden(
         `This token belongs to agent "${bound}": from_agent must be "${bound}"`,
       );
     }
@@ -158,8 +163,7 @@ export class Envelopes {
     }
     const agent = await this.#host.findAgent(envelope.to_agent);
     if (!agent) {
-      throw new HttpError(
-        404,
+      throw new NotFound(
         `No agent "${envelope.to_agent}" here: to_agent must be a local agent's name or id, or an http(s) address of a remote agent`,
       );
     }
@@ -167,7 +171,7 @@ export class Envelopes {
       const record = await this.#record(envelope, agent, {
         status: "accepted",
       });
-      return { status: 202, body: { id: record.id, status: "accepted" } };
+      return { accepted: { id: record.id, status: "accepted" } };
     }
     return await this.#request(envelope, agent, options.signal);
   }
@@ -216,7 +220,7 @@ export class Envelopes {
       });
     } catch (error) {
       if (error instanceof StoreError) {
-        throw new HttpError(400, `Invalid cursor: ${error.message}`);
+        throw new Invalid(`Invalid cursor: ${error.message}`);
       }
       throw error;
     }
@@ -254,7 +258,7 @@ export class Envelopes {
         status: "answered",
         reply_id: response.id,
       });
-      return { status: 200, body: response };
+      return { answered: response };
     } catch (error) {
       const reason = signal?.aborted
         ? "the caller went away before the answer"
@@ -275,8 +279,7 @@ export class Envelopes {
         error: reason,
       });
       const down = error instanceof ProviderError && error.status !== 502;
-      throw new HttpError(
-        down ? 503 : 502,
+      throw new (down ? Unavailable : UpstreamFailed)(
         `Agent "${agent.name}" could not answer: ${reason}`,
         { request_id: request.id, error_id: failure.id },
       );
@@ -311,10 +314,10 @@ export class Envelopes {
       this.#remote.assertAllowed(envelope.to_agent);
     } catch (error) {
       if (error instanceof RemoteAgentForbidden) {
-        throw new HttpError(403, error.message);
+        throw new Forbidden(error.message);
       }
       if (error instanceof RemoteAgentError) {
-        throw new HttpError(400, error.message);
+        throw new Invalid(error.message);
       }
       throw error;
     }
@@ -342,7 +345,7 @@ export class Envelopes {
       }, signal);
       if (!request) {
         await this.update(record.id, { status: "delivered" });
-        return { status: 202, body: { id: record.id, status: "accepted" } };
+        return { accepted: { id: record.id, status: "accepted" } };
       }
       const sender = await this.#localAgent(envelope.from_agent);
       const response = await this.#record(
@@ -354,7 +357,7 @@ export class Envelopes {
         status: "answered",
         reply_id: response.id,
       });
-      return { status: 200, body: response };
+      return { answered: response };
     } catch (error) {
       const reason = error instanceof RemoteAgentError
         ? error.reason
@@ -375,8 +378,7 @@ export class Envelopes {
         request_id: record.id,
         error: reason,
       });
-      throw new HttpError(
-        502,
+      throw new UpstreamFailed(
         `Cannot deliver to ${envelope.to_agent}: ${reason}`,
         { id: record.id, request_id: record.id, error_id: failure.id },
       );

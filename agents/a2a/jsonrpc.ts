@@ -2,7 +2,8 @@
 // name picks the dialect: v1.0 methods (`SendMessage`, …) get v1.0 shapes,
 // 0.3 methods (`message/send`, …) get 0.3 shapes, at the same URL. An
 // `A2A-Version` header, when sent, must name 1.0 or 0.3. JSON-RPC errors are
-// answered with HTTP 200, as the A2A SDKs expect.
+// replies like results (routes/a2a.ts sends both with HTTP 200, as the A2A
+// SDKs expect).
 
 import { z } from "zod";
 import type { Caller } from "../../platform/identity.ts";
@@ -10,7 +11,13 @@ import type { JsonValue } from "../../platform/store.ts";
 import { readEnvelopeMetadata } from "./envelope.ts";
 import type { A2AAgent } from "./host.ts";
 import type { A2AService } from "./mod.ts";
-import { RpcError, SseChannel } from "./sse.ts";
+import {
+  RpcError,
+  rpcError,
+  type RpcReply,
+  rpcResult,
+  RpcStream,
+} from "./rpc.ts";
 import type { TaskListener } from "./task_runs.ts";
 import {
   type Call,
@@ -18,8 +25,6 @@ import {
   getTask,
   listTasks,
   ownTask,
-  type RpcId,
-  rpcResult,
   subscribe,
 } from "./task_methods.ts";
 import { PageTokenError, type TaskRecord } from "./tasks.ts";
@@ -79,16 +84,19 @@ const envelopeSchema = z.object({
   params: z.json().optional(),
 });
 
-/** Answers one JSON-RPC request addressed to `agent`. */
+/**
+ * Answers one JSON-RPC request addressed to `agent`: `body` as sent
+ * (undefined when it could not be read), `version` the A2A-Version asked for.
+ */
 export async function handleJsonRpc(
   a2a: A2AService,
   agent: A2AAgent,
-  request: Request,
+  request: { body: string | undefined; version?: string },
   caller: Caller,
-): Promise<Response> {
+): Promise<RpcReply> {
   let body: unknown;
   try {
-    body = JSON.parse(await request.text());
+    body = JSON.parse(request.body ?? "");
   } catch {
     return rpcError(
       null,
@@ -111,7 +119,7 @@ export async function handleJsonRpc(
     );
   }
   const { id, method, params } = parsed.data;
-  const version = request.headers.get("a2a-version")?.trim();
+  const version = request.version?.trim();
   if (version && !/^(1|0\.3)(\.\d+)*$/.test(version)) {
     return rpcError(
       id,
@@ -146,7 +154,7 @@ export async function handleJsonRpc(
   }
 }
 
-const OPERATIONS: Record<Operation, (call: Call) => Promise<Response>> = {
+const OPERATIONS: Record<Operation, (call: Call) => Promise<RpcReply>> = {
   send: send,
   stream: stream,
   get: getTask,
@@ -164,7 +172,7 @@ const OPERATIONS: Record<Operation, (call: Call) => Promise<Response>> = {
   },
 };
 
-async function send(call: Call): Promise<Response> {
+async function send(call: Call): Promise<RpcReply> {
   const input = parseSend(call.dialect, call.params);
   const started = await begin(call, input);
   if ("message" in started) {
@@ -175,9 +183,9 @@ async function send(call: Call): Promise<Response> {
   return rpcResult(call.id, sendResultOut(call.dialect, { task, view }));
 }
 
-async function stream(call: Call): Promise<Response> {
+async function stream(call: Call): Promise<RpcReply> {
   const input = parseSend(call.dialect, call.params);
-  const channel = new SseChannel(call.id);
+  const channel = new RpcStream(call.id);
   const started = await begin(call, input, (event) => {
     channel.send(streamEventOut(call.dialect, event));
     if (event.kind === "status" && event.final) channel.close();
@@ -188,7 +196,7 @@ async function stream(call: Call): Promise<Response> {
   } else {
     channel.open(taskEventOut(call.dialect, started.task));
   }
-  return channel.response();
+  return channel.reply();
 }
 
 type Begun =
@@ -272,8 +280,4 @@ async function begin(
     }
   }
   return { task, done };
-}
-
-function rpcError(id: RpcId, error: RpcError): Response {
-  return Response.json({ jsonrpc: "2.0", id, error: error.toJson() });
 }

@@ -3,10 +3,15 @@
 
 import { z } from "zod";
 import type { Caller } from "../../platform/identity.ts";
-import type { JsonValue } from "../../platform/store.ts";
 import type { A2AAgent } from "./host.ts";
 import type { A2AService } from "./mod.ts";
-import { RpcError, SseChannel } from "./sse.ts";
+import {
+  RpcError,
+  type RpcId,
+  type RpcReply,
+  rpcResult,
+  RpcStream,
+} from "./rpc.ts";
 import { isTerminal, type TaskRecord } from "./tasks.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import {
@@ -16,8 +21,6 @@ import {
   taskEventOut,
   taskOut,
 } from "./wire.ts";
-
-export type RpcId = string | number | null;
 
 /** One JSON-RPC call to one agent's endpoint. */
 export interface Call {
@@ -67,7 +70,7 @@ export function params<T extends z.ZodType>(
   return parsed.data;
 }
 
-export async function getTask(call: Call): Promise<Response> {
+export async function getTask(call: Call): Promise<RpcReply> {
   const { id, historyLength } = params(taskIdParams, call.params);
   const task = await ownTask(call, id);
   return rpcResult(
@@ -76,7 +79,7 @@ export async function getTask(call: Call): Promise<Response> {
   );
 }
 
-export async function listTasks(call: Call): Promise<Response> {
+export async function listTasks(call: Call): Promise<RpcReply> {
   const p = params(listParams, call.params);
   const state = p.status === undefined || p.status === "TASK_STATE_UNSPECIFIED"
     ? undefined
@@ -116,7 +119,7 @@ export async function listTasks(call: Call): Promise<Response> {
   });
 }
 
-export async function cancelTask(call: Call): Promise<Response> {
+export async function cancelTask(call: Call): Promise<RpcReply> {
   const { id } = params(taskIdParams, call.params);
   const task = await ownTask(call, id);
   if (isTerminal(task.state)) {
@@ -137,9 +140,9 @@ export async function cancelTask(call: Call): Promise<Response> {
   return rpcResult(call.id, taskOut(call.dialect, canceled));
 }
 
-export async function subscribe(call: Call): Promise<Response> {
+export async function subscribe(call: Call): Promise<RpcReply> {
   const { id } = params(taskIdParams, call.params);
-  const channel = new SseChannel(call.id);
+  const channel = new RpcStream(call.id);
   const unsubscribe = call.a2a.runs.subscribe(id, (event) => {
     channel.send(streamEventOut(call.dialect, event));
     if (event.kind === "status" && event.final) channel.close();
@@ -156,13 +159,9 @@ export async function subscribe(call: Call): Promise<Response> {
     }
     channel.onCancel = unsubscribe;
     channel.open(taskEventOut(call.dialect, task));
-    return channel.response();
+    return channel.reply();
   } catch (error) {
     unsubscribe?.();
     throw error;
   }
-}
-
-export function rpcResult(id: RpcId, result: JsonValue): Response {
-  return Response.json({ jsonrpc: "2.0", id, result });
 }

@@ -62,10 +62,10 @@ export function a2aMessagingTool(service: A2AService): LocalTool {
         to_agent: to,
         content: message,
       }, { caller: { agent: context.agent }, signal: context.signal });
-      if (result.status === 202) {
-        return `Notification ${result.body.id} delivered to ${to}.`;
+      if ("accepted" in result) {
+        return `Notification ${result.accepted.id} delivered to ${to}.`;
       }
-      return result.body.content;
+      return result.answered.content;
     },
   };
 }

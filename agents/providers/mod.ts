@@ -1,8 +1,9 @@
-// Model providers: turns `<provider>/<name>` into a Model speaking the
+// Model providers: turns `<provider>/<name>`, or a bare model name placed by
+// the default provider or a well-known prefix, into a Model speaking the
 // provider's wire format. Keys are read from the environment when a model is
 // resolved and registered with the logger as secrets right away.
 import type { Logger } from "../../platform/log.ts";
-import type { Model, ModelResolver } from "../model.ts";
+import { type Model, ModelNameError, type ModelResolver } from "../model.ts";
 import { ANTHROPIC_VERSION, createAnthropicModel } from "./anthropic.ts";
 import {
   providerNames,
@@ -15,10 +16,25 @@ import { createOpenAIModel } from "./openai.ts";
 
 export { ProviderConfig, ProvidersConfig } from "./config.ts";
 
-/** A model string that names no model: the API answers 400 when an agent is created with it. */
-export class ModelNameError extends Error {
-  override name = "ModelNameError";
-}
+/** Bare model names whose maker is plain from the name; the provider must still be configured or built in. */
+export const WELL_KNOWN_PREFIXES: readonly {
+  pattern: RegExp;
+  label: string;
+  provider: string;
+}[] = [
+  {
+    pattern: /^(?:gpt-|chatgpt-|o[134](?:-|$))/i,
+    label: "gpt-, chatgpt-, o1, o3, o4",
+    provider: "openai",
+  },
+  { pattern: /^claude-/i, label: "claude-", provider: "anthropic" },
+  // Ollama tags its models `name:tag` (llama3.2:3b, qwen2.5:7b).
+  {
+    pattern: /^[a-z0-9][\w.-]*:[\w.-]+$/i,
+    label: "<name>:<tag>",
+    provider: "ollama",
+  },
+];
 
 export interface ModelResolverOptions {
   config: ProvidersConfig;
@@ -26,6 +42,8 @@ export interface ModelResolverOptions {
   log: Logger;
   /** Replaces fetch (tests inject network failures). */
   fetchFn?: typeof fetch;
+  /** Provider of bare model names, asked before the well-known prefixes (`agents.default_provider`). */
+  defaultProvider?: string;
 }
 
 export function createModelResolver(
@@ -35,16 +53,7 @@ export function createModelResolver(
   return {
     providers: names,
     resolve(model: string): Model {
-      const slash = model.indexOf("/");
-      const provider = slash === -1 ? "" : model.slice(0, slash);
-      const name = slash === -1 ? "" : model.slice(slash + 1);
-      if (!provider || !name.trim()) {
-        throw new ModelNameError(
-          `Invalid model "${model}": expected "<provider>/<model>", e.g. "openai/gpt-4o-mini"; providers: ${
-            names().join(", ")
-          }`,
-        );
-      }
+      const { provider, name } = placeModel(model, options, names);
       const resolved = resolveProvider(provider, options);
       if (!resolved) {
         throw new ModelNameError(
@@ -53,6 +62,7 @@ export function createModelResolver(
           } (add others under "providers" in the config)`,
         );
       }
+      const explicit = `${provider}/${name}`;
       if (resolved.apiKey) options.log.addSecret(resolved.apiKey);
       const endpoint = new Endpoint({
         provider,
@@ -66,10 +76,10 @@ export function createModelResolver(
         problem: resolved.problem,
       });
       if (resolved.api === "anthropic") {
-        return createAnthropicModel({ id: model, model: name, endpoint });
+        return createAnthropicModel({ id: explicit, model: name, endpoint });
       }
       return createOpenAIModel({
-        id: model,
+        id: explicit,
         model: name,
         endpoint,
         maxTokensField:
@@ -79,6 +89,54 @@ export function createModelResolver(
       });
     },
   };
+}
+
+/**
+ * Splits `model` into provider and provider-side name: `<provider>/<name>`
+ * when the part before the first slash is a provider; else a bare name, given
+ * to the default provider, then to the provider its well-known prefix names.
+ */
+function placeModel(
+  model: string,
+  options: ModelResolverOptions,
+  names: () => string[],
+): { provider: string; name: string } {
+  const slash = model.indexOf("/");
+  const head = slash === -1 ? "" : model.slice(0, slash);
+  const tail = slash === -1 ? "" : model.slice(slash + 1);
+  if (!model.trim() || slash === 0 || (slash !== -1 && !tail.trim())) {
+    throw new ModelNameError(
+      `Invalid model "${model}": expected "<model>" or "<provider>/<model>", e.g. "gpt-4o-mini" or "openai/gpt-4o-mini"; providers: ${
+        names().join(", ")
+      }`,
+    );
+  }
+  const known = (name: string) => resolveProvider(name, options) !== undefined;
+  if (slash !== -1 && (known(head) || options.defaultProvider === undefined)) {
+    return { provider: head, name: tail };
+  }
+  // A bare name, or one whose slash belongs to it (meta-llama/llama-3 on the default provider).
+  if (options.defaultProvider !== undefined) {
+    return { provider: options.defaultProvider, name: model };
+  }
+  const prefix = WELL_KNOWN_PREFIXES.find((entry) => entry.pattern.test(model));
+  if (prefix && known(prefix.provider)) {
+    return { provider: prefix.provider, name: model };
+  }
+  const tried = [
+    "agents.default_provider (not set)",
+    ...WELL_KNOWN_PREFIXES.map((entry) =>
+      `prefix ${entry.label} → ${entry.provider}`
+    ),
+  ];
+  throw new ModelNameError(
+    `No provider for model "${model}": tried ${
+      tried.join("; ")
+    }. Give "<provider>/${model}" with one of: ${
+      names().join(", ")
+    }, or set agents.default_provider`,
+    tried,
+  );
 }
 
 function headers(provider: ResolvedProvider): Record<string, string> {

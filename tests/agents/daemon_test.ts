@@ -99,6 +99,32 @@ Deno.test("daemon: every /v1 endpoint over a real socket, with bad input answere
       "Streaming over the socket works fine.",
     );
 
+    // The seed's terms: a name as people write it, a bare model name.
+    const research = await api(daemon, "POST", "/v1/agents", {
+      name: "Research Agent",
+      model: "claude-sonnet-4-5",
+    });
+    assert.equal(research.status, 201, research.text);
+    assert.equal(Agent.parse(research.json).model, "claude-sonnet-4-5");
+    model.script([{ text: "Researched." }]);
+    const asked = await api(
+      daemon,
+      "POST",
+      "/v1/agents/Research%20Agent/send",
+      { message: "What is A2A?", stream: false },
+    );
+    assert.equal(asked.status, 200, asked.text);
+    assert.equal(SendReply.parse(asked.json).content, "Researched.");
+    const last = model.requests.at(-1);
+    assert.deepEqual([last?.api, last?.body.model], [
+      "anthropic",
+      "claude-sonnet-4-5",
+    ]);
+    assert.equal(
+      (await api(daemon, "DELETE", "/v1/agents/research%20agent")).status,
+      204,
+    );
+
     const team = await api(daemon, "POST", "/v1/teams", {
       name: "desk",
       agents: ["scribe", "reviewer"],
@@ -148,6 +174,8 @@ Deno.test("daemon: every /v1 endpoint over a real socket, with bad input answere
       ["POST", "/v1/agents", { name: "extra", mood: "happy" }, 400],
       ["POST", "/v1/agents", { name: "hot", temperature: 9 }, 400],
       ["POST", "/v1/agents", { name: "scribe" }, 409],
+      ["POST", "/v1/agents", { name: "Scribe" }, 409],
+      ["POST", "/v1/agents", { name: "odd", model: "mystery-model" }, 400],
       [
         "POST",
         "/v1/agents",

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { AgentsConfig } from "../../agents/config.ts";
-import { HostedGateway } from "../../agents/gateway_link.ts";
+import { GatewayLink } from "../../agents/gateway_link.ts";
 import { IdSource } from "../../agents/ids.ts";
 import {
   createModelResolver,
@@ -29,8 +29,7 @@ async function startPeer(
   const { log, logs } = capturedLog("debug");
   const service = new AgentService({
     store: scoped(store, ["agents"]),
-    a2aStore: scoped(store, ["a2a"]),
-    gateway: new HostedGateway(undefined),
+    gateway: new GatewayLink(undefined),
     models: createModelResolver({
       config: ProvidersConfig.parse({}),
       env: {},
@@ -224,6 +223,8 @@ Deno.test("run lease: another host's fresh lease is left alone; once stale, the 
     });
     await waitFor(() => status(ours, old), (value) => value === "interrupted");
     assert.equal(await status(ours, fresh), "running", "still fresh");
+    // The sweep logs right after its commit, which the test may read first.
+    await waitFor(() => peer.interrupted(), (lines) => lines.length > 0);
     assert.deepEqual(peer.interrupted(), [{ stale: 1 }]);
 
     now += 91; // past 3 × 30 ms without a renewal
@@ -232,6 +233,7 @@ Deno.test("run lease: another host's fresh lease is left alone; once stale, the 
       (value) => value === "interrupted",
     );
     assert.equal(await activeRun(ours, fresh), undefined);
+    await waitFor(() => peer.interrupted(), (lines) => lines.length > 1);
     assert.deepEqual(peer.interrupted(), [{ stale: 1 }, { stale: 1 }]);
   } finally {
     await theirs.close();

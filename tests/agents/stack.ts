@@ -8,7 +8,8 @@ import type { z } from "zod";
 import { A2AService } from "../../agents/a2a/mod.ts";
 import { a2aMessagingTool } from "../../agents/a2a/tool.ts";
 import { AgentsConfig } from "../../agents/config.ts";
-import { HostedGateway } from "../../agents/gateway_link.ts";
+import { a2aHostOf } from "../../agents/a2a_bridge.ts";
+import { GatewayLink } from "../../agents/gateway_link.ts";
 import {
   createModelResolver,
   ProvidersConfig,
@@ -22,7 +23,7 @@ import { type AppEnv, createApp } from "../../routes/mod.ts";
 import { startServers } from "../../cli/boot.ts";
 import type { HostedServer } from "../../tools/kit/host.ts";
 import { gatewayServer } from "../../tools/gateway/mod.ts";
-import { connectInProcess } from "../../tools/kit/mcp.ts";
+import { connectInProcess, peerOf } from "../../tools/kit/mcp.ts";
 import { memoryServer } from "../../tools/memory/mod.ts";
 import {
   capturedLog,
@@ -82,10 +83,14 @@ export async function startStack(options: {
       env: {},
     },
   );
+  const gatewayHost = hosts.find((host) => host.id === "gateway");
+  const agentsConfig = AgentsConfig.parse({
+    default_model: "openai/test-model",
+    ...options.agents,
+  });
   const service = new AgentService({
     store: scoped(store, ["agents"]),
-    a2aStore: scoped(store, ["a2a"]),
-    gateway: new HostedGateway(hosts.find((host) => host.id === "gateway")),
+    gateway: new GatewayLink(gatewayHost && peerOf(gatewayHost)),
     models: createModelResolver({
       // No retries: a scripted failure is seen at once.
       config: ProvidersConfig.parse(
@@ -96,16 +101,17 @@ export async function startStack(options: {
       ),
       env: model.env,
       log,
+      defaultProvider: agentsConfig.default_provider,
     }),
-    config: AgentsConfig.parse({
-      default_model: "openai/test-model",
-      ...options.agents,
-    }),
+    config: agentsConfig,
     log,
     leaseRenewMs: options.leaseRenewMs,
   });
   await service.start();
-  const a2a = new A2AService({ host: service.a2aHost(), log });
+  const a2a = new A2AService({
+    host: a2aHostOf(service, scoped(store, ["a2a"])),
+    log,
+  });
   service.addLocalTool(a2aMessagingTool(a2a));
   const app = createApp({
     hosts,

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { IdSource } from "../../agents/ids.ts";
 import { resolveToolEntries } from "../../agents/tool_resolution.ts";
-import { HttpError } from "../../platform/http_errors.ts";
+import { Invalid } from "../../agents/errors.ts";
 
 const LISTED = [
   "list_servers",
@@ -36,8 +36,8 @@ Deno.test("tool entries: unknown and ambiguous entries are one 400 listing candi
   assert.throws(
     () => resolveToolEntries(["store_memory", "serch_memory", "zzz"], LISTED),
     (error) => {
-      assert.ok(error instanceof HttpError);
-      assert.equal(error.status, 400);
+      assert.ok(error instanceof Invalid, "a 400 (invalid_request) at the API");
+      assert.equal(error.kind, "invalid_request");
       assert.match(
         error.message,
         /"store_memory" is ambiguous \(did you mean memory__store_memory, notes__store_memory\?\)/,

@@ -100,6 +100,109 @@ Deno.test("v1: create, get (by id and name), list with cursors, delete agents an
   );
 });
 
+Deno.test("v1: the seed's own terms work: natural names, bare model names, lookup by name in every route", async () => {
+  await using stack = await startStack();
+  const created = await stack.request("POST", "/v1/agents", {
+    name: "Research Agent",
+    model: "gpt-4o",
+    system_prompt: "You are a helpful research assistant.",
+    temperature: 0.7,
+    max_tokens: 1000,
+    tools: ["memory"],
+  });
+  assert.equal(created.status, 201, created.text);
+  const research = Agent.parse(created.json);
+  assert.equal(research.name, "Research Agent");
+  assert.equal(research.model, "gpt-4o", "the model as created");
+  assert.equal(research.status, "active");
+  const writer = await stack.request("POST", "/v1/agents", {
+    name: "Écrivain 研究",
+    model: "claude-sonnet-4-5",
+  });
+  assert.equal(writer.status, 201, writer.text);
+  const duplicate = await stack.request("POST", "/v1/agents", {
+    name: "research agent",
+  });
+  assert.equal(duplicate.status, 409, "names are unique regardless of case");
+
+  for (const ref of ["Research%20Agent", "research%20agent", research.id]) {
+    const got = await stack.request("GET", `/v1/agents/${ref}`);
+    assert.equal(got.status, 200, `${ref}: ${got.text}`);
+    assert.deepEqual(got.json, created.json);
+  }
+  const sent = await stack.request("POST", "/v1/agents/Research%20Agent/send", {
+    message: "What is A2A?",
+    stream: false,
+    max_tokens: 100,
+  });
+  assert.equal(sent.status, 200, sent.text);
+  const toWriter = await stack.request(
+    "POST",
+    `/v1/agents/${encodeURIComponent("Écrivain 研究")}/send`,
+    { message: "Write.", stream: false },
+  );
+  assert.equal(toWriter.status, 200, toWriter.text);
+  assert.deepEqual(
+    stack.model.requests.map((r) => [r.api, r.body.model]),
+    [["openai", "gpt-4o"], ["anthropic", "claude-sonnet-4-5"]],
+    "each bare name reached its provider as written",
+  );
+
+  const team = await stack.request("POST", "/v1/teams", {
+    name: "Research Team",
+    agents: ["Research Agent", "écrivain 研究"],
+    strategy: "sequential",
+    max_iterations: 5,
+  });
+  assert.equal(team.status, 201, team.text);
+  const run = await stack.request(
+    "POST",
+    "/v1/teams/Research%20Team/execute",
+    { task: "Research A2A", context: { depth: "short" } },
+  );
+  assert.equal(run.status, 200, run.text);
+  const runs = await stack.request("GET", "/v1/runs?team_id=research%20team");
+  assert.equal(runs.status, 200, runs.text);
+  assert.equal(Object(runs.json).data.length, 1);
+
+  const card = await stack.request("GET", "/v1/a2a/Research%20Agent/card");
+  assert.equal(card.status, 200, card.text);
+  assert.equal(Object(card.json).name, "Research Agent");
+  const a2a = Object(Object(card.json).endpoints).a2a;
+  assert.equal(a2a, "http://127.0.0.1:8765/v1/a2a/Research%20Agent");
+  const byUrl = await stack.request(
+    "GET",
+    `${new URL(a2a).pathname}/.well-known/agent-card.json`,
+  );
+  assert.equal(byUrl.status, 200, "the card's address reaches the agent");
+
+  const message = await stack.request("POST", "/v1/a2a/message", {
+    version: "1.0.0",
+    type: "notification",
+    from_agent: "Écrivain 研究",
+    to_agent: "Research Agent",
+    content: "Draft ready.",
+    priority: "high",
+  });
+  assert.equal(message.status, 202, message.text);
+  const inbox = await stack.request("GET", "/v1/a2a/research%20agent/messages");
+  assert.equal(inbox.status, 200, inbox.text);
+  assert.equal(Object(inbox.json).data.length, 1);
+
+  assert.equal(
+    (await stack.request("DELETE", "/v1/teams/RESEARCH%20TEAM")).status,
+    204,
+  );
+  assert.equal(
+    (await stack.request("DELETE", "/v1/agents/Research%20Agent")).status,
+    204,
+  );
+  assert.equal(
+    (await stack.request("GET", `/v1/agents/${research.id}`)).status,
+    404,
+  );
+});
+
 const TWO_MIB = JSON.stringify({
   name: "big",
   system_prompt: "x".repeat(2 * MIB),
@@ -125,10 +228,21 @@ const CASES: Case[] = [
   [
     "POST",
     "/v1/agents",
-    { name: "Bad Name" },
+    { name: "Bad/Name" },
     400,
     /name: expected 1-64 characters/,
   ],
+  ["POST", "/v1/agents", { name: " padded" }, 400, /name: expected 1-64/],
+  ["POST", "/v1/agents", { name: "two  spaces" }, 400, /name: expected/],
+  ["POST", "/v1/agents", { name: "x".repeat(65) }, 400, /name: expected/],
+  [
+    "POST",
+    "/v1/agents",
+    { name: "agt_01ARZ3NDEKTSV4RRFFQ69G5FAV" },
+    400,
+    /name: must not look like an id/,
+  ],
+  ["POST", "/v1/agents", { name: "ALPHA" }, 409, /taken/],
   ["POST", "/v1/agents", { name: "x2", temperature: 2.5 }, 400, /temperature/],
   ["POST", "/v1/agents", { name: "x3", temperature: -0.1 }, 400, /temperature/],
   [
@@ -166,7 +280,14 @@ const CASES: Case[] = [
     "/v1/agents",
     { name: "x10", model: "gpt4" },
     400,
-    /provider>\/<model name>/,
+    /No provider for model \\"gpt4\\": tried agents.default_provider \(not set\); prefix gpt-/,
+  ],
+  [
+    "POST",
+    "/v1/agents",
+    { name: "x10b", model: "gpt 4o" },
+    400,
+    /model: expected a model name/,
   ],
   [
     "POST",

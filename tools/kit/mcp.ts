@@ -29,6 +29,7 @@ import {
   errorResult,
   identityLine,
   identityOf,
+  type Peer,
   type ToolDef,
   ToolError,
 } from "./mod.ts";
@@ -294,6 +295,17 @@ export async function serveStdio(host: HostedServer): Promise<StdioChannel> {
  * An in-process link: the client side of a linked pair, for the gateway,
  * agents and tests. Every request on it reaches the server as `caller`.
  */
+/** A hosted server as its in-process peers (the gateway, the agents) see it. */
+export function peerOf(host: HostedServer): Peer {
+  return {
+    id: host.id,
+    namespace: host.spec.namespace,
+    phase: () => host.phase.phase,
+    error: () => host.phase.state.error,
+    connect: (caller) => connectInProcess(host, caller),
+  };
+}
+
 export async function connectInProcess(
   host: HostedServer,
   caller: Caller = {},

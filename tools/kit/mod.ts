@@ -143,6 +143,8 @@ export interface Peer {
   id: string;
   namespace: string;
   phase(): Phase;
+  /** Why the peer is not running (its phase's error text), when it says. */
+  error(): string | undefined;
   /** A new client-side transport whose requests reach the peer as `caller`. */
   connect(caller: Caller): Promise<Transport>;
 }

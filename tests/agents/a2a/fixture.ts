@@ -21,7 +21,8 @@ import type {
 } from "../../../agents/a2a/host.ts";
 import { A2AService } from "../../../agents/a2a/mod.ts";
 import { ProviderError } from "../../../agents/model.ts";
-import { errorResponse, HttpError } from "../../../platform/http_errors.ts";
+import { errorResponse } from "../../../platform/http_errors.ts";
+import { asHttpError } from "../../../routes/v1_http.ts";
 import {
   callerGuard,
   type GuardVariables,
@@ -160,10 +161,12 @@ export function a2aApp(
     errorResponse(404, `Nothing at ${c.req.method} ${c.req.path}`)
   );
   app.onError((error) => {
-    if (error instanceof HttpError) {
-      return errorResponse(error.status, error.message, {
-        details: error.details,
-        code: error.code,
+    // The daemon's one mapping of runtime errors to HTTP (routes/mod.ts uses it too).
+    const http = asHttpError(error);
+    if (http) {
+      return errorResponse(http.status, http.message, {
+        details: http.details,
+        code: http.code,
       });
     }
     if (error instanceof HTTPException) return error.getResponse();

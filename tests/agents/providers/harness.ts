@@ -30,6 +30,7 @@ export function harness(
     config?: z.input<typeof ProvidersConfig>;
     env?: Record<string, string>;
     fetchFn?: typeof fetch;
+    defaultProvider?: string;
   } = {},
 ): Harness {
   const lines: string[] = [];
@@ -39,6 +40,7 @@ export function harness(
     env: { ...server?.env, ...options.env },
     log,
     fetchFn: options.fetchFn,
+    defaultProvider: options.defaultProvider,
   });
   return { models, log, lines };
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
+import { ModelNameError } from "../../../agents/model.ts";
 import {
   createModelResolver,
-  ModelNameError,
   ProvidersConfig,
 } from "../../../agents/providers/mod.ts";
 import { ollamaOrigin } from "../../../agents/providers/config.ts";
@@ -21,12 +21,12 @@ Deno.test("resolver: built-in and configured providers are listed, sorted", () =
 
 Deno.test("resolver: a bad model string is a ModelNameError listing providers", () => {
   const { models } = harness(undefined);
-  for (const bad of ["gpt-4o", "openai/", "/gpt-4o", "", "openai/  "]) {
+  for (const bad of ["openai/", "/gpt-4o", "", "openai/  "]) {
     assert.throws(() => models.resolve(bad), (error: unknown) => {
       assert.ok(error instanceof ModelNameError, String(error));
       assert.equal(
         error.message,
-        `Invalid model "${bad}": expected "<provider>/<model>", e.g. "openai/gpt-4o-mini"; providers: anthropic, ollama, openai, openrouter`,
+        `Invalid model "${bad}": expected "<model>" or "<provider>/<model>", e.g. "gpt-4o-mini" or "openai/gpt-4o-mini"; providers: anthropic, ollama, openai, openrouter`,
       );
       return true;
     });
@@ -45,6 +45,64 @@ Deno.test("resolver: an unknown provider is a ModelNameError", () => {
   });
   // Not an inherited property either.
   assert.throws(() => models.resolve("constructor/x"), ModelNameError);
+});
+
+Deno.test("resolver: a bare model name goes to its well-known provider", async () => {
+  await using server = await startModelServer();
+  const { models } = harness(server);
+  for (
+    const [bare, provider] of [
+      ["gpt-4o", "openai"],
+      ["o3-mini", "openai"],
+      ["chatgpt-4o-latest", "openai"],
+      ["claude-sonnet-4-5", "anthropic"],
+      ["llama3.2:3b", "ollama"],
+    ]
+  ) {
+    assert.equal(models.resolve(bare).id, `${provider}/${bare}`);
+  }
+  await models.resolve("gpt-4o").complete(HELLO);
+  await models.resolve("claude-sonnet-4-5").complete(HELLO);
+  assert.deepEqual(
+    server.requests.map((r) => [r.api, r.body.model]),
+    [["openai", "gpt-4o"], ["anthropic", "claude-sonnet-4-5"]],
+  );
+});
+
+Deno.test("resolver: the default provider places every bare name first; <provider>/<model> stays explicit", async () => {
+  await using server = await startModelServer();
+  const { models } = harness(server, {
+    defaultProvider: "local",
+    config: { local: { api: "openai", base_url: server.openaiBaseUrl } },
+  });
+  assert.equal(models.resolve("gpt-4o").id, "local/gpt-4o");
+  assert.equal(models.resolve("mistral-large").id, "local/mistral-large");
+  // A slash that names no provider belongs to the model's name.
+  assert.equal(
+    models.resolve("meta-llama/llama-3.1-8b").id,
+    "local/meta-llama/llama-3.1-8b",
+  );
+  assert.equal(models.resolve("anthropic/claude-x").id, "anthropic/claude-x");
+  await models.resolve("meta-llama/llama-3.1-8b").complete(HELLO);
+  assert.equal(server.requests[0].body.model, "meta-llama/llama-3.1-8b");
+});
+
+Deno.test("resolver: a bare name nothing fits says which providers were tried", () => {
+  const { models } = harness(undefined);
+  assert.throws(() => models.resolve("mistral-large"), (error: unknown) => {
+    assert.ok(error instanceof ModelNameError);
+    assert.match(
+      error.message,
+      /^No provider for model "mistral-large": tried agents.default_provider \(not set\); prefix gpt-, chatgpt-, o1, o3, o4 → openai; prefix claude- → anthropic; prefix <name>:<tag> → ollama\. Give "<provider>\/mistral-large" with one of: anthropic, ollama, openai, openrouter/,
+    );
+    assert.equal(error.tried.length, 4);
+    return true;
+  });
+  // An unknown default provider is named as such.
+  assert.throws(
+    () => harness(undefined, { defaultProvider: "nosuch" }).models.resolve("x"),
+    /Unknown provider "nosuch" in model "x"/,
+  );
 });
 
 Deno.test("resolver: OLLAMA_HOST forms", () => {
