@@ -41,12 +41,37 @@ export async function pageState(page: Page): Promise<PageState> {
 }
 
 /**
- * How long after an action a navigation may begin and still count as its
- * result. Link clicks and form submits start theirs within a few ms; every
- * click pays this wait, so it is kept short (150 ms made clicks 2-3x slower
- * than playwright-mcp's in bench/browser_bench.ts).
+ * Marks the document when a navigation is requested in it. The Navigation
+ * API's `navigate` event fires synchronously inside the click or submit that
+ * starts it, so once the input call returns the mark is already there: no
+ * wall-clock grace that a loaded machine can outrun. False where the page
+ * has no Navigation API (the caller then falls back to a short grace).
  */
+const ARM_PROBE = `(() => {
+  const key = Symbol.for("agentd.navigation");
+  const nav = globalThis.navigation;
+  if (!nav || typeof nav.addEventListener !== "function") return false;
+  if (!globalThis[key]) {
+    globalThis[key] = { requested: false };
+    nav.addEventListener("navigate", () => { globalThis[key].requested = true; });
+  }
+  globalThis[key].requested = false;
+  return true;
+})()`;
+const READ_PROBE =
+  `globalThis[Symbol.for("agentd.navigation")]?.requested === true`;
+
+/** Grace for pages without the Navigation API (a navigation starts within a few ms). */
 const NAVIGATION_GRACE_MS = 50;
+
+/** Whether the probe saw a navigation; a context torn down meanwhile means one began. */
+async function navigationRequested(page: Page): Promise<boolean> {
+  try {
+    return await page.evaluate(READ_PROBE) === true;
+  } catch {
+    return !page.isClosed();
+  }
+}
 
 /**
  * Runs `action` and, when it started a navigation of the main frame (a link
@@ -74,8 +99,17 @@ export async function withNavigation<T>(
     error,
   }));
   try {
+    const armed = await page.evaluate(ARM_PROBE).then((v) => v === true)
+      .catch(() => false);
     const value = await action();
-    await new Promise((resolve) => setTimeout(resolve, NAVIGATION_GRACE_MS));
+    if (!started) {
+      if (armed) started = await navigationRequested(page);
+      else {
+        await new Promise((resolve) =>
+          setTimeout(resolve, NAVIGATION_GRACE_MS)
+        );
+      }
+    }
     if (!started) return { value, navigated: false };
     const outcome = await loaded;
     if (!outcome.ok && !abort.signal.aborted) throw outcome.error;
