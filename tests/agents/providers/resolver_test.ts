@@ -101,7 +101,7 @@ Deno.test("resolver: a bare name nothing fits says which providers were tried", 
   // An unknown default provider is named as such.
   assert.throws(
     () => harness(undefined, { defaultProvider: "nosuch" }).models.resolve("x"),
-    /Unknown provider "nosuch" in model "x"/,
+    /^ModelNameError: agents.default_provider "nosuch" names no provider, so "x" has none; providers: anthropic, ollama, openai, openrouter/,
   );
 });
 
