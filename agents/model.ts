@@ -82,7 +82,7 @@ export class ProviderError extends AgentError {
   }
 }
 
-/** A model string that names no model: the API answers 400 when an agent is created with it. */
+/** A model string that names no model: creating an agent with it is Invalid. */
 export class ModelNameError extends Error {
   override name = "ModelNameError";
   constructor(

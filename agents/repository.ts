@@ -1,5 +1,6 @@
-// Agents, teams and runs in the Store. Names are unique through an index key
-// written in the same atomic commit as the record (a failed check is a 409);
+// Agents, teams and runs in the Store. Names are unique regardless of case
+// through an index key (nameKey) written in the same atomic commit as the
+// record (a failed check is a Conflict);
 // ids sort by creation time, so listing in key order lists oldest first.
 //
 // Keys (under the service's scope): ["agent", id], ["agent_name", name] → id,

@@ -24,7 +24,7 @@ export interface EndpointOptions {
   fetchFn: typeof fetch;
   /** Scrubbed from provider error text: some servers echo the key they rejected. */
   secret?: string;
-  /** When set, every call fails with this (503) before any request is made. */
+  /** When set, every call fails with this (unavailable) before any request is made. */
   problem?: string;
 }
 
@@ -96,7 +96,7 @@ export class Endpoint {
     yield* parser.end();
   }
 
-  /** A 502 for an answer we cannot use. */
+  /** A bad_gateway failure for an answer we cannot use. */
   badAnswer(what: string): ProviderError {
     return new ProviderError(
       `Provider "${this.provider}" returned ${this.#scrub(clip(what, 400))}`,
@@ -105,13 +105,13 @@ export class Endpoint {
     );
   }
 
-  /** A 502 for an answer (JSON text or a parsed value) not of the expected shape. */
+  /** A bad_gateway failure for an answer (JSON text or a parsed value) not of the expected shape. */
   unexpected(answer: unknown): ProviderError {
     const text = typeof answer === "string" ? answer : JSON.stringify(answer);
     return this.badAnswer(`an unexpected response: ${text}`);
   }
 
-  /** A 502 for a stream that stopped before the provider said it was done. */
+  /** A bad_gateway failure for a stream that stopped before the provider said it was done. */
   incompleteStream(): ProviderError {
     return this.badAnswer("a stream that ended before the answer was complete");
   }
