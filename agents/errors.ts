@@ -10,7 +10,8 @@ export type AgentErrorKind =
   | "not_found"
   | "conflict"
   | "unavailable"
-  | "bad_gateway";
+  | "bad_gateway"
+  | "gateway_timeout";
 
 export class AgentError extends Error {
   override name = "AgentError";

@@ -2,6 +2,8 @@
 // any provider (OpenAI-compatible chat completions, Anthropic Messages).
 // Providers live in agents/providers/; the runtime sees only this file.
 
+import { AgentError } from "./errors.ts";
+
 /** A tool the model may call: the gateway name and its JSON Schema. */
 export interface ModelTool {
   name: string;
@@ -64,22 +66,23 @@ export interface Model {
 }
 
 /**
- * A provider failure a caller can show: 503 when the provider is not
- * configured or unreachable, 502 when it answered badly, 504 on timeout.
- * `provider` names it; the message never contains a key.
+ * A provider failure a caller can show: unavailable when the provider is not
+ * configured or unreachable, bad_gateway when it answered badly,
+ * gateway_timeout when it went quiet. `provider` names it; the message never
+ * contains a key.
  */
-export class ProviderError extends Error {
+export class ProviderError extends AgentError {
   override name = "ProviderError";
   constructor(
     message: string,
     readonly provider: string,
-    readonly status: 502 | 503 | 504,
+    kind: "unavailable" | "bad_gateway" | "gateway_timeout",
   ) {
-    super(message);
+    super(kind, message, { provider });
   }
 }
 
-/** A model string that names no model: the API answers 400 when an agent is created with it. */
+/** A model string that names no model: creating an agent with it is Invalid. */
 export class ModelNameError extends Error {
   override name = "ModelNameError";
   constructor(
@@ -94,7 +97,7 @@ export class ModelNameError extends Error {
 /**
  * Turns `<provider>/<name>` or a bare model name into a Model. A malformed
  * name or one no provider fits throws ModelNameError; a missing key only
- * fails when the model is called (ProviderError 503), so an agent can be
+ * fails when the model is called (ProviderError, unavailable), so an agent can be
  * created before its key is set.
  */
 export interface ModelResolver {

@@ -1,9 +1,10 @@
-// Agents, teams and runs in the Store. Names are unique through an index key
-// written in the same atomic commit as the record (a failed check is a 409);
-// ids sort by creation time, so listing in key order lists oldest first.
+// Agents, teams and runs in the Store. Names are unique regardless of case
+// through an index key (nameKey) written in the same atomic commit as the
+// record (a failed check is a Conflict); ids sort by creation time, so
+// listing in key order lists oldest first.
 //
-// Keys (under the service's scope): ["agent", id], ["agent_name", name] → id,
-// ["team", id], ["team_name", name] → id, ["run", id], ["team_run", team, run],
+// Keys (under the service's scope): ["agent", id], ["agent_name", nameKey] → id,
+// ["team", id], ["team_name", nameKey] → id, ["run", id], ["team_run", team, run],
 // ["active_run", run] → RunLease (runs that have not finished; the process
 // running one renews its lease, and a run whose lease is stale or whose process
 // is gone is marked interrupted by any daemon on the store).

@@ -376,7 +376,7 @@ export class AgentService {
     return this.#options.models.resolve(name);
   }
 
-  /** A name the resolver cannot place is the caller's mistake (400); a provider that is down is not. */
+  /** A name the resolver cannot place is the caller's mistake (Invalid); a provider that is down is not. */
   #checkModel(model: string): void {
     try {
       this.#model(model);

@@ -1,7 +1,7 @@
 // An agent's `tools` entries → tool names (ARCHITECTURE §5): a gateway name
 // (`memory__store_memory`), a bare tool name when exactly one server has it
 // (`store_memory`), or a server name for all of its tools (`memory`; `gateway`
-// for the gateway's own eight). Unknown or ambiguous entries are one 400 that
+// for the gateway's own eight). Unknown or ambiguous entries are one Invalid that
 // lists candidates for each.
 
 import { Invalid } from "./errors.ts";

@@ -1,6 +1,6 @@
 // The turns and runs in progress in this process: each gets an abort signal
 // the shutdown can pull, turns of one conversation run one at a time, and a
-// closing service refuses new work (503) while the running work drains.
+// closing service refuses new work (Unavailable) while the running work drains.
 
 import { Unavailable } from "./errors.ts";
 import { Mutex } from "../platform/mutex.ts";

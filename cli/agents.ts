@@ -11,6 +11,8 @@ import {
   createModelResolver,
   ProvidersConfig,
 } from "../agents/providers/mod.ts";
+import { providerNames } from "../agents/providers/config.ts";
+import { ConfigError } from "../platform/config.ts";
 import { AgentService } from "../agents/service.ts";
 import type { Logger } from "../platform/log.ts";
 import { scoped, type Store } from "../platform/store.ts";
@@ -27,12 +29,21 @@ export async function startAgents(options: {
 }): Promise<{ agents: AgentService; a2a: A2AService }> {
   const { settings, store, log } = options;
   const agentsConfig = AgentsConfig.parse(settings.values.agents ?? {});
+  const providers = ProvidersConfig.parse(settings.values.providers ?? {});
+  const fallback = agentsConfig.default_provider;
+  if (fallback !== undefined && !providerNames(providers).includes(fallback)) {
+    throw new ConfigError(
+      `agents.default_provider: "${fallback}" is not a provider; providers: ${
+        providerNames(providers).join(", ")
+      } (add it under "providers")`,
+    );
+  }
   const gateway = options.hosts.find((host) => host.id === "gateway");
   const service = new AgentService({
     store: scoped(store, ["agents"]),
     gateway: new GatewayLink(gateway && peerOf(gateway)),
     models: createModelResolver({
-      config: ProvidersConfig.parse(settings.values.providers ?? {}),
+      config: providers,
       env: options.env,
       log,
       defaultProvider: agentsConfig.default_provider,

@@ -115,11 +115,18 @@ const STATUS: Record<AgentErrorKind, ErrorStatus> = {
   conflict: 409,
   bad_gateway: 502,
   unavailable: 503,
+  gateway_timeout: 504,
 };
 
 /** Runtime errors a client can act on, as HttpError; undefined for the rest. */
 export function asHttpError(error: unknown): HttpError | undefined {
   if (error instanceof HttpError) return error;
+  if (error instanceof ProviderError) {
+    const named = error.message.includes(error.provider)
+      ? error.message
+      : `Provider "${error.provider}": ${error.message}`;
+    return new HttpError(STATUS[error.kind], named, error.details, error.kind);
+  }
   if (error instanceof AgentError) {
     return new HttpError(
       STATUS[error.kind],
@@ -127,12 +134,6 @@ export function asHttpError(error: unknown): HttpError | undefined {
       error.details,
       error.kind,
     );
-  }
-  if (error instanceof ProviderError) {
-    const named = error.message.includes(error.provider)
-      ? error.message
-      : `Provider "${error.provider}": ${error.message}`;
-    return new HttpError(error.status, named, { provider: error.provider });
   }
   return undefined;
 }

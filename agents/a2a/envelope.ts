@@ -278,7 +278,8 @@ export class Envelopes {
         request_id: request.id,
         error: reason,
       });
-      const down = error instanceof ProviderError && error.status !== 502;
+      const down = error instanceof ProviderError &&
+        error.kind !== "bad_gateway";
       throw new (down ? Unavailable : UpstreamFailed)(
         `Agent "${agent.name}" could not answer: ${reason}`,
         { request_id: request.id, error_id: failure.id },

@@ -50,7 +50,11 @@ export function a2aMessagingTool(service: A2AService): LocalTool {
         throw new Error(`Invalid arguments: ${describeIssues(parsed.error)}`);
       }
       const { to, message, type } = parsed.data;
-      if (type === "request" && to === context.agent) {
+      // By name in any case, or by id: the receiver as the host finds it.
+      const receiver = type === "request"
+        ? await service.host.findAgent(to)
+        : undefined;
+      if (type === "request" && receiver?.name === context.agent) {
         throw new Error(
           "An agent cannot send a request to itself; answer it directly",
         );

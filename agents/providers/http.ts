@@ -24,7 +24,7 @@ export interface EndpointOptions {
   fetchFn: typeof fetch;
   /** Scrubbed from provider error text: some servers echo the key they rejected. */
   secret?: string;
-  /** When set, every call fails with this (503) before any request is made. */
+  /** When set, every call fails with this (unavailable) before any request is made. */
   problem?: string;
 }
 
@@ -96,22 +96,22 @@ export class Endpoint {
     yield* parser.end();
   }
 
-  /** A 502 for an answer we cannot use. */
+  /** A bad_gateway failure for an answer we cannot use. */
   badAnswer(what: string): ProviderError {
     return new ProviderError(
       `Provider "${this.provider}" returned ${this.#scrub(clip(what, 400))}`,
       this.provider,
-      502,
+      "bad_gateway",
     );
   }
 
-  /** A 502 for an answer (JSON text or a parsed value) not of the expected shape. */
+  /** A bad_gateway failure for an answer (JSON text or a parsed value) not of the expected shape. */
   unexpected(answer: unknown): ProviderError {
     const text = typeof answer === "string" ? answer : JSON.stringify(answer);
     return this.badAnswer(`an unexpected response: ${text}`);
   }
 
-  /** A 502 for a stream that stopped before the provider said it was done. */
+  /** A bad_gateway failure for a stream that stopped before the provider said it was done. */
   incompleteStream(): ProviderError {
     return this.badAnswer("a stream that ended before the answer was complete");
   }
@@ -156,7 +156,7 @@ export class Endpoint {
     signal?: AbortSignal,
   ): Promise<Opened> {
     const { provider, problem, maxRetries, log } = this.options;
-    if (problem) throw new ProviderError(problem, provider, 503);
+    if (problem) throw new ProviderError(problem, provider, "unavailable");
     const url = `${this.options.baseUrl}${path}`;
     const payload = JSON.stringify(body);
     for (let attempt = 0;; attempt++) {
@@ -176,7 +176,9 @@ export class Endpoint {
       } catch (error) {
         deadline.clear();
         const failure = this.#failure(error, deadline, signal, "unreachable");
-        if (failure.status !== 503 || attempt >= maxRetries) throw failure;
+        if (failure.kind !== "unavailable" || attempt >= maxRetries) {
+          throw failure;
+        }
         const delay = backoffDelay(attempt, BACKOFF);
         log.warn("model_retry", {
           provider,
@@ -217,20 +219,20 @@ export class Endpoint {
       return new ProviderError(
         `Provider "${provider}" is rate limiting requests (HTTP 429)${after}: ${detail}`,
         provider,
-        503,
+        "unavailable",
       );
     }
     if (status >= 500) {
       return new ProviderError(
         `Provider "${provider}" failed (HTTP ${status})${after}: ${detail}`,
         provider,
-        502,
+        "bad_gateway",
       );
     }
     return new ProviderError(
       `Provider "${provider}" rejected the request (HTTP ${status}): ${detail}`,
       provider,
-      502,
+      "bad_gateway",
     );
   }
 
@@ -248,7 +250,7 @@ export class Endpoint {
       return new ProviderError(
         `Provider "${provider}" at ${where} timed out: no answer within ${timeoutMs} ms`,
         provider,
-        504,
+        "gateway_timeout",
       );
     }
     const reason = this.#scrub(networkReason(error));
@@ -256,12 +258,12 @@ export class Endpoint {
       ? new ProviderError(
         `Provider "${provider}" at ${where} is unreachable: ${reason}`,
         provider,
-        503,
+        "unavailable",
       )
       : new ProviderError(
         `Provider "${provider}" at ${where} lost the connection mid-answer: ${reason}`,
         provider,
-        502,
+        "bad_gateway",
       );
   }
 

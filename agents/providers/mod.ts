@@ -117,6 +117,13 @@ function placeModel(
   }
   // A bare name, or one whose slash belongs to it (meta-llama/llama-3 on the default provider).
   if (options.defaultProvider !== undefined) {
+    if (!known(options.defaultProvider)) {
+      throw new ModelNameError(
+        `agents.default_provider "${options.defaultProvider}" names no provider, so "${model}" has none; providers: ${
+          names().join(", ")
+        } (add it under "providers" in the config)`,
+      );
+    }
     return { provider: options.defaultProvider, name: model };
   }
   const prefix = WELL_KNOWN_PREFIXES.find((entry) => entry.pattern.test(model));

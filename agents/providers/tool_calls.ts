@@ -60,6 +60,6 @@ function invalid(provider: string, tool: string, raw: string): ProviderError {
       clip(raw, 200)
     }`,
     provider,
-    502,
+    "bad_gateway",
   );
 }

@@ -101,3 +101,36 @@ Deno.test("a2a host: an agent with the `a2a` tool asks another agent and uses it
     "the oracle's own model answered",
   );
 });
+
+Deno.test("a2a tool: an agent cannot send a request to itself, by name in any case or by id", async () => {
+  await using stack = await startStack();
+  const created = await stack.request("POST", "/v1/agents", {
+    name: "Research Agent",
+    tools: ["a2a"],
+  });
+  assert.equal(created.status, 201, created.text);
+  const id = String(Object(created.json).id);
+  const refs = ["Research Agent", "research agent", id];
+  stack.model.script([
+    ...refs.map((to) => ({
+      tool_calls: [{
+        name: "a2a__send_message",
+        arguments: { to, message: "Hello me?" },
+      }],
+    })),
+    { text: "Done." },
+  ]);
+  const reply = await stack.request(
+    "POST",
+    "/v1/agents/Research%20Agent/send",
+    { message: "Ask yourself." },
+  );
+  assert.equal(reply.status, 200, reply.text);
+  const sent = SendReply.parse(reply.json);
+  assert.equal(sent.tool_calls.length, refs.length);
+  for (const call of sent.tool_calls) {
+    assert.equal(call.is_error, true, call.result);
+    assert.match(call.result, /cannot send a request to itself/);
+  }
+  assert.equal(stack.model.requests.length, refs.length + 1, "no nested turn");
+});

@@ -4,7 +4,14 @@
 
 import assert from "node:assert/strict";
 import { Agent, Run, SendReply, Team } from "../../agents/schemas.ts";
-import { api, type Daemon, spawnServe, tempDir, waitFor } from "../helpers.ts";
+import {
+  api,
+  type Daemon,
+  runCli,
+  spawnServe,
+  tempDir,
+  waitFor,
+} from "../helpers.ts";
 import { type ModelServer, startModelServer } from "./model_server.ts";
 import { MIB, parseEvents } from "./stack.ts";
 
@@ -361,5 +368,22 @@ Deno.test("daemon: SIGTERM interrupts a running team run and answers a waiting s
   assert.ok(
     !daemon.logs.some((line) => line.level === "error"),
     JSON.stringify(daemon.logs.filter((l) => l.level === "error")),
+  );
+});
+
+Deno.test("daemon: an agents.default_provider that names no provider stops serve with exit 1 and says why", async () => {
+  await using dir = await tempDir();
+  const run = await runCli(
+    ["serve", "--port", "0", "--data-dir", dir.path],
+    {
+      AGENTD_SERVERS: "memory",
+      AGENTD_AGENTS__DEFAULT_PROVIDER: "nosuch",
+      HOME: dir.path,
+    },
+  );
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(
+    run.stderr,
+    /agents\.default_provider: "nosuch" is not a provider; providers: anthropic, ollama, openai, openrouter/,
   );
 });

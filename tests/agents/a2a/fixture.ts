@@ -114,7 +114,7 @@ export function fakeHost(
           throw new ProviderError(
             "Cannot reach provider fake at http://127.0.0.1:9: connection refused",
             "fake",
-            503,
+            "unavailable",
           );
         default:
           throw new Error("Turn bound hit: 8 model calls without an answer");

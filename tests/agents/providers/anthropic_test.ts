@@ -161,7 +161,7 @@ Deno.test("anthropic: the provider's own error message on a 400", async () => {
   });
   const model = harness(server).models.resolve("anthropic/claude-test");
   const error = await providerError(model.complete(HELLO));
-  assert.equal(error.status, 502);
+  assert.equal(error.kind, "bad_gateway");
   assert.equal(
     error.message,
     'Provider "anthropic" rejected the request (HTTP 400): max_tokens: 999999 > 64000, the maximum for claude-test',

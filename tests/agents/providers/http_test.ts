@@ -80,7 +80,7 @@ Deno.test("5xx after all retries is a 502 with the provider's message", async ()
   const error = await providerError(
     models.resolve("anthropic/m").complete(HELLO),
   );
-  assert.equal(error.status, 502);
+  assert.equal(error.kind, "bad_gateway");
   assert.equal(
     error.message,
     'Provider "anthropic" failed (HTTP 529) after 2 attempts: Overloaded',
@@ -96,7 +96,7 @@ Deno.test("a 400 is not retried: 502 with the provider's message, truncated", as
   });
   const { models } = harness(server);
   const error = await providerError(models.resolve("openai/m").complete(HELLO));
-  assert.equal(error.status, 502);
+  assert.equal(error.kind, "bad_gateway");
   assert.match(
     error.message,
     /^Provider "openai" rejected the request \(HTTP 400\): Invalid 'messages\[0\]\.content': x+…$/,
@@ -112,7 +112,7 @@ Deno.test("no answer within timeout_ms is a 504, not retried", async () => {
     config: { openai: { api: "openai", timeout_ms: 150, max_retries: 0 } },
   });
   const error = await providerError(models.resolve("openai/m").complete(HELLO));
-  assert.equal(error.status, 504);
+  assert.equal(error.kind, "gateway_timeout");
   assert.equal(
     error.message,
     `Provider "openai" at ${server.openaiBaseUrl} timed out: no answer within 150 ms`,
@@ -144,7 +144,7 @@ Deno.test("a gap in a stream longer than timeout_ms is a 504; shorter gaps are f
       onText: (d) => deltas.push(d),
     }),
   );
-  assert.equal(error.status, 504);
+  assert.equal(error.kind, "gateway_timeout");
   assert.deepEqual(deltas, []);
 });
 
@@ -180,7 +180,7 @@ Deno.test("an unreachable provider is a 503 naming its URL", async () => {
     config: { local: { api: "openai", base_url: base, max_retries: 0 } },
   });
   const error = await providerError(models.resolve("local/m").complete(HELLO));
-  assert.equal(error.status, 503);
+  assert.equal(error.kind, "unavailable");
   assert.equal(error.provider, "local");
   assert.equal(
     error.message,
@@ -234,7 +234,7 @@ for (const [provider, variable] of MISSING_KEYS) {
     });
     const model = models.resolve(`${provider}/m`); // creating it is fine
     const error = await providerError(model.complete(HELLO));
-    assert.equal(error.status, 503);
+    assert.equal(error.kind, "unavailable");
     assert.equal(error.provider, provider);
     assert.match(
       error.message,
@@ -261,7 +261,7 @@ Deno.test("keys never appear in errors or logs, even when the server echoes them
     const error = await providerError(
       models.resolve(`${provider}/m`).complete(HELLO),
     );
-    assert.equal(error.status, 502);
+    assert.equal(error.kind, "bad_gateway");
     assert.match(error.message, /Incorrect API key provided: \[redacted\]\./);
     assert.ok(!error.message.includes(TEST_API_KEY));
     // The key was registered as a secret when the model was resolved.

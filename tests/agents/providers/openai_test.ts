@@ -191,7 +191,7 @@ Deno.test("openai: invalid tool-call arguments are a 502 naming the tool", async
   });
   const model = harness(server).models.resolve("openai/gpt-test");
   const error = await providerError(model.complete(HELLO));
-  assert.equal(error.status, 502);
+  assert.equal(error.kind, "bad_gateway");
   assert.equal(error.provider, "openai");
   assert.match(error.message, /invalid arguments for tool "weather__forecast"/);
   assert.match(error.message, /\{"city": "Oslo"/);
@@ -202,6 +202,6 @@ Deno.test("openai: an answer in an unknown shape is a 502", async () => {
   server.failNext(200, 1, { body: { result: "hi" } });
   const model = harness(server).models.resolve("openai/gpt-test");
   const error = await providerError(model.complete(HELLO));
-  assert.equal(error.status, 502);
+  assert.equal(error.kind, "bad_gateway");
   assert.match(error.message, /unexpected response: \{"result":"hi"\}/);
 });

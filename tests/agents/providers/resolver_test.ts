@@ -101,7 +101,7 @@ Deno.test("resolver: a bare name nothing fits says which providers were tried", 
   // An unknown default provider is named as such.
   assert.throws(
     () => harness(undefined, { defaultProvider: "nosuch" }).models.resolve("x"),
-    /Unknown provider "nosuch" in model "x"/,
+    /^ModelNameError: agents.default_provider "nosuch" names no provider, so "x" has none; providers: anthropic, ollama, openai, openrouter/,
   );
 });
 
@@ -174,7 +174,7 @@ Deno.test("resolver: a self-hosted base URL needs no key; a named key variable d
   const error = await providerError(
     models.resolve("gated/qwen").complete(HELLO),
   );
-  assert.equal(error.status, 503);
+  assert.equal(error.kind, "unavailable");
   assert.match(error.message, /set GATED_KEY/);
 });
 
@@ -199,7 +199,7 @@ Deno.test("resolver: a bad base URL from the environment is a 503 naming the var
     env: { OPENAI_BASE_URL: "localhost:8000/v1" },
   });
   const error = await providerError(models.resolve("openai/m").complete(HELLO));
-  assert.equal(error.status, 503);
+  assert.equal(error.kind, "unavailable");
   assert.equal(
     error.message,
     'Provider "openai" is not configured: OPENAI_BASE_URL is not an http(s) URL',
