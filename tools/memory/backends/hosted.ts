@@ -1,4 +1,4 @@
-// HostedBackend: a hosted backend (PostgreSQL, remote KV) with a local cache
+// HostedBackend: a hosted backend (PostgreSQL, another agentd, remote KV) with a local cache
 // backend and a durable write queue, so that memory keeps working, and loses
 // nothing, while the hosted store is unreachable.
 //
@@ -91,6 +91,8 @@ export class HostedBackend extends ForwardingBackend {
     this.kind = `hosted(${inner})`;
     this.#name = inner === "postgres"
       ? "PostgreSQL"
+      : inner === "agentd"
+      ? "Central memory (agentd)"
       : `Hosted store (${inner})`;
     if (isConnector(options.remote)) this.#connector = options.remote;
     else this.#remote = options.remote;
