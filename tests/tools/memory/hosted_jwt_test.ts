@@ -20,23 +20,7 @@ import {
   connectMemory as connect,
   memoryHealth,
 } from "./scenario.ts";
-
-function startWebhook(): {
-  url: string;
-  received: Record<string, unknown>[];
-  [Symbol.asyncDispose](): Promise<void>;
-} {
-  const received: Record<string, unknown>[] = [];
-  const http = Deno.serve({ port: 0, onListen() {} }, async (request) => {
-    received.push(await request.json());
-    return new Response(null, { status: 204 });
-  });
-  return {
-    url: `http://127.0.0.1:${http.addr.port}/hooks/memory-alerts`,
-    received,
-    [Symbol.asyncDispose]: () => http.shutdown(),
-  };
-}
+import { metricValue, startWebhook } from "./observe.ts";
 
 /** An MCP initialize with a bearer token: the status and the error body. */
 async function initializeWith(
@@ -269,6 +253,13 @@ Deno.test("memory hosted on another agentd over MCP with JWTs: isolation per age
       (got) => got.some((x) => x.event === "memory_storage_unavailable"),
     );
     assert.equal(alerted[0].backend, "hosted(agentd)");
+    assert.equal(await metricValue(a, "agentd_memory_storage_degraded"), 1);
+    assert.equal(await metricValue(a, "agentd_memory_queued_writes"), 1);
+    assert.equal(
+      await metricValue(a, 'agentd_memory_storage_cache_total{result="hit"}'),
+      1,
+      "the one read while the central daemon was down came from the cache",
+    );
 
     // Back on the same port: the queue drains into it.
     central = await spawnDaemon(
@@ -285,6 +276,7 @@ Deno.test("memory hosted on another agentd over MCP with JWTs: isolation per age
       () => Promise.resolve(webhook.received),
       (got) => got.some((x) => x.event === "memory_storage_recovered"),
     );
+    assert.equal(await metricValue(a, "agentd_memory_storage_degraded"), 0);
     const again = await connect(central, aliceJwt);
     clients.push(again);
     assert.equal(
