@@ -23,6 +23,7 @@ import {
 } from "../../platform/mcp_sdk.ts";
 import type { HostedServer } from "./host.ts";
 import { messageOf } from "../../platform/errors.ts";
+import { describeIssues } from "../../platform/zod_issues.ts";
 import {
   type CallContext,
   errorResult,
@@ -32,7 +33,6 @@ import {
 import type { Caller } from "../../platform/identity.ts";
 import {
   capabilitiesOf,
-  describeIssues,
   registerCompletion,
   registerPrompts,
   registerResources,

@@ -21,17 +21,10 @@ import {
   UriTemplate,
 } from "../../platform/mcp_sdk.ts";
 import { messageOf } from "../../platform/errors.ts";
+import { describeIssues } from "../../platform/zod_issues.ts";
 import type { HostedServer } from "./host.ts";
 
 const RESOURCE_NOT_FOUND = -32002; // MCP's code for an unknown resource URI
-
-/** `key: message; other: message`, naming each offending argument. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => {
-    const path = issue.path.map(String).join(".");
-    return path ? `${path}: ${issue.message}` : issue.message;
-  }).join("; ");
-}
 
 export function capabilitiesOf(host: HostedServer): ServerCapabilities {
   const spec = host.spec;

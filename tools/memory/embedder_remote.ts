@@ -4,6 +4,7 @@
 import { z } from "zod";
 import type { Embedder } from "./model.ts";
 import { normalize } from "./embedder_builtin.ts";
+import { describeIssues } from "../../platform/zod_issues.ts";
 import {
   fail,
   type Provider,
@@ -79,7 +80,7 @@ function parseOpenAi(
   count: number,
 ): (number[] | undefined)[] | string {
   const parsed = OpenAiResponse.safeParse(json);
-  if (!parsed.success) return describeIssue(parsed.error);
+  if (!parsed.success) return describeIssues(parsed.error, 1);
   const vectors: (number[] | undefined)[] = new Array(count);
   for (const item of parsed.data.data) {
     if (item.index >= count || vectors[item.index]) {
@@ -102,7 +103,7 @@ export class OllamaEmbedder extends RemoteEmbedder {
         const parsed = OllamaResponse.safeParse(json);
         return parsed.success
           ? parsed.data.embeddings
-          : describeIssue(parsed.error);
+          : describeIssues(parsed.error, 1);
       },
     };
     super(`ollama:${config.model}`, provider, config.model, config);
@@ -161,10 +162,4 @@ function checkVectors(
     out.push(normalize(Float32Array.from(v)));
   }
   return out;
-}
-function describeIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return "invalid shape";
-  const path = issue.path.map(String).join(".");
-  return path ? `${path}: ${issue.message}` : issue.message;
 }
