@@ -12,7 +12,7 @@ import {
   ProvidersConfig,
 } from "../agents/providers/mod.ts";
 import { providerNames } from "../agents/providers/config.ts";
-import { ConfigError } from "../platform/config.ts";
+import { ConfigError } from "../platform/config_merge.ts";
 import { AgentService } from "../agents/service.ts";
 import type { Logger } from "../platform/log.ts";
 import { scoped, type Store } from "../platform/store.ts";

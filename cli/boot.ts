@@ -126,6 +126,7 @@ export function createDaemonLogger(base: BaseConfig): Logger {
   const log = createLogger({ level: base.log_level });
   if (base.token !== undefined) log.addSecret(base.token);
   for (const token of Object.values(base.agent_tokens)) log.addSecret(token);
+  if (base.jwt?.secret !== undefined) log.addSecret(base.jwt.secret);
   return log;
 }
 

@@ -4,6 +4,7 @@
 
 import type { BaseConfig } from "../platform/config.ts";
 import type { ShutdownSignal } from "../platform/lifecycle.ts";
+import { jwtVerifier } from "../platform/jwt.ts";
 import type { Logger } from "../platform/log.ts";
 import type { Store } from "../platform/store.ts";
 import { VERSION } from "../platform/version.ts";
@@ -47,6 +48,7 @@ export async function serveHttp(options: {
     maxBodyBytes: base.max_body_bytes,
     token: base.token,
     agentTokens: base.agent_tokens,
+    jwt: base.jwt && jwtVerifier(base.jwt),
     agents: options.agents,
     a2a: options.a2a,
     version: VERSION,

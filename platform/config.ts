@@ -4,6 +4,7 @@
 
 import { z } from "zod";
 import type { LogLevel } from "./log.ts";
+import { JwtConfig } from "./jwt.ts";
 import {
   ConfigError,
   type ConfigSources,
@@ -39,6 +40,8 @@ export const baseConfigShape = {
     }),
     z.string().min(16, { error: "expected at least 16 characters" }),
   ).default({}),
+  /** JWT bearer tokens (HS256 secret or JWKS) whose agent claim binds the caller, like agent_tokens. */
+  jwt: JwtConfig.optional(),
   allowed_hosts: z.array(nonEmpty).default([]),
   allowed_origins: z.array(nonEmpty).default([]),
   max_body_bytes: intIn(1, Number.MAX_SAFE_INTEGER, POSITIVE_MSG).default(
@@ -59,6 +62,7 @@ export type BaseConfig = {
   token?: string;
   token_file?: string;
   agent_tokens: Record<string, string>;
+  jwt?: JwtConfig;
   allowed_hosts: string[];
   allowed_origins: string[];
   max_body_bytes: number;

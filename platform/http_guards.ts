@@ -138,7 +138,7 @@ export function callerGuard(
   credentials: Credentials,
 ): MiddlewareHandler<{ Variables: GuardVariables }> {
   return async (c, next) => {
-    const resolution = resolveCaller(
+    const resolution = await resolveCaller(
       c.req.header("authorization"),
       credentials,
     );

@@ -1,7 +1,10 @@
 // Who is calling. A bearer token either is the daemon's own token (an
-// unbound caller, like stdio or loopback without tokens) or an agent's token,
-// which binds the caller to that agent: servers enforce that it reaches only
-// what belongs to the agent, whatever the arguments say.
+// unbound caller, like stdio or loopback without tokens), an agent's token or
+// a JWT with an agent claim (platform/jwt.ts), both of which bind the caller
+// to that agent: servers enforce that it reaches only what belongs to the
+// agent, whatever the arguments say.
+
+import type { JwtVerifier } from "./jwt.ts";
 
 export interface Caller {
   /** The agent the caller is bound to; undefined for unbound callers. */
@@ -13,6 +16,8 @@ export interface Credentials {
   token?: string;
   /** Agent name -> token. */
   agentTokens: Readonly<Record<string, string>>;
+  /** Accepts JWTs whose agent claim binds the caller (the `jwt` config). */
+  jwt?: JwtVerifier;
 }
 
 export type Resolution =
@@ -22,10 +27,10 @@ export type Resolution =
 const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
 
 /** Maps an Authorization header (or its absence) to a caller, or says why not. */
-export function resolveCaller(
+export async function resolveCaller(
   header: string | undefined,
   credentials: Credentials,
-): Resolution {
+): Promise<Resolution> {
   if (header === undefined) {
     return credentials.token === undefined ? { ok: true, caller: {} } : {
       ok: false,
@@ -50,7 +55,18 @@ export function resolveCaller(
     if (sameSecret(token, candidate) && agent === undefined) agent = name;
   }
   if (agent !== undefined) return { ok: true, caller: { agent } };
+  if (credentials.jwt !== undefined && looksLikeJwt(token)) {
+    const checked = await credentials.jwt(token);
+    return checked.ok
+      ? { ok: true, caller: { agent: checked.agent } }
+      : { ok: false, status: 401, message: checked.message };
+  }
   return { ok: false, status: 401, message: "Invalid bearer token" };
+}
+
+/** Three base64url parts: worth checking as a JWT (agent tokens rarely are). */
+function looksLikeJwt(token: string): boolean {
+  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
 }
 
 /** Compares secrets without leaking their content through timing. */

@@ -12,6 +12,7 @@ import {
   hostGuard,
   originGuard,
 } from "../platform/http_guards.ts";
+import type { JwtVerifier } from "../platform/jwt.ts";
 import type { Logger } from "../platform/log.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
 import type { McpHttpEndpoint } from "../tools/kit/mcp_http.ts";
@@ -39,6 +40,8 @@ export interface AppOptions {
   token?: string;
   /** Agent name -> token: requests with one are bound to that agent. */
   agentTokens?: Readonly<Record<string, string>>;
+  /** Verifies JWT bearer tokens (the `jwt` config); their agent claim binds the caller. */
+  jwt?: JwtVerifier;
   /** The agent runtime behind /v1 (daemon layout only). */
   agents?: AgentService;
   /** The A2A layer over `agents` (/v1/a2a, /.well-known/agent-card.json). */
@@ -77,6 +80,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     callerGuard({
       token: options.token,
       agentTokens: options.agentTokens ?? {},
+      jwt: options.jwt,
     }),
   );
   app.use(bodyGuard(options.maxBodyBytes));

@@ -8,7 +8,7 @@ import { DEFAULT_SENSITIVE_TAG } from "./service.ts";
 export const MemoryConfig = z.object({
   storage: z.enum(["local", "hosted"]).default("local")
     .describe(
-      "local: a Deno KV file; hosted: PostgreSQL or remote Deno KV shared by several daemons",
+      "local: a Deno KV file; hosted: PostgreSQL, another agentd's memory or remote Deno KV, shared by several daemons",
     ),
   path: z.string().min(1).optional()
     .describe(
@@ -16,11 +16,11 @@ export const MemoryConfig = z.object({
     ),
   url: z.string().min(1).optional()
     .describe(
-      "Hosted store: postgres://user@host:port/db, or https://… for KV Connect",
+      "Hosted store: postgres://user@host:port/db, https://host/mcp/memory (another agentd), or https://… for KV Connect",
     ),
   key: z.string().min(1).optional()
     .describe(
-      "Password (PostgreSQL) or access token (KV Connect) of the hosted store",
+      "Password (PostgreSQL), JWT (another agentd) or access token (KV Connect) of the hosted store",
     ),
   sensitive_tag: z.string().min(1).max(64).default(DEFAULT_SENSITIVE_TAG)
     .describe("Entries with this tag are encrypted at rest and never embedded"),

@@ -28,7 +28,7 @@ export const memoryServer = defineServer<MemoryService>({
     const config = MemoryConfig.parse(deps.config);
     const secrets = await openSecrets({ env: deps.env, dataDir: deps.dataDir });
     const embedder = createEmbedder(config, deps.env);
-    const opened = await openBackend(config, deps);
+    const opened = await openBackend(config, deps, secrets.dataKey);
     const memory = new MemoryService({
       backend: opened.backend,
       embedder,

@@ -1,4 +1,4 @@
-// HostedBackend: a hosted backend (PostgreSQL, remote KV) with a local cache
+// HostedBackend: a hosted backend (PostgreSQL, another agentd, remote KV) with a local cache
 // backend and a durable write queue, so that memory keeps working, and loses
 // nothing, while the hosted store is unreachable.
 //
@@ -10,7 +10,6 @@
 // hosted_queue.ts); an op the remote refuses for another reason goes
 // to a dead-letter list instead of blocking the queue forever.
 
-import { type AlertTarget, raiseAlert } from "../../../platform/alerts.ts";
 import type { Logger } from "../../../platform/log.ts";
 import type { Store } from "../../../platform/store.ts";
 import {
@@ -28,6 +27,7 @@ import {
   WriteQueue,
 } from "./hosted_queue.ts";
 import { ForwardingBackend, type StorageCall } from "./forwarding.ts";
+import { Outage } from "./hosted_outage.ts";
 import type {
   BackendHealth,
   EntryPage,
@@ -69,14 +69,11 @@ export class HostedBackend extends ForwardingBackend {
   readonly #cache: MemoryBackend;
   readonly #queue: WriteQueue;
   readonly #log: Logger;
-  readonly #alerts: AlertTarget;
-  #cacheHits = 0;
-  #cacheMisses = 0;
   /** "PostgreSQL", for messages. */
   readonly #name: string;
   readonly #interval: number;
   readonly #maxInterval: number;
-  #outage: { since: string } | null = null;
+  readonly #outage: Outage;
   /** Degraded writes in progress, and how many ever started: the drain's final check. */
   #writing = 0;
   #started = 0;
@@ -91,17 +88,19 @@ export class HostedBackend extends ForwardingBackend {
     this.kind = `hosted(${inner})`;
     this.#name = inner === "postgres"
       ? "PostgreSQL"
+      : inner === "agentd"
+      ? "Central memory (agentd)"
       : `Hosted store (${inner})`;
     if (isConnector(options.remote)) this.#connector = options.remote;
     else this.#remote = options.remote;
     this.#cache = options.cache;
     this.#queue = queue;
     this.#log = options.log;
-    this.#alerts = {
+    this.#outage = new Outage(this.kind, {
       log: options.log,
       webhook: options.alertWebhook,
       fetchFn: options.fetchFn,
-    };
+    });
     this.#interval = options.probeIntervalMs ?? 5000;
     this.#maxInterval = options.maxProbeIntervalMs ?? 60_000;
     this.#delay = this.#interval;
@@ -116,7 +115,7 @@ export class HostedBackend extends ForwardingBackend {
     const since = await backend.#queue.outageSince();
     if (since || backend.#queue.queued > 0) {
       // A previous run ended degraded: replay before trusting the remote.
-      backend.#outage = { since: since ?? new Date().toISOString() };
+      backend.#outage.resume(since ?? new Date().toISOString());
       backend.#log.warn("memory_hosted_pending", {
         backend: backend.kind,
         since: backend.#outage.since,
@@ -139,7 +138,7 @@ export class HostedBackend extends ForwardingBackend {
   override get(namespace: string, key: string): Promise<StoredEntry | null> {
     return this.#read((b) => b.get(namespace, key), async (entry) => {
       if (entry) await this.#fill(entry);
-      else if (!this.#outage) await this.#cache.delete(namespace, key);
+      else if (!this.#outage.active) await this.#cache.delete(namespace, key);
     });
   }
 
@@ -222,7 +221,7 @@ export class HostedBackend extends ForwardingBackend {
   /** Asks the remote too while healthy, so a silent outage shows up here. */
   async health(): Promise<BackendHealth> {
     let detail: string | undefined;
-    if (!this.#outage && this.#remote) {
+    if (!this.#outage.active && this.#remote) {
       const remote: BackendHealth = await this.#remote.health().catch((
         error: unknown,
       ) => ({ status: "down", detail: messageOf(error) }));
@@ -236,7 +235,7 @@ export class HostedBackend extends ForwardingBackend {
     const dead = this.#queue.dead > 0
       ? `${this.#queue.dead} writes rejected by ${this.#name} are kept in the dead-letter list`
       : "";
-    if (this.#outage) {
+    if (this.#outage.active) {
       const queued = this.#queue.queued;
       return {
         status: "degraded",
@@ -256,10 +255,10 @@ export class HostedBackend extends ForwardingBackend {
 
   status(): StorageStatus {
     return {
-      degraded: this.#outage !== null,
+      degraded: this.#outage.active,
       queued_writes: this.#queue.queued,
-      cache_hits: this.#cacheHits,
-      cache_misses: this.#cacheMisses,
+      cache_hits: this.#outage.cacheHits,
+      cache_misses: this.#outage.cacheMisses,
     };
   }
 
@@ -285,7 +284,7 @@ export class HostedBackend extends ForwardingBackend {
     fill?: (result: R) => Promise<void>,
     counted = true,
   ): Promise<R> {
-    if (!this.#outage && this.#remote) {
+    if (!this.#outage.active && this.#remote) {
       try {
         const result = await call(this.#remote);
         await fill?.(result).catch((error: unknown) =>
@@ -301,8 +300,7 @@ export class HostedBackend extends ForwardingBackend {
     }
     const result = await call(this.#cache);
     if (!counted) return result;
-    if (answered(result)) this.#cacheHits++;
-    else this.#cacheMisses++;
+    this.#outage.countRead(result);
     return result;
   }
 
@@ -312,7 +310,7 @@ export class HostedBackend extends ForwardingBackend {
     throughCache: Call<unknown>,
     degradedCache: Call<R>,
   ): Promise<R> {
-    if (!this.#outage && this.#remote) {
+    if (!this.#outage.active && this.#remote) {
       try {
         const result = await remoteCall(this.#remote);
         await throughCache(this.#cache).catch((error: unknown) =>
@@ -348,7 +346,7 @@ export class HostedBackend extends ForwardingBackend {
 
   /** Refreshes the cache from the remote, unless the cache has this or a newer version. */
   async #fill(entry: StoredEntry): Promise<void> {
-    if (this.#outage) return;
+    if (this.#outage.active) return;
     const cached = await this.#cache.get(entry.namespace, entry.key);
     if (
       cached && Date.parse(cached.updated_at) >= Date.parse(entry.updated_at)
@@ -358,24 +356,8 @@ export class HostedBackend extends ForwardingBackend {
 
   /** Marks the outage and alerts once; later failures in the same outage stay quiet. */
   #enterOutage(error: unknown): void {
-    if (this.#outage || this.#closed) return;
-    const since = new Date().toISOString();
-    this.#outage = { since };
-    this.#log.error("memory_hosted_unreachable", {
-      backend: this.kind,
-      since,
-      error: messageOf(error),
-      action:
-        "writes are kept locally and queued until it answers; check the server and network",
-    });
-    raiseAlert(this.#alerts, {
-      event: "memory_storage_unavailable",
-      backend: this.kind,
-      since,
-      error: messageOf(error),
-      queued_writes: this.#queue.queued,
-    }, "problem");
-    this.#queue.setOutage(since).catch(() => {});
+    if (this.#closed || !this.#outage.begin(error, this.#queue.queued)) return;
+    this.#queue.setOutage(this.#outage.since).catch(() => {});
     this.#delay = this.#interval;
     this.#schedule(this.#interval);
   }
@@ -461,44 +443,13 @@ export class HostedBackend extends ForwardingBackend {
         await this.#queue.remove(item.key);
       }
     }
-    const since = this.#outage?.since;
-    this.#outage = null;
     this.#delay = this.#interval;
     // Said in the same tick as the flip: whoever sees health "ok" also finds
     // the recovery in the log (the write below used to come in between).
-    this.#log.info("memory_hosted_recovered", {
-      backend: this.kind,
-      since,
-      synced_writes: synced,
-      superseded_writes: superseded,
-      rejected_writes: rejected,
-    });
-    raiseAlert(this.#alerts, {
-      event: "memory_storage_recovered",
-      backend: this.kind,
-      since: since ?? null,
-      synced_writes: synced,
-      rejected_writes: rejected,
-    }, "recovery");
+    this.#outage.end({ synced, superseded, rejected });
     await this.#queue.setOutage(null);
     return true;
   }
-}
-
-/** Whether a cache read found something (an entry, a page, hits, messages). */
-function answered(result: unknown): boolean {
-  if (result === null || result === undefined) return false;
-  if (Array.isArray(result)) return result.length > 0;
-  if (typeof result !== "object") return true;
-  if ("entries" in result && Array.isArray(result.entries)) {
-    return result.entries.length > 0;
-  }
-  if ("lexical" in result && Array.isArray(result.lexical)) {
-    return result.lexical.length > 0 ||
-      ("vector" in result && Array.isArray(result.vector) &&
-        result.vector.length > 0);
-  }
-  return Object.keys(result).length > 0;
 }
 
 function isConnector(

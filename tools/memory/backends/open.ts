@@ -1,5 +1,6 @@
 // Opens the backend the memory config asks for: a local KV file, or a hosted
-// store (PostgreSQL, KV Connect) behind a local cache and write queue.
+// store (PostgreSQL, another agentd's memory over MCP, KV Connect) behind a
+// local cache and write queue.
 
 import { join } from "node:path";
 import { scoped, type Store } from "../../../platform/store.ts";
@@ -10,6 +11,7 @@ import { DeferredBackend } from "./deferred.ts";
 import { HostedBackend, type RemoteConnector } from "./hosted.ts";
 import { KvBackend } from "./kv.ts";
 import { connectKvBackend } from "./kv_connect.ts";
+import { McpBackend } from "./mcp.ts";
 import { PgBackend } from "./pg.ts";
 import type { MemoryBackend } from "./port.ts";
 import { raiseAlert } from "../../../platform/alerts.ts";
@@ -24,6 +26,7 @@ import { messageOf } from "../../../platform/errors.ts";
 export async function openBackend(
   config: MemoryConfig,
   deps: ServerDeps,
+  dataKey: CryptoKey,
 ): Promise<{ backend: DeferredBackend; close(): Promise<void> }> {
   if (config.alert_webhook !== undefined) {
     deps.log.addSecret(config.alert_webhook);
@@ -47,11 +50,11 @@ export async function openBackend(
   }
   if (config.url === undefined) {
     throw new Error(
-      "--storage hosted needs --url (postgres://… or https://… for KV Connect)",
+      `--storage hosted needs --url: ${HOSTED_URLS}`,
     );
   }
   if (config.key !== undefined) deps.log.addSecret(config.key);
-  const remote = remoteConnector(config.url, config.key, deps);
+  const remote = remoteConnector(config.url, config.key, deps, dataKey);
   // The local side of hosted mode: a cache and the durable write queue.
   const local: Store = config.path
     ? await openKvStore(join(config.path, "memory-cache.kv"))
@@ -93,23 +96,41 @@ function deferred(
   return backend;
 }
 
+/** An agentd memory endpoint: `…/mcp/memory` (serve) or `…/mcp` (`agentd mcp memory --port`). */
+const AGENTD_MEMORY_PATH = /\/mcp(\/memory)?\/?$/;
+
+/**
+ * The hosted store a URL names: postgres:// is PostgreSQL; an http(s) URL
+ * ending in /mcp/memory (or /mcp) is another agentd's memory server, reached
+ * over MCP with `key` as JWT; any other http(s) URL is KV Connect.
+ */
 function remoteConnector(
   url: string,
   key: string | undefined,
   deps: ServerDeps,
+  dataKey: CryptoKey,
 ): RemoteConnector {
-  let protocol: string;
-  try {
-    protocol = new URL(url).protocol;
-  } catch {
+  const parsed = URL.parse(url);
+  if (parsed === null) {
     throw new Error(
-      `--url is not a URL; expected postgres://user@host:port/db or https://… (KV Connect)`,
+      `--url is not a URL; expected ${HOSTED_URLS}`,
     );
   }
+  const protocol = parsed.protocol;
   if (protocol === "postgres:" || protocol === "postgresql:") {
     return {
       kind: "postgres",
       connect: () => PgBackend.connect({ url, key, log: deps.log }),
+    };
+  }
+  if (
+    (protocol === "https:" || protocol === "http:") &&
+    AGENTD_MEMORY_PATH.test(parsed.pathname)
+  ) {
+    return {
+      kind: "agentd",
+      connect: () =>
+        McpBackend.connect({ url, token: key, dataKey, log: deps.log }),
     };
   }
   if (protocol === "https:" || protocol === "http:") {
@@ -119,6 +140,9 @@ function remoteConnector(
     };
   }
   throw new Error(
-    `Unsupported hosted store URL ${protocol}//…: use postgres://… or https://… (KV Connect)`,
+    `Unsupported hosted store URL ${protocol}//…: use ${HOSTED_URLS}`,
   );
 }
+
+const HOSTED_URLS =
+  "postgres://user@host:port/db, https://host/mcp/memory (another agentd) or https://… (KV Connect)";
