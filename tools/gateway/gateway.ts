@@ -19,10 +19,16 @@ import type { AdminView, UpstreamState } from "./admin_view.ts";
 import { alert, type AlertEvent } from "./alerts.ts";
 import { buildCatalog, type Catalog, listingOf } from "./catalog.ts";
 import { type GatewayConfig, upstreamTarget } from "./config.ts";
+import {
+  credentialHeaders,
+  hideFromLogs,
+  openCredentials,
+  sealCredentials,
+} from "./credentials.ts";
 import { discoverServers } from "./discovery.ts";
+import { autoCandidates, autoNetworks, freeName } from "./auto_discovery.ts";
 import {
   addRegistration,
-  autoRegister,
   httpTarget,
   type Registration,
   removeRegistration,
@@ -50,6 +56,8 @@ export interface GatewayOptions {
     instance: string;
     selfUrl(): string | undefined;
   };
+  /** The daemon's secret key, opened on first use: it seals registrations' credentials. */
+  secretKey(): Promise<CryptoKey>;
   clock?: () => number;
   fetchFn?: typeof fetch;
 }
@@ -66,8 +74,9 @@ export class Gateway implements DynamicTools {
   #timer: ReturnType<typeof setInterval> | undefined;
   #checking: Promise<void> | undefined;
   #stopping = false;
-  #discoveryTimer: ReturnType<typeof setInterval> | undefined;
-  #autoRegistering: Promise<void> | undefined;
+  #discoveryTimer: ReturnType<typeof setTimeout> | undefined;
+  #intervalTimer: ReturnType<typeof setInterval> | undefined;
+  #discovering: Promise<void> | undefined;
   /** Names being registered now: the health round must not add them from the store too. */
   readonly #registering = new Set<string>();
   readonly version = VERSION;
@@ -115,7 +124,7 @@ export class Gateway implements DynamicTools {
     }
     for (const registration of await storedRegistrations(this.#options.store)) {
       if (this.upstreams.has(registration.name)) continue;
-      this.#add(this.#registered(registration));
+      this.#add(await this.#stored(registration));
     }
     await Promise.all(
       [...this.upstreams.values()].map((upstream) =>
@@ -128,14 +137,29 @@ export class Gateway implements DynamicTools {
         this.#log.error("health_check_failed", { error: messageOf(error) })
       );
     }, this.config.health_interval_ms);
-    if (this.config.discovery.auto_register) {
-      this.#discoveryTimer = setInterval(() => {
-        this.#autoRegistering ??= this.#autoRegister().catch((error) =>
-          this.#log.warn("auto_register_failed", { error: messageOf(error) })
+    if (autoNetworks(this.config.discovery).length > 0) {
+      const round = () => {
+        this.#discovering ??= this.autoDiscover().catch((error) =>
+          this.#log.warn("auto_discovery_failed", { error: messageOf(error) })
         ).finally(() => {
-          this.#autoRegistering = undefined;
+          this.#discovering = undefined;
         });
-      }, this.config.discovery.interval_ms);
+      };
+      // The first round once the daemon listens, so that its own URL is
+      // known and never added; on stdio (no URL) after a few tries.
+      let tries = 0;
+      const first = () => {
+        this.#discoveryTimer =
+          this.#options.discovery?.selfUrl() === undefined &&
+            tries++ < 20
+            ? setTimeout(first, 50)
+            : (round(), undefined);
+      };
+      first();
+      this.#intervalTimer = setInterval(
+        round,
+        this.config.discovery.interval_ms,
+      );
     }
   }
 
@@ -158,18 +182,42 @@ export class Gateway implements DynamicTools {
   }
 
   /** A registered server (its own replica group, over HTTP), neither connected nor added. */
-  #registered(registration: {
-    name: string;
-    url: string;
-    tools: readonly string[] | null | undefined;
-  }): Upstream {
+  #registered(
+    registration: {
+      name: string;
+      url: string;
+      tools: readonly string[] | null | undefined;
+    },
+    headers: Readonly<Record<string, string>> = {},
+  ): Upstream {
+    hideFromLogs(this.#log, headers);
     return this.#newUpstream(
       registration.name,
       registration.name,
       "registered",
-      httpTarget(registration.url),
+      httpTarget(registration.url, headers),
       registration.tools ?? undefined,
     );
+  }
+
+  /** A stored registration with its credentials opened; without them when they cannot be (it then fails its checks). */
+  async #stored(registration: Registration): Promise<Upstream> {
+    let headers: Record<string, string> = {};
+    if (registration.credentials !== null) {
+      try {
+        headers = await openCredentials(
+          await this.#options.secretKey(),
+          registration.name,
+          registration.credentials,
+        );
+      } catch (error) {
+        this.#log.warn("registration_credentials_unreadable", {
+          upstream: registration.name,
+          error: messageOf(error),
+        });
+      }
+    }
+    return this.#registered(registration, headers);
   }
 
   #newUpstream(
@@ -298,18 +346,24 @@ export class Gateway implements DynamicTools {
         this.upstreams.has(registration.name) ||
         this.#registering.has(registration.name)
       ) continue;
-      const upstream = this.#add(this.#registered(registration));
+      const upstream = this.#add(await this.#stored(registration));
       await upstream.connect().catch(() => {});
     }
     this.#rebuild();
   }
 
-  /** `register_server`: addRegistration checks, connects and saves; then the tools are listed. */
+  /** `register_server`: addRegistration checks, connects and saves (credentials sealed); then the tools are listed. */
   async register(
     name: string,
     url: string,
     tools: readonly string[] | undefined,
+    credentials: {
+      token?: string;
+      headers?: Readonly<Record<string, string>>;
+    } = {},
   ): Promise<Upstream> {
+    const headers = credentialHeaders(credentials.token, credentials.headers);
+    hideFromLogs(this.#log, headers);
     if (this.#registering.has(name)) {
       throw new ToolError(
         `"${name}" is being registered by another call right now.`,
@@ -319,13 +373,15 @@ export class Gateway implements DynamicTools {
     let added;
     try {
       added = await addRegistration(
-        { name, url, tools },
+        { name, url, tools, headers },
         {
           store: this.#options.store,
           upstreams: this.upstreams,
           clock: this.#clock,
-          newUpstream: (as, href, only) =>
-            this.#registered({ name: as, url: href, tools: only }),
+          newUpstream: (as, href, only, sent) =>
+            this.#registered({ name: as, url: href, tools: only }, sent),
+          seal: async (as, sent) =>
+            await sealCredentials(await this.#options.secretKey(), as, sent),
         },
       );
     } finally {
@@ -356,9 +412,15 @@ export class Gateway implements DynamicTools {
     }
     if (upstream.source !== "registered") {
       throw new ToolError(
-        upstream.source === "builtin"
-          ? `"${name}" is a built-in server; disable it with --servers instead.`
-          : `"${name}" comes from the config file; remove it there and restart.`,
+        {
+          builtin:
+            `"${name}" is a built-in server; disable it with --servers instead.`,
+          config:
+            `"${name}" comes from the config file; remove it there and restart.`,
+          discovered:
+            `"${name}" was found by auto-discovery and leaves when it is no longer found; ` +
+            `set discovery.auto_register to choose what is discovered.`,
+        }[upstream.source],
       );
     }
     await removeRegistration(this.#options.store, name);
@@ -385,13 +447,59 @@ export class Gateway implements DynamicTools {
     });
   }
 
-  /** With `discovery.auto_register`: reachable, unregistered servers are registered under their own name. */
-  async #autoRegister(): Promise<void> {
-    await autoRegister(await this.discover(), {
-      upstreams: this.upstreams,
-      register: (name, url) => this.register(name, url, undefined),
-      log: this.#log,
+  /**
+   * One auto-discovery round (auto_discovery.ts): what is found and not yet
+   * served is added as a `discovered` upstream; discovered ones no longer
+   * found leave. Never stored: each daemon discovers for itself.
+   */
+  async autoDiscover(): Promise<void> {
+    const discovery = this.#options.discovery;
+    if (!discovery || this.#stopping) return;
+    const candidates = await autoCandidates({
+      networks: autoNetworks(this.config.discovery),
+      config: this.config.discovery,
+      store: discovery.store,
+      instance: discovery.instance,
+      fetchFn: this.#options.fetchFn,
     });
+    if (this.#stopping) return;
+    const self = discovery.selfUrl();
+    const found = candidates.filter((candidate) =>
+      self === undefined ||
+      (candidate.url !== self && !candidate.url.startsWith(`${self}/`))
+    );
+    const urls = new Set(found.map((candidate) => candidate.url));
+    let changed = false;
+    for (const upstream of [...this.upstreams.values()]) {
+      if (
+        upstream.source === "discovered" && upstream.target.kind === "http" &&
+        !urls.has(upstream.target.url)
+      ) {
+        this.upstreams.delete(upstream.name);
+        await upstream.close();
+        this.#log.info("undiscovered", { upstream: upstream.name });
+        changed = true;
+      }
+    }
+    const served = new Set(
+      [...this.upstreams.values()].flatMap((upstream) =>
+        upstream.target.kind === "http" ? [upstream.target.url] : []
+      ),
+    );
+    for (const candidate of found) {
+      if (served.has(candidate.url)) continue;
+      const name = freeName(
+        candidate.name,
+        (taken) => this.upstreams.has(taken) || this.#registering.has(taken),
+      );
+      const upstream = this.#add(
+        this.#newUpstream(name, name, "discovered", httpTarget(candidate.url)),
+      );
+      this.#log.info("discovered", { upstream: name, url: candidate.url });
+      await upstream.connect().catch(() => {});
+      changed = true;
+    }
+    if (changed) this.#rebuild();
   }
 
   get(name: string): Upstream {
@@ -433,9 +541,10 @@ export class Gateway implements DynamicTools {
   async stop(): Promise<void> {
     this.#stopping = true;
     clearInterval(this.#timer);
-    clearInterval(this.#discoveryTimer);
+    clearTimeout(this.#discoveryTimer);
+    clearInterval(this.#intervalTimer);
     await this.#checking?.catch(() => {});
-    await this.#autoRegistering;
+    await this.#discovering;
     await Promise.all(
       [...this.upstreams.values()].map((upstream) => upstream.close()),
     );
