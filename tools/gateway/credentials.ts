@@ -4,6 +4,7 @@
 // Only whether an upstream has credentials is ever shown.
 
 import { z } from "zod";
+import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import { decrypt, encrypt } from "../../platform/secrets.ts";
 import { ToolError } from "../kit/mod.ts";
@@ -89,5 +90,30 @@ export function hideFromLogs(
     log.addSecret(value);
     const bearer = /^Bearer\s+(.+)$/i.exec(value)?.[1];
     if (bearer) log.addSecret(bearer);
+  }
+}
+
+/**
+ * The headers of a stored registration: none when it has no credentials, and
+ * none (logged) when they cannot be opened here (another secret key): the
+ * upstream then fails its checks and says so.
+ */
+export async function storedCredentials(
+  registration: { name: string; credentials: string | null },
+  options: { secretKey(): Promise<CryptoKey>; log: Logger },
+): Promise<Record<string, string>> {
+  if (registration.credentials === null) return {};
+  try {
+    return await openCredentials(
+      await options.secretKey(),
+      registration.name,
+      registration.credentials,
+    );
+  } catch (error) {
+    options.log.warn("registration_credentials_unreadable", {
+      upstream: registration.name,
+      error: messageOf(error),
+    });
+    return {};
   }
 }

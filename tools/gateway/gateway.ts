@@ -22,14 +22,20 @@ import { type GatewayConfig, upstreamTarget } from "./config.ts";
 import {
   credentialHeaders,
   hideFromLogs,
-  openCredentials,
   sealCredentials,
+  storedCredentials,
 } from "./credentials.ts";
 import { discoverServers } from "./discovery.ts";
-import { autoCandidates, autoNetworks, freeName } from "./auto_discovery.ts";
+import {
+  applyDiscovered,
+  autoCandidates,
+  AutoDiscovery,
+  autoNetworks,
+} from "./auto_discovery.ts";
 import {
   addRegistration,
   httpTarget,
+  registeredUpstream,
   type Registration,
   removeRegistration,
   storedRegistrations,
@@ -74,9 +80,7 @@ export class Gateway implements DynamicTools {
   #timer: ReturnType<typeof setInterval> | undefined;
   #checking: Promise<void> | undefined;
   #stopping = false;
-  #discoveryTimer: ReturnType<typeof setTimeout> | undefined;
-  #intervalTimer: ReturnType<typeof setInterval> | undefined;
-  #discovering: Promise<void> | undefined;
+  #autoDiscovery: AutoDiscovery | undefined;
   /** Names being registered now: the health round must not add them from the store too. */
   readonly #registering = new Set<string>();
   readonly version = VERSION;
@@ -138,28 +142,13 @@ export class Gateway implements DynamicTools {
       );
     }, this.config.health_interval_ms);
     if (autoNetworks(this.config.discovery).length > 0) {
-      const round = () => {
-        this.#discovering ??= this.autoDiscover().catch((error) =>
-          this.#log.warn("auto_discovery_failed", { error: messageOf(error) })
-        ).finally(() => {
-          this.#discovering = undefined;
-        });
-      };
-      // The first round once the daemon listens, so that its own URL is
-      // known and never added; on stdio (no URL) after a few tries.
-      let tries = 0;
-      const first = () => {
-        this.#discoveryTimer =
-          this.#options.discovery?.selfUrl() === undefined &&
-            tries++ < 20
-            ? setTimeout(first, 50)
-            : (round(), undefined);
-      };
-      first();
-      this.#intervalTimer = setInterval(
-        round,
-        this.config.discovery.interval_ms,
-      );
+      this.#autoDiscovery = new AutoDiscovery({
+        intervalMs: this.config.discovery.interval_ms,
+        listening: () => this.#options.discovery?.selfUrl() !== undefined,
+        round: () => this.autoDiscover(),
+        log: this.#log,
+      });
+      this.#autoDiscovery.start();
     }
   }
 
@@ -202,21 +191,10 @@ export class Gateway implements DynamicTools {
 
   /** A stored registration with its credentials opened; without them when they cannot be (it then fails its checks). */
   async #stored(registration: Registration): Promise<Upstream> {
-    let headers: Record<string, string> = {};
-    if (registration.credentials !== null) {
-      try {
-        headers = await openCredentials(
-          await this.#options.secretKey(),
-          registration.name,
-          registration.credentials,
-        );
-      } catch (error) {
-        this.#log.warn("registration_credentials_unreadable", {
-          upstream: registration.name,
-          error: messageOf(error),
-        });
-      }
-    }
+    const headers = await storedCredentials(registration, {
+      secretKey: this.#options.secretKey,
+      log: this.#log,
+    });
     return this.#registered(registration, headers);
   }
 
@@ -399,30 +377,7 @@ export class Gateway implements DynamicTools {
   }
 
   async unregister(name: string): Promise<void> {
-    const upstream = this.upstreams.get(name);
-    if (!upstream) {
-      const registered = [...this.upstreams.values()]
-        .filter((candidate) => candidate.source === "registered")
-        .map((candidate) => candidate.name).sort();
-      throw new ToolError(
-        `No server named "${name}". Registered with register_server: ${
-          registered.length ? registered.join(", ") : "none"
-        }`,
-      );
-    }
-    if (upstream.source !== "registered") {
-      throw new ToolError(
-        {
-          builtin:
-            `"${name}" is a built-in server; disable it with --servers instead.`,
-          config:
-            `"${name}" comes from the config file; remove it there and restart.`,
-          discovered:
-            `"${name}" was found by auto-discovery and leaves when it is no longer found; ` +
-            `set discovery.auto_register to choose what is discovered.`,
-        }[upstream.source],
-      );
-    }
+    const upstream = registeredUpstream(this.upstreams, name);
     await removeRegistration(this.#options.store, name);
     this.upstreams.delete(name);
     await upstream.close();
@@ -463,42 +418,14 @@ export class Gateway implements DynamicTools {
       fetchFn: this.#options.fetchFn,
     });
     if (this.#stopping) return;
-    const self = discovery.selfUrl();
-    const found = candidates.filter((candidate) =>
-      self === undefined ||
-      (candidate.url !== self && !candidate.url.startsWith(`${self}/`))
-    );
-    const urls = new Set(found.map((candidate) => candidate.url));
-    let changed = false;
-    for (const upstream of [...this.upstreams.values()]) {
-      if (
-        upstream.source === "discovered" && upstream.target.kind === "http" &&
-        !urls.has(upstream.target.url)
-      ) {
-        this.upstreams.delete(upstream.name);
-        await upstream.close();
-        this.#log.info("undiscovered", { upstream: upstream.name });
-        changed = true;
-      }
-    }
-    const served = new Set(
-      [...this.upstreams.values()].flatMap((upstream) =>
-        upstream.target.kind === "http" ? [upstream.target.url] : []
-      ),
-    );
-    for (const candidate of found) {
-      if (served.has(candidate.url)) continue;
-      const name = freeName(
-        candidate.name,
-        (taken) => this.upstreams.has(taken) || this.#registering.has(taken),
-      );
-      const upstream = this.#add(
-        this.#newUpstream(name, name, "discovered", httpTarget(candidate.url)),
-      );
-      this.#log.info("discovered", { upstream: name, url: candidate.url });
-      await upstream.connect().catch(() => {});
-      changed = true;
-    }
+    const changed = await applyDiscovered(candidates, {
+      self: discovery.selfUrl(),
+      upstreams: this.upstreams,
+      taken: (name) => this.upstreams.has(name) || this.#registering.has(name),
+      create: (name, url) =>
+        this.#newUpstream(name, name, "discovered", httpTarget(url)),
+      log: this.#log,
+    });
     if (changed) this.#rebuild();
   }
 
@@ -541,10 +468,9 @@ export class Gateway implements DynamicTools {
   async stop(): Promise<void> {
     this.#stopping = true;
     clearInterval(this.#timer);
-    clearTimeout(this.#discoveryTimer);
-    clearInterval(this.#intervalTimer);
+    const discovering = this.#autoDiscovery?.stop();
     await this.#checking?.catch(() => {});
-    await this.#discovering;
+    await discovering;
     await Promise.all(
       [...this.upstreams.values()].map((upstream) => upstream.close()),
     );

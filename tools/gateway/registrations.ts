@@ -192,6 +192,38 @@ export async function addRegistration(
   return { upstream, registration: record };
 }
 
+/** The upstream `unregister_server` may remove, or a ToolError saying why not. */
+export function registeredUpstream(
+  upstreams: ReadonlyMap<string, Upstream>,
+  name: string,
+): Upstream {
+  const upstream = upstreams.get(name);
+  if (!upstream) {
+    const registered = [...upstreams.values()]
+      .filter((candidate) => candidate.source === "registered")
+      .map((candidate) => candidate.name).sort();
+    throw new ToolError(
+      `No server named "${name}". Registered with register_server: ${
+        registered.length ? registered.join(", ") : "none"
+      }`,
+    );
+  }
+  if (upstream.source !== "registered") {
+    throw new ToolError(
+      {
+        builtin:
+          `"${name}" is a built-in server; disable it with --servers instead.`,
+        config:
+          `"${name}" comes from the config file; remove it there and restart.`,
+        discovered:
+          `"${name}" was found by auto-discovery and leaves when it is no longer found; ` +
+          `set discovery.auto_register to choose what is discovered.`,
+      }[upstream.source],
+    );
+  }
+  return upstream;
+}
+
 export async function removeRegistration(
   store: Store,
   name: string,
