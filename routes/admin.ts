@@ -165,18 +165,17 @@ function cell(
   const shown = value ?? null;
   switch (format) {
     case "code":
-      return `<td class="code">${
-        shown === null ? DASH : `<code>${escapeHtml(String(shown))}</code>`
-      }</td>`;
+      return `<td class="code">${scalar(shown, format, day)}</td>`;
     case "number":
     case "duration":
     case "percent":
     case "id":
       return `<td class="num">${scalar(shown, format, day)}</td>`;
     case "state":
-      return `<td class="state">${escapeHtml(String(shown ?? ""))}</td>`;
     case "error":
-      return `<td class="error">${escapeHtml(String(shown ?? ""))}</td>`;
+      return `<td class="${format}">${
+        shown === null ? "" : scalar(shown, "text", day)
+      }</td>`;
     case "flag":
       return `<td class="flag">${
         shown === true

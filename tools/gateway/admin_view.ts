@@ -9,10 +9,13 @@ export interface AdminServer {
   name: string;
   /** Replica group; the prefix of its tools. Equals `name` unless configured. */
   group: string;
-  source: "builtin" | "config" | "registered";
+  /** `discovered`: added by auto-discovery; it leaves when no longer found. */
+  source: "builtin" | "config" | "registered" | "discovered";
   transport: "in-process" | "http" | "stdio";
   /** URL, command line (without env), or `in-process`. */
   target: string;
+  /** Whether headers or a token are sent to it (never which). */
+  credentials: boolean;
   state: UpstreamState;
   /** ISO time the state began. */
   since: string;
@@ -111,6 +114,7 @@ const SERVER_COLUMNS: AdminColumn[] = [
   { key: "source", label: "Source" },
   { key: "transport", label: "Transport" },
   { key: "target", label: "Target", format: "code" },
+  { key: "credentials", label: "Credentials", format: "flag" },
   { key: "state", label: "State", format: "state" },
   { key: "since", label: "Since", format: "time" },
   { key: "last_check", label: "Last check", format: "time" },

@@ -22,6 +22,8 @@ export interface Announcement {
   url: string;
   version: string;
   servers: string[];
+  /** The servers this daemon hosts itself, each at `<url>/<id>` (absent when none). */
+  hosted?: string[];
   /** ISO time. */
   announced_at: string;
   /** ISO time; a record past it is stale (its daemon stopped renewing it). */
@@ -121,6 +123,7 @@ export class Announcer {
         url: info.url,
         version: info.version,
         servers: [...info.servers],
+        ...(info.hosted?.length ? { hosted: [...info.hosted] } : {}),
         announced_at: new Date(now).toISOString(),
         expires_at: new Date(now + LIFETIMES * this.#intervalMs).toISOString(),
       };
@@ -153,6 +156,7 @@ function toJson(a: Announcement): JsonValue {
     url: a.url,
     version: a.version,
     servers: a.servers,
+    ...(a.hosted ? { hosted: a.hosted } : {}),
     announced_at: a.announced_at,
     expires_at: a.expires_at,
   };
@@ -225,12 +229,21 @@ function parseAnnouncement(
     if (typeof server !== "string") return undefined;
     names.push(server);
   }
+  // Only ids that make one path segment: they are appended to the URL.
+  const hosted = Array.isArray(value.hosted)
+    ? value.hosted.flatMap((id) =>
+      typeof id === "string" && /^[a-z0-9][a-z0-9_-]{0,63}$/.test(id)
+        ? [id]
+        : []
+    )
+    : undefined;
   return {
     instance,
     name,
     url,
     version,
     servers: names,
+    ...(hosted ? { hosted } : {}),
     announced_at: announcedAt,
     expires_at: expiresAt,
   };

@@ -75,9 +75,26 @@ export const DiscoveryConfig = z.strictObject({
     .describe("Announce this daemon's /mcp in the coordination store"),
   interval_ms: z.number().int().min(1000).max(3_600_000).default(30_000)
     .describe("How often announcements are renewed (and auto_register runs)"),
-  auto_register: z.boolean().default(false)
-    .describe("Register discovered servers automatically"),
+  auto_register: z.union([z.boolean(), z.array(z.string().min(1))])
+    .default(["store", "loopback"])
+    .describe(
+      "What the running gateway adds by itself every interval_ms: a list of sources (store, loopback, hosts, a network name), " +
+        "true for all of them, false for none. Default: the servers of daemons announced in the store and the loopback ports; " +
+        "other hosts only when named",
+    ),
   probe_timeout_ms: z.number().int().min(50).max(30_000).default(1500),
+}).superRefine((value, ctx) => {
+  if (!Array.isArray(value.auto_register)) return;
+  const known = ["store", "loopback", "hosts", ...Object.keys(value.networks)];
+  value.auto_register.forEach((source, index) => {
+    if (!known.includes(source)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["auto_register", index],
+        message: `unknown source "${source}": choose among ${known.join(", ")}`,
+      });
+    }
+  });
 });
 export type DiscoveryConfig = z.output<typeof DiscoveryConfig>;
 

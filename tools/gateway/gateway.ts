@@ -19,11 +19,23 @@ import type { AdminView, UpstreamState } from "./admin_view.ts";
 import { alert, type AlertEvent } from "./alerts.ts";
 import { buildCatalog, type Catalog, listingOf } from "./catalog.ts";
 import { type GatewayConfig, upstreamTarget } from "./config.ts";
+import {
+  credentialHeaders,
+  hideFromLogs,
+  sealCredentials,
+  storedCredentials,
+} from "./credentials.ts";
 import { discoverServers } from "./discovery.ts";
 import {
+  applyDiscovered,
+  autoCandidates,
+  AutoDiscovery,
+  autoNetworks,
+} from "./auto_discovery.ts";
+import {
   addRegistration,
-  autoRegister,
   httpTarget,
+  registeredUpstream,
   type Registration,
   removeRegistration,
   storedRegistrations,
@@ -50,6 +62,8 @@ export interface GatewayOptions {
     instance: string;
     selfUrl(): string | undefined;
   };
+  /** The daemon's secret key, opened on first use: it seals registrations' credentials. */
+  secretKey(): Promise<CryptoKey>;
   clock?: () => number;
   fetchFn?: typeof fetch;
 }
@@ -66,8 +80,7 @@ export class Gateway implements DynamicTools {
   #timer: ReturnType<typeof setInterval> | undefined;
   #checking: Promise<void> | undefined;
   #stopping = false;
-  #discoveryTimer: ReturnType<typeof setInterval> | undefined;
-  #autoRegistering: Promise<void> | undefined;
+  #autoDiscovery: AutoDiscovery | undefined;
   /** Names being registered now: the health round must not add them from the store too. */
   readonly #registering = new Set<string>();
   readonly version = VERSION;
@@ -115,7 +128,7 @@ export class Gateway implements DynamicTools {
     }
     for (const registration of await storedRegistrations(this.#options.store)) {
       if (this.upstreams.has(registration.name)) continue;
-      this.#add(this.#registered(registration));
+      this.#add(await this.#stored(registration));
     }
     await Promise.all(
       [...this.upstreams.values()].map((upstream) =>
@@ -128,14 +141,14 @@ export class Gateway implements DynamicTools {
         this.#log.error("health_check_failed", { error: messageOf(error) })
       );
     }, this.config.health_interval_ms);
-    if (this.config.discovery.auto_register) {
-      this.#discoveryTimer = setInterval(() => {
-        this.#autoRegistering ??= this.#autoRegister().catch((error) =>
-          this.#log.warn("auto_register_failed", { error: messageOf(error) })
-        ).finally(() => {
-          this.#autoRegistering = undefined;
-        });
-      }, this.config.discovery.interval_ms);
+    if (autoNetworks(this.config.discovery).length > 0) {
+      this.#autoDiscovery = new AutoDiscovery({
+        intervalMs: this.config.discovery.interval_ms,
+        listening: () => this.#options.discovery?.selfUrl() !== undefined,
+        round: () => this.autoDiscover(),
+        log: this.#log,
+      });
+      this.#autoDiscovery.start();
     }
   }
 
@@ -158,18 +171,31 @@ export class Gateway implements DynamicTools {
   }
 
   /** A registered server (its own replica group, over HTTP), neither connected nor added. */
-  #registered(registration: {
-    name: string;
-    url: string;
-    tools: readonly string[] | null | undefined;
-  }): Upstream {
+  #registered(
+    registration: {
+      name: string;
+      url: string;
+      tools: readonly string[] | null | undefined;
+    },
+    headers: Readonly<Record<string, string>> = {},
+  ): Upstream {
+    hideFromLogs(this.#log, headers);
     return this.#newUpstream(
       registration.name,
       registration.name,
       "registered",
-      httpTarget(registration.url),
+      httpTarget(registration.url, headers),
       registration.tools ?? undefined,
     );
+  }
+
+  /** A stored registration with its credentials opened; without them when they cannot be (it then fails its checks). */
+  async #stored(registration: Registration): Promise<Upstream> {
+    const headers = await storedCredentials(registration, {
+      secretKey: this.#options.secretKey,
+      log: this.#log,
+    });
+    return this.#registered(registration, headers);
   }
 
   #newUpstream(
@@ -298,18 +324,24 @@ export class Gateway implements DynamicTools {
         this.upstreams.has(registration.name) ||
         this.#registering.has(registration.name)
       ) continue;
-      const upstream = this.#add(this.#registered(registration));
+      const upstream = this.#add(await this.#stored(registration));
       await upstream.connect().catch(() => {});
     }
     this.#rebuild();
   }
 
-  /** `register_server`: addRegistration checks, connects and saves; then the tools are listed. */
+  /** `register_server`: addRegistration checks, connects and saves (credentials sealed); then the tools are listed. */
   async register(
     name: string,
     url: string,
     tools: readonly string[] | undefined,
+    credentials: {
+      token?: string;
+      headers?: Readonly<Record<string, string>>;
+    } = {},
   ): Promise<Upstream> {
+    const headers = credentialHeaders(credentials.token, credentials.headers);
+    hideFromLogs(this.#log, headers);
     if (this.#registering.has(name)) {
       throw new ToolError(
         `"${name}" is being registered by another call right now.`,
@@ -319,13 +351,15 @@ export class Gateway implements DynamicTools {
     let added;
     try {
       added = await addRegistration(
-        { name, url, tools },
+        { name, url, tools, headers },
         {
           store: this.#options.store,
           upstreams: this.upstreams,
           clock: this.#clock,
-          newUpstream: (as, href, only) =>
-            this.#registered({ name: as, url: href, tools: only }),
+          newUpstream: (as, href, only, sent) =>
+            this.#registered({ name: as, url: href, tools: only }, sent),
+          seal: async (as, sent) =>
+            await sealCredentials(await this.#options.secretKey(), as, sent),
         },
       );
     } finally {
@@ -343,24 +377,7 @@ export class Gateway implements DynamicTools {
   }
 
   async unregister(name: string): Promise<void> {
-    const upstream = this.upstreams.get(name);
-    if (!upstream) {
-      const registered = [...this.upstreams.values()]
-        .filter((candidate) => candidate.source === "registered")
-        .map((candidate) => candidate.name).sort();
-      throw new ToolError(
-        `No server named "${name}". Registered with register_server: ${
-          registered.length ? registered.join(", ") : "none"
-        }`,
-      );
-    }
-    if (upstream.source !== "registered") {
-      throw new ToolError(
-        upstream.source === "builtin"
-          ? `"${name}" is a built-in server; disable it with --servers instead.`
-          : `"${name}" comes from the config file; remove it there and restart.`,
-      );
-    }
+    const upstream = registeredUpstream(this.upstreams, name);
     await removeRegistration(this.#options.store, name);
     this.upstreams.delete(name);
     await upstream.close();
@@ -385,13 +402,31 @@ export class Gateway implements DynamicTools {
     });
   }
 
-  /** With `discovery.auto_register`: reachable, unregistered servers are registered under their own name. */
-  async #autoRegister(): Promise<void> {
-    await autoRegister(await this.discover(), {
+  /**
+   * One auto-discovery round (auto_discovery.ts): what is found and not yet
+   * served is added as a `discovered` upstream; discovered ones no longer
+   * found leave. Never stored: each daemon discovers for itself.
+   */
+  async autoDiscover(): Promise<void> {
+    const discovery = this.#options.discovery;
+    if (!discovery || this.#stopping) return;
+    const candidates = await autoCandidates({
+      networks: autoNetworks(this.config.discovery),
+      config: this.config.discovery,
+      store: discovery.store,
+      instance: discovery.instance,
+      fetchFn: this.#options.fetchFn,
+    });
+    if (this.#stopping) return;
+    const changed = await applyDiscovered(candidates, {
+      self: discovery.selfUrl(),
       upstreams: this.upstreams,
-      register: (name, url) => this.register(name, url, undefined),
+      taken: (name) => this.upstreams.has(name) || this.#registering.has(name),
+      create: (name, url) =>
+        this.#newUpstream(name, name, "discovered", httpTarget(url)),
       log: this.#log,
     });
+    if (changed) this.#rebuild();
   }
 
   get(name: string): Upstream {
@@ -433,9 +468,9 @@ export class Gateway implements DynamicTools {
   async stop(): Promise<void> {
     this.#stopping = true;
     clearInterval(this.#timer);
-    clearInterval(this.#discoveryTimer);
+    const discovering = this.#autoDiscovery?.stop();
     await this.#checking?.catch(() => {});
-    await this.#autoRegistering;
+    await discovering;
     await Promise.all(
       [...this.upstreams.values()].map((upstream) => upstream.close()),
     );

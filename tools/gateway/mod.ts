@@ -2,6 +2,7 @@
 // In `agentd serve` it is /mcp, with every built-in server as an in-process
 // upstream; alone it is `agentd mcp gateway --port 8765 --config FILE`.
 
+import { openSecrets } from "../../platform/secrets.ts";
 import { defineServer } from "../kit/mod.ts";
 import { adminSection } from "./admin_view.ts";
 import { GatewayConfig } from "./config.ts";
@@ -30,12 +31,16 @@ export const gatewayServer = defineServer<Gateway>({
       deps.env,
     );
     const instance = crypto.randomUUID();
+    let secretKey: Promise<CryptoKey> | undefined;
     const gateway = new Gateway({
       config,
       store: deps.store,
       log: deps.log,
       peers: deps.peers,
       env: deps.env,
+      secretKey: () =>
+        secretKey ??= openSecrets({ env: deps.env, dataDir: deps.dataDir })
+          .then((secrets) => secrets.dataKey),
       toolsChanged: deps.toolsChanged,
       discovery: {
         store: coordination.store,
@@ -60,6 +65,8 @@ export const gatewayServer = defineServer<Gateway>({
             url: `${address}/mcp`,
             version: gateway.version,
             servers: [...gateway.upstreams.keys()].sort(),
+            // The built-in servers, each at <address>/mcp/<id> in `serve`.
+            hosted: deps.peers.map((peer) => peer.id),
           };
         },
       })

@@ -3,8 +3,7 @@
 // restarts and are shared by every daemon on that store.
 
 import { messageOf } from "../../platform/errors.ts";
-import type { Logger } from "../../platform/log.ts";
-import type { JsonValue, Store } from "../../platform/store.ts";
+import type { Store } from "../../platform/store.ts";
 import { ToolError } from "../kit/mod.ts";
 import { UPSTREAM_NAME } from "./config.ts";
 import type { Upstream, UpstreamTarget } from "./upstream.ts";
@@ -14,6 +13,8 @@ export interface Registration {
   url: string;
   tools: string[] | null;
   registered_at: string;
+  /** The upstream's headers, sealed (credentials.ts); null without credentials. */
+  credentials: string | null;
 }
 
 const REGISTRATIONS = ["registrations"] as const;
@@ -43,6 +44,9 @@ export async function storedRegistrations(
             ? value.tools.filter((tool) => typeof tool === "string")
             : null,
           registered_at: String(value.registered_at ?? ""),
+          credentials: typeof value.credentials === "string"
+            ? value.credentials
+            : null,
         });
       }
     }
@@ -57,7 +61,13 @@ export async function storedRegistrations(
  * upstream; on any failure nothing is saved and the upstream is closed.
  */
 export async function addRegistration(
-  request: { name: string; url: string; tools: readonly string[] | undefined },
+  request: {
+    name: string;
+    url: string;
+    tools: readonly string[] | undefined;
+    /** Sent to the upstream (credentials); empty when none. */
+    headers: Readonly<Record<string, string>>;
+  },
   options: {
     store: Store;
     upstreams: ReadonlyMap<string, Upstream>;
@@ -67,10 +77,16 @@ export async function addRegistration(
       name: string,
       url: string,
       tools: readonly string[] | undefined,
+      headers: Readonly<Record<string, string>>,
     ): Upstream;
+    /** The headers sealed for the store. */
+    seal(
+      name: string,
+      headers: Readonly<Record<string, string>>,
+    ): Promise<string>;
   },
 ): Promise<{ upstream: Upstream; registration: Registration }> {
-  const { name, url, tools } = request;
+  const { name, url, tools, headers } = request;
   const { upstreams } = options;
   if (!UPSTREAM_NAME.test(name)) {
     throw new ToolError(
@@ -97,6 +113,13 @@ export async function addRegistration(
       `Invalid url "${url}": only http and https MCP endpoints can be registered (stdio servers go in the config file)`,
     );
   }
+  if (parsed.username !== "" || parsed.password !== "") {
+    // The URL is listed; credentials go where they are sealed and hidden.
+    throw new ToolError(
+      "Invalid url: it carries a user name or password, which would be listed. " +
+        "Give credentials as token or headers instead. Nothing was registered.",
+    );
+  }
   const same = [...upstreams.values()].find((upstream) =>
     upstream.target.kind === "http" && upstream.target.url === parsed.href
   );
@@ -105,7 +128,7 @@ export async function addRegistration(
       `${parsed.href} is already registered as "${same.name}"`,
     );
   }
-  const upstream = options.newUpstream(name, parsed.href, tools);
+  const upstream = options.newUpstream(name, parsed.href, tools, headers);
   try {
     await upstream.connect();
   } catch (error) {
@@ -128,11 +151,25 @@ export async function addRegistration(
       );
     }
   }
+  let credentials: string | null = null;
+  if (Object.keys(headers).length > 0) {
+    try {
+      credentials = await options.seal(name, headers);
+    } catch (error) {
+      await upstream.close();
+      throw new ToolError(
+        `Cannot seal the credentials: ${
+          messageOf(error)
+        }. Nothing was registered.`,
+      );
+    }
+  }
   const record: Registration = {
     name,
     url: parsed.href,
     tools: tools ? [...tools] : null,
     registered_at: new Date(options.clock()).toISOString(),
+    credentials,
   };
   const key = [...REGISTRATIONS, name];
   const committed = await options.store.commit({
@@ -155,6 +192,38 @@ export async function addRegistration(
   return { upstream, registration: record };
 }
 
+/** The upstream `unregister_server` may remove, or a ToolError saying why not. */
+export function registeredUpstream(
+  upstreams: ReadonlyMap<string, Upstream>,
+  name: string,
+): Upstream {
+  const upstream = upstreams.get(name);
+  if (!upstream) {
+    const registered = [...upstreams.values()]
+      .filter((candidate) => candidate.source === "registered")
+      .map((candidate) => candidate.name).sort();
+    throw new ToolError(
+      `No server named "${name}". Registered with register_server: ${
+        registered.length ? registered.join(", ") : "none"
+      }`,
+    );
+  }
+  if (upstream.source !== "registered") {
+    throw new ToolError(
+      {
+        builtin:
+          `"${name}" is a built-in server; disable it with --servers instead.`,
+        config:
+          `"${name}" comes from the config file; remove it there and restart.`,
+        discovered:
+          `"${name}" was found by auto-discovery and leaves when it is no longer found; ` +
+          `set discovery.auto_register to choose what is discovered.`,
+      }[upstream.source],
+    );
+  }
+  return upstream;
+}
+
 export async function removeRegistration(
   store: Store,
   name: string,
@@ -162,50 +231,9 @@ export async function removeRegistration(
   await store.delete([...REGISTRATIONS, name]);
 }
 
-/** With `discovery.auto_register`: reachable, unregistered servers in `found` (discover_servers' answer) are registered under their own name. */
-export async function autoRegister(
-  found: { [key: string]: JsonValue },
-  options: {
-    upstreams: ReadonlyMap<string, Upstream>;
-    register(name: string, url: string): Promise<unknown>;
-    log: Logger;
-  },
-): Promise<void> {
-  const { log } = options;
-  const servers = Array.isArray(found.servers) ? found.servers : [];
-  for (const server of servers) {
-    if (
-      typeof server !== "object" || server === null ||
-      Array.isArray(server) || server.reachable !== true ||
-      server.registered_as !== null || typeof server.url !== "string"
-    ) continue;
-    const name = registrationName(server.server_name, options.upstreams);
-    await options.register(name, server.url).then(
-      () => log.info("auto_registered", { upstream: name }),
-      (error) =>
-        log.warn("auto_register_failed", {
-          url: server.url,
-          error: messageOf(error),
-        }),
-    );
-  }
-}
-
-/** A free name for a discovered server: its own, made valid, numbered when taken. */
-function registrationName(
-  serverName: JsonValue | undefined,
-  upstreams: ReadonlyMap<string, Upstream>,
-): string {
-  const base = String(serverName ?? "discovered").toLowerCase()
-    .replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 32) ||
-    "discovered";
-  let name = base;
-  for (let n = 2; upstreams.has(name) || RESERVED.has(name); n++) {
-    name = `${base}-${n}`;
-  }
-  return name;
-}
-
-export function httpTarget(url: string): UpstreamTarget {
-  return { kind: "http", url, headers: {}, passThroughAuth: false };
+export function httpTarget(
+  url: string,
+  headers: Readonly<Record<string, string>> = {},
+): UpstreamTarget {
+  return { kind: "http", url, headers, passThroughAuth: false };
 }

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import type { JsonValue } from "../../platform/store.ts";
 import { json, toolDefiner, ToolError } from "../kit/mod.ts";
+import { CredentialHeaders } from "./credentials.ts";
 import type { Gateway } from "./gateway.ts";
 import { byName, type Upstream } from "./upstream.ts";
 
@@ -21,6 +22,7 @@ function summary(gateway: Gateway, upstream: Upstream) {
     url: view.target,
     state: view.state,
     since: view.since,
+    credentials: view.credentials,
     tools: gateway.toolsOf(upstream).map((tool) => tool.name),
   };
 }
@@ -47,17 +49,28 @@ export const registerServer = defineGatewayTool({
   description:
     "Registers a streamable HTTP MCP server under `name` (the prefix of its tools: <name>__<tool>). " +
     "The server must answer initialize now; `tools` limits which of its tools are exposed. " +
-    "Registrations persist across restarts. stdio servers are configured in the config file.",
+    "`token` (sent as a bearer token) and `headers` are the server's credentials: stored encrypted, " +
+    "never listed or logged. Registrations persist across restarts. stdio servers are configured in the config file.",
   input: z.object({
     name: z.string().min(1).max(40)
       .describe("Lower-case letters, digits, '-' or single '_'"),
     url: z.string().min(1).describe("e.g. http://127.0.0.1:3001/mcp"),
     tools: z.array(z.string().min(1)).min(1).optional()
       .describe("Expose only these tools of the server"),
+    token: z.string().min(1).max(8192).regex(
+      /^[^\s]+$/,
+      "a bearer token without spaces or line breaks",
+    ).optional()
+      .describe("Bearer token the server needs (sent as Authorization)"),
+    headers: CredentialHeaders.optional()
+      .describe("Headers the server needs, e.g. an API key header"),
   }),
   annotations: { readOnlyHint: false, openWorldHint: true },
   async handle(gateway, args) {
-    const upstream = await gateway.register(args.name, args.url, args.tools);
+    const upstream = await gateway.register(args.name, args.url, args.tools, {
+      token: args.token,
+      headers: args.headers,
+    });
     return json({ registered: summary(gateway, upstream) });
   },
 });

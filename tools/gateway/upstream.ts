@@ -398,6 +398,8 @@ export class Upstream {
       source: this.source,
       transport,
       target: this.describe(),
+      credentials: this.target.kind === "http" &&
+        Object.keys(this.target.headers).length > 0,
       state: this.state,
       since: new Date(this.since).toISOString(),
       last_check: this.lastCheck === undefined

@@ -165,6 +165,8 @@ Deno.test("gateway: discover_servers finds a daemon announced in a shared store 
     store: shared,
     interval_ms: 1000,
     ports: [probed.port],
+    // Only the tool here: auto-discovery (on by default) would add them.
+    auto_register: false,
   };
   const first = await spawnServe(join(dir.path, "one"), {
     extra: ["--config", await writeConfig(join(dir.path), { discovery })],

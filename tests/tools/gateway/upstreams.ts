@@ -76,14 +76,34 @@ export async function startEverythingHttp(
   };
 }
 
-/** A stateless MCP server whose one tool, `whoami`, answers with the Authorization header it received. */
-export function startRecordingServer(): {
+/**
+ * A stateless MCP server whose one tool, `whoami`, answers with the
+ * Authorization header it received. With `require`, a request lacking any of
+ * those headers (name → exact value) gets a 401, as a protected server does.
+ */
+export function startRecordingServer(
+  options: { require?: Record<string, string> } = {},
+): {
   url: string;
   seen: (string | null)[];
+  /** Requests refused for missing credentials. */
+  refused: number;
   [Symbol.asyncDispose](): Promise<void>;
 } {
   const seen: (string | null)[] = [];
+  const state = { refused: 0 };
   const http = Deno.serve({ port: 0, onListen() {} }, async (request) => {
+    const missing = Object.entries(options.require ?? {}).some((
+      [name, value],
+    ) => request.headers.get(name) !== value);
+    if (missing) {
+      state.refused++;
+      await request.body?.cancel();
+      return Response.json({ error: "unauthorized" }, {
+        status: 401,
+        headers: { "www-authenticate": 'Bearer realm="recorder"' },
+      });
+    }
     const authorization = request.headers.get("authorization");
     const server = new Server({ name: "recorder", version: "1.0.0" }, {
       capabilities: { tools: {} },
@@ -112,6 +132,9 @@ export function startRecordingServer(): {
   return {
     url: `http://127.0.0.1:${http.addr.port}/mcp`,
     seen,
+    get refused() {
+      return state.refused;
+    },
     [Symbol.asyncDispose]: () => http.shutdown(),
   };
 }
