@@ -38,6 +38,8 @@ export interface BrowserOptions {
   args?: readonly string[];
   /** Viewport of pages in a launched browser; an attached browser keeps its windows. */
   viewport?: { width: number; height: number };
+  /** Never launch: attach only, retrying with backoff until a browser listens (extension-bridge). */
+  attachOnly?: boolean;
   /** Upper bound of any one CDP call. */
   protocolTimeoutMs?: number;
   log: Logger;
@@ -81,6 +83,7 @@ export class BrowserConnection {
   #connectedSince: string | undefined;
   #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   #reconnectDelay = 0;
+  #nextAttemptAt: number | undefined;
   #everConnected = false;
 
   constructor(options: BrowserOptions) {
@@ -115,6 +118,11 @@ export class BrowserConnection {
     return this.#pid;
   }
 
+  /** When the next background reconnect attempt runs (epoch ms); undefined when none is scheduled. */
+  get nextAttemptAt(): number | undefined {
+    return this.#nextAttemptAt;
+  }
+
   /** Runs after a reconnect that follows a disconnect, before callers get the browser. */
   onRestart(listener: (browser: Browser) => Promise<void>): void {
     this.#restartListeners.push(listener);
@@ -129,7 +137,7 @@ export class BrowserConnection {
     if (current?.connected && this.#state === "connected") {
       return Promise.resolve(current);
     }
-    return this.#connect(true);
+    return this.#connect(this.#options.attachOnly !== true);
   }
 
   #connect(mayLaunch: boolean): Promise<Browser> {
@@ -195,8 +203,9 @@ export class BrowserConnection {
     } catch (error) {
       this.#lastError = messageOf(error);
       if (!this.#closed()) {
-        this.#state = this.#everConnected ? "disconnected" : "not_started";
-        if (this.#everConnected) this.#scheduleReconnect();
+        const retry = this.#everConnected || this.#options.attachOnly === true;
+        this.#state = retry ? "disconnected" : "not_started";
+        if (retry) this.#scheduleReconnect();
       }
       throw error;
     }
@@ -299,11 +308,15 @@ export class BrowserConnection {
       Math.max(delay * 2, RECONNECT_FIRST_MS),
       RECONNECT_MAX_MS,
     );
+    this.#nextAttemptAt = this.#clock() + delay;
     this.#reconnectTimer = setTimeout(() => {
       this.#reconnectTimer = undefined;
+      this.#nextAttemptAt = undefined;
       if (this.#state !== "disconnected") return;
       // A failure logs and schedules the next attempt (in #open).
-      this.#connect(this.#mode !== "attached").catch((error) =>
+      const mayLaunch = this.#mode !== "attached" &&
+        this.#options.attachOnly !== true;
+      this.#connect(mayLaunch).catch((error) =>
         this.#options.log.warn("browser_reconnect_failed", {
           error: messageOf(error),
           retry_in_ms: this.#reconnectDelay,
@@ -331,6 +344,9 @@ export class BrowserConnection {
     if (this.#connectedSince) status.connected_since = this.#connectedSince;
     if (this.#lastDisconnect) status.last_disconnect = this.#lastDisconnect;
     if (this.#lastError) status.last_error = this.#lastError;
+    if (this.#nextAttemptAt !== undefined) {
+      status.next_attempt = new Date(this.#nextAttemptAt).toISOString();
+    }
     return status;
   }
 
@@ -340,6 +356,7 @@ export class BrowserConnection {
     this.#state = "closed";
     clearTimeout(this.#reconnectTimer);
     this.#reconnectTimer = undefined;
+    this.#nextAttemptAt = undefined;
     await this.#connecting?.catch(() => undefined);
     const browser = this.#browser;
     this.#browser = undefined;
