@@ -301,8 +301,11 @@ export class ExtensionBridge {
       : "reconnecting";
     const tools: { [key: string]: JsonValue } = {};
     for (const [name, counts] of this.#tools) tools[name] = { ...counts };
+    // Before any browser connected the bridge waits for the user's browser;
+    // losing one that was connected is a degradation.
+    const lost = "connected_since" in status;
     return {
-      status: connected ? "ok" : "degraded",
+      status: connected ? "ok" : lost ? "degraded" : "waiting",
       browser: { ...status, connected, connection },
       companion_id: this.config.companion_id ?? this.#detectedCompanion ??
         null,
