@@ -16,6 +16,7 @@ import type {
 import type { JsonValue } from "../../platform/store.ts";
 import { ToolError } from "../kit/mod.ts";
 import type { ExtensionBridgeConfig } from "./config.ts";
+import { manifestAt, strings } from "./manifest.ts";
 
 export const EXTENSION_ORIGIN = "chrome-extension://";
 
@@ -185,8 +186,19 @@ export class ExtensionBridge {
   async worker(browser: Browser, id: string) {
     const running = this.workerTarget(browser, id);
     if (running) return running;
+    const known = (await this.unpackedExtensions(browser)).find((info) =>
+      info.id === id
+    );
+    if (known?.enabled === false) {
+      throw new ToolError(
+        `Extension ${id} (${known.name}) is disabled: enable it first (set_enabled through the companion)`,
+      );
+    }
     const pages = await browser.pages();
-    const page = pages[0] ?? await browser.newPage();
+    // A page session carries the ServiceWorker domain; open a tab only when there is none.
+    const opened = pages[0] === undefined ? await browser.newPage() : undefined;
+    const page = pages[0] ?? opened;
+    if (page === undefined) throw new ToolError("The browser has no page");
     const session = await page.createCDPSession();
     try {
       await bounded(
@@ -205,6 +217,7 @@ export class ExtensionBridge {
       );
     } finally {
       await session.detach().catch(() => undefined);
+      await opened?.close().catch(() => undefined);
     }
     try {
       return await browser.waitForTarget(
@@ -266,11 +279,20 @@ export class ExtensionBridge {
     if (this.config.companion_id) return this.config.companion_id;
     const cached = this.#detectedCompanion;
     if (cached && this.workerTarget(browser, cached)) return cached;
+    // Running workers first; then enabled unpacked ones whose manifest asks for management (woken).
+    const requested: string[] = [];
+    for (const info of await this.unpackedExtensions(browser)) {
+      const manifest = info.enabled ? await manifestAt(info.path) : undefined;
+      if (strings(manifest?.permissions).includes("management")) {
+        requested.push(info.id);
+      }
+    }
     const candidates = [
       ...(cached ? [cached] : []),
       ...browser.targets().filter((target) =>
         target.type() === "service_worker"
       ).map((target) => extensionIdOf(target.url())),
+      ...requested,
     ];
     for (const id of new Set(candidates)) {
       if (id === undefined) continue;

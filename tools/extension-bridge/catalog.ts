@@ -3,11 +3,16 @@
 // with a running chrome-extension:// context) and, where the companion is
 // present, chrome.management (every installed extension, with permissions).
 
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import type { Browser } from "../../platform/puppeteer.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { type ExtensionBridge, extensionIdOf } from "./bridge.ts";
+import {
+  manifestAt,
+  manifestPermissions,
+  record,
+  stringOr,
+  strings,
+} from "./manifest.ts";
 
 export interface ExtensionEntry {
   id: string;
@@ -39,52 +44,6 @@ const MANAGEMENT_ALL =
   description: e.description, type: e.type, installType: e.installType,
   permissions: e.permissions, hostPermissions: e.hostPermissions,
 }))`;
-
-function strings(value: unknown): string[] {
-  return Array.isArray(value)
-    ? value.filter((item): item is string => typeof item === "string")
-    : [];
-}
-
-function stringOr(value: unknown): string | null {
-  return typeof value === "string" ? value : null;
-}
-
-function record(value: unknown): Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? { ...value }
-    : {};
-}
-
-/** A manifest's requested permissions split the way chrome.management reports them. */
-export function manifestPermissions(
-  manifest: Record<string, unknown>,
-): { permissions: string[]; host_permissions: string[] } {
-  const declared = strings(manifest.permissions);
-  const hostLike = (item: string) =>
-    item === "<all_urls>" || item.includes("://");
-  return {
-    // MV2 lists hosts among permissions; MV3 has host_permissions.
-    permissions: declared.filter((item) => !hostLike(item)),
-    host_permissions: [
-      ...declared.filter(hostLike),
-      ...strings(manifest.host_permissions),
-    ],
-  };
-}
-
-/** The manifest of an unpacked extension read from its folder; undefined when unreadable. */
-export async function manifestAt(
-  path: string,
-): Promise<Record<string, unknown> | undefined> {
-  try {
-    return record(
-      JSON.parse(await readFile(join(path, "manifest.json"), "utf8")),
-    );
-  } catch {
-    return undefined;
-  }
-}
 
 function blank(id: string): ExtensionEntry {
   return {

@@ -7,13 +7,8 @@ import type { JsonValue } from "../../platform/store.ts";
 import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import { actionNames } from "./actions.ts";
 import type { ExtensionBridge } from "./bridge.ts";
-import {
-  entryJson,
-  type ExtensionEntry,
-  listExtensions,
-  manifestAt,
-  manifestPermissions,
-} from "./catalog.ts";
+import { entryJson, type ExtensionEntry, listExtensions } from "./catalog.ts";
+import { manifestAt, manifestPermissions, strings } from "./manifest.ts";
 
 const tool = toolDefiner<ExtensionBridge>();
 
@@ -56,12 +51,6 @@ async function manifestOf(
     }
   }
   return (entry.path !== null ? await manifestAt(entry.path) : undefined) ?? {};
-}
-
-function strings(value: unknown): string[] {
-  return Array.isArray(value)
-    ? value.filter((item): item is string => typeof item === "string")
-    : [];
 }
 
 export const listExtensionsTool = tool({

@@ -101,6 +101,20 @@ export async function startBrowser(
     stderr: "null",
   }).spawn();
   await waitFor(() => probeDebuggingPort(port), (found) => found !== undefined);
+  // Loaded: both extensions' service workers run (they start on install).
+  await waitFor(
+    async () => {
+      const targets: { url: string }[] = await (await fetch(
+        `http://127.0.0.1:${port}/json/list`,
+      )).json();
+      return [extensions.companion.id, extensions.plain.id].every((id) =>
+        targets.some((target) =>
+          target.url.startsWith(`chrome-extension://${id}/`)
+        )
+      );
+    },
+    (loaded) => loaded,
+  );
   const gone = async () => {
     await child.status;
     await waitFor(() => processesWith(profile), (pids) => pids.length === 0);

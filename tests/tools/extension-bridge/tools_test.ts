@@ -177,19 +177,32 @@ Deno.test({
             "from the bridge",
           );
 
-          // An idle service worker is woken first: stop them all, then act on the plain one.
-          const page = (await own.pages())[0];
-          const session = await page.createCDPSession();
-          await session.send("ServiceWorker.enable");
-          await session.send("ServiceWorker.stopAllWorkers");
-          await session.detach();
-          await waitFor(
-            () =>
-              own.targets().some((t) =>
-                t.url().startsWith(`chrome-extension://${plain.id}/`)
-              ),
-            (running) => !running,
-          );
+          // Idle service workers: a bridge that never saw the companion finds
+          // it from its manifest, and workers are woken before anything runs.
+          const stopWorkers = async () => {
+            const session = await (await own.pages())[0].createCDPSession();
+            await session.send("ServiceWorker.enable");
+            await session.send("ServiceWorker.stopAllWorkers");
+            await session.detach();
+            await waitFor(
+              () => own.targets().some((t) => t.type() === "service_worker"),
+              (running) => !running,
+            );
+          };
+          await stopWorkers();
+          const fresh = await startBridge({ cdp_port: port });
+          try {
+            await waitFor(
+              () => fresh.details(),
+              (d) => record(d.browser).connected === true,
+            );
+            const found = await fresh.ok("list_extensions");
+            assert.equal(found.companion_id, companion.id);
+            assert.equal(found.count, 2);
+          } finally {
+            await fresh.close();
+          }
+          await stopWorkers();
           const builtin = await bridge.ok("execute_extension_action", {
             extension_id: plain.id,
             action: "storage_set",
@@ -339,6 +352,15 @@ Deno.test({
             extension_id: plain.id,
           });
           assert.equal(permissions.granted, null);
+          const asleep = await bridge.call("execute_extension_action", {
+            extension_id: plain.id,
+            action: "get_manifest",
+          });
+          assert.ok(asleep.isError);
+          assert.match(
+            textOf(asleep),
+            new RegExp(`Extension ${plain.id} \\(.*\\) is disabled`),
+          );
           assert.deepEqual(permissions.permissions, plain.manifest.permissions);
         },
       );
