@@ -316,12 +316,16 @@ export class BrowserConnection {
       // A failure logs and schedules the next attempt (in #open).
       const mayLaunch = this.#mode !== "attached" &&
         this.#options.attachOnly !== true;
-      this.#connect(mayLaunch).catch((error) =>
-        this.#options.log.warn("browser_reconnect_failed", {
+      this.#connect(mayLaunch).catch((error) => {
+        const fields = {
           error: messageOf(error),
           retry_in_ms: this.#reconnectDelay,
-        })
-      );
+        };
+        // Waiting for a browser that never came is routine (attach-only): debug, not warn.
+        if (this.#everConnected) {
+          this.#options.log.warn("browser_reconnect_failed", fields);
+        } else this.#options.log.debug("browser_reconnect_failed", fields);
+      });
     }, delay);
   }
 
