@@ -118,11 +118,6 @@ export class BrowserConnection {
     return this.#pid;
   }
 
-  /** When the next background reconnect attempt runs (epoch ms); undefined when none is scheduled. */
-  get nextAttemptAt(): number | undefined {
-    return this.#nextAttemptAt;
-  }
-
   /** Runs after a reconnect that follows a disconnect, before callers get the browser. */
   onRestart(listener: (browser: Browser) => Promise<void>): void {
     this.#restartListeners.push(listener);
