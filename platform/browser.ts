@@ -38,6 +38,8 @@ export interface BrowserOptions {
   args?: readonly string[];
   /** Viewport of pages in a launched browser; an attached browser keeps its windows. */
   viewport?: { width: number; height: number };
+  /** Never launch: attach only, retrying with backoff until a browser listens (extension-bridge). */
+  attachOnly?: boolean;
   /** Upper bound of any one CDP call. */
   protocolTimeoutMs?: number;
   log: Logger;
@@ -81,6 +83,7 @@ export class BrowserConnection {
   #connectedSince: string | undefined;
   #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   #reconnectDelay = 0;
+  #nextAttemptAt: number | undefined;
   #everConnected = false;
 
   constructor(options: BrowserOptions) {
@@ -129,7 +132,7 @@ export class BrowserConnection {
     if (current?.connected && this.#state === "connected") {
       return Promise.resolve(current);
     }
-    return this.#connect(true);
+    return this.#connect(this.#options.attachOnly !== true);
   }
 
   #connect(mayLaunch: boolean): Promise<Browser> {
@@ -195,8 +198,9 @@ export class BrowserConnection {
     } catch (error) {
       this.#lastError = messageOf(error);
       if (!this.#closed()) {
-        this.#state = this.#everConnected ? "disconnected" : "not_started";
-        if (this.#everConnected) this.#scheduleReconnect();
+        const retry = this.#everConnected || this.#options.attachOnly === true;
+        this.#state = retry ? "disconnected" : "not_started";
+        if (retry) this.#scheduleReconnect();
       }
       throw error;
     }
@@ -299,16 +303,24 @@ export class BrowserConnection {
       Math.max(delay * 2, RECONNECT_FIRST_MS),
       RECONNECT_MAX_MS,
     );
+    this.#nextAttemptAt = this.#clock() + delay;
     this.#reconnectTimer = setTimeout(() => {
       this.#reconnectTimer = undefined;
+      this.#nextAttemptAt = undefined;
       if (this.#state !== "disconnected") return;
       // A failure logs and schedules the next attempt (in #open).
-      this.#connect(this.#mode !== "attached").catch((error) =>
-        this.#options.log.warn("browser_reconnect_failed", {
+      const mayLaunch = this.#mode !== "attached" &&
+        this.#options.attachOnly !== true;
+      this.#connect(mayLaunch).catch((error) => {
+        const fields = {
           error: messageOf(error),
           retry_in_ms: this.#reconnectDelay,
-        })
-      );
+        };
+        // Waiting for a browser that never came is routine (attach-only): debug, not warn.
+        if (this.#everConnected) {
+          this.#options.log.warn("browser_reconnect_failed", fields);
+        } else this.#options.log.debug("browser_reconnect_failed", fields);
+      });
     }, delay);
   }
 
@@ -331,6 +343,9 @@ export class BrowserConnection {
     if (this.#connectedSince) status.connected_since = this.#connectedSince;
     if (this.#lastDisconnect) status.last_disconnect = this.#lastDisconnect;
     if (this.#lastError) status.last_error = this.#lastError;
+    if (this.#nextAttemptAt !== undefined) {
+      status.next_attempt = new Date(this.#nextAttemptAt).toISOString();
+    }
     return status;
   }
 
@@ -340,6 +355,7 @@ export class BrowserConnection {
     this.#state = "closed";
     clearTimeout(this.#reconnectTimer);
     this.#reconnectTimer = undefined;
+    this.#nextAttemptAt = undefined;
     await this.#connecting?.catch(() => undefined);
     const browser = this.#browser;
     this.#browser = undefined;

@@ -1,0 +1,95 @@
+// inject_content_script: registers a script for match patterns through the
+// extension that owns it (chrome.scripting.registerContentScripts), so it
+// runs in matching pages only, with that extension's host permissions.
+
+import { z } from "zod";
+import { json, toolDefiner, ToolError } from "../kit/mod.ts";
+import type { ExtensionBridge } from "./bridge.ts";
+import { extensionId } from "./extensions.ts";
+
+const tool = toolDefiner<ExtensionBridge>();
+
+/** The files an extension ships to take scripts from the bridge (see companion/). */
+export const RUNNER_FILE = "agentd_runner.js";
+export const MAIN_FILE = "agentd_main.js";
+
+/** Chrome's match-pattern grammar: `<all_urls>` or scheme://host/path. */
+const MATCH_PATTERN =
+  /^(<all_urls>|(\*|https?|wss?|ftp|file):\/\/(\*|(\*\.)?[^/*:]+(:(\d+|\*))?)?\/.*)$/;
+
+/**
+ * Runs in the service worker: stores the code (as data), then registers the
+ * runner for the patterns; registerContentScripts only takes packaged files.
+ */
+const REGISTER = `async (a) => {
+  if (!chrome.scripting) throw new Error("the extension lacks the 'scripting' permission (the browser's permission model applies)");
+  if (!chrome.storage) throw new Error("the extension lacks the 'storage' permission, which the runner reads scripts from");
+  for (const file of [a.runner, a.main]) {
+    const shipped = await fetch(chrome.runtime.getURL(file)).then((r) => r.ok, () => false);
+    if (!shipped) throw new Error("the extension does not ship " + file + " (the bridge's companion interface): registerContentScripts only runs files packaged in the extension");
+  }
+  const key = "agentd_content_scripts";
+  const stored = (await chrome.storage.local.get(key))[key] ?? {};
+  stored[a.id] = { code: a.code, matches: a.matches };
+  await chrome.storage.local.set({ [key]: stored });
+  await chrome.scripting.registerContentScripts([
+    { id: a.id, matches: a.matches, js: [a.runner], runAt: "document_idle", world: "ISOLATED", persistAcrossSessions: true },
+    { id: a.id + "-main", matches: a.matches, js: [a.main], runAt: "document_idle", world: "MAIN", persistAcrossSessions: true },
+  ]);
+  const granted = await chrome.permissions.getAll();
+  return { registered: (await chrome.scripting.getRegisteredContentScripts({ ids: [a.id] })).length === 1, granted_origins: granted.origins ?? [] };
+}`;
+
+export const injectContentScript = tool({
+  name: "inject_content_script",
+  description:
+    `Register JavaScript to run in pages matching the patterns, through the extension that owns it (chrome.scripting.registerContentScripts; needs its scripting and storage permissions, and it runs only where the extension has host permission). The extension must ship ${RUNNER_FILE} and ${MAIN_FILE} (the bridge's companion interface). Runs in the page's own world (its CSP applies) on each later load of a matching page. Remove with execute_extension_action unregister_content_scripts (ids <script_id> and <script_id>-main).`,
+  input: z.object({
+    extension_id: extensionId,
+    script: z.string().min(1).max(1_000_000).describe(
+      "JavaScript source run in matching pages",
+    ),
+    matches: z.array(
+      z.string().regex(MATCH_PATTERN, {
+        message:
+          "a match pattern is <all_urls> or scheme://host/path, e.g. http://127.0.0.1/*",
+      }),
+    ).min(1).max(100).describe(
+      "Match patterns, e.g. https://*.example.com/* (no port: any port)",
+    ),
+  }),
+  handle(bridge, { extension_id, script, matches }) {
+    return bridge.counted("inject_content_script", async () => {
+      const browser = await bridge.browser();
+      const id = `agentd-${crypto.randomUUID()}`;
+      const reply = await bridge.evaluate(browser, extension_id, REGISTER, {
+        id,
+        code: script,
+        matches,
+        runner: RUNNER_FILE,
+        main: MAIN_FILE,
+      });
+      if (
+        typeof reply !== "object" || reply === null || Array.isArray(reply) ||
+        reply.registered !== true
+      ) {
+        throw new ToolError(
+          `extension ${extension_id} did not register the content script`,
+        );
+      }
+      bridge.log.info("content_script_registered", {
+        extension_id,
+        script_id: id,
+        matches,
+        bytes: script.length,
+      });
+      return json({
+        extension_id,
+        script_id: id,
+        matches,
+        run_at: "document_idle",
+        granted_origins: reply.granted_origins ?? [],
+      });
+    });
+  },
+});
