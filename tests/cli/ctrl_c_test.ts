@@ -1,7 +1,7 @@
 // Ctrl-C as a person meets it: `deno task start` in its own process group,
-// the whole group signalled (the terminal's SIGINT, systemd's KillMode),
-// the daemon drains and logs `stopped` with exit 0; a deliberate second
-// signal later still forces the exit (130).
+// the whole group signalled (the terminal's SIGINT, systemd's KillMode) while
+// a call runs; the call is answered, the daemon logs `stopped` and exits 0.
+// A deliberate second signal after the repeat window still forces exit 130.
 
 import assert from "node:assert/strict";
 import {
@@ -9,7 +9,6 @@ import {
   StreamableHTTPClientTransport,
 } from "../../platform/mcp_sdk.ts";
 import { REPEAT_SIGNAL_WINDOW_MS } from "../../platform/lifecycle.ts";
-
 import {
   FIXTURE_CLI,
   freePort,
@@ -30,14 +29,11 @@ interface Group {
 }
 
 /** Runs `command` as the leader of a new session and process group (setsid). */
-function spawnGroup(
-  command: string[],
-  env: Record<string, string> = {},
-): Group {
+function spawnGroup(command: string[]): Group {
   const process = new Deno.Command("setsid", {
     args: command,
     cwd: ROOT,
-    env: { NO_COLOR: "1", ...env },
+    env: { NO_COLOR: "1" },
     stdin: "null",
     stdout: "null",
     stderr: "piped",
