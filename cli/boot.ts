@@ -183,13 +183,19 @@ export async function startServers(
   });
 }
 
-/** Resolves with the first SIGINT/SIGTERM. */
-export function shutdownSignal(): {
+/** Resolves with the first SIGINT/SIGTERM; logs repeats (ignored, or forcing exit). */
+export function shutdownSignal(log: Logger): {
   received: Promise<ShutdownSignal>;
   dispose(): void;
 } {
   const { promise, resolve } = Promise.withResolvers<ShutdownSignal>();
-  const dispose = onShutdownSignal(resolve);
+  const dispose = onShutdownSignal(
+    resolve,
+    (signal, action) =>
+      action === "exit"
+        ? log.warn("signal_repeat", { signal, action: "exit", code: 130 })
+        : log.info("signal_repeat", { signal, action: "ignored" }),
+  );
   return { received: promise, dispose };
 }
 

@@ -123,7 +123,7 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
   if (http) assertSafeBinding(base);
 
   const log = createDaemonLogger(base);
-  const signal = shutdownSignal();
+  const signal = shutdownSignal(log);
   const store = await openStore(settings.dataDir);
   let address: string | undefined;
   const [host] = await startServers([spec], {

@@ -63,7 +63,7 @@ export async function runServe(
   assertSafeBinding(base);
 
   const log = createDaemonLogger(base);
-  const signal = shutdownSignal();
+  const signal = shutdownSignal(log);
   const store = await openStore(settings.dataDir);
   let address: string | undefined;
   const hosts = await startServers(specs, {

@@ -137,6 +137,7 @@ export function signalGate(
  */
 export function onShutdownSignal(
   onSignal: (signal: ShutdownSignal) => void,
+  onRepeat?: (signal: ShutdownSignal, action: "ignore" | "exit") => void,
 ): () => void {
   const signals: ShutdownSignal[] = Deno.build.os === "windows"
     ? ["SIGINT"]
@@ -145,8 +146,9 @@ export function onShutdownSignal(
   const listeners = signals.map((signal) => {
     const listener = () => {
       const action = gate.receive(performance.now());
+      if (action === "shutdown") return onSignal(signal);
+      onRepeat?.(signal, action);
       if (action === "exit") Deno.exit(130);
-      if (action === "shutdown") onSignal(signal);
     };
     Deno.addSignalListener(signal, listener);
     return { signal, listener };

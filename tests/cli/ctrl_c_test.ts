@@ -1,7 +1,7 @@
 // Ctrl-C as a person meets it: `deno task start` in its own process group,
-// the whole group signalled (the terminal's SIGINT, systemd's KillMode),
-// the daemon drains and logs `stopped` with exit 0; a deliberate second
-// signal later still forces the exit (130).
+// the whole group signalled (the terminal's SIGINT, systemd's KillMode) while
+// a call runs; the call is answered, the daemon logs `stopped` and exits 0.
+// A deliberate second signal after the repeat window still forces exit 130.
 
 import assert from "node:assert/strict";
 import {
@@ -25,7 +25,7 @@ interface Group {
   logs: LogLine[];
   status: Promise<Deno.CommandStatus>;
   /** Signals every process in the group, as a terminal or supervisor does. */
-  signal(signal: "INT" | "TERM"): Promise<void>;
+  signal(signal: "INT" | "TERM" | "KILL"): void;
 }
 
 /** Runs `command` as the leader of a new session and process group (setsid). */
@@ -51,58 +51,134 @@ function spawnGroup(command: string[]): Group {
     pgid,
     logs,
     status: Promise.all([process.status, drained]).then(([status]) => status),
-    async signal(signal) {
-      const kill = await new Deno.Command("kill", {
-        args: [`-${signal}`, "--", `-${pgid}`],
-      }).output();
-      assert.equal(kill.code, 0, new TextDecoder().decode(kill.stderr));
+    signal(signal) {
+      // A negative pid is the whole process group, as `kill -- -<pgid>`.
+      Deno.kill(-pgid, `SIG${signal}`);
     },
   };
 }
 
-async function processGroupOf(pid: number): Promise<number> {
-  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
-  // Fields after the parenthesised command: state ppid pgrp ...
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return Number(fields[2]);
+/** The pids whose process group is `pgid` (from /proc). */
+async function groupMembers(pgid: number): Promise<number[]> {
+  const members: number[] = [];
+  for await (const entry of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    let stat: string;
+    try {
+      stat = await Deno.readTextFile(`/proc/${entry.name}/stat`);
+    } catch {
+      continue; // exited meanwhile
+    }
+    // Fields after the parenthesised command: state ppid pgrp ...
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[2]) === pgid) members.push(Number(entry.name));
+  }
+  return members;
 }
 
 const linux = Deno.build.os === "linux";
 
+/** An HTTP server that answers only once released: keeps a probe of it running. */
+function heldSite() {
+  const release = Promise.withResolvers<void>();
+  const requested = Promise.withResolvers<void>();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async () => {
+      requested.resolve();
+      await release.promise;
+      return new Response("not an MCP server", { status: 404 });
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/mcp`,
+    requested: requested.promise,
+    release: () => release.resolve(),
+    async close() {
+      release.resolve();
+      await server.shutdown();
+    },
+  };
+}
+
 for (const signal of ["INT", "TERM"] as const) {
   Deno.test({
     name:
-      `ctrl-c: SIG${signal} to the whole group of "deno task start" drains, logs stopped, exits 0`,
+      `ctrl-c: SIG${signal} to the whole group of "deno task start" lets the running call finish, logs stopped, exits 0`,
     ignore: !linux,
     async fn() {
       await using dir = await tempDir();
+      const site = heldSite();
+      const port = freePort();
       const group = spawnGroup([
         Deno.execPath(),
         "task",
         "start",
         "--port",
-        String(freePort()),
+        String(port),
         "--data-dir",
         dir.path,
       ]);
-      await waitFor(
-        () => group.logs.some((log) => log.event === "listening"),
-        (seen) => seen,
-        60_000,
-      );
-      // The group really holds two deno processes (task + daemon) that
-      // both receive the signal: the duplicate delivery the fix is about.
-      assert.equal(await processGroupOf(group.pgid), group.pgid);
+      const client = new Client({ name: "ctrl-c", version: "1.0.0" });
+      try {
+        await waitFor(
+          () => group.logs.some((log) => log.event === "listening"),
+          (seen) => seen,
+          60_000,
+        );
+        // The group really holds two deno processes (task + daemon) that
+        // both receive the signal: the duplicate delivery the fix is about.
+        const members = await groupMembers(group.pgid);
+        assert.ok(members.includes(group.pgid), `${members}`);
+        assert.ok(members.length >= 2, `one process in the group: ${members}`);
 
-      await group.signal(signal);
-      const status = await group.status;
+        await client.connect(
+          new StreamableHTTPClientTransport(
+            new URL(`http://127.0.0.1:${port}/mcp/gateway`),
+          ),
+        );
+        // register_server probes the held site: a call that runs until released.
+        const call = client.callTool({
+          name: "register_server",
+          arguments: { name: "held", url: site.url },
+        }).catch((error: unknown) => error);
+        await site.requested;
 
-      const events = group.logs.map((log) => log.event);
-      assert.equal(status.code, 0, JSON.stringify(group.logs.slice(-5)));
-      assert.ok(events.includes("shutdown"), events.join(","));
-      assert.ok(events.includes("stopped"), events.join(","));
-      const shutdown = group.logs.find((log) => log.event === "shutdown");
-      assert.equal(shutdown?.signal, `SIG${signal}`);
+        group.signal(signal);
+        await waitFor(
+          () => group.logs.some((log) => log.event === "shutdown"),
+          (seen) => seen,
+        );
+        site.release();
+
+        // The call was answered (the probe's verdict), not cut off.
+        const result = await call;
+        const logs = JSON.stringify(group.logs.slice(-8));
+        assert.ok(!(result instanceof Error), `${result}; ${logs}`);
+        // Its text quotes the site's reply, sent only after the signal.
+        assert.match(
+          JSON.stringify(result),
+          /Error POSTing to endpoint: not an MCP server/,
+          logs,
+        );
+
+        const status = await group.status;
+        const events = group.logs.map((log) => log.event);
+        assert.equal(status.code, 0, logs);
+        assert.ok(events.includes("stopped"), events.join(","));
+        const shutdown = group.logs.find((log) => log.event === "shutdown");
+        assert.equal(shutdown?.signal, `SIG${signal}`);
+        assert.equal(shutdown?.in_flight, 1);
+      } finally {
+        await client.close().catch(() => {});
+        try {
+          group.signal("KILL");
+        } catch {
+          // already exited
+        }
+        await group.status;
+        await site.close();
+      }
     },
   });
 }
@@ -146,14 +222,14 @@ Deno.test({
       (text) => text.includes('"in_flight":1'),
     );
 
-    await group.signal("INT");
-    await group.signal("INT"); // the same Ctrl-C delivered twice: ignored
-    const first = Date.now();
-    await waitFor(
-      () => group.logs.some((log) => log.event === "shutdown"),
-      (seen) => seen,
+    group.signal("INT");
+    const shutdown = await waitFor(
+      () => group.logs.find((log) => log.event === "shutdown"),
+      (log) => log !== undefined,
     );
-    // Still draining once the window has passed: the duplicate did not exit.
+    // The daemon logged `shutdown` after taking the signal: past the window
+    // from that log line, the next signal is a deliberate one. Still draining.
+    const first = Date.parse(shutdown?.time ?? "");
     await waitFor(
       () => Date.now() - first > REPEAT_SIGNAL_WINDOW_MS,
       (passed) => passed,
@@ -162,11 +238,17 @@ Deno.test({
     assert.equal(health.status, 503);
     await health.body?.cancel();
 
-    await group.signal("INT"); // a person's deliberate second Ctrl-C
+    group.signal("INT"); // a person's deliberate second Ctrl-C
     const status = await group.status;
     await client.close().catch(() => {});
     await slow;
     assert.equal(status.code, 130);
     assert.ok(!group.logs.some((log) => log.event === "stopped"));
+    assert.deepEqual(
+      group.logs.filter((log) => log.event === "signal_repeat").map((log) =>
+        log.action
+      ),
+      ["exit"],
+    );
   },
 });

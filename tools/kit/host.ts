@@ -249,9 +249,9 @@ export class HostedServer {
   async health(): Promise<ServerHealth> {
     const state: PhaseState = this.phase.state;
     const health: ServerHealth = {
-      ...identityOf(this.spec),
       phase: state.phase,
       since: state.since,
+      ...identityOf(this.spec),
       version: this.spec.version,
       in_flight: this.inFlight.count,
       calls: this.#calls,
