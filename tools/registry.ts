@@ -4,6 +4,7 @@
 import type { AnyServerSpec } from "./kit/mod.ts";
 import { browserAutomationServer } from "./browser-automation/mod.ts";
 import { gatewayServer } from "./gateway/mod.ts";
+import { inPageServer } from "./in-page/mod.ts";
 import { memoryServer } from "./memory/mod.ts";
 
 /** Every server id the architecture names, built or not, in display order. */
@@ -21,5 +22,6 @@ export const SERVER_IDS = [
 export const builtinServers: readonly AnyServerSpec[] = [
   gatewayServer,
   browserAutomationServer,
+  inPageServer,
   memoryServer,
 ];
