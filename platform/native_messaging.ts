@@ -175,14 +175,3 @@ export async function pairingToken(dataDir: string): Promise<string> {
   await Deno.writeTextFile(token, value, { mode: 0o600 });
   return value;
 }
-
-/** Constant-time comparison of two tokens. */
-export function sameToken(a: string, b: string): boolean {
-  const left = new TextEncoder().encode(a);
-  const right = new TextEncoder().encode(b);
-  let diff = left.length ^ right.length;
-  for (let i = 0; i < Math.max(left.length, right.length); i++) {
-    diff |= (left[i] ?? 0) ^ (right[i] ?? 0);
-  }
-  return diff === 0;
-}

@@ -12,8 +12,8 @@ import {
   isRelayAddress,
   pairingToken,
   relayFiles,
-  sameToken,
 } from "../../platform/native_messaging.ts";
+import { sameSecret } from "../../platform/identity.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { JsonValue } from "../../platform/store.ts";
@@ -194,7 +194,7 @@ export class ExtensionRelay {
     ) {
       throw new RelayError("the first message is not a pairing request");
     }
-    if (!sameToken(first.token, this.#token)) {
+    if (!sameSecret(first.token, this.#token)) {
       throw new RelayError("wrong pairing token");
     }
     const origin = "origin" in first && typeof first.origin === "string"

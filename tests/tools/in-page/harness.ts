@@ -185,7 +185,7 @@ export async function launchWithExtension(
 
 /** Everything up: daemon, host registered, browser with the extension on the test page, extension connected. */
 export async function startStack(
-  options: { hostManifestDir?: (profile: string) => string } = {},
+  options: { installArgs?: string[] } = {},
 ): Promise<Stack> {
   const extension = await builtExtension();
   const dataDir = await Deno.makeTempDir({ prefix: "agentd-inpage-" });
@@ -200,7 +200,8 @@ export async function startStack(
     "--data-dir",
     dataDir,
     "--dir",
-    options.hostManifestDir?.(profile) ?? join(profile, "NativeMessagingHosts"),
+    join(profile, "NativeMessagingHosts"),
+    ...options.installArgs ?? [],
   ]);
   assert.equal(install.code, 0, install.stderr);
   const browser = await launchWithExtension(profile, extension);
@@ -245,6 +246,21 @@ export async function startStack(
     },
   };
   return stack;
+}
+
+/** The extension's own status, read in its service worker over CDP. */
+export async function workerStatus(
+  browser: Browser,
+): Promise<Record<string, unknown>> {
+  const target = await browser.waitForTarget((candidate) =>
+    candidate.type() === "service_worker" &&
+    candidate.url().includes(EXTENSION_ID)
+  );
+  const worker = await target.worker();
+  assert.ok(worker, "the extension's service worker");
+  const status: unknown = await worker.evaluate("agentdStatus()");
+  assert.ok(typeof status === "object" && status !== null);
+  return { ...status };
 }
 
 /** Waits until /health says the extension is connected. */
