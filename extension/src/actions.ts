@@ -16,6 +16,8 @@ type Params = Record<string, unknown>;
 export interface ActionContext {
   /** Records that an agent acted on this tab (the popup lists them). */
   touched(tab: chrome.tabs.Tab, action: string): void;
+  /** Tells the daemon something happened (it logs it and keeps the recent ones for /health). */
+  event(name: string, data: Json): void;
   status(): Json;
 }
 
@@ -102,6 +104,11 @@ async function inPage(
     await chrome.scripting.executeScript({
       target: { tabId },
       files: ["content.js"],
+    });
+    context.event("content_reinjected", {
+      tab_id: tabId,
+      url: tab.url ?? null,
+      action,
     });
     reply = await chrome.tabs.sendMessage(tabId, message, { frameId: 0 });
   }

@@ -122,6 +122,7 @@ const context: ActionContext = {
       time: new Date().toISOString(),
     });
   },
+  event: (name, data) => send({ type: "event", name, data }),
   status: () => status(),
 };
 

@@ -30,9 +30,11 @@ interface ConsoleEntry {
   time: string;
 }
 
+// Injected twice (manifest, then a re-injection), only the first one runs;
+// a script orphaned by an extension reload (no runtime id) is replaced.
 const scope: Record<string, unknown> = globalThis;
-if (!scope.__agentdContent) {
-  scope.__agentdContent = true;
+if (scope.__agentdContent !== chrome.runtime?.id) {
+  scope.__agentdContent = chrome.runtime?.id;
   start();
 }
 

@@ -142,6 +142,8 @@ export interface Stack {
   health(): Promise<Record<string, unknown>>;
   /** Stops the daemon and starts another on the same data dir; clients are reconnected. */
   restartDaemon(): Promise<void>;
+  /** Stops the daemon for good (close() then skips it). */
+  stopDaemon(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -235,6 +237,11 @@ export async function startStack(
       });
       client = await mcpClient(`${daemon.url}/mcp/in-page`);
       gateway = await mcpClient(`${daemon.url}/mcp`);
+    },
+    async stopDaemon() {
+      await client.close().catch(() => {});
+      await gateway.close().catch(() => {});
+      await daemon.stop();
     },
     async close() {
       await client.close().catch(() => {});

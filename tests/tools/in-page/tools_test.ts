@@ -4,8 +4,10 @@
 
 import assert from "node:assert/strict";
 import { browserTestIgnore } from "../../browser.ts";
-import { waitFor } from "../../helpers.ts";
+import { Client } from "../../../platform/mcp_sdk.ts";
+import { fixtureStdio, waitFor } from "../../helpers.ts";
 import {
+  builtExtension,
   callTool,
   EXTENSION_ID,
   extensionConnected,
@@ -275,6 +277,33 @@ Deno.test({
       );
 
       await t.step(
+        "a tab whose content script is gone gets it re-injected",
+        async () => {
+          // Loading the extension again orphans the content script of every open tab.
+          const before = (await extensionConnected(stack)).connected_since;
+          assert.equal(
+            await stack.browser.installExtension(await builtExtension()),
+            EXTENSION_ID,
+          );
+          await waitFor(
+            () => stack.health(),
+            (health) =>
+              health.extension === "connected" &&
+              health.connected_since !== before,
+          );
+          const text = await ok(stack.client, "get_text_content", {
+            selector: "#title",
+          });
+          assert.equal(text.text, "Hello in-page");
+          const health = await stack.health();
+          assert.match(
+            JSON.stringify(health.recent_events),
+            /"name":"content_reinjected"/,
+          );
+        },
+      );
+
+      await t.step(
         "the daemon restarted: the extension reconnects by itself",
         async () => {
           await stack.restartDaemon();
@@ -288,6 +317,70 @@ Deno.test({
             script: "1 + 1",
           });
           assert.equal(viaGateway.value, 2);
+        },
+      );
+      await t.step(
+        "page console output reaches the daemon through the background page",
+        async () => {
+          await ok(stack.client, "execute_js", {
+            script: 'console.error("through the background page")',
+          });
+          const health = await waitFor(
+            () => stack.health(),
+            (now) =>
+              JSON.stringify(now.recent_events).includes(
+                "through the background page",
+              ),
+          );
+          assert.match(
+            JSON.stringify(health.recent_events),
+            /"name":"console","data":\{"tab_id":\d+,"level":"error","text":"through the background page"\}/,
+          );
+        },
+      );
+
+      await t.step(
+        "the popup shows the connection and the tabs an agent touched",
+        async () => {
+          const popup = await stack.browser.newPage();
+          try {
+            await popup.goto(`chrome-extension://${EXTENSION_ID}/popup.html`, {
+              waitUntil: "load",
+            });
+            await popup.waitForFunction(
+              'document.getElementById("daemon").textContent === "connected" && ' +
+                'document.getElementById("tabs").textContent.includes("127.0.0.1")',
+            );
+            assert.equal(
+              await popup.evaluate(
+                'document.getElementById("host").textContent',
+              ),
+              "connected",
+            );
+          } finally {
+            await popup.close();
+          }
+          await stack.page.bringToFront();
+        },
+      );
+
+      await t.step(
+        "alone: `agentd mcp in-page` on stdio serves the same extension",
+        async () => {
+          await stack.stopDaemon();
+          const alone = new Client({ name: "in-page-stdio", version: "1" });
+          await alone.connect(
+            fixtureStdio(["mcp", "in-page", "--data-dir", stack.dataDir]),
+          );
+          try {
+            // The call waits (connect_wait_ms) until the host finds the new relay.
+            const text = await ok(alone, "get_text_content", {
+              selector: "#title",
+            });
+            assert.equal(text.text, "Hello in-page");
+          } finally {
+            await alone.close();
+          }
         },
       );
     } finally {
