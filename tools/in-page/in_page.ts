@@ -11,7 +11,7 @@ import {
   type ToolResult,
 } from "../kit/mod.ts";
 import type { InPageConfig } from "./config.ts";
-import { ExtensionRelay } from "./relay.ts";
+import { ExtensionRelay } from "../../platform/extension_relay.ts";
 
 export class InPage {
   readonly relay: ExtensionRelay;

@@ -12,11 +12,11 @@ import {
   isRelayAddress,
   pairingToken,
   relayFiles,
-} from "../../platform/native_messaging.ts";
-import { sameSecret } from "../../platform/identity.ts";
-import { messageOf } from "../../platform/errors.ts";
-import type { Logger } from "../../platform/log.ts";
-import type { JsonValue } from "../../platform/store.ts";
+} from "./native_messaging.ts";
+import { sameSecret } from "./identity.ts";
+import { messageOf } from "./errors.ts";
+import type { Logger } from "./log.ts";
+import type { JsonValue } from "./store.ts";
 
 const HELLO_TIMEOUT_MS = 5_000;
 const RECENT_EVENTS = 50;
@@ -311,7 +311,7 @@ export class ExtensionRelay {
       const session = this.#session;
       if (session?.extension) return session;
       if (this.#stopped) {
-        throw new RelayError("The in-page server is shutting down");
+        throw new RelayError("The extension relay is shutting down");
       }
       const left = deadline - Date.now();
       if (left <= 0) {
@@ -404,7 +404,7 @@ export class ExtensionRelay {
     this.#stopped = true;
     for (const wake of this.#waiters) wake();
     this.#failPending(
-      "The in-page server shut down before the extension answered",
+      "The server shut down before the extension answered",
     );
     try {
       this.#listener?.close();
