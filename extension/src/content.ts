@@ -114,7 +114,10 @@ function start(): void {
       elements: document.getElementsByTagName("*").length,
       forms: document.forms.length,
       links: document.links.length,
-      console: consoleEntries.slice(-50).map((entry) => ({ ...entry })),
+      console: consoleEntries.slice(-50).map((entry) => ({
+        ...entry,
+        text: entry.text.slice(0, 300),
+      })),
       console_total: consoleEntries.length,
       mutations: { ...mutations, recent: mutations.recent.slice(-20) },
     }),

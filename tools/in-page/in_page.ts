@@ -77,3 +77,22 @@ export class InPage {
     };
   }
 }
+
+/** The first entries whose JSON fits in `budget` characters. */
+export function withinBudget<T>(entries: readonly T[], budget: number): T[] {
+  const kept: T[] = [];
+  let size = 0;
+  for (const entry of entries) {
+    size += JSON.stringify(entry).length;
+    if (size > budget) break;
+    kept.push(entry);
+  }
+  return kept;
+}
+
+export function jsonResult(value: { [key: string]: unknown }): ToolResult {
+  const structured: { [key: string]: JsonValue } = JSON.parse(
+    JSON.stringify(value),
+  );
+  return json(structured);
+}

@@ -4,7 +4,7 @@
 
 import { z } from "zod";
 import { toolDefiner } from "../kit/mod.ts";
-import type { InPage } from "./in_page.ts";
+import { type InPage, jsonResult, withinBudget } from "./in_page.ts";
 
 const tool = toolDefiner<InPage>();
 
@@ -27,23 +27,15 @@ export const interceptNetwork = tool({
     );
     const structured = result.structuredContent ?? {};
     const entries = Array.isArray(structured.entries) ? structured.entries : [];
-    let size = 0;
-    const kept = [];
-    for (const entry of entries.toReversed()) {
-      size += JSON.stringify(entry).length;
-      if (size > ctx.config.text_budget) break;
-      kept.unshift(entry);
-    }
-    const value = {
+    // The newest entries are the ones worth keeping.
+    const requests = withinBudget(entries.toReversed(), ctx.config.text_budget)
+      .toReversed();
+    return jsonResult({
       pattern,
       active_patterns: structured.patterns ?? [],
-      count: kept.length,
+      count: requests.length,
       total: entries.length,
-      requests: kept,
-    };
-    return {
-      content: [{ type: "text", text: JSON.stringify(value, null, 2) }],
-      structuredContent: value,
-    };
+      requests,
+    });
   },
 });

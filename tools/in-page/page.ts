@@ -3,7 +3,7 @@
 
 import { z } from "zod";
 import { toolDefiner } from "../kit/mod.ts";
-import type { InPage } from "./in_page.ts";
+import { type InPage, jsonResult } from "./in_page.ts";
 import { tabParam } from "./params.ts";
 
 const tool = toolDefiner<InPage>();
@@ -39,8 +39,20 @@ export const executeJs = tool({
     tab_id: tabParam,
   }),
   annotations: { destructiveHint: true, openWorldHint: true },
-  handle(ctx, { script, tab_id }, call) {
-    return ctx.act(call, "execute_js", "script.run", { script, tab_id });
+  async handle(ctx, { script, tab_id }, call) {
+    const result = await ctx.act(call, "execute_js", "script.run", {
+      script,
+      tab_id,
+    });
+    const found = result.structuredContent ?? {};
+    const text = JSON.stringify(found.value ?? null);
+    if (text.length <= ctx.config.text_budget) return result;
+    return jsonResult({
+      ...found,
+      value: text.slice(0, ctx.config.text_budget),
+      truncated:
+        `the value's JSON has ${text.length} characters; the first ${ctx.config.text_budget} are given as text`,
+    });
   },
 });
 

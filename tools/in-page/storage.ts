@@ -3,7 +3,7 @@
 
 import { z } from "zod";
 import { toolDefiner } from "../kit/mod.ts";
-import type { InPage } from "./in_page.ts";
+import { type InPage, jsonResult, withinBudget } from "./in_page.ts";
 import { tabParam } from "./params.ts";
 
 const tool = toolDefiner<InPage>();
@@ -19,10 +19,20 @@ export const getCookies = tool({
     tab_id: tabParam,
   }),
   annotations: { readOnlyHint: true },
-  handle(ctx, { domain, tab_id }, call) {
-    return ctx.act(call, "get_cookies", "cookies.get", {
+  async handle(ctx, { domain, tab_id }, call) {
+    const result = await ctx.act(call, "get_cookies", "cookies.get", {
       domain: domain?.trim().replace(/^https?:\/\//, "").replace(/\/.*$/, ""),
       tab_id,
+    });
+    const found = result.structuredContent ?? {};
+    const all = Array.isArray(found.cookies) ? found.cookies : [];
+    const cookies = withinBudget(all, ctx.config.text_budget);
+    return jsonResult({
+      domain: found.domain ?? null,
+      count: cookies.length,
+      total: all.length,
+      cookies,
+      ...(cookies.length < all.length ? { truncated: true } : {}),
     });
   },
 });

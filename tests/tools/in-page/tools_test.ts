@@ -61,6 +61,9 @@ async function everyTool(
     script: "const t = document.title;\nreturn t.toUpperCase();",
   });
   assert.equal(body.value, "IN-PAGE TEST");
+  const big = await use("execute_js", { script: '"x".repeat(50000)' });
+  assert.equal(String(big.value).length, 20_000, "bounded by the text budget");
+  assert.match(String(big.truncated), /50002 characters/);
   const thrown = await callTool(client, call("execute_js"), {
     script: "throw new Error('boom')",
   });
