@@ -373,7 +373,14 @@ Deno.test({
           await stack.stopDaemon();
           const alone = new Client({ name: "in-page-stdio", version: "1" });
           await alone.connect(
-            fixtureStdio(["mcp", "in-page", "--data-dir", stack.dataDir]),
+            fixtureStdio([
+              "mcp",
+              "in-page",
+              "--data-dir",
+              stack.dataDir,
+              "--connect-wait-ms",
+              "30000",
+            ]),
           );
           try {
             // The call waits (connect_wait_ms) until the host finds the new relay.
