@@ -119,17 +119,10 @@ export function startSite(): Site {
   };
 }
 
-let built: Promise<string> | undefined;
-/** The extension built once per test process, into a temp dir. */
-export function builtExtension(): Promise<string> {
-  built ??= Deno.makeTempDir({ prefix: "agentd-ext-" }).then((dir) =>
-    buildExtension(dir)
-  );
-  return built;
-}
-
 export interface Stack {
   dataDir: string;
+  /** The unpacked extension the browser loaded (built into the data dir). */
+  extension: string;
   profile: string;
   daemon: Daemon;
   browser: Browser;
@@ -189,8 +182,8 @@ export async function launchWithExtension(
 export async function startStack(
   options: { installArgs?: string[] } = {},
 ): Promise<Stack> {
-  const extension = await builtExtension();
   const dataDir = await Deno.makeTempDir({ prefix: "agentd-inpage-" });
+  const extension = await buildExtension(join(dataDir, "extension"));
   const profile = join(dataDir, "profile");
   const site = startSite();
   let daemon = await spawnServe(dataDir, {
@@ -214,6 +207,7 @@ export async function startStack(
   let gateway = await mcpClient(`${daemon.url}/mcp`);
   const stack: Stack = {
     dataDir,
+    extension,
     profile,
     get daemon() {
       return daemon;

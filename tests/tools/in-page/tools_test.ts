@@ -7,7 +7,6 @@ import { browserTestIgnore } from "../../browser.ts";
 import { Client } from "../../../platform/mcp_sdk.ts";
 import { fixtureStdio, waitFor } from "../../helpers.ts";
 import {
-  builtExtension,
   callTool,
   EXTENSION_ID,
   extensionConnected,
@@ -285,7 +284,7 @@ Deno.test({
           // Loading the extension again orphans the content script of every open tab.
           const before = (await extensionConnected(stack)).connected_since;
           assert.equal(
-            await stack.browser.installExtension(await builtExtension()),
+            await stack.browser.installExtension(stack.extension),
             EXTENSION_ID,
           );
           await waitFor(
