@@ -48,6 +48,7 @@ interface Session {
 }
 
 interface Pending {
+  session: number;
   resolve(value: JsonValue): void;
   reject(error: Error): void;
   action: string;
@@ -57,7 +58,8 @@ export class ExtensionRelay {
   readonly #options: RelayOptions;
   #listener: Deno.TcpListener | undefined;
   #token = "";
-  #session: Session | undefined;
+  /** Paired hosts, oldest first; calls go to the newest with an extension (several browsers may connect). */
+  readonly #sessions: Session[] = [];
   #nextSession = 1;
   #nextCall = 1;
   readonly #pending = new Map<number, Pending>();
@@ -79,7 +81,7 @@ export class ExtensionRelay {
   }
 
   get state(): ExtensionState {
-    return this.#session?.extension ? "connected" : "waiting";
+    return this.#current() ? "connected" : "waiting";
   }
 
   /** Listens, and writes relay.json so the native host can find us. */
@@ -211,41 +213,45 @@ export class ExtensionRelay {
     return { origin };
   }
 
+  /** The newest session whose extension said hello. */
+  #current(): Session | undefined {
+    return this.#sessions.findLast((session) =>
+      session.extension !== undefined
+    );
+  }
+
   #adopt(session: Session): void {
-    const previous = this.#session;
-    this.#session = session;
+    this.#sessions.push(session);
     this.#connections++;
     this.#options.log.info("native_host_paired", {
       session: session.id,
       origin: session.origin,
+      open: this.#sessions.length,
     });
-    if (previous) {
-      this.#options.log.info("native_host_replaced", { session: previous.id });
-      this.#drop(previous);
-      try {
-        previous.conn.close();
-      } catch {
-        // already closed
-      }
-    }
   }
 
   #drop(session: Session): void {
-    if (this.#session !== session) return;
-    const wasConnected = session.extension !== undefined;
-    this.#session = undefined;
-    this.#lastDisconnect = new Date().toISOString();
-    this.#waitingSince = this.#lastDisconnect;
-    if (wasConnected) {
-      this.#options.log.warn("extension_disconnected", { session: session.id });
+    const index = this.#sessions.indexOf(session);
+    if (index === -1) return;
+    this.#sessions.splice(index, 1);
+    if (session.extension !== undefined) {
+      this.#lastDisconnect = new Date().toISOString();
+      this.#options.log.warn("extension_disconnected", {
+        session: session.id,
+        open: this.#sessions.length,
+      });
     }
+    if (!this.#current()) this.#waitingSince = new Date().toISOString();
     this.#failPending(
       "The companion extension disconnected while the call ran (tab closed, browser quit, or service worker restarted); call again",
+      session.id,
     );
   }
 
-  #failPending(reason: string): void {
+  /** Fails the pending calls of one session, or all of them. */
+  #failPending(reason: string, session?: number): void {
     for (const [id, pending] of this.#pending) {
+      if (session !== undefined && pending.session !== session) continue;
       this.#pending.delete(id);
       pending.reject(new RelayError(reason));
     }
@@ -308,8 +314,8 @@ export class ExtensionRelay {
   async #connected(waitMs: number, signal?: AbortSignal): Promise<Session> {
     const deadline = Date.now() + waitMs;
     for (;;) {
-      const session = this.#session;
-      if (session?.extension) return session;
+      const session = this.#current();
+      if (session) return session;
       if (this.#stopped) {
         throw new RelayError("The extension relay is shutting down");
       }
@@ -345,7 +351,7 @@ export class ExtensionRelay {
     const session = await this.#connected(options.waitMs, options.signal);
     const id = this.#nextCall++;
     const { promise, resolve, reject } = Promise.withResolvers<JsonValue>();
-    this.#pending.set(id, { resolve, reject, action });
+    this.#pending.set(id, { session: session.id, resolve, reject, action });
     const timer = setTimeout(() => {
       if (this.#pending.delete(id)) {
         reject(
@@ -382,18 +388,20 @@ export class ExtensionRelay {
   }
 
   health(): { [key: string]: JsonValue } {
-    const extension = this.#session?.extension;
+    const current = this.#current();
+    const extension = current?.extension;
     return {
       extension: this.state,
       extension_version: extension?.version ?? null,
       extension_id: extension?.id ?? null,
       browser: extension?.userAgent ?? null,
-      connected_since: extension ? this.#session?.since ?? null : null,
+      connected_since: current?.since ?? null,
       waiting_since: extension ? null : this.#waitingSince,
       last_disconnect: this.#lastDisconnect ?? null,
       relay_port: this.port,
       pending_calls: this.#pending.size,
       host_connections: this.#connections,
+      hosts_open: this.#sessions.length,
       refused_connections: this.#refused,
       recent_events: this.#events.slice(-10),
     };
@@ -411,9 +419,7 @@ export class ExtensionRelay {
     } catch {
       // already closed
     }
-    const session = this.#session;
-    this.#session = undefined;
-    if (session) {
+    for (const session of this.#sessions.splice(0)) {
       try {
         session.conn.close();
       } catch {

@@ -338,3 +338,60 @@ Deno.test("relay: a call waits for the extension to connect; shutdown answers pe
     await Deno.remove(dataDir, { recursive: true });
   }
 });
+
+Deno.test("relay: two browsers connected: calls go to the newest, and to the other once it leaves", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "agentd-relay-" });
+  const server = await startServer(dataDir);
+  try {
+    const token = await pairingToken(dataDir);
+    const older = await pairAs(dataDir, token);
+    await older.writer.write({
+      type: "hello",
+      version: "1.0.0",
+      user_agent: "older",
+    });
+    const newer = await pairAs(dataDir, token);
+    await newer.writer.write({
+      type: "hello",
+      version: "1.0.0",
+      user_agent: "newer",
+    });
+    await waitFor(
+      () => server.details(),
+      (health) => health.browser === "newer",
+    );
+    assert.equal((await server.details()).hosts_open, 2);
+
+    const answer = async (host: FakeHost, text: string) => {
+      const call: unknown = await host.reader.read();
+      assert.ok(typeof call === "object" && call !== null && "id" in call);
+      await host.writer.write({
+        type: "result",
+        id: call.id,
+        ok: true,
+        value: { text },
+      });
+    };
+    const [first] = await Promise.all([
+      callTool(server.client, "get_text_content", { selector: "p" }),
+      answer(newer, "from newer"),
+    ]);
+    assert.equal(first.structured.text, "from newer");
+
+    hangUp(newer.conn);
+    await waitFor(
+      () => server.details(),
+      (health) => health.browser === "older",
+    );
+    const [second] = await Promise.all([
+      callTool(server.client, "get_text_content", { selector: "p" }),
+      answer(older, "from older"),
+    ]);
+    assert.equal(second.structured.text, "from older");
+    assert.equal((await server.details()).extension, "connected");
+    hangUp(older.conn);
+  } finally {
+    await server.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
