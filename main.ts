@@ -11,6 +11,7 @@ import { StartupError } from "./cli/boot.ts";
 import type { CliContext } from "./cli/context.ts";
 import { runDoctor } from "./cli/doctor.ts";
 import { runMcp } from "./cli/mcp.ts";
+import { runNativeHost } from "./cli/native_host.ts";
 import { runServe } from "./cli/serve.ts";
 import { runService, ServiceError } from "./cli/service.ts";
 
@@ -34,6 +35,8 @@ Usage:
   agentd serve [flags]           Run the daemon (HTTP: /mcp, /mcp/<server>, /admin, /health)
   agentd mcp <server> [flags]    Run one server on stdio, or HTTP with --port
   agentd doctor [flags]          Check this machine and say how to fix problems
+  agentd native-host [install]   The browser extension's native messaging host;
+                                 install registers it with Chrome/Chromium/Edge/Brave
   agentd service install|uninstall|status
                                  Run the daemon as a systemd/launchd user service
   agentd --version               Print the version
@@ -78,6 +81,8 @@ export async function main(
         return await runMcp(rest, ctx);
       case "doctor":
         return await runDoctor(rest, ctx);
+      case "native-host":
+        return await runNativeHost(rest, ctx);
       case "service":
         return await runService(rest, ctx);
       default:

@@ -41,12 +41,12 @@ Deno.test("cli: unknown commands, flags and servers exit 2 naming them", async (
     ],
     [
       ["serve", "--servers", "nope"],
-      /unknown server "nope" in servers; built: gateway, browser-automation, extension-bridge, memory, conformance/,
+      /unknown server "nope" in servers; built: gateway, browser-automation, extension-bridge, in-page, memory, conformance/,
     ],
     [["mcp"], /which server\?/],
     [
       ["mcp", "nope"],
-      /unknown server "nope"; built: gateway, browser-automation, extension-bridge, memory, conformance/,
+      /unknown server "nope"; built: gateway, browser-automation, extension-bridge, in-page, memory, conformance/,
     ],
     [
       ["mcp", "conformance", "--cdp-port", "9335"],
@@ -56,6 +56,11 @@ Deno.test("cli: unknown commands, flags and servers exit 2 naming them", async (
       ["doctor", "--frobnicate"],
       /unknown flag --frobnicate for "agentd doctor"/,
     ],
+    [
+      ["native-host", "install", "--browser", "netscape"],
+      /unknown browser "netscape" for --browser/,
+    ],
+    [["native-host", "stray"], /unexpected argument "stray"/],
   ];
   for (const [args, message] of cases) {
     const result = await runCli(args);
@@ -199,7 +204,13 @@ Deno.test("cli: `deno task start` runs `agentd serve` and passes flags through",
     assert.equal(health.status, "ok");
     assert.deepEqual(
       Object.keys(health.servers),
-      ["gateway", "browser-automation", "extension-bridge", "memory"],
+      [
+        "gateway",
+        "browser-automation",
+        "extension-bridge",
+        "in-page",
+        "memory",
+      ],
       "the built servers, and only those, are listed",
     );
   } finally {

@@ -5,6 +5,7 @@ import type { AnyServerSpec } from "./kit/mod.ts";
 import { browserAutomationServer } from "./browser-automation/mod.ts";
 import { extensionBridgeServer } from "./extension-bridge/mod.ts";
 import { gatewayServer } from "./gateway/mod.ts";
+import { inPageServer } from "./in-page/mod.ts";
 import { memoryServer } from "./memory/mod.ts";
 
 /** Every server id the architecture names, built or not, in display order. */
@@ -23,5 +24,6 @@ export const builtinServers: readonly AnyServerSpec[] = [
   gatewayServer,
   browserAutomationServer,
   extensionBridgeServer,
+  inPageServer,
   memoryServer,
 ];

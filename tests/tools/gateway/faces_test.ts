@@ -96,6 +96,7 @@ Deno.test({
           "conformance",
           "down",
           "extension-bridge",
+          "in-page",
           "memory",
           "up",
         ],

@@ -1,0 +1,52 @@
+// Builds the unpacked extension: each entry point bundled to one IIFE with
+// `deno bundle`, plus the manifest and the popup page.
+// Usage: deno run -A extension/build.ts [OUT_DIR]   (default dist/extension)
+
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath as fromFileUrl } from "node:url";
+
+const SOURCE = dirname(fromFileUrl(import.meta.url));
+const ENTRIES = ["background", "content", "page_hooks", "popup"];
+const STATIC = ["manifest.json", "popup.html"];
+
+export const DEFAULT_OUT = join(SOURCE, "..", "dist", "extension");
+
+/** Builds into `outDir` (emptied first) and returns it. */
+export async function buildExtension(
+  outDir: string = DEFAULT_OUT,
+): Promise<string> {
+  const out = resolve(outDir);
+  await Deno.remove(out, { recursive: true }).catch(() => {});
+  await Deno.mkdir(out, { recursive: true });
+  await Promise.all(ENTRIES.map(async (entry) => {
+    const result = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "bundle",
+        "--quiet",
+        "--platform=browser",
+        "--format=iife",
+        "-o",
+        join(out, `${entry}.js`),
+        join(SOURCE, "src", `${entry}.ts`),
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!result.success) {
+      throw new Error(
+        `Cannot bundle extension/src/${entry}.ts: ${
+          new TextDecoder().decode(result.stderr)
+        }`,
+      );
+    }
+  }));
+  for (const file of STATIC) {
+    await Deno.copyFile(join(SOURCE, file), join(out, file));
+  }
+  return out;
+}
+
+if (import.meta.main) {
+  const out = await buildExtension(Deno.args[0] ?? DEFAULT_OUT);
+  console.log(`Built the agentd extension into ${out}`);
+}

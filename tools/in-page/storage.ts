@@ -1,0 +1,108 @@
+// Storage tools: cookies through chrome.cookies (http-only ones included),
+// local and session storage of the tab's origin.
+
+import { z } from "zod";
+import { toolDefiner } from "../kit/mod.ts";
+import { type InPage, jsonResult, withinBudget } from "./in_page.ts";
+import { tabParam } from "./params.ts";
+
+const tool = toolDefiner<InPage>();
+
+export const getCookies = tool({
+  name: "get_cookies",
+  description:
+    "Cookies of a domain (default: the tab's current domain), from the user's own browser profile, http-only cookies included; subdomain cookies and parent-domain cookies sent to it are listed too.",
+  input: z.object({
+    domain: z.string().min(1).max(253).optional().describe(
+      "Domain, e.g. example.com (default: the tab's)",
+    ),
+    tab_id: tabParam,
+  }),
+  annotations: { readOnlyHint: true },
+  async handle(ctx, { domain, tab_id }, call) {
+    const result = await ctx.act(call, "get_cookies", "cookies.get", {
+      domain: domain?.trim().replace(/^https?:\/\//, "").replace(/\/.*$/, ""),
+      tab_id,
+    });
+    const found = result.structuredContent ?? {};
+    const all = Array.isArray(found.cookies) ? found.cookies : [];
+    const cookies = withinBudget(all, ctx.config.text_budget);
+    return jsonResult({
+      domain: found.domain ?? null,
+      count: cookies.length,
+      total: all.length,
+      cookies,
+      ...(cookies.length < all.length ? { truncated: true } : {}),
+    });
+  },
+});
+
+const cookieToSet = z.object({
+  name: z.string().min(1).max(4096).describe("Cookie name"),
+  value: z.string().max(4096).describe("Cookie value"),
+  domain: z.string().min(1).max(253).describe(
+    "Domain: example.com sets a host-only cookie, .example.com one sent to subdomains too",
+  ),
+  path: z.string().startsWith("/").max(1024).optional().describe(
+    "Path (default /)",
+  ),
+}).strict();
+
+export const setCookies = tool({
+  name: "set_cookies",
+  description:
+    "Sets cookies in the user's browser profile (each: name, value, domain, path). They apply to every tab of that domain at once.",
+  input: z.object({
+    cookies: z.array(cookieToSet).min(1).max(100).describe("Cookies to set"),
+  }),
+  annotations: { destructiveHint: true },
+  handle(ctx, { cookies }, call) {
+    return ctx.act(call, "set_cookies", "cookies.set", {
+      cookies: cookies.map((cookie) => ({
+        ...cookie,
+        path: cookie.path ?? "/",
+      })),
+    });
+  },
+});
+
+const keyParam = z.string().min(1).max(2048).optional().describe(
+  "One key to read (default: every entry)",
+);
+
+export const getLocalStorage = tool({
+  name: "get_local_storage",
+  description: "localStorage of the tab's origin: every entry, or one key.",
+  input: z.object({ key: keyParam, tab_id: tabParam }),
+  annotations: { readOnlyHint: true },
+  handle(ctx, { key, tab_id }, call) {
+    return ctx.act(call, "get_local_storage", "storage.get", {
+      area: "local",
+      key,
+      tab_id,
+      max_chars: ctx.config.text_budget,
+    });
+  },
+});
+
+export const getSessionStorage = tool({
+  name: "get_session_storage",
+  description: "sessionStorage of the tab: every entry, or one key.",
+  input: z.object({ key: keyParam, tab_id: tabParam }),
+  annotations: { readOnlyHint: true },
+  handle(ctx, { key, tab_id }, call) {
+    return ctx.act(call, "get_session_storage", "storage.get", {
+      area: "session",
+      key,
+      tab_id,
+      max_chars: ctx.config.text_budget,
+    });
+  },
+});
+
+export const storageTools = [
+  getCookies,
+  setCookies,
+  getLocalStorage,
+  getSessionStorage,
+];
