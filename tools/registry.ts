@@ -5,6 +5,7 @@ import type { AnyServerSpec } from "./kit/mod.ts";
 import { browserAutomationServer } from "./browser-automation/mod.ts";
 import { gatewayServer } from "./gateway/mod.ts";
 import { memoryServer } from "./memory/mod.ts";
+import { platformAuthServer } from "./platform-auth/mod.ts";
 
 /** Every server id the architecture names, built or not, in display order. */
 export const SERVER_IDS = [
@@ -22,4 +23,5 @@ export const builtinServers: readonly AnyServerSpec[] = [
   gatewayServer,
   browserAutomationServer,
   memoryServer,
+  platformAuthServer,
 ];

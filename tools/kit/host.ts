@@ -16,6 +16,7 @@ const PHASES: Phase[] = ["start", "running", "error", "shutdown"];
 import {
   type AnyServerSpec,
   type DynamicTools,
+  type OAuthCallbackOutcome,
   type Peer,
   type ServerRuntime,
   ToolError,
@@ -218,6 +219,18 @@ export class HostedServer {
     return this.phase.phase === "running"
       ? this.#runtime?.dynamicTools
       : undefined;
+  }
+
+  /** The server's `/oauth/callback` handler, while it runs. */
+  oauthCallback():
+    | ((params: URLSearchParams) => Promise<OAuthCallbackOutcome>)
+    | undefined {
+    const runtime = this.#runtime;
+    const handler = runtime?.oauthCallback;
+    if (this.phase.phase !== "running" || handler === undefined) {
+      return undefined;
+    }
+    return (params) => handler.call(runtime, params);
   }
 
   async health(): Promise<ServerHealth> {

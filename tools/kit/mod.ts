@@ -157,6 +157,14 @@ export interface DynamicTools {
   ): Promise<ToolResult>;
 }
 
+/** What the person who was redirected to `/oauth/callback` is told. */
+export interface OAuthCallbackOutcome {
+  ok: boolean;
+  /** One sentence: what happened and what to do; never a token. */
+  message: string;
+  platform?: string;
+}
+
 /** A started server: its context for handlers, what `/health` adds, how to stop. */
 export interface ServerRuntime<C> {
   context: C;
@@ -165,6 +173,13 @@ export interface ServerRuntime<C> {
   metrics?(): Metric[];
   /** Tools beyond the spec's own, e.g. the gateway's `<server>__<tool>` names. */
   dynamicTools?: DynamicTools;
+  /**
+   * Completes an OAuth redirect that reached the daemon's `/oauth/callback`
+   * (its query parameters). Set by the one server that runs OAuth flows
+   * (platform-auth); routes/oauth.ts reaches it through the host, so routes
+   * never import a server's folder.
+   */
+  oauthCallback?(params: URLSearchParams): Promise<OAuthCallbackOutcome>;
   stop?(): Promise<void>;
 }
 
