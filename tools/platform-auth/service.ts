@@ -294,6 +294,17 @@ export class PlatformAuth {
   ): Promise<TokenSet> {
     return await this.lock(platform).run(async () => {
       const record = await this.require(platform);
+      if (
+        record.status === "auth_required" &&
+        record.grant !== "client_credentials"
+      ) {
+        // The refresh token was refused once; only a person can fix that.
+        throw new ToolError(
+          `Platform "${platform}" needs authentication again (${
+            record.status_reason ?? "its refresh was rejected"
+          }); call authenticate`,
+        );
+      }
       const tokens = await this.vault.token(platform);
       if (trigger === "scheduled" && tokens && !this.#due(tokens)) {
         // Someone refreshed while this timer waited for the lock.
