@@ -3,6 +3,11 @@
 // headless machines, client credentials, and api_key probes.
 
 import { oauth } from "../../platform/oauth.ts";
+import {
+  type CallbackOutcome,
+  type LoopbackReceiver,
+  startLoopbackReceiver,
+} from "../../platform/oauth_loopback.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { ToolError } from "../kit/mod.ts";
@@ -31,6 +36,7 @@ export class Authorizations {
   /** state → flow; in memory only: a flow does not outlive the process. */
   readonly #pending = new Map<string, PendingAuthorization>();
   readonly #devices = new Map<string, number>();
+  #loopback: LoopbackReceiver | undefined;
 
   constructor(
     private readonly auth: PlatformAuth,
@@ -41,10 +47,37 @@ export class Authorizations {
     return this.#pending.size;
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     for (const handle of this.#devices.values()) this.auth.clock.cancel(handle);
     this.#devices.clear();
     this.#pending.clear();
+    await this.#loopback?.close();
+    this.#loopback = undefined;
+  }
+
+  /** What the person redirected to a callback is told: completion or the reason it failed. */
+  async answer(
+    params: URLSearchParams,
+  ): Promise<CallbackOutcome & { platform?: string }> {
+    try {
+      const result = await this.complete(params);
+      return {
+        ok: true,
+        platform: String(result.platform),
+        message:
+          `Platform "${result.platform}" is connected. You can close this window.`,
+      };
+    } catch (error) {
+      return { ok: false, message: messageOf(error) };
+    }
+  }
+
+  /** The daemon's callback, else the configured one, else a loopback receiver of our own (stdio). */
+  #redirectUri(record: PlatformRecord): string {
+    const configured = record.settings.redirect_uri ?? this.redirectUri();
+    if (configured !== undefined) return configured;
+    this.#loopback ??= startLoopbackReceiver((params) => this.answer(params));
+    return this.#loopback.url;
   }
 
   /** Starts the platform's grant; returns what the person must do, if anything. */
@@ -75,13 +108,7 @@ export class Authorizations {
     record: PlatformRecord,
   ): Promise<{ [key: string]: JsonValue }> {
     const provider = await this.auth.provider(record);
-    const redirectUri = record.settings.redirect_uri ?? this.redirectUri();
-    if (redirectUri === undefined) {
-      throw new ToolError(
-        "No redirect URI: this server runs without an HTTP listener. Run it with --port, " +
-          "set redirect_uri in the server config, or give config.redirect_uri to add_platform",
-      );
-    }
+    const redirectUri = this.#redirectUri(record);
     const codeVerifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
     const now = this.auth.clock.now();

@@ -3,7 +3,6 @@
 // expire, so agents and other servers never implement authentication.
 
 import { defineServer } from "../kit/mod.ts";
-import { messageOf } from "../../platform/errors.ts";
 import type { Metric } from "../../platform/metrics.ts";
 import { openSecrets } from "../../platform/secrets.ts";
 import type { JsonValue } from "../../platform/store.ts";
@@ -101,21 +100,9 @@ export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
         context,
         health: () => health(context),
         metrics: () => metrics(auth),
-        async oauthCallback(params) {
-          try {
-            const result = await flows.complete(params);
-            return {
-              ok: true,
-              platform: String(result.platform),
-              message:
-                `Platform "${result.platform}" is connected. You can close this window.`,
-            };
-          } catch (error) {
-            return { ok: false, message: messageOf(error) };
-          }
-        },
+        oauthCallback: (params) => flows.answer(params),
         async stop() {
-          flows.stop();
+          await flows.stop();
           await auth.stop();
         },
       };

@@ -284,3 +284,40 @@ Deno.test("platform-auth: client credentials, JWKS validation, api_key probe", a
   }
   assertLogsFree(auth.lines, seen);
 });
+
+Deno.test("platform-auth without an HTTP listener: a loopback redirect of its own (RFC 8252)", async () => {
+  const mock = await startMockServer();
+  const callback = callbackListener();
+  const auth = await startAuth({
+    clock: new ManualClock(),
+    callback,
+    noAddress: true,
+  });
+  try {
+    await auth.ok("add_platform", {
+      platform: "cli",
+      config: { issuer: mock.issuer, client_id: "cliclient" },
+    });
+    const started = await auth.ok("authenticate", { platform: "cli" });
+    const redirectUri = new URL(String(started.redirect_uri));
+    assert.equal(redirectUri.hostname, "127.0.0.1");
+    assert.notEqual(redirectUri.origin, new URL(auth.callbackUrl).origin);
+    const redirect = await fetch(String(started.authorization_url), {
+      redirect: "manual",
+    });
+    await redirect.body?.cancel();
+    const location = redirect.headers.get("location") ?? "";
+    assert.ok(location.startsWith(redirectUri.href), location);
+    const landed = await fetch(location);
+    assert.equal(landed.status, 200);
+    assert.match(await landed.text(), /"cli" is connected/);
+    assert.equal(
+      (await auth.ok("get_auth_status", { platform: "cli" })).status,
+      "active",
+    );
+  } finally {
+    await auth.close();
+    await callback.close();
+    await mock.close();
+  }
+});

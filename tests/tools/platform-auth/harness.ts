@@ -76,6 +76,8 @@ export async function startAuth(options: {
   config?: Record<string, unknown>;
   store?: Store;
   key?: string;
+  /** Run as on stdio: no HTTP address of our own. */
+  noAddress?: boolean;
 }): Promise<AuthHarness> {
   const lines: string[] = [];
   const log = createLogger({
@@ -94,7 +96,7 @@ export async function startAuth(options: {
       config: { retry_backoff_ms: 0, ...options.config },
       dataDir,
       env: { AGENTD_SECRET_KEY: key },
-      address: () => base,
+      address: () => options.noAddress ? undefined : base,
     },
   );
   options.callback.attach(host);
