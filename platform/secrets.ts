@@ -1,6 +1,6 @@
 // The Secrets port: the master key for data encrypted at rest. From
-// AGENTD_SECRET_KEY, an existing key file, the OS keychain (when asked and
-// present), or a key file (0600) created on first use.
+// AGENTD_SECRET_KEY, the OS keychain (when asked and present), or a key
+// file (0600) created on first use.
 
 import { dirname, join } from "node:path";
 import { decodeBase64, encodeBase64 } from "./base64.ts";
@@ -22,10 +22,10 @@ const KEY_BYTES = 32;
 const ENVELOPE = "enc:v1:";
 
 /**
- * AGENTD_SECRET_KEY (base64 or hex of 32 bytes) wins; then an existing
- * `<dataDir>/secret.key`; then, with `keychain`, the OS keychain (read, or
- * created there); else the key file, created 0600. An existing key file
- * goes before the keychain so a store sealed with it stays readable.
+ * AGENTD_SECRET_KEY (base64 or hex of 32 bytes) wins; then, with
+ * `keychain`, a key already in the OS keychain; then `<dataDir>/secret.key`
+ * when it exists; then a new key in the keychain; else a new key file
+ * (0600). Whichever held the key first keeps holding it.
  */
 export async function openSecrets(options: {
   env: Record<string, string | undefined>;
@@ -40,8 +40,7 @@ export async function openSecrets(options: {
     };
   }
   const path = join(options.dataDir, "secret.key");
-  const fileExists = await Deno.stat(path).then(() => true, () => false);
-  if (options.keychain && !fileExists) {
+  if (options.keychain) {
     const keychain = await findKeychain(options.env);
     if (keychain) {
       const account = `master-key:${options.dataDir}`;
@@ -50,9 +49,13 @@ export async function openSecrets(options: {
       if (stored !== undefined) {
         return { source, dataKey: await importKey(decodeKey(stored, source)) };
       }
-      const key = crypto.getRandomValues(new Uint8Array(KEY_BYTES));
-      if (await keychain.write(account, encodeBase64(key))) {
-        return { source, dataKey: await importKey(key) };
+      // A key file from before keeps its data readable; else the key starts in the keychain.
+      const fileExists = await Deno.stat(path).then(() => true, () => false);
+      if (!fileExists) {
+        const key = crypto.getRandomValues(new Uint8Array(KEY_BYTES));
+        if (await keychain.write(account, encodeBase64(key))) {
+          return { source, dataKey: await importKey(key) };
+        }
       }
     }
   }
