@@ -318,6 +318,13 @@ export class Authorizations {
   ): void {
     const handle = this.auth.clock.schedule(async () => {
       this.#devices.delete(record.name);
+      const current = await this.auth.vault.platform(record.name);
+      // Removed, replaced or re-authenticated meanwhile: this poll is over.
+      if (
+        current?.status !== "pending" || current.added_at !== record.added_at
+      ) {
+        return;
+      }
       const now = this.auth.clock.now();
       if (now >= expiresAt) {
         await this.auth.setStatus(

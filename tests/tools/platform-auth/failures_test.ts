@@ -321,3 +321,39 @@ Deno.test("platform-auth without an HTTP listener: a loopback redirect of its ow
     await mock.close();
   }
 });
+
+Deno.test("platform-auth: a provider that is down is retried with backoff, and the platform stays active", async () => {
+  const mock = await startMockServer();
+  const callback = callbackListener();
+  const auth = await startAuth({
+    clock: new ManualClock(),
+    callback,
+    config: { refresh_retries: 2 },
+  });
+  try {
+    await auth.ok("add_platform", {
+      platform: "flaky",
+      config: { issuer: mock.issuer, client_id: "flakyclient" },
+    });
+    await connect(auth, "flaky");
+    await mock.close();
+    await auth.fails(
+      "refresh_token",
+      { platform: "flaky" },
+      /Cannot refresh "flaky".*tried 3 times/,
+    );
+    const retries = auth.lines.filter((line) =>
+      line.includes('"platform":"flaky"') && line.includes('"outcome":"retry"')
+    );
+    assert.equal(retries.length, 3);
+    const status = await auth.ok("get_auth_status", { platform: "flaky" });
+    assert.equal(
+      status.status,
+      "active",
+      "a network failure is not auth_required",
+    );
+  } finally {
+    await auth.close();
+    await callback.close();
+  }
+});
