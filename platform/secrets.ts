@@ -43,9 +43,13 @@ export async function openSecrets(options: {
   if (options.keychain) {
     const keychain = await findKeychain(options.env);
     if (keychain) {
-      const account = `master-key:${options.dataDir}`;
-      const source = `${keychain.name} (service agentd, account ${account})`;
-      const stored = await keychain.read(account);
+      const slot = {
+        account: `master-key:${options.dataDir}`,
+        dataDir: options.dataDir,
+      };
+      const source =
+        `${keychain.name} (service agentd, account ${slot.account})`;
+      const stored = await keychain.read(slot);
       if (stored !== undefined) {
         return { source, dataKey: await importKey(decodeKey(stored, source)) };
       }
@@ -53,7 +57,7 @@ export async function openSecrets(options: {
       const fileExists = await Deno.stat(path).then(() => true, () => false);
       if (!fileExists) {
         const key = crypto.getRandomValues(new Uint8Array(KEY_BYTES));
-        if (await keychain.write(account, encodeBase64(key))) {
+        if (await keychain.write(slot, encodeBase64(key))) {
           return { source, dataKey: await importKey(key) };
         }
       }
