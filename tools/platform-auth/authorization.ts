@@ -11,7 +11,8 @@ import {
 import { messageOf } from "../../platform/errors.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { ToolError } from "../kit/mod.ts";
-import type { ApiKeyProbe } from "./config.ts";
+import { probeStoredKey } from "./api_keys.ts";
+import { openBrowser } from "./desktop_browser.ts";
 import {
   authorizationUrl,
   clientCredentialsGrant,
@@ -23,7 +24,6 @@ import {
 } from "./provider.ts";
 import type { PlatformAuth } from "./service.ts";
 import type { PlatformRecord } from "./vault.ts";
-import type { z } from "zod";
 
 interface PendingAuthorization {
   platform: string;
@@ -95,7 +95,7 @@ export class Authorizations {
           }`,
         );
       }
-      return await this.#probeStoredKey(record);
+      return await probeStoredKey(this.auth, record);
     }
     if (record.grant === "client_credentials") {
       return await this.#clientCredentials(record);
@@ -366,106 +366,9 @@ export class Authorizations {
     this.#devices.set(record.name, handle);
   }
 
-  async #probeStoredKey(
-    record: PlatformRecord,
-  ): Promise<{ [key: string]: JsonValue }> {
-    const sealed = record.sealed.api_key;
-    if (sealed === undefined) {
-      throw new ToolError(
-        `Platform "${record.name}" has no api_key; give config.api_key to add_platform`,
-      );
-    }
-    const key = await this.auth.vault.unseal(record.name, "api_key", sealed);
-    const probe = await runProbe(record, key);
-    if (!probe.ok) {
-      await this.auth.setStatus(
-        record,
-        "auth_required",
-        `probe answered ${probe.status}`,
-      );
-      this.auth.audit(record.name, "probe", "rejected", {
-        status: probe.status,
-      });
-      throw new ToolError(
-        `The API key of "${record.name}" was refused by its probe (${probe.detail}); fix it with add_platform`,
-      );
-    }
-    await this.auth.setStatus(record, "active");
-    this.auth.audit(record.name, "probe", "ok", { status: probe.status });
-    return {
-      platform: record.name,
-      method: "api_key",
-      status: "active",
-      probe_status: probe.status,
-    };
-  }
-
   #sweep(now: number): void {
     for (const [state, pending] of this.#pending) {
       if (pending.expiresAt <= now) this.#pending.delete(state);
     }
-  }
-}
-
-/** Sends the api_key probe with `key`; ok for any 2xx. */
-export async function runProbe(
-  record: PlatformRecord,
-  key: string,
-): Promise<{ ok: boolean; status: number; detail: string }> {
-  const probe: z.output<typeof ApiKeyProbe> | undefined =
-    record.settings.api_key_probe;
-  if (probe === undefined) {
-    throw new ToolError(
-      `Platform "${record.name}" has no api_key_probe to check its key with`,
-    );
-  }
-  try {
-    const response = await fetch(probe.url, {
-      method: probe.method,
-      headers: { [probe.header]: `${probe.prefix}${key}` },
-      signal: AbortSignal.timeout(15_000),
-      redirect: "manual",
-    });
-    await response.body?.cancel();
-    return {
-      ok: response.ok,
-      status: response.status,
-      detail: `${probe.method} ${probe.url} answered ${response.status}`,
-    };
-  } catch (error) {
-    throw new ToolError(
-      `Cannot run the probe of "${record.name}" (${probe.url}): ${
-        messageOf(error)
-      }`,
-    );
-  }
-}
-
-/** Opens `url` in the desktop's default browser (never an embedded webview, RFC 8252). */
-async function openBrowser(url: string): Promise<string> {
-  const os = Deno.build.os;
-  const command = os === "darwin"
-    ? ["open", url]
-    : os === "windows"
-    ? ["rundll32", "url.dll,FileProtocolHandler", url]
-    : ["xdg-open", url];
-  if (
-    os === "linux" && !Deno.env.get("DISPLAY") &&
-    !Deno.env.get("WAYLAND_DISPLAY")
-  ) {
-    return "no desktop (DISPLAY unset): open authorization_url yourself";
-  }
-  try {
-    const [program, ...args] = command;
-    const child = new Deno.Command(program, {
-      args,
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    const status = await child.status;
-    return status.success ? "opened" : `${program} exited with ${status.code}`;
-  } catch (error) {
-    return `cannot open a browser: ${messageOf(error)}`;
   }
 }

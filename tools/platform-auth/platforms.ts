@@ -130,6 +130,7 @@ export const addPlatform = tool({
     };
     ctx.auth.forget(platform);
     await ctx.auth.vault.putPlatform(record);
+    await ctx.auth.reschedule(platform);
     ctx.auth.audit(
       platform,
       "authorize",

@@ -82,12 +82,17 @@ export class PlatformAuth {
     this.#stopped = true;
     for (const handle of this.#timers.values()) this.clock.cancel(handle);
     this.#timers.clear();
-    // Let running refreshes save what they got.
-    await Promise.all(
-      [...this.#locks.values()].map((lock) =>
-        lock.run(() => Promise.resolve())
+    // Let running refreshes save what they got, for a few seconds at most.
+    let timer: number | undefined;
+    await Promise.race([
+      Promise.all(
+        [...this.#locks.values()].map((lock) =>
+          lock.run(() => Promise.resolve())
+        ),
       ),
-    );
+      new Promise((resolve) => timer = Number(setTimeout(resolve, 5_000))),
+    ]);
+    clearTimeout(timer);
     await this.alerts.settle();
   }
 
@@ -162,6 +167,17 @@ export class PlatformAuth {
         }`,
       );
     }
+  }
+
+  /** Arms the refresh timer from the stored token (after a platform was replaced). */
+  async reschedule(platform: string): Promise<void> {
+    const record = await this.vault.platform(platform);
+    if (record?.status !== "active" || record.grant === "api_key") return;
+    const tokens = await this.vault.token(platform);
+    if (tokens?.expires_at !== undefined) {
+      this.expiries.set(platform, tokens.expires_at);
+    }
+    this.schedule(platform, tokens);
   }
 
   forget(platform: string): void {

@@ -11,7 +11,7 @@ import {
 import { messageOf } from "../../platform/errors.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { ToolError } from "../kit/mod.ts";
-import { runProbe } from "./authorization.ts";
+import { runProbe } from "./api_keys.ts";
 import { introspect, revoke } from "./provider.ts";
 import type { PlatformAuth } from "./service.ts";
 import type { PlatformRecord } from "./vault.ts";
