@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { waitFor } from "../../helpers.ts";
 import { ManualClock } from "../../../tools/platform-auth/clock.ts";
+import { MemoryStore } from "../../../platform/store_memory.ts";
 import { assertLogsFree, callbackListener, startAuth } from "./harness.ts";
 import { startMockServer } from "./providers.ts";
 
@@ -355,5 +356,49 @@ Deno.test("platform-auth: a provider that is down is retried with backoff, and t
   } finally {
     await auth.close();
     await callback.close();
+  }
+});
+
+Deno.test("platform-auth start: tokens past due are refreshed at once; another key is an Error phase", async () => {
+  const mock = await startMockServer();
+  const callback = callbackListener();
+  const clock = new ManualClock();
+  const store = new MemoryStore();
+  let refreshes = 0;
+  mock.server.service.on("beforeResponse", (_response, request) => {
+    if (request.body?.grant_type === "refresh_token") refreshes++;
+  });
+  const first = await startAuth({ clock, callback, store });
+  try {
+    await first.ok("add_platform", {
+      platform: "kept",
+      config: { issuer: mock.issuer, client_id: "keptclient" },
+    });
+    await connect(first, "kept");
+    await first.host.stop(5_000);
+    clock.advance(2 * 3_600_000);
+    assert.equal(refreshes, 0, "no timer runs after stop");
+
+    const second = await startAuth({ clock, callback, store, key: first.key });
+    try {
+      await waitFor(() => refreshes, (count) => count === 1);
+      const status = await second.ok("get_auth_status", { platform: "kept" });
+      assert.equal(status.status, "active");
+      assert.ok(Number(status.expires_in_s) > 3000);
+    } finally {
+      await second.close();
+    }
+
+    const third = await startAuth({ clock, callback, store });
+    try {
+      assert.equal(third.host.phase.phase, "error");
+      assert.match(third.host.phase.state.error ?? "", /cannot be unsealed/);
+    } finally {
+      await third.close();
+    }
+  } finally {
+    await first.close();
+    await callback.close();
+    await mock.close();
   }
 });

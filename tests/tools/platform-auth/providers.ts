@@ -5,7 +5,7 @@
 import { createServer, type Server } from "node:http";
 import assert from "node:assert/strict";
 import Provider from "oidc-provider";
-import { OAuth2Server } from "oauth2-mock-server";
+import { OAuth2Issuer, OAuth2Service } from "oauth2-mock-server";
 import type { Browser, Page } from "puppeteer-core";
 
 export interface OidcFixture {
@@ -108,17 +108,26 @@ export async function startOidcProvider(
 
 export interface MockFixture {
   issuer: string;
-  server: OAuth2Server;
+  server: { service: OAuth2Service };
   close(): Promise<void>;
 }
 
+/**
+ * oauth2-mock-server's service on a server of our own, so closing also ends
+ * idle keep-alive connections (its own stop() waits for them).
+ */
 export async function startMockServer(): Promise<MockFixture> {
-  const server = new OAuth2Server();
-  await server.issuer.keys.generate("RS256");
-  await server.start(0, "127.0.0.1");
-  const issuer = server.issuer.url;
-  assert.ok(issuer);
-  return { issuer, server, close: () => server.stop() };
+  const issuer = new OAuth2Issuer();
+  await issuer.keys.generate("RS256");
+  const service = new OAuth2Service(issuer);
+  const server = createServer(service.requestHandler);
+  const port = await listen(server);
+  issuer.url = `http://127.0.0.1:${port}`;
+  return {
+    issuer: issuer.url,
+    server: { service },
+    close: () => closeServer(server),
+  };
 }
 
 /** Only loopback requests leave the page (the provider's pages link web fonts); `block` stops chosen ones. */
