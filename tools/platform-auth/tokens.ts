@@ -33,7 +33,10 @@ export const getToken = tool({
     const record = await ctx.auth.require(platform);
     if (record.grant === "api_key") {
       const sealed = record.sealed.api_key;
-      if (sealed === undefined || record.status === "auth_required") {
+      if (
+        sealed === undefined || record.status === "auth_required" ||
+        record.status === "revoked"
+      ) {
         throw new ToolError(
           `Platform "${platform}" has no working API key; fix it with add_platform and authenticate`,
         );

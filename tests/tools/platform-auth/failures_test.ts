@@ -402,3 +402,51 @@ Deno.test("platform-auth start: tokens past due are refreshed at once; another k
     await mock.close();
   }
 });
+
+Deno.test("platform-auth catalogue: a well-known platform completed with a client id", async () => {
+  const callback = callbackListener();
+  const auth = await startAuth({ clock: new ManualClock(), callback });
+  try {
+    const added = await auth.ok("add_platform", {
+      platform: "github",
+      config: { client_id: "Iv1.test" },
+    });
+    const settings = added.settings as Record<string, unknown>;
+    assert.equal(
+      settings.token_endpoint,
+      "https://github.com/login/oauth/access_token",
+    );
+    assert.deepEqual(settings.scopes, ["repo", "read:user"]);
+    const started = await auth.ok("authenticate", { platform: "github" });
+    const url = new URL(String(started.authorization_url));
+    assert.equal(
+      url.origin + url.pathname,
+      "https://github.com/login/oauth/authorize",
+    );
+    assert.equal(url.searchParams.get("client_id"), "Iv1.test");
+    assert.equal(url.searchParams.get("scope"), "repo read:user");
+    assert.equal(url.searchParams.get("code_challenge_method"), "S256");
+    await auth.fails(
+      "add_platform",
+      { platform: "mine", config: { preset: "nope", client_id: "x" } },
+      /Unknown preset "nope"/,
+    );
+    // api_key platforms: revoked here means get_token refuses the key.
+    await auth.ok("add_platform", {
+      platform: "keyonly",
+      config: {
+        api_key: "k-0123456789",
+        api_key_probe: { url: "https://api.example.com/me" },
+      },
+    });
+    await auth.ok("revoke_token", { platform: "keyonly" });
+    await auth.fails(
+      "get_token",
+      { platform: "keyonly" },
+      /no working API key/,
+    );
+  } finally {
+    await auth.close();
+    await callback.close();
+  }
+});
