@@ -3,6 +3,10 @@
 // claim in it binds the caller to an agent, as an agent token does.
 
 import { createRemoteJWKSet, errors, jwtVerify, SignJWT } from "jose";
+
+// The seam for jose: the platform-auth server verifies tokens with these.
+export { createRemoteJWKSet, decodeJwt, errors, jwtVerify } from "jose";
+export type { JWTPayload } from "jose";
 import { z } from "zod";
 
 const AGENT_NAME = /^[A-Za-z0-9._-]{1,64}$/;

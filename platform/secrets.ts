@@ -1,10 +1,11 @@
 // The Secrets port: the master key for data encrypted at rest. From
-// AGENTD_SECRET_KEY, or a key file (0600) created on first use. An OS
-// keychain backend can sit behind the same interface.
+// AGENTD_SECRET_KEY, the OS keychain (when asked and present), or a key
+// file (0600) created on first use.
 
 import { dirname, join } from "node:path";
 import { decodeBase64, encodeBase64 } from "./base64.ts";
 import { messageOf } from "./errors.ts";
+import { findKeychain } from "./keychain.ts";
 
 export interface Secrets {
   /** Where the key came from, for /health and doctor (never the key). */
@@ -20,10 +21,16 @@ export class SecretsError extends Error {
 const KEY_BYTES = 32;
 const ENVELOPE = "enc:v1:";
 
-/** AGENTD_SECRET_KEY (base64 or hex of 32 bytes) wins; else `<dataDir>/secret.key`, created 0600. */
+/**
+ * AGENTD_SECRET_KEY (base64 or hex of 32 bytes) wins; then, with
+ * `keychain`, a key already in the OS keychain; then `<dataDir>/secret.key`
+ * when it exists; then a new key in the keychain; else a new key file
+ * (0600). Whichever held the key first keeps holding it.
+ */
 export async function openSecrets(options: {
   env: Record<string, string | undefined>;
   dataDir: string;
+  keychain?: boolean;
 }): Promise<Secrets> {
   const fromEnv = options.env.AGENTD_SECRET_KEY;
   if (fromEnv) {
@@ -33,6 +40,29 @@ export async function openSecrets(options: {
     };
   }
   const path = join(options.dataDir, "secret.key");
+  if (options.keychain) {
+    const keychain = await findKeychain(options.env);
+    if (keychain) {
+      const slot = {
+        account: `master-key:${options.dataDir}`,
+        dataDir: options.dataDir,
+      };
+      const source =
+        `${keychain.name} (service agentd, account ${slot.account})`;
+      const stored = await keychain.read(slot);
+      if (stored !== undefined) {
+        return { source, dataKey: await importKey(decodeKey(stored, source)) };
+      }
+      // A key file from before keeps its data readable; else the key starts in the keychain.
+      const fileExists = await Deno.stat(path).then(() => true, () => false);
+      if (!fileExists) {
+        const key = crypto.getRandomValues(new Uint8Array(KEY_BYTES));
+        if (await keychain.write(slot, encodeBase64(key))) {
+          return { source, dataKey: await importKey(key) };
+        }
+      }
+    }
+  }
   return {
     source: path,
     dataKey: await importKey(await readOrCreateKeyFile(path)),

@@ -20,6 +20,7 @@ import { adminPage, adminRoutes } from "./admin.ts";
 import { healthRoutes } from "./health.ts";
 import { mcpRoutes, singleMcpRoute } from "./mcp.ts";
 import { metricsRoutes } from "./metrics.ts";
+import { OAUTH_CALLBACK_PATH, oauthRoutes } from "./oauth.ts";
 import { agentRoutes } from "./agents.ts";
 import { A2A_PATH, a2aRoutes, wellKnownRoutes } from "./a2a.ts";
 import { docsRoutes } from "./docs.ts";
@@ -76,6 +77,9 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     }),
   );
   app.use(originGuard({ allowedOrigins: options.allowedOrigins }));
+  // Before the caller guard: the browser a provider redirects carries no
+  // bearer token; the one-time state is what authorizes this request.
+  app.route(OAUTH_CALLBACK_PATH, oauthRoutes(options.hosts));
   app.use(
     callerGuard({
       token: options.token,

@@ -12,7 +12,7 @@ Deno.test("cli: --help and --version", async () => {
   assert.match(help.stdout, /memory\s+built/);
   assert.match(help.stdout, /gateway\s+built/);
   assert.match(help.stdout, /browser-automation\s+built/);
-  assert.match(help.stdout, /platform-auth\s+not built yet/);
+  assert.match(help.stdout, /platform-auth\s+built/);
   assert.equal(help.stderr, "");
 
   const version = await runCli(["--version"]);
@@ -41,12 +41,12 @@ Deno.test("cli: unknown commands, flags and servers exit 2 naming them", async (
     ],
     [
       ["serve", "--servers", "nope"],
-      /unknown server "nope" in servers; built: gateway, browser-automation, extension-bridge, in-page, memory, conformance/,
+      /unknown server "nope" in servers; built: gateway, browser-automation, extension-bridge, in-page, memory, platform-auth, conformance/,
     ],
     [["mcp"], /which server\?/],
     [
       ["mcp", "nope"],
-      /unknown server "nope"; built: gateway, browser-automation, extension-bridge, in-page, memory, conformance/,
+      /unknown server "nope"; built: gateway, browser-automation, extension-bridge, in-page, memory, platform-auth, conformance/,
     ],
     [
       ["mcp", "conformance", "--cdp-port", "9335"],
@@ -210,6 +210,7 @@ Deno.test("cli: `deno task start` runs `agentd serve` and passes flags through",
         "extension-bridge",
         "in-page",
         "memory",
+        "platform-auth",
       ],
       "the built servers, and only those, are listed",
     );

@@ -7,6 +7,7 @@ import { extensionBridgeServer } from "./extension-bridge/mod.ts";
 import { gatewayServer } from "./gateway/mod.ts";
 import { inPageServer } from "./in-page/mod.ts";
 import { memoryServer } from "./memory/mod.ts";
+import { platformAuthServer } from "./platform-auth/mod.ts";
 
 /** Every server id the architecture names, built or not, in display order. */
 export const SERVER_IDS = [
@@ -26,4 +27,5 @@ export const builtinServers: readonly AnyServerSpec[] = [
   extensionBridgeServer,
   inPageServer,
   memoryServer,
+  platformAuthServer,
 ];

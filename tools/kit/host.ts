@@ -18,6 +18,7 @@ import {
   type AnyServerSpec,
   type DynamicTools,
   identityOf,
+  type OAuthCallbackOutcome,
   type Peer,
   type ServerRuntime,
   ToolError,
@@ -244,6 +245,18 @@ export class HostedServer {
         tables: [],
       };
     }
+  }
+
+  /** The server's `/oauth/callback` handler, while it runs. */
+  oauthCallback():
+    | ((params: URLSearchParams) => Promise<OAuthCallbackOutcome>)
+    | undefined {
+    const runtime = this.#runtime;
+    const handler = runtime?.oauthCallback;
+    if (this.phase.phase !== "running" || handler === undefined) {
+      return undefined;
+    }
+    return (params) => handler.call(runtime, params);
   }
 
   async health(): Promise<ServerHealth> {

@@ -220,6 +220,13 @@ export type AdminSection = {
   fields: AdminField[];
   tables: AdminTable[];
 };
+/** What the person who was redirected to `/oauth/callback` is told. */
+export interface OAuthCallbackOutcome {
+  ok: boolean;
+  /** One sentence: what happened and what to do; never a token. */
+  message: string;
+  platform?: string;
+}
 
 /** A started server: its context for handlers, what `/health` adds, how to stop. */
 export interface ServerRuntime<C> {
@@ -231,6 +238,13 @@ export interface ServerRuntime<C> {
   admin?(): AdminSection | Promise<AdminSection>;
   /** Tools beyond the spec's own, e.g. the gateway's `<server>__<tool>` names. */
   dynamicTools?: DynamicTools;
+  /**
+   * Completes an OAuth redirect that reached the daemon's `/oauth/callback`
+   * (its query parameters). Set by the one server that runs OAuth flows
+   * (platform-auth); routes/oauth.ts reaches it through the host, so routes
+   * never import a server's folder.
+   */
+  oauthCallback?(params: URLSearchParams): Promise<OAuthCallbackOutcome>;
   stop?(): Promise<void>;
 }
 

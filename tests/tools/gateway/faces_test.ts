@@ -98,6 +98,7 @@ Deno.test({
           "extension-bridge",
           "in-page",
           "memory",
+          "platform-auth",
           "up",
         ],
       );

@@ -1,0 +1,174 @@
+// The platform auth server (svc-platform-auth): OAuth 2.0 / OIDC flows,
+// API keys, an encrypted credential store and tokens refreshed before they
+// expire, so agents and other servers never implement authentication.
+
+import { defineServer } from "../kit/mod.ts";
+import type { Metric } from "../../platform/metrics.ts";
+import { openSecrets } from "../../platform/secrets.ts";
+import type { JsonValue } from "../../platform/store.ts";
+import { createAlerts } from "./alerts.ts";
+import {
+  authenticate,
+  getAuthStatus,
+  oauthCallback,
+} from "./authentication.ts";
+import { Authorizations } from "./authorization.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import { PlatformAuthConfig } from "./config.ts";
+import { type PlatformAuthContext, statusView } from "./context.ts";
+import { addPlatform, listPlatforms, removePlatform } from "./platforms.ts";
+import { PlatformAuth } from "./service.ts";
+import {
+  getToken,
+  refreshToken,
+  revokeToken,
+  validateTokenTool,
+} from "./tokens.ts";
+import { Vault } from "./vault.ts";
+
+export { PlatformAuthConfig };
+
+/** The spec; tests give their own clock to move time. */
+export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
+  const clock = options.clock ?? systemClock;
+  return defineServer<PlatformAuthContext>({
+    id: "platform-auth",
+    namespace: "svc-platform-auth",
+    title: "Platform auth",
+    version: "1.0.0",
+    instructions:
+      "Holds credentials for other platforms so agents need not implement authentication. add_platform " +
+      "(issuer or endpoints, client id/secret, scopes; or an api_key with a probe), then authenticate (returns " +
+      "a URL to open, a device code, or a token at once), then get_token whenever a token is needed: it is " +
+      "refreshed before expiry. get_auth_status says auth_required when the platform must be authenticated again.",
+    config: PlatformAuthConfig,
+    // The seed's order.
+    tools: [
+      authenticate,
+      getToken,
+      refreshToken,
+      revokeToken,
+      listPlatforms,
+      addPlatform,
+      removePlatform,
+      getAuthStatus,
+      oauthCallback,
+      validateTokenTool,
+    ],
+    async start(deps) {
+      const config = PlatformAuthConfig.parse(deps.config);
+      const secrets = await openSecrets({
+        env: deps.env,
+        dataDir: deps.dataDir,
+        keychain: config.keychain === "auto",
+      });
+      const { vault, created } = await Vault.open(deps.store, secrets.dataKey, {
+        init: config.init_store,
+        now: clock.now(),
+      });
+      const alerts = createAlerts({
+        log: deps.log,
+        webhook: config.alert_webhook,
+        timeoutMs: config.http_timeout_ms,
+      });
+      const auth = new PlatformAuth(
+        vault,
+        config,
+        deps.log,
+        clock,
+        alerts,
+        secrets.source,
+      );
+      await auth.load();
+      const flows = new Authorizations(
+        auth,
+        () =>
+          config.redirect_uri ??
+            (deps.address() === undefined
+              ? undefined
+              : `${deps.address()}/oauth/callback`),
+      );
+      const context: PlatformAuthContext = { auth, flows };
+      const platforms = await vault.platforms();
+      deps.log.info("platform_auth_ready", {
+        store: created ? "created" : "opened",
+        key_source: secrets.source,
+        platforms: platforms.length,
+        scheduled: auth.expiries.size,
+      });
+      return {
+        context,
+        health: () => health(context),
+        metrics: () => metrics(auth),
+        oauthCallback: (params) => flows.answer(params),
+        async stop() {
+          await flows.stop();
+          await auth.stop();
+        },
+      };
+    },
+  });
+}
+
+export const platformAuthServer = createPlatformAuthServer();
+
+async function health(
+  ctx: PlatformAuthContext,
+): Promise<{ [key: string]: JsonValue }> {
+  const platforms: { [key: string]: JsonValue } = {};
+  let attention = 0;
+  for (const record of await ctx.auth.vault.platforms()) {
+    const view = await statusView(ctx, record);
+    if (view.status === "auth_required" || view.status === "expired") {
+      attention++;
+    }
+    platforms[record.name] = {
+      status: view.status,
+      grant: view.grant,
+      reason: view.reason,
+      expires_at: view.expires_at,
+      expires_in_s: view.expires_in_s,
+    };
+  }
+  return {
+    status: attention > 0 ? "degraded" : "ok",
+    key_source: ctx.auth.keySource,
+    platforms,
+    needs_attention: attention,
+    pending_authorizations: ctx.flows.pendingCount,
+  };
+}
+
+function metrics(auth: PlatformAuth): Metric[] {
+  const split = (labels: string) => labels.split("\u0000");
+  const now = auth.clock.now();
+  return [
+    {
+      name: "agentd_platform_auth_refreshes_total",
+      help: "Token refreshes by platform and outcome (ok, rejected, failed)",
+      type: "counter",
+      samples: [...auth.counters.refreshes].map(([labels, value]) => {
+        const [platform, outcome] = split(labels);
+        return { labels: { platform, outcome }, value };
+      }),
+    },
+    {
+      name: "agentd_platform_auth_failures_total",
+      help: "Failed token operations by platform and reason",
+      type: "counter",
+      samples: [...auth.counters.failures].map(([labels, value]) => {
+        const [platform, reason] = split(labels);
+        return { labels: { platform, reason }, value };
+      }),
+    },
+    {
+      name: "agentd_platform_auth_token_expiry_seconds",
+      help: "Seconds until each platform's access token expires",
+      type: "gauge",
+      samples: [...auth.expiries].map(([platform, at]) => ({
+        labels: { platform },
+        value: Math.round((at - now) / 1000),
+      })),
+    },
+  ];
+}
