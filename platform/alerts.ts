@@ -11,29 +11,33 @@ export interface AlertTarget {
   /** POSTed the alert as JSON; the URL itself is never logged (it is often a secret). */
   webhook?: string | undefined;
   fetchFn?: typeof fetch;
+  /** How long a webhook POST may take (default 5 s). */
+  timeoutMs?: number;
 }
 
 /**
  * Raises one alert: `body.event` names it (`upstream_down`,
  * `memory_storage_unavailable`…). Problems log at warn, recoveries at info.
- * The webhook POST runs in the background; its failure is logged, never thrown.
+ * The webhook POST runs in the background; its failure is logged, never
+ * thrown. The returned promise settles when the POST is done (shutdown and
+ * tests may wait for it); it never rejects.
  */
 export function raiseAlert(
   target: AlertTarget,
   body: { event: string; [field: string]: unknown },
   severity: "problem" | "recovery",
-): void {
+): Promise<void> {
   const { log, webhook } = target;
   if (severity === "problem") log.warn("alert", body);
   else log.info("alert", body);
-  if (webhook === undefined) return;
+  if (webhook === undefined) return Promise.resolve();
   const host = URL.parse(webhook)?.host ?? "(invalid URL)";
   const fetchFn = target.fetchFn ?? fetch;
-  fetchFn(webhook, {
+  return fetchFn(webhook, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
-    signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+    signal: AbortSignal.timeout(target.timeoutMs ?? WEBHOOK_TIMEOUT_MS),
   }).then(async (response) => {
     await response.body?.cancel();
     if (!response.ok) {

@@ -145,7 +145,11 @@ Deno.test("platform-auth: one refresh for 50 concurrent get_token; invalid_grant
     );
     assert.equal(alert[0].alert, "auth_required");
     assert.equal(alert[0].platform, "mock");
-    assert.ok(auth.lines.some((line) => line.includes('"operator_alert"')));
+    assert.ok(
+      auth.lines.some((line) =>
+        line.includes('"event":"alert"') && line.includes("auth_required")
+      ),
+    );
     const metrics = auth.host.metrics().map((metric) => metric.name);
     assert.ok(metrics.includes("agentd_platform_auth_refreshes_total"));
 
