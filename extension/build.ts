@@ -7,7 +7,15 @@ import { fileURLToPath as fromFileUrl } from "node:url";
 
 const SOURCE = dirname(fromFileUrl(import.meta.url));
 const ENTRIES = ["background", "content", "page_hooks", "popup"];
-const STATIC = ["manifest.json", "popup.html"];
+// agentd_runner.js and agentd_main.js run scripts the extension bridge
+// registers (inject_content_script); registerContentScripts takes only
+// packaged files.
+const STATIC = [
+  "manifest.json",
+  "popup.html",
+  "agentd_runner.js",
+  "agentd_main.js",
+];
 
 export const DEFAULT_OUT = join(SOURCE, "..", "dist", "extension");
 

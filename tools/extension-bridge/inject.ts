@@ -9,7 +9,7 @@ import { extensionId } from "./extensions.ts";
 
 const tool = toolDefiner<ExtensionBridge>();
 
-/** The files an extension ships to take scripts from the bridge (see companion/). */
+/** The files an extension ships to take scripts from the bridge (shipped in extension/). */
 export const RUNNER_FILE = "agentd_runner.js";
 export const MAIN_FILE = "agentd_main.js";
 

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { HEADLESS_CHROMIUM_ARGS } from "../../../platform/browser_discovery.ts";
 import { probeDebuggingPort } from "../../../platform/browser.ts";
 import { Client } from "../../../platform/mcp_sdk.ts";
@@ -24,9 +24,9 @@ import {
 export { callTool, textOf, type ToolCallResult };
 
 const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
-/** The bridge's companion files (agentd_runner.js, agentd_main.js). */
-const COMPANION_FILES = fileURLToPath(
-  new URL("../../../tools/extension-bridge/companion/", import.meta.url),
+/** The companion extension's bridge files, shipped in extension/. */
+const COMPANION_FILES = ["agentd_runner.js", "agentd_main.js"].map((name) =>
+  fileURLToPath(new URL(`../../../extension/${name}`, import.meta.url))
 );
 
 /** Chromium's id of an unpacked extension: SHA-256 of its path, hex digits mapped to a-p. */
@@ -65,7 +65,9 @@ export async function prepareExtensions(): Promise<Extensions> {
     return { id: await extensionIdFor(path), path, manifest };
   };
   const companion = await one("companion");
-  await copy(COMPANION_FILES, companion.path);
+  for (const file of COMPANION_FILES) {
+    await Deno.copyFile(file, join(companion.path, basename(file)));
+  }
   const plain = await one("plain");
   return { dir, companion, plain };
 }
