@@ -3,6 +3,7 @@
 
 import type { AnyServerSpec } from "./kit/mod.ts";
 import { browserAutomationServer } from "./browser-automation/mod.ts";
+import { desktopControlServer } from "./desktop-control/mod.ts";
 import { gatewayServer } from "./gateway/mod.ts";
 import { memoryServer } from "./memory/mod.ts";
 
@@ -21,5 +22,6 @@ export const SERVER_IDS = [
 export const builtinServers: readonly AnyServerSpec[] = [
   gatewayServer,
   browserAutomationServer,
+  desktopControlServer,
   memoryServer,
 ];

@@ -1,0 +1,185 @@
+// Screenshot pixels → image bytes: an area-average downscale to the long
+// side the config allows, then JPEG (libturbojpeg through FFI when present,
+// else jpeg-js) or PNG (fast-png). No codec is written here.
+
+import {
+  openTurboJpeg,
+  TJ,
+  type TurboJpegLibrary,
+} from "../../ffi/turbojpeg.ts";
+import { encodeJpeg, encodePng } from "../../platform/image_codec.ts";
+import type { Frame } from "./desktop.ts";
+
+/** Packed BGRX pixels, 4 bytes each, rows without padding. */
+export interface Pixels {
+  width: number;
+  height: number;
+  data: Uint8Array<ArrayBuffer>;
+}
+
+/** The image size for a `width`×`height` capture whose long side may be at most `maxLongSide`. */
+export function scaledSize(
+  width: number,
+  height: number,
+  maxLongSide: number,
+): { width: number; height: number } {
+  const long = Math.max(width, height);
+  if (long <= maxLongSide) return { width, height };
+  const factor = maxLongSide / long;
+  return {
+    width: Math.max(1, Math.round(width * factor)),
+    height: Math.max(1, Math.round(height * factor)),
+  };
+}
+
+/** Copies (and when needed shrinks, averaging each source block) a frame into packed pixels. */
+export function downscale(frame: Frame, maxLongSide: number): Pixels {
+  const { width: sw, height: sh, stride, data } = frame;
+  const { width: dw, height: dh } = scaledSize(sw, sh, maxLongSide);
+  const out = new Uint8Array(dw * dh * 4);
+  if (dw === sw && dh === sh) {
+    for (let y = 0; y < sh; y++) {
+      out.set(data.subarray(y * stride, y * stride + sw * 4), y * sw * 4);
+    }
+    return { width: dw, height: dh, data: out };
+  }
+  const x0 = new Int32Array(dw);
+  const x1 = new Int32Array(dw);
+  for (let x = 0; x < dw; x++) {
+    x0[x] = Math.floor((x * sw) / dw);
+    x1[x] = Math.max(x0[x] + 1, Math.floor(((x + 1) * sw) / dw));
+  }
+  const sums = new Uint32Array(dw * 3);
+  for (let y = 0; y < dh; y++) {
+    const y0 = Math.floor((y * sh) / dh);
+    const y1 = Math.max(y0 + 1, Math.floor(((y + 1) * sh) / dh));
+    sums.fill(0);
+    for (let sy = y0; sy < y1; sy++) {
+      const row = sy * stride;
+      for (let x = 0; x < dw; x++) {
+        let b = 0, g = 0, r = 0;
+        for (let sx = x0[x], i = row + sx * 4; sx < x1[x]; sx++, i += 4) {
+          b += data[i];
+          g += data[i + 1];
+          r += data[i + 2];
+        }
+        sums[x * 3] += b;
+        sums[x * 3 + 1] += g;
+        sums[x * 3 + 2] += r;
+      }
+    }
+    const rows = y1 - y0;
+    let o = y * dw * 4;
+    for (let x = 0; x < dw; x++, o += 4) {
+      const count = rows * (x1[x] - x0[x]);
+      out[o] = Math.round(sums[x * 3] / count);
+      out[o + 1] = Math.round(sums[x * 3 + 1] / count);
+      out[o + 2] = Math.round(sums[x * 3 + 2] / count);
+      out[o + 3] = 255;
+    }
+  }
+  return { width: dw, height: dh, data: out };
+}
+
+/** BGRX → RGB (3 channels) or RGBA (4). */
+function reorder(pixels: Pixels, channels: 3 | 4): Uint8Array {
+  const { data } = pixels;
+  const count = pixels.width * pixels.height;
+  const out = new Uint8Array(count * channels);
+  for (let i = 0, o = 0; i < count * 4; i += 4, o += channels) {
+    out[o] = data[i + 2];
+    out[o + 1] = data[i + 1];
+    out[o + 2] = data[i];
+    if (channels === 4) out[o + 3] = 255;
+  }
+  return out;
+}
+
+export type ImageFormat = "png" | "jpeg";
+
+export class ImageEncoder {
+  #turbo: TurboJpegLibrary | undefined;
+  #handle: Deno.PointerObject | null = null;
+  /** Why libturbojpeg is not used, when it is not. */
+  readonly turboMissing: string | undefined;
+
+  constructor(options: { turbojpeg: boolean }) {
+    if (!options.turbojpeg) {
+      this.turboMissing = "turned off in config";
+      return;
+    }
+    try {
+      this.#turbo = openTurboJpeg();
+      this.#handle = this.#turbo.symbols.tjInitCompress();
+      if (this.#handle === null) throw new Error("tjInitCompress failed");
+    } catch (error) {
+      this.#turbo?.close();
+      this.#turbo = undefined;
+      this.turboMissing = error instanceof Error
+        ? error.message
+        : String(error);
+    }
+  }
+
+  get jpegEncoder(): string {
+    return this.#turbo ? "libturbojpeg" : "jpeg-js";
+  }
+
+  encode(pixels: Pixels, format: ImageFormat, quality: number): Uint8Array {
+    if (format === "png") {
+      return encodePng(reorder(pixels, 3), pixels.width, pixels.height, 3);
+    }
+    const turbo = this.#turbo;
+    if (turbo && this.#handle) {
+      return this.#turboJpeg(turbo, this.#handle, pixels, quality);
+    }
+    return encodeJpeg(reorder(pixels, 4), pixels.width, pixels.height, quality);
+  }
+
+  #turboJpeg(
+    turbo: TurboJpegLibrary,
+    handle: Deno.PointerObject,
+    pixels: Pixels,
+    quality: number,
+  ): Uint8Array {
+    const out = new BigUint64Array(1);
+    const size = new BigUint64Array(1);
+    const status = turbo.symbols.tjCompress2(
+      handle,
+      pixels.data,
+      pixels.width,
+      pixels.width * 4,
+      pixels.height,
+      TJ.PF_BGRX,
+      out,
+      size,
+      TJ.SAMP_420,
+      quality,
+      TJ.FLAG_FASTDCT,
+    );
+    const pointer = Deno.UnsafePointer.create(out[0]);
+    if (status !== 0 || pointer === null) {
+      const message = turbo.symbols.tjGetErrorStr2(handle);
+      if (pointer) turbo.symbols.tjFree(pointer);
+      throw new Error(
+        `JPEG encoding failed: ${
+          message ? new Deno.UnsafePointerView(message).getCString() : status
+        }`,
+      );
+    }
+    const bytes = new Uint8Array(
+      Deno.UnsafePointerView.getArrayBuffer(pointer, Number(size[0])).slice(0),
+    );
+    turbo.symbols.tjFree(pointer);
+    return bytes;
+  }
+
+  close(): void {
+    if (this.#turbo && this.#handle) {
+      this.#turbo.symbols.tjDestroy(this.#handle);
+    }
+    this.#handle = null;
+    this.#turbo?.close();
+    this.#turbo = undefined;
+  }
+}
