@@ -11,7 +11,11 @@ export function encodePng(
   height: number,
   channels: 3 | 4,
 ): Uint8Array {
-  return encodePngImage({ width, height, data: pixels, channels, depth: 8 });
+  // Level 3: screenshots compress well already; higher levels cost 3× the time.
+  return encodePngImage(
+    { width, height, data: pixels, channels, depth: 8 },
+    { zlib: { level: 3 } },
+  );
 }
 
 /** Baseline JPEG of RGBA pixels (alpha ignored), quality 1-100. */

@@ -49,32 +49,44 @@ export function downscale(frame: Frame, maxLongSide: number): Pixels {
     x0[x] = Math.floor((x * sw) / dw);
     x1[x] = Math.max(x0[x] + 1, Math.floor(((x + 1) * sw) / dw));
   }
-  const sums = new Uint32Array(dw * 3);
+  // One 32-bit read per source pixel (B, G, R, X little-endian); frames are 4-byte aligned.
+  const aligned = data.byteOffset % 4 === 0;
+  const src = aligned
+    ? new Uint32Array(data.buffer, data.byteOffset, data.byteLength >> 2)
+    : new Uint32Array(new Uint8Array(data).buffer);
+  const stride32 = stride >> 2;
+  const sumB = new Uint32Array(dw);
+  const sumG = new Uint32Array(dw);
+  const sumR = new Uint32Array(dw);
   for (let y = 0; y < dh; y++) {
     const y0 = Math.floor((y * sh) / dh);
     const y1 = Math.max(y0 + 1, Math.floor(((y + 1) * sh) / dh));
-    sums.fill(0);
+    sumB.fill(0);
+    sumG.fill(0);
+    sumR.fill(0);
     for (let sy = y0; sy < y1; sy++) {
-      const row = sy * stride;
+      const row = sy * stride32;
       for (let x = 0; x < dw; x++) {
         let b = 0, g = 0, r = 0;
-        for (let sx = x0[x], i = row + sx * 4; sx < x1[x]; sx++, i += 4) {
-          b += data[i];
-          g += data[i + 1];
-          r += data[i + 2];
+        const end = row + x1[x];
+        for (let i = row + x0[x]; i < end; i++) {
+          const p = src[i];
+          b += p & 255;
+          g += (p >>> 8) & 255;
+          r += (p >>> 16) & 255;
         }
-        sums[x * 3] += b;
-        sums[x * 3 + 1] += g;
-        sums[x * 3 + 2] += r;
+        sumB[x] += b;
+        sumG[x] += g;
+        sumR[x] += r;
       }
     }
     const rows = y1 - y0;
     let o = y * dw * 4;
     for (let x = 0; x < dw; x++, o += 4) {
       const count = rows * (x1[x] - x0[x]);
-      out[o] = Math.round(sums[x * 3] / count);
-      out[o + 1] = Math.round(sums[x * 3 + 1] / count);
-      out[o + 2] = Math.round(sums[x * 3 + 2] / count);
+      out[o] = (sumB[x] + (count >> 1)) / count;
+      out[o + 1] = (sumG[x] + (count >> 1)) / count;
+      out[o + 2] = (sumR[x] + (count >> 1)) / count;
       out[o + 3] = 255;
     }
   }
