@@ -6,7 +6,7 @@ import { z } from "zod";
 import { desktopControlServer } from "../../../tools/desktop-control/mod.ts";
 import { splitKeys } from "../../../tools/desktop-control/keyboard.ts";
 import { imageToScreen } from "../../../tools/desktop-control/shots.ts";
-import { scaledSize } from "../../../tools/desktop-control/image.ts";
+import { downscale, scaledSize } from "../../../tools/desktop-control/image.ts";
 
 const SEED: Record<string, { required: string[]; optional: string[] }> = {
   screenshot: { required: [], optional: ["region", "format"] },
@@ -92,4 +92,39 @@ Deno.test("desktop control: key names split into chords; image pixels map to scr
     () => imageToScreen(shot, { x: 1200, y: 0 }, "to"),
     /to \(1200, 0\) is outside/,
   );
+});
+
+Deno.test("desktop control: downscaling averages each source block (both paths)", () => {
+  for (
+    const [sw, sh, long] of [[19, 11, 13], [30, 20, 9], [1920, 1080, 1280]]
+  ) {
+    const stride = sw * 4 + 8; // padded rows, as X images may have
+    const data = new Uint8Array(stride * sh);
+    for (let i = 0; i < data.length; i++) data[i] = (i * 7919 + (i >> 5)) % 251;
+    const image = downscale({ width: sw, height: sh, stride, data }, long);
+    const { width: dw, height: dh } = image;
+    let worst = 0;
+    for (let y = 0; y < dh; y++) {
+      const y0 = Math.floor((y * sh) / dh);
+      const y1 = Math.max(y0 + 1, Math.floor(((y + 1) * sh) / dh));
+      for (let x = 0; x < dw; x++) {
+        const x0 = Math.floor((x * sw) / dw);
+        const x1 = Math.max(x0 + 1, Math.floor(((x + 1) * sw) / dw));
+        for (let c = 0; c < 3; c++) {
+          let sum = 0;
+          for (let yy = y0; yy < y1; yy++) {
+            for (let xx = x0; xx < x1; xx++) {
+              sum += data[yy * stride + xx * 4 + c];
+            }
+          }
+          const mean = sum / ((y1 - y0) * (x1 - x0));
+          worst = Math.max(
+            worst,
+            Math.abs(mean - image.data[(y * dw + x) * 4 + c]),
+          );
+        }
+      }
+    }
+    assert.ok(worst <= 0.5, `${sw}x${sh} → ${dw}x${dh}: off by ${worst}`);
+  }
 });
