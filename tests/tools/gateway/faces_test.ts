@@ -91,7 +91,14 @@ Deno.test({
       );
       assert.deepEqual(
         rows.map((row) => row.name).sort(),
-        ["browser-automation", "conformance", "down", "memory", "up"],
+        [
+          "browser-automation",
+          "conformance",
+          "desktop-control",
+          "down",
+          "memory",
+          "up",
+        ],
       );
       assert.equal(rows.find((row) => row.name === "down")?.state, "unhealthy");
       assert.equal(rows.find((row) => row.name === "up")?.state, "healthy");
