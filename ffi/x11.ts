@@ -17,6 +17,13 @@ const x11Symbols = {
   XFlush: { parameters: ["pointer"], result: "i32" },
   XFree: { parameters: ["pointer"], result: "i32" },
   XSetErrorHandler: { parameters: ["function"], result: "pointer" },
+  XSetIOErrorHandler: { parameters: ["function"], result: "pointer" },
+  // libX11 1.7+: lets a client survive a lost connection instead of exit(1).
+  XSetIOErrorExitHandler: {
+    parameters: ["pointer", "function", "pointer"],
+    result: "void",
+    optional: true,
+  },
   XQueryExtension: {
     parameters: ["pointer", "buffer", "buffer", "buffer", "buffer"],
     result: "i32",

@@ -92,11 +92,16 @@ export class DesktopControl {
     const refusal = this.remoteRefusal();
     if (refusal) throw new ToolError(refusal);
     return await this.#lock.run(async () => {
+      const gone = this.desktop.unavailable?.();
+      if (gone) throw new ToolError(`${tool} failed: ${gone}`);
       const started = performance.now();
       const session = this.session(call);
       this.#actions++;
       try {
         const value = await body();
+        // The display may have gone away during the call: its result is not to be trusted.
+        const lost = this.desktop.unavailable?.();
+        if (lost) throw new ToolError(`${tool} failed: ${lost}`);
         this.#log.info("desktop_action", {
           tool,
           session,
@@ -116,7 +121,8 @@ export class DesktopControl {
           duration_ms: Math.round(performance.now() - started),
         });
         if (error instanceof ToolError) throw error;
-        throw new ToolError(`${tool} failed: ${messageOf(error)}`);
+        const lost = this.desktop.unavailable?.();
+        throw new ToolError(`${tool} failed: ${lost ?? messageOf(error)}`);
       }
     });
   }

@@ -68,6 +68,8 @@ export interface Desktop {
   windows(includeHidden: boolean): WindowInfo[];
   /** Raises and focuses the window; resolves once the desktop reports it focused (or says not). */
   focusWindow(id: string): Promise<{ focused: boolean; via: string }>;
+  /** Why the desktop cannot be used any more (its display went away), if so. */
+  unavailable?(): string | undefined;
   /** Backend facts for /health (capture method, extensions, keymap). */
   health(): { [key: string]: JsonValue };
   close(): void;

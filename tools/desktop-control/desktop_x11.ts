@@ -11,6 +11,7 @@ import type {
   TypeReport,
   WindowInfo,
 } from "./desktop.ts";
+import type { JsonValue } from "../../platform/store.ts";
 import { XDisplay } from "./x11_display.ts";
 import { X11Capture } from "./x11_capture.ts";
 import { X11Keyboard } from "./x11_keyboard.ts";
@@ -137,7 +138,15 @@ export class X11Desktop implements Desktop {
     return d.x11.symbols.XGetSelectionOwner(d.pointer, d.atom("CLIPBOARD"));
   }
 
-  health() {
+  unavailable(): string | undefined {
+    if (!this.display.lost) return undefined;
+    return `The connection to X display "${this.display.name}" broke (the X server ended or the ` +
+      "session logged out); restart desktop-control once a display runs again";
+  }
+
+  health(): { [key: string]: JsonValue } {
+    const lost = this.unavailable();
+    if (lost) return { display: this.display.name, error: lost };
     const screen = this.screen();
     return {
       display: this.display.name,
@@ -154,7 +163,10 @@ export class X11Desktop implements Desktop {
   }
 
   close(): void {
-    if (this.display.closed) return;
+    if (this.display.closed) {
+      this.display.close();
+      return;
+    }
     this.#keyboard.close();
     this.#capture.close();
     this.display.close();

@@ -34,7 +34,37 @@ const ERROR_HANDLER = {
 } as const;
 let errorHandler: Deno.UnsafeCallback<typeof ERROR_HANDLER> | undefined;
 
+const IO_ERROR_HANDLER = { parameters: ["pointer"], result: "i32" } as const;
+const IO_EXIT_HANDLER = {
+  parameters: ["pointer", "pointer"],
+  result: "void",
+} as const;
+// Displays whose connection broke (the X server ended): never touched again.
+const lostDisplays = new Set<bigint>();
+let ioHandlers:
+  | {
+    error: Deno.UnsafeCallback<typeof IO_ERROR_HANDLER>;
+    exit: Deno.UnsafeCallback<typeof IO_EXIT_HANDLER>;
+  }
+  | undefined;
+
+function installIoHandlers(x11: X11Library): void {
+  if (ioHandlers) return;
+  ioHandlers = {
+    // Replaces Xlib's "X connection to :N broken" line on stderr (the log channel).
+    error: new Deno.UnsafeCallback(IO_ERROR_HANDLER, (display) => {
+      lostDisplays.add(Deno.UnsafePointer.value(display));
+      return 0;
+    }),
+    exit: new Deno.UnsafeCallback(IO_EXIT_HANDLER, (display) => {
+      lostDisplays.add(Deno.UnsafePointer.value(display));
+    }),
+  };
+  x11.symbols.XSetIOErrorHandler(ioHandlers.error.pointer);
+}
+
 function installErrorHandler(x11: X11Library): void {
+  installIoHandlers(x11);
   if (errorHandler) return;
   const handler = new Deno.UnsafeCallback(
     ERROR_HANDLER,
@@ -181,11 +211,21 @@ export class XDisplay {
         "xtest",
       );
     }
+    const exitHandler = x11.symbols.XSetIOErrorExitHandler;
+    if (exitHandler && ioHandlers) {
+      exitHandler(pointer, ioHandlers.exit.pointer, null);
+    }
     return new XDisplay(libs, pointer, name);
   }
 
+  /** Closed by us, or its connection broke: no Xlib call may use it. */
   get closed(): boolean {
-    return this.#closed;
+    return this.#closed || this.lost;
+  }
+
+  /** The connection to the X server broke (it ended, or the session logged out). */
+  get lost(): boolean {
+    return lostDisplays.has(Deno.UnsafePointer.value(this.pointer));
   }
 
   /** Runs `body`, syncs, and throws if the X server answered with an error. */
@@ -276,6 +316,6 @@ export class XDisplay {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.x11.symbols.XCloseDisplay(this.pointer);
+    if (!this.lost) this.x11.symbols.XCloseDisplay(this.pointer);
   }
 }

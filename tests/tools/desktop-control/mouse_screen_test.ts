@@ -121,86 +121,99 @@ Deno.test({
   ignore: xTestIgnore,
   sanitizeResources: false,
   async fn() {
-    const x = await startXvfb("1280x800");
-    const desktop = await startDesktop(x.display);
-    try {
-      // A red xterm at +100+100 on the black root (Xvfb -br).
-      x.spawn("xterm", [
-        "-bg",
-        "#ff0000",
-        "-T",
-        "Red",
-        "-geometry",
-        "20x6+100+100",
-        "-e",
-        "sleep",
-        "600",
-      ]);
-      const id = await x.windowByName("Red");
-      const info = await x.run("xwininfo", ["-id", id]);
-      const left = Number(info.match(/Absolute upper-left X:\s+(\d+)/)?.[1]);
-      const top = Number(info.match(/Absolute upper-left Y:\s+(\d+)/)?.[1]);
-      const height = Number(info.match(/Height:\s+(\d+)/)?.[1]);
-      // 40×20 pixels: 20 of black root left of the window, 20 inside its bottom (no text there).
-      const region = {
-        x: left - 20,
-        y: top + height - 25,
-        width: 40,
-        height: 20,
-      };
-      const png = await desktop.call("screenshot", { region, format: "png" });
-      assert.ok(!png.isError);
-      const image = png.content.find((block) => block.type === "image");
-      assert.equal(image?.mimeType, "image/png");
-      const decoded = decodePng(
-        Uint8Array.from(atob(image?.data ?? ""), (c) => c.charCodeAt(0)),
-      );
-      assert.equal(decoded.width, 40);
-      assert.equal(decoded.height, 20);
-      const channels = decoded.channels;
-      const pixel = (
-        px: number,
-        py: number,
-      ) => [
-        ...decoded.data.slice(
-          (py * 40 + px) * channels,
-          (py * 40 + px) * channels + 3,
-        ),
-      ];
-      assert.deepEqual(pixel(5, 10), [0, 0, 0], "root is black");
-      assert.deepEqual(pixel(30, 10), [255, 0, 0], "inside the red window");
-      assert.equal(png.structuredContent?.scale, 1);
-
-      const jpg = await desktop.call("screenshot", { region });
-      const jpegBlock = jpg.content.find((block) => block.type === "image");
-      assert.equal(jpegBlock?.mimeType, "image/jpeg");
-      const rgba = jpeg.decode(
-        Uint8Array.from(atob(jpegBlock?.data ?? ""), (c) => c.charCodeAt(0)),
-        { useTArray: true },
-      );
-      const at = (
-        px: number,
-        py: number,
-      ) => [...rgba.data.slice((py * 40 + px) * 4, (py * 40 + px) * 4 + 3)];
-      const [r, g, b] = at(32, 10);
-      assert.ok(r > 220 && g < 40 && b < 40, `red in the JPEG: ${at(32, 10)}`);
-      const [r0, g0, b0] = at(3, 10);
-      assert.ok(
-        r0 < 30 && g0 < 30 && b0 < 30,
-        `black in the JPEG: ${at(3, 10)}`,
-      );
-
-      const off = await desktop.call("screenshot", {
-        region: { x: 1270, y: 0, width: 20, height: 20 },
-      });
-      assert.ok(off.isError);
-      assert.match(
-        off.content[0].text ?? "",
-        /not inside the screen \(1280×800\)/,
-      );
-    } finally {
-      await desktop.close();
-      await x.close();
-    }
+    await regionPixels([]);
+    // Without MIT-SHM (as on a remote display): the XGetImage path, same pixels.
+    await regionPixels(["-extension", "MIT-SHM"]);
   },
 });
+
+async function regionPixels(xvfbArgs: string[]): Promise<void> {
+  const x = await startXvfb("1280x800", xvfbArgs);
+  const desktop = await startDesktop(x.display);
+  try {
+    // A red xterm at +100+100 on the black root (Xvfb -br).
+    x.spawn("xterm", [
+      "-bg",
+      "#ff0000",
+      "-T",
+      "Red",
+      "-geometry",
+      "20x6+100+100",
+      "-e",
+      "sleep",
+      "600",
+    ]);
+    const id = await x.windowByName("Red");
+    const info = await x.run("xwininfo", ["-id", id]);
+    const left = Number(info.match(/Absolute upper-left X:\s+(\d+)/)?.[1]);
+    const top = Number(info.match(/Absolute upper-left Y:\s+(\d+)/)?.[1]);
+    const height = Number(info.match(/Height:\s+(\d+)/)?.[1]);
+    // 40×20 pixels: 20 of black root left of the window, 20 inside its bottom (no text there).
+    const region = {
+      x: left - 20,
+      y: top + height - 25,
+      width: 40,
+      height: 20,
+    };
+    const png = await desktop.call("screenshot", { region, format: "png" });
+    assert.ok(!png.isError);
+    const image = png.content.find((block) => block.type === "image");
+    assert.equal(image?.mimeType, "image/png");
+    const decoded = decodePng(
+      Uint8Array.from(atob(image?.data ?? ""), (c) => c.charCodeAt(0)),
+    );
+    assert.equal(decoded.width, 40);
+    assert.equal(decoded.height, 20);
+    const channels = decoded.channels;
+    const pixel = (
+      px: number,
+      py: number,
+    ) => [
+      ...decoded.data.slice(
+        (py * 40 + px) * channels,
+        (py * 40 + px) * channels + 3,
+      ),
+    ];
+    assert.deepEqual(pixel(5, 10), [0, 0, 0], "root is black");
+    assert.deepEqual(pixel(30, 10), [255, 0, 0], "inside the red window");
+    assert.equal(png.structuredContent?.scale, 1);
+    const capture = JSON.stringify((await desktop.host.health()).details);
+    assert.match(
+      capture,
+      xvfbArgs.includes("MIT-SHM")
+        ? /"capture":"xgetimage"/
+        : /"capture":"mit-shm"/,
+    );
+
+    const jpg = await desktop.call("screenshot", { region });
+    const jpegBlock = jpg.content.find((block) => block.type === "image");
+    assert.equal(jpegBlock?.mimeType, "image/jpeg");
+    const rgba = jpeg.decode(
+      Uint8Array.from(atob(jpegBlock?.data ?? ""), (c) => c.charCodeAt(0)),
+      { useTArray: true },
+    );
+    const at = (
+      px: number,
+      py: number,
+    ) => [...rgba.data.slice((py * 40 + px) * 4, (py * 40 + px) * 4 + 3)];
+    const [r, g, b] = at(32, 10);
+    assert.ok(r > 220 && g < 40 && b < 40, `red in the JPEG: ${at(32, 10)}`);
+    const [r0, g0, b0] = at(3, 10);
+    assert.ok(
+      r0 < 30 && g0 < 30 && b0 < 30,
+      `black in the JPEG: ${at(3, 10)}`,
+    );
+
+    const off = await desktop.call("screenshot", {
+      region: { x: 1270, y: 0, width: 20, height: 20 },
+    });
+    assert.ok(off.isError);
+    assert.match(
+      off.content[0].text ?? "",
+      /not inside the screen \(1280×800\)/,
+    );
+  } finally {
+    await desktop.close();
+    await x.close();
+  }
+}

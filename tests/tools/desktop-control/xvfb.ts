@@ -41,6 +41,7 @@ export interface XServer {
 
 export async function startXvfb(
   size = "1280x800",
+  extraArgs: string[] = [],
 ): Promise<XServer> {
   if (!installed(XVFB)) {
     throw new Error(
@@ -57,6 +58,7 @@ export async function startXvfb(
       "-screen",
       "0",
       `${size}x24`,
+      ...extraArgs,
     ],
     stdin: "null",
     stdout: "piped",
