@@ -108,6 +108,18 @@ Deno.test({
         (text) => text === "pressed\n",
       );
 
+      // Every action is logged with its time; typed text never is.
+      const typing = desktop.logs.filter((line) =>
+        line.event === "desktop_action" && line.tool === "keyboard_type"
+      );
+      assert.ok(typing.length >= 4);
+      assert.ok(typing.every((line) => !Number.isNaN(Date.parse(line.time))));
+      assert.equal(
+        typing[0].chars,
+        [...`echo '${unicode}' > typed.txt\n`].length,
+      );
+      assert.ok(!JSON.stringify(desktop.logs).includes("héllo"));
+
       const unknown = await desktop.call("keyboard_press", {
         key: "NoSuchKey",
       });
