@@ -118,6 +118,8 @@ export async function startXvfb(
           run("xdotool", ["search", "--onlyvisible", "--name", `^${name}$`])
             .catch(() => ""),
         (text) => text.trim() !== "",
+        // Generous: X clients start slowly when CI's two cores are busy.
+        30_000,
       );
       return found.trim().split("\n")[0];
     },
