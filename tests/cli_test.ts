@@ -3,7 +3,14 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { freePort, ROOT, runCli, spawnDaemon, tempDir } from "./helpers.ts";
+import {
+  assertRunningExceptDisplay,
+  freePort,
+  ROOT,
+  runCli,
+  spawnDaemon,
+  tempDir,
+} from "./helpers.ts";
 
 Deno.test("cli: --help and --version", async () => {
   const help = await runCli(["--help"]);
@@ -41,12 +48,12 @@ Deno.test("cli: unknown commands, flags and servers exit 2 naming them", async (
     ],
     [
       ["serve", "--servers", "nope"],
-      /unknown server "nope" in servers; built: gateway, browser-automation, extension-bridge, in-page, memory, platform-auth, conformance/,
+      /unknown server "nope" in servers; built: gateway, browser-automation, extension-bridge, in-page, desktop-control, memory, platform-auth, conformance/,
     ],
     [["mcp"], /which server\?/],
     [
       ["mcp", "nope"],
-      /unknown server "nope"; built: gateway, browser-automation, extension-bridge, in-page, memory, platform-auth, conformance/,
+      /unknown server "nope"; built: gateway, browser-automation, extension-bridge, in-page, desktop-control, memory, platform-auth, conformance/,
     ],
     [
       ["mcp", "conformance", "--cdp-port", "9335"],
@@ -201,7 +208,7 @@ Deno.test("cli: `deno task start` runs `agentd serve` and passes flags through",
     assert.ok(port > 0, text);
     const health = await (await fetch(`http://127.0.0.1:${port}/health`))
       .json();
-    assert.equal(health.status, "ok");
+    assertRunningExceptDisplay(health);
     assert.deepEqual(
       Object.keys(health.servers),
       [
@@ -209,6 +216,7 @@ Deno.test("cli: `deno task start` runs `agentd serve` and passes flags through",
         "browser-automation",
         "extension-bridge",
         "in-page",
+        "desktop-control",
         "memory",
         "platform-auth",
       ],

@@ -407,3 +407,40 @@ export function responseTo(
   }
   return undefined;
 }
+
+/**
+ * A daemon's /health where every server runs, except desktop-control on a
+ * machine without an X display (its error phase makes the daemon "degraded").
+ */
+export function assertRunningExceptDisplay(health: unknown): void {
+  const body = typeof health === "object" && health !== null ? health : {};
+  const status = "status" in body ? body.status : undefined;
+  const servers = "servers" in body && typeof body.servers === "object" &&
+      body.servers !== null
+    ? body.servers
+    : {};
+  let degraded = false;
+  for (const [id, server] of Object.entries(servers)) {
+    const phase = typeof server === "object" && server !== null &&
+        "phase" in server
+      ? server.phase
+      : undefined;
+    const error = typeof server === "object" && server !== null &&
+        "error" in server && typeof server.error === "string"
+      ? server.error
+      : "";
+    if (phase === "running") continue;
+    if (
+      id === "desktop-control" && phase === "error" &&
+      /DISPLAY|X display/.test(error)
+    ) {
+      degraded = true;
+      continue;
+    }
+    throw new Error(`server ${id} is ${String(phase)}: ${error}`);
+  }
+  const expected = degraded ? "degraded" : "ok";
+  if (status !== expected) {
+    throw new Error(`daemon status ${String(status)}, expected ${expected}`);
+  }
+}

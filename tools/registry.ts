@@ -4,6 +4,7 @@
 import type { AnyServerSpec } from "./kit/mod.ts";
 import { browserAutomationServer } from "./browser-automation/mod.ts";
 import { extensionBridgeServer } from "./extension-bridge/mod.ts";
+import { desktopControlServer } from "./desktop-control/mod.ts";
 import { gatewayServer } from "./gateway/mod.ts";
 import { inPageServer } from "./in-page/mod.ts";
 import { memoryServer } from "./memory/mod.ts";
@@ -26,6 +27,7 @@ export const builtinServers: readonly AnyServerSpec[] = [
   browserAutomationServer,
   extensionBridgeServer,
   inPageServer,
+  desktopControlServer,
   memoryServer,
   platformAuthServer,
 ];

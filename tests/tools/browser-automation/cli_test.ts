@@ -10,6 +10,7 @@ import {
 } from "../../../platform/mcp_sdk.ts";
 import { browserTestIgnore } from "../../browser.ts";
 import {
+  assertRunningExceptDisplay,
   fixtureStdio,
   freePort,
   spawnDaemon,
@@ -251,7 +252,7 @@ Deno.test({
           await second.close();
         }
         const health = await (await fetch(`${daemon.url}/health`)).json();
-        assert.equal(health.status, "ok");
+        assertRunningExceptDisplay(health);
         assert.equal(
           health.servers["browser-automation"].details.browser.state,
           "connected",

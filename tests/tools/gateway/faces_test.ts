@@ -94,6 +94,7 @@ Deno.test({
         [
           "browser-automation",
           "conformance",
+          "desktop-control",
           "down",
           "extension-bridge",
           "in-page",

@@ -1,0 +1,34 @@
+// The desktop-control config section; its scalar keys are also
+// `agentd mcp desktop-control` flags (`max_long_side` → `--max-long-side`).
+
+import { z } from "zod";
+
+const MIB = 1024 * 1024;
+
+export const DesktopControlConfig = z.object({
+  display: z.string().min(1).optional()
+    .describe("X display to control (default: $DISPLAY)"),
+  allowed_roots: z.array(z.string().min(1)).default([])
+    .describe(
+      "Directories file_read/file_write may use; none (the default) refuses every file call",
+    ),
+  max_read_bytes: z.number().int().min(1).max(256 * MIB).default(10 * MIB)
+    .describe("Largest file file_read returns"),
+  max_write_bytes: z.number().int().min(1).max(256 * MIB).default(10 * MIB)
+    .describe("Largest content file_write accepts (UTF-8 bytes)"),
+  max_long_side: z.number().int().min(64).max(16384).default(1280)
+    .describe("Screenshots are scaled down so their long side is at most this"),
+  screenshot_format: z.enum(["jpeg", "png"]).default("jpeg")
+    .describe("Format of a screenshot call without format"),
+  jpeg_quality: z.number().int().min(1).max(100).default(80)
+    .describe("JPEG quality of screenshots"),
+  turbojpeg: z.boolean().default(true)
+    .describe("Encode JPEG with the system's libturbojpeg when present"),
+  clipboard: z.enum(["auto", "xclip", "xsel"]).default("auto")
+    .describe("X11 clipboard tool (auto: xclip, else xsel)"),
+  allow_remote: z.boolean().default(false)
+    .describe(
+      "Serve tool calls while the process listens off loopback (refused by default)",
+    ),
+});
+export type DesktopControlConfig = z.output<typeof DesktopControlConfig>;

@@ -1,0 +1,68 @@
+// The desktop control server (svc-desktop-control): screenshots, mouse,
+// keyboard, windows and clipboard of the desktop session through the Desktop
+// port (X11 via ffi/x11.ts), and files inside configured roots.
+
+import { defineServer } from "../kit/mod.ts";
+import { openDesktop } from "./backend.ts";
+import { clipboardTools } from "./clipboard.ts";
+import { DesktopControlConfig } from "./config.ts";
+import { DesktopControl } from "./control.ts";
+import { fileRead, fileWrite } from "./files.ts";
+import { keyboardPress, keyboardShortcut, keyboardType } from "./keyboard.ts";
+import { mouseClick, mouseDrag, mouseMove } from "./mouse.ts";
+import { screenshot } from "./screen.ts";
+import { focusWindow, getWindowList } from "./windows.ts";
+
+export { DesktopControlConfig };
+
+export const desktopControlServer = defineServer<DesktopControl>({
+  id: "desktop-control",
+  namespace: "svc-desktop-control",
+  title: "Desktop control",
+  version: "1.0.0",
+  instructions:
+    "Sees and drives the desktop session: screenshot first, then act with mouse_move, mouse_click, " +
+    'mouse_drag (x/y are pixels of your latest screenshot unless coordinates is "screen"), ' +
+    "keyboard_type, keyboard_press, keyboard_shortcut; get_window_list and focus_window pick the " +
+    "window that receives keys; get_clipboard/set_clipboard; file_read/file_write only inside the " +
+    "configured allowed roots.",
+  config: DesktopControlConfig,
+  // The seed's order.
+  tools: [
+    screenshot,
+    mouseMove,
+    mouseClick,
+    mouseDrag,
+    keyboardType,
+    keyboardPress,
+    keyboardShortcut,
+    getWindowList,
+    focusWindow,
+    ...clipboardTools,
+    fileRead,
+    fileWrite,
+  ],
+  start(deps) {
+    const config = DesktopControlConfig.parse(deps.config);
+    // Throws DesktopUnavailable (no display, refused, missing library): the server stays in error.
+    const { desktop, clipboard } = openDesktop(config, deps.env);
+    const control = new DesktopControl(config, {
+      desktop,
+      clipboard,
+      log: deps.log,
+      address: deps.address,
+    });
+    deps.log.info("desktop_control_ready", {
+      platform: desktop.platform,
+      ...desktop.health(),
+      clipboard: clipboard.via,
+      jpeg_encoder: control.encoder.jpegEncoder,
+      allowed_roots: config.allowed_roots.length,
+    });
+    return Promise.resolve({
+      context: control,
+      health: () => control.health(),
+      stop: () => control.stop(),
+    });
+  },
+});
