@@ -38,7 +38,10 @@ export async function memoryHealth(
   daemon: Daemon,
 ): Promise<{ status: string; memory: Record<string, unknown> }> {
   const body = await (await fetch(`${daemon.url}/health`)).json();
-  return { status: body.status, memory: body.servers.memory.details };
+  // The memory server's own status: other servers (desktop-control without a
+  // display) may make the daemon's overall status degraded.
+  const memory = body.servers.memory.details;
+  return { status: memory.status, memory };
 }
 
 /** The seed's ten tools and their parameters, letter for letter. */
