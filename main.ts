@@ -13,6 +13,7 @@ import { runDoctor } from "./cli/doctor.ts";
 import { runMcp } from "./cli/mcp.ts";
 import { runServe } from "./cli/serve.ts";
 import { runService, ServiceError } from "./cli/service.ts";
+import { runUi } from "./cli/ui.ts";
 
 export interface MainOptions {
   /** The servers this binary runs; the built-in ones unless a test supplies its own. */
@@ -34,6 +35,7 @@ Usage:
   agentd serve [flags]           Run the daemon (HTTP: /mcp, /mcp/<server>, /admin, /health)
   agentd mcp <server> [flags]    Run one server on stdio, or HTTP with --port
   agentd doctor [flags]          Check this machine and say how to fix problems
+  agentd ui [flags]              Open the dashboard in a window (starts the daemon if needed)
   agentd service install|uninstall|status
                                  Run the daemon as a systemd/launchd user service
   agentd --version               Print the version
@@ -80,6 +82,8 @@ export async function main(
         return await runDoctor(rest, ctx);
       case "service":
         return await runService(rest, ctx);
+      case "ui":
+        return await runUi(rest, ctx);
       default:
         throw new UsageError(
           command.startsWith("-")

@@ -22,6 +22,8 @@ import { mcpRoutes, singleMcpRoute } from "./mcp.ts";
 import { metricsRoutes } from "./metrics.ts";
 import { agentRoutes } from "./agents.ts";
 import { A2A_PATH, a2aRoutes, wellKnownRoutes } from "./a2a.ts";
+import { dashboardRoutes } from "./dashboard.ts";
+import { DashboardSessions, sessionOrToken } from "./dashboard_session.ts";
 import { docsRoutes } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
 import { runRoutes, teamRoutes } from "./teams.ts";
@@ -46,6 +48,8 @@ export interface AppOptions {
   agents?: AgentService;
   /** The A2A layer over `agents` (/v1/a2a, /.well-known/agent-card.json). */
   a2a?: A2AService;
+  /** Dashboard login sessions (a fresh set when not given). */
+  sessions?: DashboardSessions;
   version: string;
   startedAt: number;
   log: Logger;
@@ -76,12 +80,17 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     }),
   );
   app.use(originGuard({ allowedOrigins: options.allowedOrigins }));
+  // The dashboard's session cookie stands in for the daemon token.
+  const sessions = options.sessions ?? new DashboardSessions();
   app.use(
-    callerGuard({
-      token: options.token,
-      agentTokens: options.agentTokens ?? {},
-      jwt: options.jwt,
-    }),
+    sessionOrToken(
+      sessions,
+      callerGuard({
+        token: options.token,
+        agentTokens: options.agentTokens ?? {},
+        jwt: options.jwt,
+      }),
+    ),
   );
   app.use(bodyGuard(options.maxBodyBytes));
 
@@ -100,6 +109,10 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.route(
     "/admin",
     adminRoutes(() => adminPage(options.hosts, { version: options.version })),
+  );
+  app.route(
+    "/dashboard",
+    dashboardRoutes({ sessions, version: options.version }),
   );
   if (options.layout === "daemon") {
     app.route("/mcp", mcpRoutes(options.endpoints));
