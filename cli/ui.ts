@@ -6,7 +6,8 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { existsSync } from "node:fs";
-import { openLibrary, WebviewUnavailable } from "../ffi/webview.ts";
+import { libraryPath, systemHint } from "../ffi/webview.ts";
+import { UNAVAILABLE_MARK } from "./ui_window.ts";
 import type { BaseConfig } from "../platform/config.ts";
 import { messageOf } from "../platform/errors.ts";
 import type { Logger } from "../platform/log.ts";
@@ -104,7 +105,9 @@ export async function runUi(args: string[], ctx: CliContext): Promise<number> {
         stop(window, "SIGTERM");
         await window.status;
       } else if (ended.status.code === 3) {
-        const why = (await output).at(-1) ?? "the window could not open";
+        const why = (await output).find((line) =>
+          line.startsWith(UNAVAILABLE_MARK)
+        )?.slice(UNAVAILABLE_MARK.length) ?? "the window could not open";
         await openInBrowser(login, why, ctx);
         if (daemon) await untilSignal(ctx, signal);
       } else {
@@ -203,7 +206,11 @@ async function loginPath(
   );
 }
 
-/** Why no native window can open here, or undefined when one can. */
+/**
+ * Why no native window can open here, or undefined when one may. Loading
+ * the library is left to the window process: GTK must not be loaded (and
+ * unloaded) in this one.
+ */
 export function windowUnavailable(
   env: Record<string, string>,
 ): string | undefined {
@@ -214,11 +221,12 @@ export function windowUnavailable(
     return "no display (DISPLAY and WAYLAND_DISPLAY are unset)";
   }
   try {
-    openLibrary(env).close();
+    Deno.statSync(libraryPath(env));
     return undefined;
   } catch (error) {
-    if (error instanceof WebviewUnavailable) return error.message;
-    return messageOf(error);
+    return `cannot load the webview library ${libraryPath(env)}: ${
+      messageOf(error)
+    }; ${systemHint()}`;
   }
 }
 

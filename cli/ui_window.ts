@@ -5,6 +5,8 @@
 
 import { SizeHint, Webview, WebviewUnavailable } from "../ffi/webview.ts";
 
+/** Starts the stderr line telling `agentd ui` why no window could open (exit 3). */
+export const UNAVAILABLE_MARK = "webview unavailable: ";
 export const WINDOW_WIDTH = 1280;
 export const WINDOW_HEIGHT = 800;
 
@@ -14,7 +16,7 @@ function openWindow(url: string, title: string): number {
     view = new Webview({ env: Deno.env.toObject() });
   } catch (error) {
     if (!(error instanceof WebviewUnavailable)) throw error;
-    console.error(error.message);
+    console.error(`${UNAVAILABLE_MARK}${error.message}`);
     return 3;
   }
   view.title = title;

@@ -70,7 +70,7 @@ export function libraryPath(env: Record<string, string> = {}): string {
 }
 
 /** What the OS needs besides the library, for error messages. */
-function systemHint(): string {
+export function systemHint(): string {
   switch (Deno.build.os) {
     case "linux":
       return "it needs WebKitGTK 6 and GTK 4: on Debian/Ubuntu `apt-get install libwebkitgtk-6.0-4`";

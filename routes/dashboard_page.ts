@@ -21,7 +21,7 @@ h3 { font-size: .9rem; margin: .6rem 0 .3rem; }
 .scroll { overflow: auto; max-height: 18rem; }
 table { border-collapse: collapse; width: 100%; font-size: 12px; }
 th, td { padding: .2rem .35rem; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
-th { color: var(--muted); font-weight: 600; position: sticky; top: 0; background: Canvas; }
+th { color: var(--muted); font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.err, .err { color: var(--bad); overflow-wrap: anywhere; }
 .phase-running, .state-healthy, .status-completed { color: var(--good); font-weight: 600; }
@@ -66,7 +66,7 @@ export function renderDashboard(options: {
   }</span><span id="status" role="status" aria-live="polite">Loading…</span></header>
 <main>
 <section class="panel" id="servers" aria-labelledby="servers-h"><h2 id="servers-h">Servers</h2><div class="body"><p class="empty">Loading…</p></div></section>
-<section class="panel" id="gateway" aria-labelledby="gateway-h"><h2 id="gateway-h">Gateway</h2><div class="body"><p class="empty">Loading…</p></div></section>
+<section class="panel wide" id="gateway" aria-labelledby="gateway-h"><h2 id="gateway-h">Gateway</h2><div class="body"><p class="empty">Loading…</p></div></section>
 <section class="panel" id="agents" aria-labelledby="agents-h"><h2 id="agents-h">Agents and teams</h2><div class="body"><p class="empty">Loading…</p></div></section>
 <section class="panel" id="chat" aria-labelledby="chat-h"><h2 id="chat-h">Chat</h2>
 <form id="chat-form" class="row">

@@ -87,7 +87,7 @@ function renderServers(health) {
       { label: "Phase", key: "phase", cls: (r) => "phase phase-" + r.phase },
       { label: "Calls", key: "calls", cls: () => "num" },
       { label: "Errors", key: "errors", cls: () => "num" },
-      { label: "Health", value: (r) => el("code", { text: clip(detailsOf(r), 300) }) },
+      { label: "Health", value: (r) => el("code", { text: clip(detailsOf(r), 200) }) },
       { label: "Error", key: "error", cls: () => "err", value: (r) => r.error || "" },
     ], rows, "No servers are running", "id"));
 }
