@@ -308,8 +308,9 @@ async function sendChat(event) {
     for await (const { event, data } of sseEvents(response)) {
       if (event === "text") answer.textContent += data.delta;
       else if (event === "tool_call_start") {
-        tools.set(data.id, chatLine("tool", "⚙ " + data.name + " " + JSON.stringify(data.arguments)));
-        answer.after(tools.get(data.id));
+        const line = chatLine("tool", "⚙ " + data.name + " " + JSON.stringify(data.arguments));
+        answer.before(line); // tool calls read above the answer they led to
+        tools.set(data.id, line);
       } else if (event === "tool_call_end") {
         const line = tools.get(data.id) || chatLine("tool", "⚙ " + data.name);
         line.append(el("div", { class: data.is_error ? "err" : undefined, text: (data.is_error ? "✗ " : "→ ") + clip(data.result, 400) }));
