@@ -161,7 +161,7 @@ export class Webview {
       (idPointer, requestPointer) => {
         const id = pointerString(idPointer);
         const request = pointerString(requestPointer);
-        void this.#answer(id, request, fn);
+        this.#answer(id, request, fn);
       },
     );
     this.#callbacks.push(callback);
@@ -173,23 +173,37 @@ export class Webview {
     );
   }
 
-  async #answer(id: string, request: string, fn: Binding): Promise<void> {
-    let status = 0;
-    let result: string;
+  /**
+   * Answers a page call. A plain result is returned at once (the callback
+   * runs inside webview_run, where no promise can settle); a promise is
+   * answered when it settles, which needs the event loop to turn.
+   */
+  #answer(id: string, request: string, fn: Binding): void {
+    let result: unknown;
     try {
       const args: unknown = JSON.parse(request);
-      result = JSON.stringify(
-        await fn(...(Array.isArray(args) ? args : [])),
-      ) ?? "null";
+      result = fn(...(Array.isArray(args) ? args : []));
     } catch (error) {
-      status = 1;
-      result = JSON.stringify(error instanceof Error ? error.message : error);
+      this.#return(id, 1, error instanceof Error ? error.message : error);
+      return;
     }
+    if (result instanceof Promise) {
+      result.then(
+        (value) => this.#return(id, 0, value),
+        (error) =>
+          this.#return(id, 1, error instanceof Error ? error.message : error),
+      );
+    } else {
+      this.#return(id, 0, result);
+    }
+  }
+
+  #return(id: string, status: number, value: unknown): void {
     this.#lib.symbols.webview_return(
       this.#handle,
       cString(id),
       status,
-      cString(result),
+      cString(JSON.stringify(value) ?? "null"),
     );
   }
 
