@@ -66,7 +66,6 @@ export function renderDashboard(options: {
   }</span><span id="status" role="status" aria-live="polite">Loading…</span></header>
 <main>
 <section class="panel" id="servers" aria-labelledby="servers-h"><h2 id="servers-h">Servers</h2><div class="body"><p class="empty">Loading…</p></div></section>
-<section class="panel wide" id="gateway" aria-labelledby="gateway-h"><h2 id="gateway-h">Gateway</h2><div class="body"><p class="empty">Loading…</p></div></section>
 <section class="panel" id="agents" aria-labelledby="agents-h"><h2 id="agents-h">Agents and teams</h2><div class="body"><p class="empty">Loading…</p></div></section>
 <section class="panel" id="chat" aria-labelledby="chat-h"><h2 id="chat-h">Chat</h2>
 <form id="chat-form" class="row">
@@ -76,7 +75,6 @@ export function renderDashboard(options: {
 </form>
 <div id="chat-log" aria-live="polite" tabindex="0"></div>
 </section>
-<section class="panel" id="runs" aria-labelledby="runs-h"><h2 id="runs-h">Recent runs</h2><div class="body"><p class="empty">Loading…</p></div></section>
 <section class="panel" id="memory" aria-labelledby="memory-h"><h2 id="memory-h">Memory</h2><div class="body"><p class="empty">Loading…</p></div>
 <form id="memory-form" class="row">
 <label for="memory-namespace">Namespace</label> <select id="memory-namespace"></select>
@@ -85,6 +83,8 @@ export function renderDashboard(options: {
 </form>
 <div id="memory-results" aria-live="polite"></div>
 </section>
+<section class="panel wide" id="runs" aria-labelledby="runs-h"><h2 id="runs-h">Recent runs</h2><div class="body"><p class="empty">Loading…</p></div></section>
+<section class="panel wide" id="gateway" aria-labelledby="gateway-h"><h2 id="gateway-h">Gateway</h2><div class="body"><p class="empty">Loading…</p></div></section>
 </main>
 <script nonce="${nonce}">const DASHBOARD = ${config};
 ${DASHBOARD_SCRIPT}</script>

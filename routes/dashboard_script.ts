@@ -139,8 +139,13 @@ function renderGateway(admin) {
 }
 
 let agentsById = new Map();
+let agentsShown = "";
 
 function renderAgents(agents, teams) {
+  // Unchanged data keeps its nodes, so keyboard focus on a button survives the refresh.
+  const signature = JSON.stringify([agents, teams]);
+  if (signature === agentsShown) return;
+  agentsShown = signature;
   agentsById = new Map(agents.map((a) => [a.id, a]));
   const chatButton = (agent) => {
     const button = el("button", { type: "button", text: "Chat", "aria-label": "Chat with " + agent.name });
