@@ -14,6 +14,7 @@ import { runMcp } from "./cli/mcp.ts";
 import { runNativeHost } from "./cli/native_host.ts";
 import { runServe } from "./cli/serve.ts";
 import { runService, ServiceError } from "./cli/service.ts";
+import { runUi } from "./cli/ui.ts";
 
 export interface MainOptions {
   /** The servers this binary runs; the built-in ones unless a test supplies its own. */
@@ -37,6 +38,7 @@ Usage:
   agentd doctor [flags]          Check this machine and say how to fix problems
   agentd native-host [install]   The browser extension's native messaging host;
                                  install registers it with Chrome/Chromium/Edge/Brave
+  agentd ui [flags]              Open the dashboard in a window (starts the daemon if needed)
   agentd service install|uninstall|status
                                  Run the daemon as a systemd/launchd user service
   agentd --version               Print the version
@@ -85,6 +87,8 @@ export async function main(
         return await runNativeHost(rest, ctx);
       case "service":
         return await runService(rest, ctx);
+      case "ui":
+        return await runUi(rest, ctx);
       default:
         throw new UsageError(
           command.startsWith("-")

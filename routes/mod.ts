@@ -23,6 +23,8 @@ import { metricsRoutes } from "./metrics.ts";
 import { OAUTH_CALLBACK_PATH, oauthRoutes } from "./oauth.ts";
 import { agentRoutes } from "./agents.ts";
 import { A2A_PATH, a2aRoutes, wellKnownRoutes } from "./a2a.ts";
+import { dashboardRoutes } from "./dashboard.ts";
+import { DashboardSessions, sessionOrToken } from "./dashboard_session.ts";
 import { docsRoutes } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
 import { runRoutes, teamRoutes } from "./teams.ts";
@@ -47,6 +49,8 @@ export interface AppOptions {
   agents?: AgentService;
   /** The A2A layer over `agents` (/v1/a2a, /.well-known/agent-card.json). */
   a2a?: A2AService;
+  /** Dashboard login sessions (a fresh set when not given). */
+  sessions?: DashboardSessions;
   version: string;
   startedAt: number;
   log: Logger;
@@ -80,12 +84,17 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   // Before the caller guard: the browser a provider redirects carries no
   // bearer token; the one-time state is what authorizes this request.
   app.route(OAUTH_CALLBACK_PATH, oauthRoutes(options.hosts));
+  // The dashboard's session cookie stands in for the daemon token.
+  const sessions = options.sessions ?? new DashboardSessions();
   app.use(
-    callerGuard({
-      token: options.token,
-      agentTokens: options.agentTokens ?? {},
-      jwt: options.jwt,
-    }),
+    sessionOrToken(
+      sessions,
+      callerGuard({
+        token: options.token,
+        agentTokens: options.agentTokens ?? {},
+        jwt: options.jwt,
+      }),
+    ),
   );
   app.use(bodyGuard(options.maxBodyBytes));
 
@@ -104,6 +113,10 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.route(
     "/admin",
     adminRoutes(() => adminPage(options.hosts, { version: options.version })),
+  );
+  app.route(
+    "/dashboard",
+    dashboardRoutes({ sessions, version: options.version }),
   );
   if (options.layout === "daemon") {
     app.route("/mcp", mcpRoutes(options.endpoints));

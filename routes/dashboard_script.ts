@@ -1,0 +1,418 @@
+// The dashboard's browser script: reads the daemon's API with the session
+// cookie (same origin), rebuilds each panel with DOM nodes (never HTML from
+// data), streams chat answers from /v1/agents/{id}/send, and searches memory
+// through the memory server's MCP endpoint.
+
+export const DASHBOARD_SCRIPT = String.raw`
+"use strict";
+const $ = (id) => document.getElementById(id);
+
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value === undefined || value === null) continue;
+    if (key === "text") node.textContent = String(value);
+    else if (key === "class") node.className = value;
+    else node.setAttribute(key, String(value));
+  }
+  for (const child of children) {
+    if (child === undefined || child === null) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function shown(value) {
+  if (value === undefined || value === null) return "—";
+  if (typeof value === "object") return JSON.stringify(value);
+  return String(value);
+}
+
+function table(columns, rows, empty, rowKey) {
+  if (rows.length === 0) return el("p", { class: "empty", text: empty });
+  const head = el("tr", {}, ...columns.map((c) => el("th", { scope: "col", text: c.label })));
+  const body = rows.map((row) => el("tr", rowKey ? { "data-key": shown(row[rowKey]) } : {},
+    ...columns.map((c) => {
+      const value = c.value ? c.value(row) : row[c.key];
+      const cls = c.cls ? c.cls(row) : undefined;
+      return el("td", { class: cls }, value instanceof Node ? value : shown(value));
+    })));
+  return el("div", { class: "scroll" }, el("table", {}, el("thead", {}, head), el("tbody", {}, ...body)));
+}
+
+function fill(id, ...nodes) {
+  const body = document.querySelector("#" + id + " > .body");
+  body.replaceChildren(...nodes);
+}
+
+async function errorText(response) {
+  try {
+    const body = await response.json();
+    return body && body.error ? body.error.message : "";
+  } catch {
+    return "";
+  }
+}
+
+async function getJson(path) {
+  const response = await fetch(path, { headers: { accept: "application/json" }, cache: "no-store" });
+  if (!response.ok) {
+    const error = new Error(path + ": HTTP " + response.status + " " + (await errorText(response)));
+    error.status = response.status;
+    throw error;
+  }
+  return await response.json();
+}
+
+function time(iso) {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toISOString().replace("T", " ").slice(0, 19);
+}
+
+function clip(text, max) {
+  const value = shown(text);
+  return value.length > max ? value.slice(0, max) + "…" : value;
+}
+
+// Servers: /health, one row per server with its phase and health details.
+function renderServers(health) {
+  const rows = Object.entries(health.servers).map(([id, server]) => ({ id, ...server }));
+  fill("servers",
+    el("dl", { class: "fields" },
+      el("div", {}, el("dt", { text: "Daemon" }), el("dd", { id: "daemon-status", text: health.status })),
+      el("div", {}, el("dt", { text: "Uptime" }), el("dd", { text: health.uptime_s + " s" }))),
+    table([
+      { label: "Server", key: "id" },
+      { label: "Phase", key: "phase", cls: (r) => "phase phase-" + r.phase },
+      { label: "Calls", key: "calls", cls: () => "num" },
+      { label: "Errors", key: "errors", cls: () => "num" },
+      { label: "Health", value: (r) => el("code", { text: clip(detailsOf(r), 200) }) },
+      { label: "Error", key: "error", cls: () => "err", value: (r) => r.error || "" },
+    ], rows, "No servers are running", "id"));
+}
+
+function detailsOf(server) {
+  const skip = new Set(["id", "phase", "since", "calls", "errors", "error", "version", "name", "title", "description", "in_flight"]);
+  const parts = [];
+  for (const [key, value] of Object.entries(server)) {
+    if (skip.has(key)) continue;
+    if (key === "details" && value && typeof value === "object") {
+      for (const [k, v] of Object.entries(value)) {
+        if (k !== "entries_per_namespace") parts.push(k + ": " + shown(v));
+      }
+    } else parts.push(key + ": " + shown(value));
+  }
+  return parts.join(", ");
+}
+
+// Gateway: the /admin sections (upstreams, tool catalog), rendered from their JSON.
+function renderGateway(admin) {
+  if (admin === null) {
+    fill("gateway", el("p", { class: "empty", text: "No server here has an admin section (the gateway is not running)." }));
+    return;
+  }
+  const nodes = [];
+  for (const section of admin.sections) {
+    nodes.push(el("h3", { text: section.title }));
+    if (section.fields.length > 0) {
+      nodes.push(el("dl", { class: "fields" }, ...section.fields.map((f) =>
+        el("div", {}, el("dt", { text: f.label }), el("dd", { class: f.format === "error" ? "err" : undefined, text: shown(f.value) })))));
+    }
+    for (const t of section.tables) {
+      nodes.push(el("h3", { text: t.title }));
+      const state = t.columns.find((c) => c.format === "state");
+      const node = table(t.columns.map((c) => ({
+        label: c.label,
+        key: c.key,
+        cls: c === state ? (r) => "state-" + r[c.key] : c.format === "error" ? () => "err" : undefined,
+        value: (r) => c.format === "time" ? time(r[c.key]) : r[c.key] === true ? "yes" : r[c.key] === false ? "" : r[c.key],
+      })), t.rows, t.empty, t.row_key);
+      if (node.querySelector) {
+        const tableNode = node.querySelector("table");
+        if (tableNode) tableNode.id = "gw-" + t.id;
+      }
+      nodes.push(node);
+    }
+  }
+  fill("gateway", ...nodes);
+}
+
+let agentsById = new Map();
+let agentsShown = "";
+
+function renderAgents(agents, teams) {
+  // Unchanged data keeps its nodes, so keyboard focus on a button survives the refresh.
+  const signature = JSON.stringify([agents, teams]);
+  if (signature === agentsShown) return;
+  agentsShown = signature;
+  agentsById = new Map(agents.map((a) => [a.id, a]));
+  const chatButton = (agent) => {
+    const button = el("button", { type: "button", text: "Chat", "aria-label": "Chat with " + agent.name });
+    button.addEventListener("click", () => {
+      $("chat-agent").value = agent.id;
+      $("chat-message").focus();
+    });
+    return button;
+  };
+  fill("agents",
+    el("h3", { text: "Agents (" + agents.length + ")" }),
+    table([
+      { label: "Name", key: "name" },
+      { label: "Model", key: "model" },
+      { label: "Tools", value: (a) => (a.resolved_tools || a.tools || []).length, cls: () => "num" },
+      { label: "Created", value: (a) => time(a.created_at) },
+      { label: "", value: chatButton },
+    ], agents, "No agents yet: POST /v1/agents creates one", "name"),
+    el("h3", { text: "Teams (" + teams.length + ")" }),
+    table([
+      { label: "Name", key: "name" },
+      { label: "Strategy", key: "strategy" },
+      { label: "Agents", value: (t) => t.agents.map((id) => (agentsById.get(id) || { name: id }).name).join(", ") },
+      { label: "Created", value: (t) => time(t.created_at) },
+    ], teams, "No teams yet", "name"));
+  const select = $("chat-agent");
+  const current = select.value;
+  const options = agents.map((a) => el("option", { value: a.id, text: a.name + " (" + a.model + ")" }));
+  const same = select.options.length === options.length &&
+    options.every((o, i) => select.options[i].value === o.value);
+  if (!same) {
+    select.replaceChildren(...options);
+    if (agentsById.has(current)) select.value = current;
+  }
+}
+
+function renderRuns(runs, teams) {
+  const names = new Map(teams.map((t) => [t.id, t.name]));
+  const recent = runs.slice(-20).reverse();
+  fill("runs", table([
+    { label: "Run", key: "id", value: (r) => el("code", { text: r.id }) },
+    { label: "Team", value: (r) => names.get(r.team_id) || r.team_id },
+    { label: "Status", key: "status", cls: (r) => "status status-" + r.status },
+    { label: "Stop", key: "stop_reason" },
+    { label: "Steps", value: (r) => r.steps.length, cls: () => "num" },
+    { label: "Output", value: (r) => r.error ? r.error.message : clip(r.output, 160), cls: (r) => r.error ? "err" : undefined },
+    { label: "Started", value: (r) => time(r.created_at) },
+  ], recent, "No team runs yet", "id"));
+}
+
+function renderMemory(health) {
+  const memory = health.servers.memory;
+  const counts = memory && memory.details && memory.details.entries_per_namespace;
+  if (!memory) {
+    fill("memory", el("p", { class: "empty", text: "The memory server is not enabled on this daemon." }));
+    return;
+  }
+  const rows = Object.entries(counts || {}).map(([namespace, entries]) => ({ namespace, entries }));
+  fill("memory", table([
+    { label: "Namespace", key: "namespace" },
+    { label: "Entries", key: "entries", cls: () => "num" },
+  ], rows, memory.phase === "running" ? "No memories stored yet" : "Memory server is " + memory.phase, "namespace"));
+  const select = $("memory-namespace");
+  const current = select.value;
+  if (select.options.length !== rows.length || rows.some((r, i) => select.options[i].value !== r.namespace)) {
+    select.replaceChildren(...rows.map((r) => el("option", { value: r.namespace, text: r.namespace })));
+    if (rows.some((r) => r.namespace === current)) select.value = current;
+  }
+}
+
+async function listAll(path) {
+  const data = [];
+  let cursor = null;
+  for (let page = 0; page < 20; page++) {
+    const body = await getJson(path + (path.includes("?") ? "&" : "?") + "limit=100" + (cursor ? "&cursor=" + encodeURIComponent(cursor) : ""));
+    data.push(...body.data);
+    cursor = body.next_cursor;
+    if (!cursor) break;
+  }
+  return data;
+}
+
+// /health answers 503 with the same body when every server is down.
+async function getHealth() {
+  const response = await fetch("/health", { headers: { accept: "application/json" }, cache: "no-store" });
+  if (!response.ok && response.status !== 503) throw new Error("/health: HTTP " + response.status + " " + (await errorText(response)));
+  return await response.json();
+}
+
+async function refresh() {
+  const status = $("status");
+  try {
+    const [health, admin, agents, teams, runs] = await Promise.all([
+      getHealth(),
+      getJson("/admin?format=json").catch((e) => e.status === 404 ? null : Promise.reject(e)),
+      listAll("/v1/agents").catch((e) => e.status === 404 ? [] : Promise.reject(e)),
+      listAll("/v1/teams").catch((e) => e.status === 404 ? [] : Promise.reject(e)),
+      listAll("/v1/runs").catch((e) => e.status === 404 ? [] : Promise.reject(e)),
+    ]);
+    renderServers(health);
+    renderGateway(admin);
+    renderAgents(agents, teams);
+    renderRuns(runs, teams);
+    renderMemory(health);
+    status.textContent = "Live · updated " + new Date().toLocaleTimeString();
+    status.classList.remove("stale");
+    document.body.dataset.loaded = "true";
+  } catch (error) {
+    status.textContent = "Update failed (" + error.message + "); showing older data";
+    status.classList.add("stale");
+  }
+}
+
+// Chat: POST /v1/agents/{id}/send with stream: true, read as server-sent events.
+function chatLine(cls, text) {
+  const line = el("div", { class: cls, text });
+  $("chat-log").append(line);
+  $("chat-log").scrollTop = $("chat-log").scrollHeight;
+  return line;
+}
+
+async function* sseEvents(response) {
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value.replaceAll("\r\n", "\n");
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) !== -1) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let event = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) event = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      if (data.length > 0) yield { event, data: JSON.parse(data.join("\n")) };
+    }
+  }
+}
+
+async function sendChat(event) {
+  event.preventDefault();
+  const agentId = $("chat-agent").value;
+  const message = $("chat-message").value.trim();
+  if (!agentId || !message) return;
+  const agent = agentsById.get(agentId);
+  const button = $("chat-send");
+  button.disabled = true;
+  $("chat-state").textContent = "Waiting for " + (agent ? agent.name : agentId) + "…";
+  chatLine("user", "You → " + (agent ? agent.name : agentId) + ": " + message);
+  $("chat-message").value = "";
+  const answer = chatLine("answer", "");
+  const tools = new Map();
+  try {
+    const response = await fetch("/v1/agents/" + encodeURIComponent(agentId) + "/send", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ message, stream: true }),
+    });
+    if (!response.ok) throw new Error("HTTP " + response.status + " " + (await errorText(response)));
+    $("chat-state").textContent = "Streaming…";
+    for await (const { event, data } of sseEvents(response)) {
+      if (event === "text") answer.textContent += data.delta;
+      else if (event === "tool_call_start") {
+        const line = chatLine("tool", "⚙ " + data.name + " " + JSON.stringify(data.arguments));
+        answer.before(line); // tool calls read above the answer they led to
+        tools.set(data.id, line);
+      } else if (event === "tool_call_end") {
+        const line = tools.get(data.id) || chatLine("tool", "⚙ " + data.name);
+        line.append(el("div", { class: data.is_error ? "err" : undefined, text: (data.is_error ? "✗ " : "→ ") + clip(data.result, 400) }));
+      } else if (event === "done") {
+        if (!answer.textContent) answer.textContent = data.content;
+        $("chat-state").textContent = "Done (" + data.stop_reason + ", " + data.usage.output_tokens + " tokens out)";
+      } else if (event === "error") {
+        throw new Error(data.error.message);
+      }
+    }
+    answer.dataset.done = "true";
+  } catch (error) {
+    chatLine("err", "Error: " + error.message);
+    $("chat-state").textContent = "Failed";
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// Memory search: the memory server's search_memory tool over its MCP endpoint.
+let mcpSession = null;
+let mcpId = 0;
+
+async function mcpPost(body) {
+  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+  if (mcpSession) headers["mcp-session-id"] = mcpSession;
+  const response = await fetch("/mcp/memory", { method: "POST", headers, body: JSON.stringify(body) });
+  if (!response.ok) {
+    const error = new Error("MCP: HTTP " + response.status + " " + (await errorText(response)));
+    error.status = response.status;
+    throw error;
+  }
+  const session = response.headers.get("mcp-session-id");
+  if (session) mcpSession = session;
+  if (body.id === undefined) return null;
+  const type = response.headers.get("content-type") || "";
+  if (!type.includes("text/event-stream")) return await response.json();
+  for await (const { data } of sseEvents(response)) {
+    if (data.id === body.id) return data;
+  }
+  throw new Error("MCP: no answer");
+}
+
+async function mcpCall(method, params) {
+  const reply = await mcpPost({ jsonrpc: "2.0", id: ++mcpId, method, params });
+  if (reply.error) throw new Error(reply.error.message);
+  return reply.result;
+}
+
+async function searchMemory(namespace, query) {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      if (!mcpSession) {
+        await mcpCall("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "agentd-dashboard", version: "1" } });
+        await mcpPost({ jsonrpc: "2.0", method: "notifications/initialized" });
+      }
+      return await mcpCall("tools/call", { name: "search_memory", arguments: { namespace, query, limit: 10 } });
+    } catch (error) {
+      if (error.status !== 404 || attempt > 0) throw error;
+      mcpSession = null; // the session expired: start a new one
+    }
+  }
+}
+
+async function onMemorySearch(event) {
+  event.preventDefault();
+  const out = $("memory-results");
+  const namespace = $("memory-namespace").value;
+  const query = $("memory-query").value.trim();
+  if (!namespace || !query) return;
+  out.replaceChildren(el("p", { class: "empty", text: "Searching…" }));
+  try {
+    const result = await searchMemory(namespace, query);
+    const text = (result.content || []).map((c) => c.text || "").join("");
+    if (result.isError) throw new Error(text);
+    const found = JSON.parse(text);
+    out.replaceChildren(
+      el("p", { text: found.hits.length + " hit(s) in " + namespace + " (" + found.mode + ")" }),
+      table([
+        { label: "Key", key: "key" },
+        { label: "Value", value: (h) => clip(h.value, 200) },
+        { label: "Score", value: (h) => Number(h.score).toFixed(3), cls: () => "num" },
+      ], found.hits, "Nothing matched", "key"));
+  } catch (error) {
+    out.replaceChildren(el("p", { class: "err", text: "Search failed: " + error.message }));
+  }
+}
+
+$("chat-form").addEventListener("submit", sendChat);
+$("chat-message").addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) $("chat-form").requestSubmit();
+});
+$("memory-form").addEventListener("submit", onMemorySearch);
+
+async function loop() {
+  await refresh();
+  setTimeout(loop, DASHBOARD.refreshMs);
+}
+loop();
+`;
