@@ -78,7 +78,7 @@ export async function runUi(args: string[], ctx: CliContext): Promise<number> {
   });
   const base = settings.base;
   const log = createDaemonLogger(base);
-  const signal = shutdownSignal();
+  const signal = shutdownSignal(log);
   const url = daemonUrl(base);
   let daemon: Deno.ChildProcess | undefined;
   try {
