@@ -90,12 +90,16 @@ async function readOrCreateKeyFile(
   }
   const key = crypto.getRandomValues(new Uint8Array(KEY_BYTES));
   await Deno.mkdir(dirname(path), { recursive: true });
+  // Written whole to a private temp file, then hard-linked into place: the
+  // link is atomic and fails when the key exists, so two servers or processes
+  // starting at once neither overwrite each other's key nor read a half file.
+  const temp = `${path}.${crypto.randomUUID()}.tmp`;
   try {
-    // createNew: two processes starting at once must not overwrite each other's key.
-    await Deno.writeTextFile(path, encodeBase64(key) + "\n", {
+    await Deno.writeTextFile(temp, encodeBase64(key) + "\n", {
       createNew: true,
       mode: 0o600,
     });
+    await Deno.link(temp, path);
   } catch (error) {
     if (error instanceof Deno.errors.AlreadyExists) {
       return await readOrCreateKeyFile(path);
@@ -103,6 +107,8 @@ async function readOrCreateKeyFile(
     throw new SecretsError(
       `Cannot create the secret key file ${path}: ${messageOf(error)}`,
     );
+  } finally {
+    await Deno.remove(temp).catch(() => {});
   }
   return key;
 }
