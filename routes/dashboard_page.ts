@@ -83,6 +83,9 @@ export function renderDashboard(options: {
 </form>
 <div id="memory-results" aria-live="polite"></div>
 </section>
+<section class="panel" id="platforms" aria-labelledby="platforms-h"><h2 id="platforms-h">Platform connections</h2><div class="body"><p class="empty">Loading…</p></div>
+<p id="platforms-state" role="status" aria-live="polite"></p>
+</section>
 <section class="panel wide" id="runs" aria-labelledby="runs-h"><h2 id="runs-h">Recent runs</h2><div class="body"><p class="empty">Loading…</p></div></section>
 <section class="panel wide" id="gateway" aria-labelledby="gateway-h"><h2 id="gateway-h">Gateway</h2><div class="body"><p class="empty">Loading…</p></div></section>
 </main>

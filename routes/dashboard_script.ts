@@ -1,7 +1,7 @@
 // The dashboard's browser script: reads the daemon's API with the session
 // cookie (same origin), rebuilds each panel with DOM nodes (never HTML from
-// data), streams chat answers from /v1/agents/{id}/send, and searches memory
-// through the memory server's MCP endpoint.
+// data), streams chat answers from /v1/agents/{id}/send, searches memory and
+// manages platform connections through the servers' MCP endpoints.
 
 export const DASHBOARD_SCRIPT = String.raw`
 "use strict";
@@ -250,6 +250,7 @@ async function refresh() {
     renderAgents(agents, teams);
     renderRuns(runs, teams);
     renderMemory(health);
+    await refreshPlatforms(health);
     status.textContent = "Live · updated " + new Date().toLocaleTimeString();
     status.classList.remove("stale");
     document.body.dataset.loaded = "true";
@@ -335,21 +336,23 @@ async function sendChat(event) {
   }
 }
 
-// Memory search: the memory server's search_memory tool over its MCP endpoint.
-let mcpSession = null;
+// MCP calls from the page: one session per server endpoint (memory search,
+// platform connections), re-initialised when the daemon answers 404.
+const mcpSessions = new Map();
 let mcpId = 0;
 
-async function mcpPost(body) {
+async function mcpPost(server, body) {
   const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-  if (mcpSession) headers["mcp-session-id"] = mcpSession;
-  const response = await fetch("/mcp/memory", { method: "POST", headers, body: JSON.stringify(body) });
+  const known = mcpSessions.get(server);
+  if (known) headers["mcp-session-id"] = known;
+  const response = await fetch("/mcp/" + server, { method: "POST", headers, body: JSON.stringify(body) });
   if (!response.ok) {
     const error = new Error("MCP: HTTP " + response.status + " " + (await errorText(response)));
     error.status = response.status;
     throw error;
   }
   const session = response.headers.get("mcp-session-id");
-  if (session) mcpSession = session;
+  if (session) mcpSessions.set(server, session);
   if (body.id === undefined) return null;
   const type = response.headers.get("content-type") || "";
   if (!type.includes("text/event-stream")) return await response.json();
@@ -359,25 +362,100 @@ async function mcpPost(body) {
   throw new Error("MCP: no answer");
 }
 
-async function mcpCall(method, params) {
-  const reply = await mcpPost({ jsonrpc: "2.0", id: ++mcpId, method, params });
+async function mcpCall(server, method, params) {
+  const reply = await mcpPost(server, { jsonrpc: "2.0", id: ++mcpId, method, params });
   if (reply.error) throw new Error(reply.error.message);
   return reply.result;
 }
 
-async function searchMemory(namespace, query) {
+/** A tool's JSON result (structuredContent, else its text parsed); throws its error text. */
+async function callTool(server, name, args) {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      if (!mcpSession) {
-        await mcpCall("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "agentd-dashboard", version: "1" } });
-        await mcpPost({ jsonrpc: "2.0", method: "notifications/initialized" });
+      if (!mcpSessions.has(server)) {
+        await mcpCall(server, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "agentd-dashboard", version: "1" } });
+        await mcpPost(server, { jsonrpc: "2.0", method: "notifications/initialized" });
       }
-      return await mcpCall("tools/call", { name: "search_memory", arguments: { namespace, query, limit: 10 } });
+      const result = await mcpCall(server, "tools/call", { name, arguments: args });
+      const text = (result.content || []).map((c) => c.text || "").join("");
+      if (result.isError) throw new Error(text);
+      return result.structuredContent || JSON.parse(text);
     } catch (error) {
       if (error.status !== 404 || attempt > 0) throw error;
-      mcpSession = null; // the session expired: start a new one
+      mcpSessions.delete(server); // the session expired: start a new one
     }
   }
+}
+
+async function searchMemory(namespace, query) {
+  return await callTool("memory", "search_memory", { namespace, query, limit: 10 });
+}
+
+// Platform connections: platform-auth's list_platforms; Connect opens the
+// provider's consent page (authenticate), Revoke revokes at the provider.
+async function refreshPlatforms(health) {
+  if (!health.servers["platform-auth"] || health.servers["platform-auth"].phase !== "running") {
+    fill("platforms", el("p", { class: "empty", text: "Platform auth is not running." }));
+    return;
+  }
+  try {
+    const { platforms } = await callTool("platform-auth", "list_platforms", {});
+    fill("platforms", table([
+      { label: "Platform", key: "platform" },
+      { label: "Grant", key: "grant" },
+      { label: "Status", key: "status", cls: (p) => "state-" + p.status },
+      { label: "Expires", value: (p) => time(p.expires_at) },
+      { label: "", value: (p) => platformActions(p) },
+    ], platforms, "No platforms yet: add one with the add_platform tool", "platform"));
+  } catch (error) {
+    fill("platforms", el("p", { class: "err", text: "Cannot list platforms: " + error.message }));
+  }
+}
+
+function platformActions(platform) {
+  const box = el("span", { class: "actions" });
+  const act = async (button, run) => {
+    button.disabled = true;
+    $("platforms-state").textContent = "";
+    try {
+      await run();
+    } catch (error) {
+      $("platforms-state").textContent = platform.platform + ": " + error.message;
+    } finally {
+      button.disabled = false;
+      refreshPlatforms(await getHealth().catch(() => ({ servers: {} })));
+    }
+  };
+  if (platform.grant !== "api_key" && platform.grant !== "client_credentials") {
+    const connect = el("button", { type: "button", "data-action": "connect", text: "Connect" });
+    connect.addEventListener("click", () => {
+      // Opened inside the click (a window opened after an await is blocked as a popup).
+      const consent = window.open("about:blank", "_blank");
+      if (consent) consent.opener = null;
+      act(connect, async () => {
+      let flow;
+      try {
+        flow = await callTool("platform-auth", "authenticate", { platform: platform.platform, method: "oauth" });
+      } catch (error) {
+        if (consent) consent.close();
+        throw error;
+      }
+      const url = flow.authorization_url || flow.verification_uri_complete || flow.verification_uri;
+      if (consent && url) consent.location.href = url;
+      else if (consent) consent.close();
+      $("platforms-state").textContent = flow.user_code
+        ? platform.platform + ": enter code " + flow.user_code + " at " + flow.verification_uri
+        : platform.platform + ": consent in the window that opened";
+      });
+    });
+    box.append(connect);
+  }
+  if (platform.status === "active") {
+    const revoke = el("button", { type: "button", "data-action": "revoke", text: "Revoke" });
+    revoke.addEventListener("click", () => act(revoke, () => callTool("platform-auth", "revoke_token", { platform: platform.platform })));
+    box.append(" ", revoke);
+  }
+  return box;
 }
 
 async function onMemorySearch(event) {
@@ -388,10 +466,7 @@ async function onMemorySearch(event) {
   if (!namespace || !query) return;
   out.replaceChildren(el("p", { class: "empty", text: "Searching…" }));
   try {
-    const result = await searchMemory(namespace, query);
-    const text = (result.content || []).map((c) => c.text || "").join("");
-    if (result.isError) throw new Error(text);
-    const found = JSON.parse(text);
+    const found = await searchMemory(namespace, query);
     out.replaceChildren(
       el("p", { text: found.hits.length + " hit(s) in " + namespace + " (" + found.mode + ")" }),
       table([
