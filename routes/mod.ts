@@ -14,6 +14,7 @@ import {
 } from "../platform/http_guards.ts";
 import type { JwtVerifier } from "../platform/jwt.ts";
 import type { Logger } from "../platform/log.ts";
+import type { Store } from "../platform/store.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
 import type { McpHttpEndpoint } from "../tools/kit/mcp_http.ts";
 import { adminPage, adminRoutes } from "./admin.ts";
@@ -47,6 +48,8 @@ export interface AppOptions {
   /** The A2A layer over `agents` (/v1/a2a, /.well-known/agent-card.json). */
   a2a?: A2AService;
   version: string;
+  /** Reported in /health (a shared store that does not answer = degraded). */
+  store?: Store;
   startedAt: number;
   log: Logger;
 }
@@ -91,6 +94,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       hosts: options.hosts,
       version: options.version,
       startedAt: options.startedAt,
+      store: options.store,
     }),
   );
   app.route(
