@@ -1,0 +1,83 @@
+// Several `agentd serve` processes on one private PostgreSQL (tests/pg_server.ts),
+// each with its own data dir, all sharing one scripted model server.
+
+import assert from "node:assert/strict";
+import { type Daemon, spawnServe, tempDir } from "../helpers.ts";
+import { type PgServer, startPgServer } from "../pg_server.ts";
+import { type ModelServer, startModelServer } from "../agents/model_server.ts";
+
+export interface Cluster {
+  pg: PgServer;
+  /** The store URL, password included (the daemons redact it). */
+  storeUrl: string;
+  model: ModelServer;
+  daemons: Daemon[];
+  /** Starts one more daemon on the shared store. */
+  spawn(extraEnv?: Record<string, string>): Promise<Daemon>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+let databases = 0;
+
+export async function startCluster(
+  count: number,
+  extraEnv: Record<string, string> = {},
+): Promise<Cluster> {
+  const pg = await startPgServer();
+  const dirs: { path: string; [Symbol.asyncDispose](): Promise<void> }[] = [];
+  const daemons: Daemon[] = [];
+  let model: ModelServer | undefined;
+  try {
+    const db = await pg.createDatabase(`multi_${Deno.pid}_${++databases}`);
+    const url = new URL(db);
+    url.password = pg.password;
+    const storeUrl = url.toString();
+    model = await startModelServer();
+    const shared = model;
+    const spawn = async (more: Record<string, string> = {}) => {
+      const dir = await tempDir();
+      dirs.push(dir);
+      const daemon = await spawnServe(dir.path, {
+        env: {
+          ...shared.env,
+          AGENTD_SERVERS: "gateway",
+          AGENTD_STORE: storeUrl,
+          // No health round picks changes up: only the per-request refresh can.
+          AGENTD_GATEWAY__HEALTH_INTERVAL_MS: "3600000",
+          ...extraEnv,
+          ...more,
+        },
+      });
+      daemons.push(daemon);
+      return daemon;
+    };
+    await Promise.all(Array.from({ length: count }, () => spawn()));
+    return {
+      pg,
+      storeUrl,
+      model: shared,
+      daemons,
+      spawn,
+      async [Symbol.asyncDispose]() {
+        await Promise.all(daemons.map((d) => d.stop("SIGKILL")));
+        await shared.close();
+        await pg.destroy();
+        for (const dir of dirs) await dir[Symbol.asyncDispose]();
+      },
+    };
+  } catch (error) {
+    await Promise.all(daemons.map((d) => d.stop("SIGKILL")));
+    await model?.close();
+    await pg.destroy();
+    for (const dir of dirs) await dir[Symbol.asyncDispose]();
+    throw error;
+  }
+}
+
+/** No daemon logged the store password. */
+export function assertPasswordHidden(cluster: Cluster): void {
+  for (const daemon of cluster.daemons) {
+    const text = JSON.stringify(daemon.logs) + daemon.stray.join("\n");
+    assert.ok(!text.includes(cluster.pg.password), "store password in logs");
+  }
+}
