@@ -82,6 +82,7 @@ export class PgStore implements Store {
   /** Connects and brings the tables to the current schema version. */
   static async connect(options: PgStoreOptions): Promise<PgStore> {
     const url = publicPgUrl(options.url);
+    survivePostgresWriteRace();
     const secret = options.password ?? passwordIn(options.url);
     const connectMs = options.connectTimeoutMs ?? 5000;
     const statementMs = options.statementTimeoutMs ?? 10_000;
@@ -331,6 +332,46 @@ export class PgStore implements Store {
     return new StoreError(`PostgreSQL store error: ${text}`, { cause: error });
   }
 }
+
+let writeRaceGuarded = false;
+
+/**
+ * postgres.js 3.4.9 flushes buffered writes on a setImmediate that can fire
+ * after a server shutdown closed the socket (`socket` is null), throwing an
+ * uncaught TypeError that would end the daemon. The queries on that socket are
+ * already failed by then, so that one error is swallowed; any other is not.
+ * Likewise a Node-style socket error (ECONNRESET…) some internal promise of
+ * the client rejects with as the server goes away: the operations on that
+ * connection fail on their own, as StoreUnavailable.
+ */
+function survivePostgresWriteRace(): void {
+  if (writeRaceGuarded) return;
+  writeRaceGuarded = true;
+  globalThis.addEventListener("error", (event) => {
+    const error: unknown = event.error;
+    if (
+      error instanceof TypeError &&
+      /reading 'write'/.test(error.message) &&
+      /postgres[^\n]*connection\.js/.test(error.stack ?? "") &&
+      /nextWrite/.test(error.stack ?? "")
+    ) event.preventDefault();
+  });
+  globalThis.addEventListener("unhandledrejection", (event) => {
+    const reason: unknown = event.reason;
+    if (
+      reason instanceof Error && "syscall" in reason && "code" in reason &&
+      SOCKET_CODES.has(String(reason.code))
+    ) event.preventDefault();
+  });
+}
+
+const SOCKET_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+]);
 
 const OUTAGE_CODES = new Set([
   "ECONNREFUSED",

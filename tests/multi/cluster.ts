@@ -2,7 +2,9 @@
 // each with its own data dir, all sharing one scripted model server.
 
 import assert from "node:assert/strict";
-import { type Daemon, spawnServe, tempDir } from "../helpers.ts";
+import { z } from "zod";
+import { Agent } from "../../agents/schemas.ts";
+import { api, type Daemon, spawnServe, tempDir } from "../helpers.ts";
 import { type PgServer, startPgServer } from "../pg_server.ts";
 import { type ModelServer, startModelServer } from "../agents/model_server.ts";
 
@@ -80,4 +82,24 @@ export function assertPasswordHidden(cluster: Cluster): void {
     const text = JSON.stringify(daemon.logs) + daemon.stray.join("\n");
     assert.ok(!text.includes(cluster.pg.password), "store password in logs");
   }
+}
+
+/** Every agent a daemon lists, page by page. */
+export async function allAgents(daemon: Daemon): Promise<Agent[]> {
+  const agents: Agent[] = [];
+  let cursor: string | null = null;
+  do {
+    const query: string = cursor === null
+      ? "?limit=100"
+      : `?limit=100&cursor=${encodeURIComponent(cursor)}`;
+    const reply = await api(daemon, "GET", `/v1/agents${query}`);
+    assert.equal(reply.status, 200, reply.text);
+    const page = z.object({
+      data: z.array(Agent),
+      next_cursor: z.string().nullable(),
+    }).parse(reply.json);
+    agents.push(...page.data);
+    cursor = page.next_cursor;
+  } while (cursor !== null);
+  return agents;
 }

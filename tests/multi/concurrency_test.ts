@@ -3,35 +3,15 @@
 // once, and all four daemons give the same answer afterwards.
 
 import assert from "node:assert/strict";
-import { z } from "zod";
 import { Agent } from "../../agents/schemas.ts";
 import { api, type Daemon } from "../helpers.ts";
 import { pgTestIgnore } from "../pg_server.ts";
-import { startCluster } from "./cluster.ts";
+import { allAgents, startCluster } from "./cluster.ts";
 
 const ignore = pgTestIgnore();
 const CLIENTS_PER_DAEMON = 50;
 const AGENTS_PER_CLIENT = 2;
 const CONTESTED = 10;
-
-async function allAgents(daemon: Daemon): Promise<Agent[]> {
-  const agents: Agent[] = [];
-  let cursor: string | null = null;
-  do {
-    const query: string = cursor === null
-      ? "?limit=100"
-      : `?limit=100&cursor=${encodeURIComponent(cursor)}`;
-    const reply = await api(daemon, "GET", `/v1/agents${query}`);
-    assert.equal(reply.status, 200, reply.text);
-    const page = z.object({
-      data: z.array(Agent),
-      next_cursor: z.string().nullable(),
-    }).parse(reply.json);
-    agents.push(...page.data);
-    cursor = page.next_cursor;
-  } while (cursor !== null);
-  return agents;
-}
 
 Deno.test({
   name:
