@@ -30,9 +30,10 @@ export const baseConfigShape = {
   data_dir: nonEmpty.optional(),
   /** `postgres://…` to share state among daemons, or a KV file; default `<data_dir>/store.kv`. */
   store: nonEmpty.optional(),
-  store_pool_size: intIn(1, 1000, POSITIVE_MSG).default(8),
-  store_connect_timeout_ms: intIn(1, 600_000, POSITIVE_MSG).default(5000),
-  store_statement_timeout_ms: intIn(1, 600_000, POSITIVE_MSG).default(10000),
+  /** PostgreSQL store only; defaults in platform/store_pg.ts (8, 5000, 10000). */
+  store_pool_size: intIn(1, 1000, POSITIVE_MSG).optional(),
+  store_connect_timeout_ms: intIn(1, 600_000, POSITIVE_MSG).optional(),
+  store_statement_timeout_ms: intIn(1, 600_000, POSITIVE_MSG).optional(),
   /** Server ids to start; all registered servers when absent. */
   servers: z.array(nonEmpty).optional(),
   token: z.string().min(16, { error: "expected at least 16 characters" })
@@ -64,9 +65,9 @@ export type BaseConfig = {
   port: number;
   data_dir?: string;
   store?: string;
-  store_pool_size: number;
-  store_connect_timeout_ms: number;
-  store_statement_timeout_ms: number;
+  store_pool_size?: number;
+  store_connect_timeout_ms?: number;
+  store_statement_timeout_ms?: number;
   servers?: string[];
   token?: string;
   token_file?: string;
