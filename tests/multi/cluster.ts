@@ -24,6 +24,8 @@ let databases = 0;
 export async function startCluster(
   count: number,
   extraEnv: Record<string, string> = {},
+  /** Also run the memory server, hosted on the same database. */
+  options: { memory?: boolean } = {},
 ): Promise<Cluster> {
   const pg = await startPgServer();
   const dirs: { path: string; [Symbol.asyncDispose](): Promise<void> }[] = [];
@@ -36,6 +38,14 @@ export async function startCluster(
     const storeUrl = url.toString();
     model = await startModelServer();
     const shared = model;
+    const memory: Record<string, string> = options.memory
+      ? {
+        AGENTD_SERVERS: "gateway,memory",
+        AGENTD_MEMORY__STORAGE: "hosted",
+        AGENTD_MEMORY__URL: db,
+        AGENTD_MEMORY__KEY: pg.password,
+      }
+      : {};
     const spawn = async (more: Record<string, string> = {}) => {
       const dir = await tempDir();
       dirs.push(dir);
@@ -46,6 +56,7 @@ export async function startCluster(
           AGENTD_STORE: storeUrl,
           // No health round picks changes up: only the per-request refresh can.
           AGENTD_GATEWAY__HEALTH_INTERVAL_MS: "3600000",
+          ...memory,
           ...extraEnv,
           ...more,
         },
