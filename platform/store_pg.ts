@@ -6,9 +6,8 @@
  * JSON, the value's JSON bytes and a version drawn from one sequence. A
  * commit takes a transaction-scoped advisory lock per touched key (sorted, so
  * two commits never deadlock), compares the checked versions, then writes:
- * checks and writes are atomic across every daemon. After each commit a
- * NOTIFY names the changed keys' top-level parts so caches elsewhere can drop
- * them (see `onChange`).
+ * checks and writes are atomic across every daemon. Caches elsewhere stay
+ * exact by comparing versions (e.g. the gateway's registrations fingerprint).
  *
  * A server that cannot be reached is a StoreUnavailable error, never a local
  * fallback; postgres.js reconnects by itself once the server is back.
@@ -34,7 +33,7 @@ import {
   StoreUnavailable,
   validateKey,
 } from "./store.ts";
-import { migrateStore, STORE_CHANNEL, STORE_TABLE } from "./store_pg_schema.ts";
+import { migrateStore, STORE_TABLE } from "./store_pg_schema.ts";
 import { messageOf } from "./errors.ts";
 
 export interface PgStoreOptions {
@@ -58,10 +57,6 @@ type Row = Record<string, unknown>;
 
 const T = STORE_TABLE;
 
-/** Called with the top-level key parts a commit on any daemon (this one too) changed. */
-export type ChangeListener = (parts: KeyPartText[]) => void;
-type KeyPartText = string;
-
 export class PgStore implements Store {
   readonly kind = "postgres";
   #sql: Sql;
@@ -69,8 +64,6 @@ export class PgStore implements Store {
   #secret: string;
   #deadlineMs: number;
   #operations = new OperationTracker();
-  #listeners = new Set<ChangeListener>();
-  #listening: Promise<unknown> | null = null;
 
   private constructor(sql: Sql, url: string, secret: string, deadline: number) {
     this.#sql = sql;
@@ -124,23 +117,6 @@ export class PgStore implements Store {
     });
   }
 
-  /**
-   * Subscribes to changes committed by every daemon on this database. The
-   * returned promise settles once listening (so no later change is missed).
-   */
-  async onChange(listener: ChangeListener): Promise<() => void> {
-    this.#listeners.add(listener);
-    this.#listening ??= this.#sql.listen(STORE_CHANNEL, (payload) => {
-      const parts = parseParts(payload);
-      for (const l of this.#listeners) l(parts);
-    }, () => {
-      // (Re)connected: changes may have been missed meanwhile; drop everything.
-      for (const l of this.#listeners) l(["*"]);
-    });
-    await this.#guard(() => this.#listening ?? Promise.resolve());
-    return () => this.#listeners.delete(listener);
-  }
-
   get(key: StoreKey): Promise<StoreEntry | null> {
     return this.#run(async () => {
       const [entry] = await this.#getMany([key]);
@@ -184,7 +160,6 @@ export class PgStore implements Store {
 
   close(): Promise<void> {
     return this.#operations.close(async () => {
-      this.#listeners.clear();
       await this.#sql.end({ timeout: 5 });
     });
   }
@@ -271,9 +246,7 @@ export class PgStore implements Store {
       }
       const [{ n }] = await tx`SELECT nextval('agentd_store_version') AS n`;
       const version = versionText(n);
-      const changed = new Set<string>();
       for (const m of prepared.mutations) {
-        changed.add(String(m.key[0]));
         const k = toHex(m.id);
         if (m.type === "set") {
           await tx`INSERT INTO ${tx(T)} (k, key, v, version)
@@ -284,11 +257,6 @@ export class PgStore implements Store {
         } else {
           await tx`DELETE FROM ${tx(T)} WHERE k = decode(${k}, 'hex')`;
         }
-      }
-      if (changed.size > 0) {
-        await tx`SELECT pg_notify(${STORE_CHANNEL}, ${
-          JSON.stringify([...changed]).slice(0, 7000)
-        })`;
       }
       return { ok: true, version } as const;
     });
@@ -443,16 +411,6 @@ async function lockOf(id: string): Promise<bigint> {
   const bytes = Uint8Array.from(id, (c) => c.charCodeAt(0));
   const digest = await crypto.subtle.digest("SHA-256", bytes);
   return new DataView(digest).getBigInt64(0);
-}
-
-function parseParts(payload: string): string[] {
-  try {
-    const parts: unknown = JSON.parse(payload);
-    if (Array.isArray(parts)) return parts.map(String);
-  } catch {
-    // A truncated payload: treat as "everything changed".
-  }
-  return ["*"];
 }
 
 /** Same format as Deno KV cursors: padded base64url of the key bytes after the prefix. */

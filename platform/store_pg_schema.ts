@@ -7,7 +7,6 @@ import type postgres from "postgres";
 import { StoreError } from "./store.ts";
 
 export const STORE_TABLE = "agentd_store";
-export const STORE_CHANNEL = "agentd_store_changes";
 const MIGRATIONS_TABLE = "agentd_store_migrations";
 /** Any fixed number distinct from the memory server's lock. */
 const MIGRATION_LOCK = 7_340_019_019n;

@@ -1,7 +1,9 @@
 // The Store contract on a real, private PostgreSQL server (tests/pg_server.ts),
 // plus what only a shared engine has: two stores on one database agree.
 import assert from "node:assert/strict";
+import postgres from "postgres";
 import { PgStore } from "../../platform/store_pg.ts";
+import { STORE_SCHEMA_VERSION } from "../../platform/store_pg_schema.ts";
 import { StoreUnavailable } from "../../platform/store.ts";
 import { type PgServer, pgTestIgnore, startPgServer } from "../pg_server.ts";
 import { storeContract } from "./store_contract.ts";
@@ -33,15 +35,8 @@ Deno.test({
       password: server?.password,
     });
     try {
-      const changes: string[][] = [];
-      const seen = Promise.withResolvers<void>();
-      await b.onChange((parts) => {
-        changes.push(parts);
-        if (parts.includes("agents")) seen.resolve();
-      });
       const v = await a.set(["agents", "x"], { n: 1 });
       assert.equal((await b.get(["agents", "x"]))?.version, v);
-      await seen.promise;
       const stale = await b.commit({
         checks: [{ key: ["agents", "x"], version: null }],
         mutations: [{ type: "set", key: ["agents", "x"], value: 2 }],
@@ -100,6 +95,39 @@ Deno.test({
     } finally {
       await store.close();
     }
+  },
+});
+
+Deno.test({
+  name:
+    "PgStore: daemons starting together migrate once; a newer schema is refused",
+  ignore,
+  async fn() {
+    server ??= await startPgServer();
+    const url = await server.createDatabase(`migrate_${++databases}`);
+    const password = server.password;
+    const stores = await Promise.all(
+      Array.from({ length: 4 }, () => PgStore.connect({ url, password })),
+    );
+    try {
+      await stores[0].set(["k"], 1);
+      assert.equal((await stores[3].get(["k"]))?.value, 1);
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+    const sql = postgres(url, { password, onnotice: () => {} });
+    try {
+      const rows = await sql`SELECT version FROM agentd_store_migrations`;
+      assert.deepEqual(rows.map((r) => r.version), [STORE_SCHEMA_VERSION]);
+      await sql`INSERT INTO agentd_store_migrations (version) VALUES (99)`;
+    } finally {
+      await sql.end();
+    }
+    await assert.rejects(PgStore.connect({ url, password }), {
+      message: new RegExp(
+        `created by a newer agentd \\(schema 99, this one knows ${STORE_SCHEMA_VERSION}\\)`,
+      ),
+    });
   },
 });
 
