@@ -110,11 +110,11 @@ export class PgStore implements Store {
     return this.#url;
   }
 
-  /** Answers when the server does; throws StoreUnavailable when not. */
-  ping(): Promise<void> {
+  /** Answers when the server does; throws StoreUnavailable when not (a hung server: after `timeoutMs`). */
+  ping(timeoutMs = 2000): Promise<void> {
     return this.#guard(async () => {
       await this.#sql`SELECT 1`;
-    });
+    }, Math.min(timeoutMs, this.#deadlineMs));
   }
 
   get(key: StoreKey): Promise<StoreEntry | null> {
@@ -264,17 +264,20 @@ export class PgStore implements Store {
   }
 
   /** Runs one operation, bounded client-side (a hung server answers no timeout), mapping outages. */
-  async #guard<T>(operation: () => Promise<T>): Promise<T> {
+  async #guard<T>(
+    operation: () => Promise<T>,
+    deadlineMs = this.#deadlineMs,
+  ): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
         () =>
           reject(
             new StoreUnavailable(
-              `PostgreSQL store at ${this.#url} did not answer within ${this.#deadlineMs} ms`,
+              `PostgreSQL store at ${this.#url} did not answer within ${deadlineMs} ms`,
             ),
           ),
-        this.#deadlineMs,
+        deadlineMs,
       );
     });
     try {

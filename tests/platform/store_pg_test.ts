@@ -5,7 +5,12 @@ import postgres from "postgres";
 import { PgStore } from "../../platform/store_pg.ts";
 import { STORE_SCHEMA_VERSION } from "../../platform/store_pg_schema.ts";
 import { StoreUnavailable } from "../../platform/store.ts";
-import { type PgServer, pgTestIgnore, startPgServer } from "../pg_server.ts";
+import {
+  type PgServer,
+  pgTestIgnore,
+  startPgServer,
+  startTcpProxy,
+} from "../pg_server.ts";
 import { storeContract } from "./store_contract.ts";
 
 const ignore = pgTestIgnore();
@@ -128,6 +133,48 @@ Deno.test({
         `created by a newer agentd \\(schema 99, this one knows ${STORE_SCHEMA_VERSION}\\)`,
       ),
     });
+  },
+});
+
+Deno.test({
+  name:
+    "PgStore: a hung server (network partition) is StoreUnavailable after the deadline; healed, it works",
+  ignore,
+  async fn() {
+    server ??= await startPgServer();
+    const db = new URL(await server.createDatabase(`partition_${++databases}`));
+    const proxy = startTcpProxy(server.port);
+    db.port = String(proxy.port);
+    const store = await PgStore.connect({
+      url: db.toString(),
+      password: server.password,
+      connectTimeoutMs: 500,
+      statementTimeoutMs: 500,
+    });
+    try {
+      await store.set(["k"], 1);
+      proxy.partition();
+      await assert.rejects(store.ping(), {
+        name: "StoreUnavailable",
+        message: /did not answer within 1000 ms/,
+      });
+      await assert.rejects(store.set(["k"], 2), StoreUnavailable);
+      proxy.heal();
+      for (;;) {
+        try {
+          await store.ping();
+          break;
+        } catch (error) {
+          assert.ok(error instanceof StoreUnavailable);
+        }
+      }
+      await store.set(["k"], 3);
+      assert.equal((await store.get(["k"]))?.value, 3);
+    } finally {
+      proxy.heal();
+      await store.close();
+      await proxy.close();
+    }
   },
 });
 
