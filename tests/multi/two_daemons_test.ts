@@ -9,7 +9,13 @@ import { z } from "zod";
 import { Agent, Run, Team } from "../../agents/schemas.ts";
 import { api, type Daemon, waitFor } from "../helpers.ts";
 import { pgTestIgnore } from "../pg_server.ts";
-import { asTask, sendRequest, v1Client } from "../agents/a2a/fixture.ts";
+import {
+  asTask,
+  post,
+  sendRequest,
+  sseEvents,
+  v1Client,
+} from "../agents/a2a/fixture.ts";
 import {
   call,
   callJson,
@@ -133,7 +139,7 @@ Deno.test({
     );
 
     await t.step(
-      "an A2A task created through A is fetched and canceled through B",
+      "an A2A task created through A is fetched, canceled and streamed through B",
       async () => {
         await createAgent(A, "carol");
         const viaA = await v1Client(A, "carol");
@@ -164,6 +170,39 @@ Deno.test({
           GetTaskRequest.fromJSON({ id: slow.id }),
         );
         assert.equal(onA.status?.state, TaskState.TASK_STATE_CANCELED);
+
+        // A task running on A, followed (SubscribeToTask) through B to its end.
+        model.script([{ text: "Streamed across daemons.", delay_ms: 1000 }]);
+        const asked = model.requests.length;
+        const running = asTask(
+          await viaA.sendMessage(
+            sendRequest("Stream it.", { returnImmediately: true }),
+          ),
+        );
+        await waitFor(() => model.requests.length, (n) => n === asked + 1);
+        const res = await fetch(
+          `${B.url}/v1/a2a/carol`,
+          post({
+            jsonrpc: "2.0",
+            id: "follow",
+            method: "SubscribeToTask",
+            params: { id: running.id },
+          }),
+        );
+        assert.equal(res.status, 200);
+        const events = z.array(
+          z.object({ result: z.record(z.string(), z.unknown()) }),
+        ).parse(await sseEvents(res));
+        assert.deepEqual(events.map((e) => Object.keys(e.result)[0]), [
+          "task",
+          "artifactUpdate",
+          "statusUpdate",
+        ]);
+        assert.match(
+          JSON.stringify(events[1].result),
+          /Streamed across daemons\./,
+        );
+        assert.match(JSON.stringify(events[2].result), /TASK_STATE_COMPLETED/);
       },
     );
 
