@@ -4,11 +4,7 @@
 // own-namespace rule.
 
 import { messageOf } from "../platform/errors.ts";
-import {
-  Client,
-  type Tool,
-  ToolListChangedNotificationSchema,
-} from "../platform/mcp_sdk.ts";
+import { Client, type Tool } from "../platform/mcp_sdk.ts";
 import { VERSION } from "../platform/version.ts";
 import type { Peer } from "../tools/kit/mod.ts";
 import type { ModelTool } from "./model.ts";
@@ -38,8 +34,6 @@ export interface ToolGateway {
 /** The gateway as a peer in this process, one cached MCP client per agent name. */
 export class GatewayLink implements ToolGateway {
   readonly #clients = new Map<string, Promise<Client>>();
-  /** Tool lists per agent, dropped when the gateway says its list changed. */
-  readonly #tools = new Map<string, Promise<ModelTool[]>>();
 
   /** `peer` is undefined when the daemon does not run the gateway. */
   constructor(private readonly peer: Peer | undefined) {}
@@ -48,17 +42,11 @@ export class GatewayLink implements ToolGateway {
     return this.peer?.phase() === "running";
   }
 
-  listTools(agent: string): Promise<ModelTool[]> {
-    let listed = this.#tools.get(agent);
-    if (!listed) {
-      listed = this.#listTools(agent);
-      listed.catch(() => this.#tools.delete(agent));
-      this.#tools.set(agent, listed);
-    }
-    return listed;
-  }
-
-  async #listTools(agent: string): Promise<ModelTool[]> {
+  /**
+   * Asked of the gateway each time (in process, cheap): a list kept here would
+   * miss servers registered through another daemon sharing the store.
+   */
+  async listTools(agent: string): Promise<ModelTool[]> {
     const client = await this.#client(agent);
     const tools: ModelTool[] = [];
     let cursor: string | undefined;
@@ -94,7 +82,6 @@ export class GatewayLink implements ToolGateway {
   async forget(agent: string): Promise<void> {
     const pending = this.#clients.get(agent);
     this.#clients.delete(agent);
-    this.#tools.delete(agent);
     await pending?.then((client) => client.close()).catch(() => {});
   }
 
@@ -115,12 +102,6 @@ export class GatewayLink implements ToolGateway {
           name: `agentd-agent-${agent}`,
           version: VERSION,
         });
-        client.setNotificationHandler(
-          ToolListChangedNotificationSchema,
-          () => {
-            this.#tools.delete(agent);
-          },
-        );
         await client.connect(transport);
         return client;
       });

@@ -34,6 +34,12 @@ export const commonFlags: FlagSet = {
     value: "DIR",
     help: "Where stores and profiles live",
   },
+  store: {
+    type: "string",
+    value: "URL",
+    help:
+      "postgres://… to share state with other daemons (default: <data dir>/store.kv)",
+  },
   "log-level": {
     type: "string",
     value: "LEVEL",

@@ -18,7 +18,8 @@ import {
 import { createLogger, type Logger } from "../platform/log.ts";
 import { configDir, dataDir as defaultDataDir } from "../platform/paths.ts";
 import { scoped, type Store } from "../platform/store.ts";
-import { openKvStore } from "../platform/store_kv.ts";
+import { openStoreAt } from "../platform/store_open.ts";
+import { passwordIn } from "../platform/store_pg.ts";
 import { HostedServer } from "../tools/kit/host.ts";
 import type { AnyServerSpec, Peer } from "../tools/kit/mod.ts";
 import { peerOf } from "../tools/kit/mcp.ts";
@@ -127,12 +128,21 @@ export function createDaemonLogger(base: BaseConfig): Logger {
   if (base.token !== undefined) log.addSecret(base.token);
   for (const token of Object.values(base.agent_tokens)) log.addSecret(token);
   if (base.jwt?.secret !== undefined) log.addSecret(base.jwt.secret);
+  const storePassword = base.store === undefined ? "" : passwordIn(base.store);
+  if (storePassword) log.addSecret(storePassword);
   return log;
 }
 
-export async function openStore(dataDir: string): Promise<Store> {
+export async function openStore(settings: Settings): Promise<Store> {
+  const base = settings.base;
   try {
-    return await openKvStore(join(dataDir, "store.kv"));
+    return await openStoreAt({
+      store: base.store,
+      dataDir: settings.dataDir,
+      poolSize: base.store_pool_size,
+      connectTimeoutMs: base.store_connect_timeout_ms,
+      statementTimeoutMs: base.store_statement_timeout_ms,
+    });
   } catch (error) {
     throw new StartupError(messageOf(error));
   }

@@ -1,13 +1,16 @@
 // `agentd doctor`: checks what agentd needs on this machine and says how to
 // fix what is missing. Exit 1 when something agentd cannot run without fails.
 
-import { join } from "node:path";
 import { doctorFlags, flagsHelp, parseFlags, UsageError } from "./args.ts";
 import { messageOf } from "../platform/errors.ts";
 import { loadSettings, type Settings } from "./boot.ts";
 import type { CliContext } from "./context.ts";
 import { findBrowser } from "../platform/browser_discovery.ts";
-import { openKvStore } from "../platform/store_kv.ts";
+import {
+  describeStore,
+  isPostgresUrl,
+  openStoreAt,
+} from "../platform/store_open.ts";
 import { VERSION } from "../platform/version.ts";
 import {
   providerNames,
@@ -75,7 +78,7 @@ export async function runDoctor(
     });
   }
   if (settings) {
-    checks.push(await checkStore(settings.dataDir));
+    checks.push(await checkStore(settings));
     checks.push(await checkPort(settings.base.host, settings.base.port));
     checks.push(await checkModels(settings, ctx.env));
   }
@@ -152,10 +155,12 @@ async function answers(baseUrl: string): Promise<boolean> {
   }
 }
 
-async function checkStore(dataDir: string): Promise<Check> {
-  const path = join(dataDir, "store.kv");
+async function checkStore(settings: Settings): Promise<Check> {
+  const dataDir = settings.dataDir;
+  const where = { store: settings.base.store, dataDir };
+  const path = describeStore(where);
   try {
-    const store = await openKvStore(path);
+    const store = await openStoreAt(where);
     try {
       const key = ["doctor", crypto.randomUUID()];
       await store.set(key, "probe");
@@ -179,7 +184,9 @@ async function checkStore(dataDir: string): Promise<Check> {
       ok: false,
       required: true,
       detail: messageOf(error),
-      fix: `make ${dataDir} writable, or pass --data-dir DIR`,
+      fix: isPostgresUrl(where.store)
+        ? `check that PostgreSQL at ${path} is up and the URL's user may create tables`
+        : `make ${dataDir} writable, or pass --data-dir DIR`,
     };
   }
 }

@@ -53,6 +53,7 @@ export async function serveHttp(options: {
     a2a: options.a2a,
     version: VERSION,
     startedAt: Date.now(),
+    store,
     log,
   });
   let listener: Deno.HttpServer;

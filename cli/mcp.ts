@@ -124,7 +124,7 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
 
   const log = createDaemonLogger(base);
   const signal = shutdownSignal(log);
-  const store = await openStore(settings.dataDir);
+  const store = await openStore(settings);
   let address: string | undefined;
   const [host] = await startServers([spec], {
     store,

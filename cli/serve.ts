@@ -64,7 +64,7 @@ export async function runServe(
 
   const log = createDaemonLogger(base);
   const signal = shutdownSignal(log);
-  const store = await openStore(settings.dataDir);
+  const store = await openStore(settings);
   let address: string | undefined;
   const hosts = await startServers(specs, {
     store,

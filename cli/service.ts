@@ -1,6 +1,7 @@
 // `agentd service install|uninstall|status`: `agentd serve` as a per-user
 // service, a systemd user unit on Linux and a launchd agent on macOS.
 
+import { passwordIn } from "../platform/store_pg.ts";
 import { dirname, join, resolve } from "node:path";
 import {
   configKey,
@@ -192,6 +193,13 @@ async function install(args: string[], ctx: CliContext): Promise<number> {
   for (const name of Object.keys(serveFlags)) {
     const value = values[name];
     if (name === "help" || typeof value !== "string") continue;
+    if (name === "store" && passwordIn(value) !== "") {
+      throw new UsageError(
+        "--store carries a password, which would be written into the service file; " +
+          "put AGENTD_STORE=postgres://… in the --env-file FILE instead",
+        command,
+      );
+    }
     const given = name === "config" || name === "data-dir"
       ? resolve(value)
       : value;

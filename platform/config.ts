@@ -28,6 +28,12 @@ export const baseConfigShape = {
   host: nonEmpty.default("127.0.0.1"),
   port: intIn(0, 65535, PORT_MSG).default(8765),
   data_dir: nonEmpty.optional(),
+  /** `postgres://…` to share state among daemons, or a KV file; default `<data_dir>/store.kv`. */
+  store: nonEmpty.optional(),
+  /** PostgreSQL store only; defaults in platform/store_pg.ts (8, 5000, 10000). */
+  store_pool_size: intIn(1, 1000, POSITIVE_MSG).optional(),
+  store_connect_timeout_ms: intIn(1, 600_000, POSITIVE_MSG).optional(),
+  store_statement_timeout_ms: intIn(1, 600_000, POSITIVE_MSG).optional(),
   /** Server ids to start; all registered servers when absent. */
   servers: z.array(nonEmpty).optional(),
   token: z.string().min(16, { error: "expected at least 16 characters" })
@@ -58,6 +64,10 @@ export type BaseConfig = {
   host: string;
   port: number;
   data_dir?: string;
+  store?: string;
+  store_pool_size?: number;
+  store_connect_timeout_ms?: number;
+  store_statement_timeout_ms?: number;
   servers?: string[];
   token?: string;
   token_file?: string;

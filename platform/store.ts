@@ -67,6 +67,14 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** The shared engine cannot be reached: nothing was written; retry later (HTTP 503). */
+export class StoreUnavailable extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "StoreUnavailable";
+  }
+}
+
 export const MIB = 1024 * 1024;
 export const MAX_VALUE_BYTES = 32 * MIB;
 /** Encoded key size; Deno KV allows 2048 and the KV store adds a small prefix. */

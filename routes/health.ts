@@ -2,6 +2,8 @@
 
 import { Hono } from "hono";
 import type { HostedServer, ServerHealth } from "../tools/kit/host.ts";
+import type { Store } from "../platform/store.ts";
+import { storeReachable } from "../platform/store_open.ts";
 
 export type DaemonStatus = "ok" | "degraded" | "error" | "shutting_down";
 
@@ -10,6 +12,14 @@ export interface HealthOptions {
   version: string;
   startedAt: number;
   clock?: () => number;
+  /** The daemon's store; a shared one that does not answer makes the daemon degraded. */
+  store?: Store;
+}
+
+export interface StoreHealth {
+  kind: string;
+  status: "ok" | "unavailable";
+  error?: string;
 }
 
 export interface HealthBody {
@@ -17,12 +27,20 @@ export interface HealthBody {
   version: string;
   uptime_s: number;
   servers: Record<string, ServerHealth>;
+  store?: StoreHealth;
 }
 
 export async function healthOf(options: HealthOptions): Promise<HealthBody> {
   const clock = options.clock ?? Date.now;
   const servers: Record<string, ServerHealth> = {};
   for (const host of options.hosts) servers[host.id] = await host.health();
+  let store: StoreHealth | undefined;
+  if (options.store) {
+    const reach = await storeReachable(options.store);
+    store = reach.ok
+      ? { kind: options.store.kind, status: "ok" }
+      : { kind: options.store.kind, status: "unavailable", error: reach.error };
+  }
   const phases = options.hosts.map((host) => host.phase.phase);
   let status: DaemonStatus = "ok";
   if (phases.includes("shutdown")) status = "shutting_down";
@@ -30,13 +48,15 @@ export async function healthOf(options: HealthOptions): Promise<HealthBody> {
     status = "error";
   } else if (
     phases.some((phase) => phase !== "running") ||
-    Object.values(servers).some((server) => server.degraded === true)
+    Object.values(servers).some((server) => server.degraded === true) ||
+    store?.status === "unavailable"
   ) status = "degraded";
   return {
     status,
     version: options.version,
     uptime_s: Math.round((clock() - options.startedAt) / 1000),
     servers,
+    ...(store ? { store } : {}),
   };
 }
 

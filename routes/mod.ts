@@ -14,6 +14,7 @@ import {
 } from "../platform/http_guards.ts";
 import type { JwtVerifier } from "../platform/jwt.ts";
 import type { Logger } from "../platform/log.ts";
+import type { Store } from "../platform/store.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
 import type { McpHttpEndpoint } from "../tools/kit/mcp_http.ts";
 import { adminPage, adminRoutes } from "./admin.ts";
@@ -52,6 +53,8 @@ export interface AppOptions {
   /** Dashboard login sessions (a fresh set when not given). */
   sessions?: DashboardSessions;
   version: string;
+  /** Reported in /health (a shared store that does not answer = degraded). */
+  store?: Store;
   startedAt: number;
   log: Logger;
 }
@@ -104,6 +107,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       hosts: options.hosts,
       version: options.version,
       startedAt: options.startedAt,
+      store: options.store,
     }),
   );
   app.route(

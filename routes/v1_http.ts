@@ -13,6 +13,7 @@ import {
   HttpError,
 } from "../platform/http_errors.ts";
 import type { GuardVariables } from "../platform/http_guards.ts";
+import { StoreUnavailable } from "../platform/store.ts";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;|$)/i;
 
@@ -121,6 +122,10 @@ const STATUS: Record<AgentErrorKind, ErrorStatus> = {
 /** Runtime errors a client can act on, as HttpError; undefined for the rest. */
 export function asHttpError(error: unknown): HttpError | undefined {
   if (error instanceof HttpError) return error;
+  // The shared store is down: refuse rather than diverge; nothing was written.
+  if (error instanceof StoreUnavailable) {
+    return new HttpError(503, error.message, undefined, "unavailable");
+  }
   if (error instanceof ProviderError) {
     const named = error.message.includes(error.provider)
       ? error.message

@@ -13,6 +13,7 @@ import {
   RpcStream,
 } from "./rpc.ts";
 import { isTerminal, type TaskRecord } from "./tasks.ts";
+import type { TaskEvent } from "./task_runs.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import {
   type Dialect,
@@ -143,20 +144,21 @@ export async function cancelTask(call: Call): Promise<RpcReply> {
 export async function subscribe(call: Call): Promise<RpcReply> {
   const { id } = params(taskIdParams, call.params);
   const channel = new RpcStream(call.id);
-  const unsubscribe = call.a2a.runs.subscribe(id, (event) => {
+  const listener = (event: TaskEvent) => {
     channel.send(streamEventOut(call.dialect, event));
     if (event.kind === "status" && event.final) channel.close();
-  });
+  };
+  let unsubscribe = call.a2a.runs.subscribe(id, listener);
   try {
     const task = await ownTask(call, id);
-    if (!unsubscribe || isTerminal(task.state)) {
+    if (isTerminal(task.state)) {
       throw new RpcError(
         -32004,
-        isTerminal(task.state)
-          ? `Task ${id} is ${task.state}; read it with GetTask`
-          : `Task ${id} is not running on this daemon`,
+        `Task ${id} is ${task.state}; read it with GetTask`,
       );
     }
+    // Running on another daemon sharing the store: follow its record.
+    unsubscribe ??= call.a2a.runs.follow(id, task.state, listener);
     channel.onCancel = unsubscribe;
     channel.open(taskEventOut(call.dialect, task));
     return channel.reply();

@@ -1,8 +1,8 @@
 // Runs one agent turn as an A2A task: submitted → working → completed,
 // failed or canceled, persisted at each step. Listeners (SSE streams) get
 // the status changes and the answer as text chunks. Which turns are running
-// is per-process state: a task is canceled or followed on the daemon that
-// runs it.
+// is per-process state: on another daemon sharing the store, a task is
+// canceled through its record and followed by reading it.
 
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
@@ -46,6 +46,8 @@ interface Run {
 }
 
 const ARTIFACT = { artifact_id: "response", name: "response" };
+/** How often a task running on another daemon is read while followed. */
+const FOLLOW_MS = 250;
 
 export class TaskRuns {
   #host: A2AHost;
@@ -112,6 +114,51 @@ export class TaskRuns {
     if (!run) return undefined;
     run.listeners.add(listener);
     return () => run.listeners.delete(listener);
+  }
+
+  /**
+   * Follows a task another daemon sharing the store runs: its stored record
+   * is read every `everyMs`; each new state is a status event, and a task's
+   * artifacts come whole before the final one. `seen` is the state already
+   * sent. Returns the unsubscribe.
+   */
+  follow(
+    taskId: string,
+    seen: TaskState,
+    listener: TaskListener,
+    everyMs = FOLLOW_MS,
+  ): () => void {
+    let stopped = false;
+    let last = seen;
+    const poll = async (): Promise<void> => {
+      while (!stopped) {
+        // The store away for a moment is not the task's end: read again.
+        const stored = await this.#tasks.get(taskId).catch(() => undefined);
+        const task = stored?.task;
+        if (task && !stopped && task.state !== last) {
+          last = task.state;
+          const final = isTerminal(task.state);
+          for (const artifact of final ? task.artifacts : []) {
+            listener({
+              kind: "artifact",
+              task,
+              artifact_id: artifact.artifact_id,
+              name: artifact.name,
+              text: artifact.text,
+              append: false,
+              last_chunk: true,
+            });
+          }
+          listener({ kind: "status", task, final });
+          if (final) return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, everyMs));
+      }
+    };
+    void poll();
+    return () => {
+      stopped = true;
+    };
   }
 
   /** The terminal record of a task running here, once it ends. */

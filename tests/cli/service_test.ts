@@ -231,6 +231,10 @@ Deno.test("service: bad flags and actions exit 2 naming them, and write nothing"
       ["install", "--env-file", join(dir.path, "missing.env")],
       /flag --env-file: .*missing\.env: not found/,
     ],
+    [
+      ["install", "--store", "postgres://agentd:pw-1234@db:5432/agentd"],
+      /--store carries a password.*AGENTD_STORE=postgres/,
+    ],
     [["install", "extra"], /unexpected argument "extra"/],
     [
       ["status", "--port", "1"],

@@ -12,6 +12,7 @@ import {
 } from "../../platform/store.ts";
 import { KvStore, openKvStore } from "../../platform/store_kv.ts";
 import { openKvConnect } from "../../platform/kv_connect.ts";
+import { isPostgresUrl, openStoreAt } from "../../platform/store_open.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { cut, describeFailure } from "./failures.ts";
 
@@ -252,7 +253,8 @@ function parseAnnouncement(
 /**
  * The store announcements go to: `spec` undefined is the daemon's own store;
  * a path opens a Deno KV file, an http(s) URL a KV Connect database (token in
- * DENO_KV_ACCESS_TOKEN). Either is scoped to the gateway's namespace, so a
+ * DENO_KV_ACCESS_TOKEN), a postgres:// URL a PostgreSQL store (the opener
+ * every daemon store uses). Either is scoped to the gateway's namespace, so a
  * daemon naming the KV file another one uses as its default store meets it.
  */
 export async function openCoordinationStore(
@@ -261,7 +263,9 @@ export async function openCoordinationStore(
   env: Readonly<Record<string, string>>,
 ): Promise<{ store: Store; close(): Promise<void> }> {
   if (spec === undefined) return { store: fallback, close: async () => {} };
-  const opened = /^[a-z][a-z0-9+.-]*:\/\//i.test(spec)
+  const opened = isPostgresUrl(spec)
+    ? await openStoreAt({ store: spec, dataDir: "" })
+    : /^[a-z][a-z0-9+.-]*:\/\//i.test(spec)
     ? await openKvConnectStore(spec, env)
     : await openKvStore(spec);
   const store = scoped(opened, [GATEWAY_NAMESPACE]);

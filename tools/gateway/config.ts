@@ -69,7 +69,7 @@ export const DiscoveryConfig = z.strictObject({
     ),
   store: z.string().min(1).optional()
     .describe(
-      "Coordination store where agentd instances announce themselves: a Deno KV path or KV Connect URL (default: the daemon's store)",
+      "Coordination store where agentd instances announce themselves: a Deno KV path, KV Connect URL or postgres:// URL (default: the daemon's store)",
     ),
   announce: z.boolean().default(true)
     .describe("Announce this daemon's /mcp in the coordination store"),

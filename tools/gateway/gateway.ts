@@ -37,6 +37,7 @@ import {
   httpTarget,
   registeredUpstream,
   type Registration,
+  registrationsFingerprint,
   removeRegistration,
   storedRegistrations,
 } from "./registrations.ts";
@@ -81,6 +82,8 @@ export class Gateway implements DynamicTools {
   #checking: Promise<void> | undefined;
   #stopping = false;
   #autoDiscovery: AutoDiscovery | undefined;
+  #fingerprint: string | undefined;
+  #refreshing: Promise<void> | undefined;
   /** Names being registered now: the health round must not add them from the store too. */
   readonly #registering = new Set<string>();
   readonly version = VERSION;
@@ -299,6 +302,29 @@ export class Gateway implements DynamicTools {
 
   // ------------------------------------------------------- registrations
 
+  /**
+   * Before each list or call: when the stored registrations changed (another
+   * daemon on a shared store registered or removed one), reconcile first, so
+   * the change is seen on the very next request. One small list per request.
+   */
+  async refresh(): Promise<void> {
+    let fingerprint: string;
+    try {
+      fingerprint = await registrationsFingerprint(this.#options.store);
+    } catch {
+      return; // the store is away: serve what is known
+    }
+    if (fingerprint === this.#fingerprint) return;
+    // After any reconcile in flight: it may have read the store before this change.
+    const run = (this.#refreshing ?? Promise.resolve()).then(() =>
+      this.#reconcile()
+    );
+    this.#refreshing = run;
+    await run;
+    if (this.#refreshing === run) this.#refreshing = undefined;
+    this.#fingerprint = fingerprint;
+  }
+
   /** Registrations made or removed by other daemons sharing the store. */
   async #reconcile(): Promise<void> {
     let stored: Registration[];
@@ -371,6 +397,7 @@ export class Gateway implements DynamicTools {
       throw new ToolError("The gateway is shutting down.");
     }
     this.upstreams.set(name, upstream);
+    this.#fingerprint = undefined; // this view changed apart from refresh()
     this.#log.info("registered", { upstream: name, url: registration.url });
     this.#rebuild();
     return upstream;
@@ -380,6 +407,7 @@ export class Gateway implements DynamicTools {
     const upstream = registeredUpstream(this.upstreams, name);
     await removeRegistration(this.#options.store, name);
     this.upstreams.delete(name);
+    this.#fingerprint = undefined; // this view changed apart from refresh()
     await upstream.close();
     this.#log.info("unregistered", { upstream: name });
     this.#rebuild();

@@ -21,6 +21,23 @@ const REGISTRATIONS = ["registrations"] as const;
 /** Only names of the gateway itself; `memory` etc. are taken once their peers are added. */
 const RESERVED = new Set(["gateway"]);
 
+/** Names and versions of the stored registrations: changes whenever any daemon registers or removes one. */
+export async function registrationsFingerprint(store: Store): Promise<string> {
+  const parts: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await store.list(REGISTRATIONS, {
+      cursor: cursor ?? undefined,
+      limit: 1000,
+    });
+    for (const entry of page.entries) {
+      parts.push(`${String(entry.key.at(-1))}@${entry.version}`);
+    }
+    cursor = page.cursor;
+  } while (cursor !== null);
+  return parts.join("\n");
+}
+
 export async function storedRegistrations(
   store: Store,
 ): Promise<Registration[]> {

@@ -105,12 +105,15 @@ export function createSdkServer(host: HostedServer): Server {
     return {};
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [
-      ...[...catalog.values()].map((entry) => entry.listing),
-      ...host.dynamicTools()?.list() ?? [],
-    ],
-  }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    await host.dynamicTools()?.refresh?.();
+    return {
+      tools: [
+        ...[...catalog.values()].map((entry) => entry.listing),
+        ...host.dynamicTools()?.list() ?? [],
+      ],
+    };
+  });
 
   server.setRequestHandler(
     CallToolRequestSchema,
@@ -119,6 +122,7 @@ export function createSdkServer(host: HostedServer): Server {
       const args = request.params.arguments ?? {};
       const entry = catalog.get(name);
       const dynamic = entry ? undefined : host.dynamicTools();
+      await dynamic?.refresh?.();
       if (!entry && !dynamic?.has(name)) {
         const own = [...catalog.keys()];
         const more = dynamic?.list().length ?? 0;

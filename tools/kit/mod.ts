@@ -151,6 +151,8 @@ export interface Peer {
 
 /** Tools a server adds at run time (the gateway's aggregate), listed after its own. */
 export interface DynamicTools {
+  /** Catches up with changes other daemons made in a shared store; awaited before each list and call. */
+  refresh?(): Promise<void>;
   list(): Tool[];
   has(name: string): boolean;
   /** Arguments are the callee's to validate. */

@@ -759,8 +759,13 @@ Deno.test("openCoordinationStore: default store, KV file, KV Connect errors", as
         `Cannot open the coordination store at https://127.0.0.1:${port}/db: set DENO_KV_ACCESS_TOKEN to its access token`,
     },
   );
+  // PostgreSQL goes through the daemon's store opener (nothing listens here).
   await assert.rejects(
-    openCoordinationStore("postgres://db/x", fallback, {}),
+    openCoordinationStore(`postgres://u@127.0.0.1:${port}/x`, fallback, {}),
+    /PostgreSQL store at postgres:\/\/u@127\.0\.0\.1:\d+\/x is unreachable/,
+  );
+  await assert.rejects(
+    openCoordinationStore("ftp://db/x", fallback, {}),
     /use a Deno KV file path or an https:\/\/ KV Connect URL/,
   );
   const before = Deno.env.get("DENO_KV_ACCESS_TOKEN");

@@ -15,7 +15,7 @@ import { KvBackend } from "../../../tools/memory/backends/kv.ts";
 import { PgBackend } from "../../../tools/memory/backends/pg.ts";
 import type { Message, StoredEntry } from "../../../tools/memory/model.ts";
 import { tokenize } from "../../../tools/memory/search_index.ts";
-import { type PgServer, pgTestIgnore, startPgServer } from "./pg_server.ts";
+import { type PgServer, pgTestIgnore, startPgServer } from "../../pg_server.ts";
 
 const ignore = pgTestIgnore();
 

@@ -12,7 +12,7 @@ import type {
   StoredEntry,
 } from "../../../tools/memory/model.ts";
 import { tokenize } from "../../../tools/memory/search_index.ts";
-import { pgTestIgnore, startPgServer, startTcpProxy } from "./pg_server.ts";
+import { pgTestIgnore, startPgServer, startTcpProxy } from "../../pg_server.ts";
 
 const ignore = pgTestIgnore();
 

@@ -10,7 +10,7 @@ import {
   tempDir,
   waitFor,
 } from "../../helpers.ts";
-import { pgTestIgnore, startPgServer } from "./pg_server.ts";
+import { pgTestIgnore, startPgServer } from "../../pg_server.ts";
 import {
   call,
   callError,

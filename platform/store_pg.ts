@@ -1,0 +1,462 @@
+/**
+ * Store on PostgreSQL, so several daemons share one state.
+ *
+ * One row per key (see store_pg_schema.ts): the encoded key as bytea (bytea
+ * compares like memcmp, so SQL order is the Store's key order), the key as
+ * JSON, the value's JSON bytes and a version drawn from one sequence. A
+ * commit takes a transaction-scoped advisory lock per touched key (sorted, so
+ * two commits never deadlock), compares the checked versions, then writes:
+ * checks and writes are atomic across every daemon. Caches elsewhere stay
+ * exact by comparing versions (e.g. the gateway's registrations fingerprint).
+ *
+ * A server that cannot be reached is a StoreUnavailable error, never a local
+ * fallback; postgres.js reconnects by itself once the server is back.
+ */
+import postgres from "postgres";
+import {
+  bytesToBinary,
+  type Check,
+  type CommitResult,
+  isEncodedKey,
+  type JsonValue,
+  listLimit,
+  type ListOptions,
+  type ListPage,
+  type Mutation,
+  OperationTracker,
+  parseValue,
+  prepareCommit,
+  type Store,
+  type StoreEntry,
+  StoreError,
+  type StoreKey,
+  StoreUnavailable,
+  validateKey,
+} from "./store.ts";
+import { migrateStore, STORE_TABLE } from "./store_pg_schema.ts";
+import { messageOf } from "./errors.ts";
+
+export interface PgStoreOptions {
+  /** `postgres://user[:password]@host:port/database`. */
+  url: string;
+  /** Overrides a password in the URL; kept out of every message. */
+  password?: string;
+  /** Pool size (default 8). */
+  maxConnections?: number;
+  /** Connecting gives up after this long (default 5000). */
+  connectTimeoutMs?: number;
+  /** Server-side statement and lock timeout (default 10000). */
+  statementTimeoutMs?: number;
+  /** Application name seen in pg_stat_activity. */
+  applicationName?: string;
+}
+
+type Sql = postgres.Sql;
+type Tx = postgres.TransactionSql;
+type Row = Record<string, unknown>;
+
+const T = STORE_TABLE;
+
+export class PgStore implements Store {
+  readonly kind = "postgres";
+  #sql: Sql;
+  #url: string;
+  #secret: string;
+  #deadlineMs: number;
+  #operations = new OperationTracker();
+
+  private constructor(sql: Sql, url: string, secret: string, deadline: number) {
+    this.#sql = sql;
+    this.#url = url;
+    this.#secret = secret;
+    this.#deadlineMs = deadline;
+  }
+
+  /** Connects and brings the tables to the current schema version. */
+  static async connect(options: PgStoreOptions): Promise<PgStore> {
+    const url = publicPgUrl(options.url);
+    survivePostgresWriteRace();
+    const secret = options.password ?? passwordIn(options.url);
+    const connectMs = options.connectTimeoutMs ?? 5000;
+    const statementMs = options.statementTimeoutMs ?? 10_000;
+    const sql = postgres(options.url, {
+      password: options.password,
+      max: options.maxConnections ?? 8,
+      connect_timeout: connectMs / 1000,
+      idle_timeout: 60,
+      // Reconnect promptly after an outage (the default backoff grows to 20 s).
+      backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
+      // Notices would go to stdout, which belongs to the MCP stdio transport.
+      onnotice: () => {},
+      connection: {
+        application_name: options.applicationName ?? "agentd-store",
+        statement_timeout: statementMs,
+        lock_timeout: statementMs,
+        idle_in_transaction_session_timeout: statementMs * 2,
+      },
+    });
+    const store = new PgStore(sql, url, secret, connectMs + statementMs);
+    try {
+      await store.#guard(() => migrateStore(sql));
+    } catch (error) {
+      await sql.end({ timeout: 0 }).catch(() => {});
+      throw error;
+    }
+    return store;
+  }
+
+  /** Where it points, without the password. */
+  get url(): string {
+    return this.#url;
+  }
+
+  /** Answers when the server does; throws StoreUnavailable when not (a hung server: after `timeoutMs`). */
+  ping(timeoutMs = 2000): Promise<void> {
+    return this.#guard(async () => {
+      await this.#sql`SELECT 1`;
+    }, Math.min(timeoutMs, this.#deadlineMs));
+  }
+
+  get(key: StoreKey): Promise<StoreEntry | null> {
+    return this.#run(async () => {
+      const [entry] = await this.#getMany([key]);
+      return entry;
+    });
+  }
+
+  getMany(keys: readonly StoreKey[]): Promise<(StoreEntry | null)[]> {
+    return this.#run(() => this.#getMany(keys));
+  }
+
+  set(key: StoreKey, value: JsonValue): Promise<string> {
+    return this.#run(async () => {
+      const result = await this.#commit({
+        mutations: [{ type: "set", key, value }],
+      });
+      if (!result.ok) throw new StoreError("Unconditional set failed");
+      return result.version;
+    });
+  }
+
+  delete(key: StoreKey): Promise<void> {
+    return this.#run(async () => {
+      await this.#commit({ mutations: [{ type: "delete", key }] });
+    });
+  }
+
+  list(prefix: StoreKey, options?: ListOptions): Promise<ListPage> {
+    return this.#run(() => this.#list(prefix, options));
+  }
+
+  commit(
+    op: { checks?: Check[]; mutations: Mutation[] },
+  ): Promise<CommitResult> {
+    return this.#run(() => this.#commit(op));
+  }
+
+  flush(): Promise<void> {
+    return this.#operations.flush();
+  }
+
+  close(): Promise<void> {
+    return this.#operations.close(async () => {
+      await this.#sql.end({ timeout: 5 });
+    });
+  }
+
+  #run<T>(operation: () => Promise<T>): Promise<T> {
+    return this.#operations.run(() => this.#guard(operation));
+  }
+
+  async #getMany(keys: readonly StoreKey[]): Promise<(StoreEntry | null)[]> {
+    const ids = keys.map((key) => validateKey(key));
+    if (ids.length === 0) return [];
+    const rows = await this.#sql`SELECT k, key, v, version FROM ${
+      this.#sql(T)
+    } WHERE k IN (SELECT decode(h, 'hex') FROM unnest(${
+      ids.map(toHex)
+    }::text[]) h)`;
+    const byId = new Map<string, StoreEntry>();
+    for (const row of rows) {
+      const entry = toEntry(row);
+      byId.set(bytesToBinary(bytesOf(row.k)), entry);
+    }
+    return ids.map((id) => byId.get(id) ?? null);
+  }
+
+  async #list(
+    prefix: StoreKey,
+    options: ListOptions | undefined,
+  ): Promise<ListPage> {
+    const prefixId = validateKey(prefix, true);
+    const limit = listLimit(options);
+    const reverse = options?.reverse ?? false;
+    const after = options?.cursor === undefined
+      ? null
+      : prefixId + decodeCursor(options.cursor);
+    // Every child key continues with a tag byte below 0xff.
+    const low = toHex(reverse || after === null ? prefixId : after);
+    const high = toHex(reverse && after !== null ? after : `${prefixId}\xff`);
+    const sql = this.#sql;
+    const rows = reverse
+      ? await sql`SELECT k, key, v, version FROM ${sql(T)}
+          WHERE k > decode(${low}, 'hex') AND k < decode(${high}, 'hex')
+          ORDER BY k DESC LIMIT ${limit + 1}`
+      : await sql`SELECT k, key, v, version FROM ${sql(T)}
+          WHERE k > decode(${low}, 'hex') AND k < decode(${high}, 'hex')
+          ORDER BY k LIMIT ${limit + 1}`;
+    const more = rows.length > limit;
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      entries: page.map(toEntry),
+      cursor: more && last !== undefined
+        ? encodeCursor(bytesToBinary(bytesOf(last.k)).slice(prefixId.length))
+        : null,
+    };
+  }
+
+  async #commit(
+    op: { checks?: Check[]; mutations: Mutation[] },
+  ): Promise<CommitResult> {
+    const prepared = prepareCommit(op);
+    const touched = new Set<string>();
+    for (const c of prepared.checks) touched.add(c.id);
+    for (const m of prepared.mutations) touched.add(m.id);
+    const locks = await Promise.all([...touched].map(lockOf));
+    locks.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const result = await this.#sql.begin(async (tx: Tx) => {
+      await tx`SELECT pg_advisory_xact_lock(l) FROM unnest(${
+        locks.map(String)
+      }::bigint[]) l ORDER BY l`;
+      if (prepared.checks.length > 0) {
+        const rows = await tx`SELECT k, version FROM ${tx(T)}
+          WHERE k IN (SELECT decode(h, 'hex') FROM unnest(${
+          prepared.checks.map((c) => toHex(c.id))
+        }::text[]) h)`;
+        const current = new Map<string, string>();
+        for (const row of rows) {
+          current.set(bytesToBinary(bytesOf(row.k)), versionText(row.version));
+        }
+        for (const check of prepared.checks) {
+          if ((current.get(check.id) ?? null) !== check.version) {
+            return { ok: false } as const;
+          }
+        }
+      }
+      const [{ n }] = await tx`SELECT nextval('agentd_store_version') AS n`;
+      const version = versionText(n);
+      for (const m of prepared.mutations) {
+        const k = toHex(m.id);
+        if (m.type === "set") {
+          await tx`INSERT INTO ${tx(T)} (k, key, v, version)
+            VALUES (decode(${k}, 'hex'), ${JSON.stringify(m.key)}, ${m.bytes},
+              ${String(n)}::bigint)
+            ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v,
+              version = EXCLUDED.version`;
+        } else {
+          await tx`DELETE FROM ${tx(T)} WHERE k = decode(${k}, 'hex')`;
+        }
+      }
+      return { ok: true, version } as const;
+    });
+    return result;
+  }
+
+  /** Runs one operation, bounded client-side (a hung server answers no timeout), mapping outages. */
+  async #guard<T>(
+    operation: () => Promise<T>,
+    deadlineMs = this.#deadlineMs,
+  ): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new StoreUnavailable(
+              `PostgreSQL store at ${this.#url} did not answer within ${deadlineMs} ms`,
+            ),
+          ),
+        deadlineMs,
+      );
+    });
+    try {
+      return await Promise.race([operation(), deadline]);
+    } catch (error) {
+      throw this.#classify(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #classify(error: unknown): unknown {
+    if (error instanceof StoreError || error instanceof StoreUnavailable) {
+      return error;
+    }
+    const text = redact(messageOf(error), this.#secret);
+    if (isOutage(error)) {
+      return new StoreUnavailable(
+        `PostgreSQL store at ${this.#url} is unreachable: ${text}`,
+        { cause: error },
+      );
+    }
+    return new StoreError(`PostgreSQL store error: ${text}`, { cause: error });
+  }
+}
+
+let writeRaceGuarded = false;
+
+/**
+ * postgres.js 3.4.9 flushes buffered writes on a setImmediate that can fire
+ * after a server shutdown closed the socket (`socket` is null), throwing an
+ * uncaught TypeError that would end the daemon. The queries on that socket are
+ * already failed by then, so that one error is swallowed; any other is not.
+ * Likewise a Node-style socket error (ECONNRESET…) some internal promise of
+ * the client rejects with as the server goes away: the operations on that
+ * connection fail on their own, as StoreUnavailable.
+ */
+function survivePostgresWriteRace(): void {
+  if (writeRaceGuarded) return;
+  writeRaceGuarded = true;
+  globalThis.addEventListener("error", (event) => {
+    const error: unknown = event.error;
+    if (
+      error instanceof TypeError &&
+      /reading 'write'/.test(error.message) &&
+      /postgres[^\n]*connection\.js/.test(error.stack ?? "") &&
+      /nextWrite/.test(error.stack ?? "")
+    ) event.preventDefault();
+  });
+  globalThis.addEventListener("unhandledrejection", (event) => {
+    const reason: unknown = event.reason;
+    if (
+      reason instanceof Error && "syscall" in reason && "code" in reason &&
+      SOCKET_CODES.has(String(reason.code))
+    ) event.preventDefault();
+  });
+}
+
+const SOCKET_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+]);
+
+const OUTAGE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+]);
+
+function isOutage(error: unknown): boolean {
+  if (error instanceof Deno.errors.ConnectionRefused) return true;
+  if (error instanceof Deno.errors.ConnectionReset) return true;
+  if (error instanceof Deno.errors.BrokenPipe) return true;
+  if (typeof error !== "object" || error === null) return false;
+  const code = "code" in error ? String(error.code) : "";
+  if (OUTAGE_CODES.has(code) || code.startsWith("08")) return true;
+  const message = "message" in error ? String(error.message) : "";
+  return /connection refused|connect(ion)? (reset|closed|timeout)|write CONNECTION_CLOSED|broken pipe/i
+    .test(message);
+}
+
+function toEntry(row: Row): StoreEntry {
+  const key: unknown = JSON.parse(String(row.key));
+  if (!Array.isArray(key)) throw new StoreError("Corrupt key in store");
+  const parts: (string | number)[] = [];
+  for (const part of key) {
+    if (typeof part !== "string" && typeof part !== "number") {
+      throw new StoreError("Corrupt key in store");
+    }
+    parts.push(part);
+  }
+  return {
+    key: parts,
+    value: parseValue(bytesOf(row.v)),
+    version: versionText(row.version),
+  };
+}
+
+function bytesOf(value: unknown): Uint8Array {
+  if (value instanceof Uint8Array) return value;
+  throw new StoreError("Corrupt record in store: expected bytes");
+}
+
+/** Same shape as a Deno KV versionstamp: 20 hex digits, increasing. */
+function versionText(value: unknown): string {
+  return BigInt(String(value)).toString(16).padStart(20, "0");
+}
+
+function toHex(binary: string): string {
+  let hex = "";
+  for (let i = 0; i < binary.length; i++) {
+    hex += binary.charCodeAt(i).toString(16).padStart(2, "0");
+  }
+  return hex;
+}
+
+/** A signed 64-bit advisory lock id from the key's encoding. */
+async function lockOf(id: string): Promise<bigint> {
+  const bytes = Uint8Array.from(id, (c) => c.charCodeAt(0));
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
+  return new DataView(digest).getBigInt64(0);
+}
+
+/** Same format as Deno KV cursors: padded base64url of the key bytes after the prefix. */
+function encodeCursor(binary: string): string {
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_");
+}
+
+function decodeCursor(cursor: string): string {
+  let binary: string;
+  try {
+    binary = atob(cursor.replaceAll("-", "+").replaceAll("_", "/"));
+  } catch {
+    throw new StoreError("Invalid cursor");
+  }
+  if (binary.length === 0 || !isEncodedKey(binary)) {
+    throw new StoreError("Invalid cursor");
+  }
+  return binary;
+}
+
+export function passwordIn(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).password);
+  } catch {
+    return "";
+  }
+}
+
+/** The URL without its password; throws a clear error for a non-postgres URL. */
+export function publicPgUrl(url: string): string {
+  const parsed = URL.parse(url);
+  if (
+    parsed === null ||
+    (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:")
+  ) {
+    throw new StoreError(
+      "Invalid PostgreSQL URL: expected postgres://user@host:port/database",
+    );
+  }
+  parsed.password = "";
+  return parsed.toString();
+}
+
+function redact(text: string, secret: string): string {
+  return secret ? text.split(secret).join("[redacted]") : text;
+}
