@@ -20,6 +20,8 @@ import { configDir, dataDir as defaultDataDir } from "../platform/paths.ts";
 import { scoped, type Store } from "../platform/store.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { HostedServer } from "../tools/kit/host.ts";
+import { Guard } from "../tools/kit/guard.ts";
+import { PolicyConfig } from "../platform/policy.ts";
 import type { AnyServerSpec, Peer } from "../tools/kit/mod.ts";
 import { peerOf } from "../tools/kit/mcp.ts";
 import { UsageError } from "./args.ts";
@@ -51,6 +53,7 @@ export async function loadSettings(options: {
   const sections: Record<string, z.ZodObject | z.ZodRecord> = {
     agents: AgentsConfig,
     providers: ProvidersConfig,
+    policy: PolicyConfig,
   };
   for (const spec of options.specs) {
     if (spec.config) sections[spec.id] = spec.config;
@@ -155,6 +158,12 @@ export async function startServers(
     alone?: boolean;
   },
 ): Promise<HostedServer[]> {
+  // One guard for the process: every server's calls meet the same policy and audit trail.
+  const guard = new Guard(
+    scoped(options.store, ["agentd", "policy"]),
+    options.log.child({ component: "policy" }),
+    PolicyConfig.parse(options.settings.values.policy ?? {}),
+  );
   const start = (spec: AnyServerSpec, peers: readonly Peer[]) => {
     const section = options.settings.values[spec.id];
     return HostedServer.start(spec, {
@@ -166,6 +175,7 @@ export async function startServers(
       peers,
       address: options.address,
       alone: options.alone,
+      guard,
     });
   };
   const first = await Promise.all(

@@ -22,6 +22,7 @@ import {
   type Transport,
 } from "../../platform/mcp_sdk.ts";
 import type { HostedServer } from "./host.ts";
+import { outerCall } from "./guard.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import {
@@ -97,6 +98,8 @@ export function createSdkServer(host: HostedServer): Server {
     { capabilities: capabilitiesOf(host), instructions: spec.instructions },
   );
   const catalog = toolCatalog(host);
+  /** Names this connection for "approve for the rest of the session" where there is no MCP session. */
+  const connection = crypto.randomUUID();
   let minLevel: LoggingLevel | undefined;
   const subscriptions = new Set<string>();
 
@@ -138,12 +141,31 @@ export function createSdkServer(host: HostedServer): Server {
             `Invalid arguments for ${name}: ${describeIssues(parsed.error)}`,
           );
         }
-        run = (call) => entry.def.handle(host.context(), parsed.data, call);
+        const handle = (call: CallContext) =>
+          entry.def.handle(host.context(), parsed.data, call);
+        const guard = host.guard;
+        run = !guard ? handle : (call) =>
+          guard.run(
+            {
+              server: spec.id,
+              tool: name,
+              args,
+              caller: call.caller,
+              annotations: entry.def.annotations,
+            },
+            call,
+            () => handle(call),
+            connection,
+          );
       } else {
         run = (call) => {
           host.context(); // throws the readable "not running" error
           if (!dynamic) throw new ToolError(`${name} is not available`);
-          return dynamic.call(name, args, call);
+          // Forwarded calls are judged and audited at the callee, which asks a person through this call.
+          return outerCall.run(
+            outerCall.getStore() ?? call,
+            () => dynamic.call(name, args, call),
+          );
         };
       }
       const started = performance.now();
