@@ -64,8 +64,6 @@ export class Guard {
   readonly #grants = new Set<string>();
   /** Settled approvals, newest last (the store keeps them too). */
   readonly #recent: Approval[] = [];
-  /** Told when an approval starts waiting (agents say so in their stream). */
-  readonly onPending = new Set<(approval: Approval) => void>();
 
   constructor(
     private readonly store: Store,
@@ -252,13 +250,16 @@ export class Guard {
       tool: facts.tool,
       caller: approval.caller,
     });
-    for (const listener of this.onPending) listener(approval);
-    // Say so to the caller too: a client that shows log messages sees the id to approve.
-    await call.log("warning", {
-      approval: approval.id,
-      message:
-        `Waiting for approval ${approval.id}: agentd approve ${approval.id} (or deny) or the dashboard`,
-    }).catch(() => {});
+    // Say so to the outermost caller (an agent's turn streams it): progress and a log message.
+    const told = outerCall.getStore() ?? call;
+    const waitingFor =
+      `Waiting for a person to approve ${facts.server}.${facts.tool} (approval ${approval.id}: ` +
+      `agentd approve ${approval.id} or deny ${approval.id}, or the dashboard); denied after ${
+        Math.round(timeout / 1000)
+      } s`;
+    await told.progress(0, undefined, waitingFor).catch(() => {});
+    await told.log("warning", { approval: approval.id, message: waitingFor })
+      .catch(() => {});
     let answer: { approved: boolean; by: string; scope: Scope };
     let timedOut = false;
     try {
