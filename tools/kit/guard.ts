@@ -44,6 +44,8 @@ export interface Approval {
 
 interface Waiting {
   approval: Approval;
+  /** What exactly will run, arguments unredacted: shown to the operator, never stored. */
+  runs: string;
   settle(answer: { approved: boolean; by: string; scope: Scope }): void;
 }
 
@@ -242,7 +244,13 @@ export class Guard {
     const { promise, resolve } = Promise.withResolvers<
       { approved: boolean; by: string; scope: Scope }
     >();
-    this.#waiting.set(approval.id, { approval, settle: resolve });
+    this.#waiting.set(approval.id, {
+      approval,
+      runs: `${facts.server}.${facts.tool} ${
+        clip(JSON.stringify(facts.args), 2000)
+      }`,
+      settle: resolve,
+    });
     await this.store.set(["approvals", approval.id], approval);
     this.log.info("approval_pending", {
       id: approval.id,
@@ -295,11 +303,12 @@ export class Guard {
     return true;
   }
 
-  /** Approvals, pending first; recent settled ones after, newest first. */
+  /** Approvals, pending first (with `runs`: the call, arguments unredacted); recent settled ones after. */
   approvals(): Approval[] {
-    const pending = [...this.#waiting.values()].map((waiting) =>
-      waiting.approval
-    );
+    const pending = [...this.#waiting.values()].map((waiting) => ({
+      ...waiting.approval,
+      runs: waiting.runs,
+    }));
     return [...pending, ...[...this.#recent].reverse()];
   }
 

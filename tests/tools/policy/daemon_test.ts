@@ -158,6 +158,13 @@ Deno.test({
         path: join(files, "ok.txt"),
         content: `<${FILE_SECRET.length} chars>`,
       });
+      assert.equal(
+        pending.runs,
+        `desktop-control.file_write ${
+          JSON.stringify({ path: join(files, "ok.txt"), content: FILE_SECRET })
+        }`,
+        "the operator sees what exactly will run",
+      );
       const cli = await runCli(
         ["approve", String(pending.id), "--url", daemon.url],
         { AGENTD_TOKEN: OPERATOR },
