@@ -163,6 +163,8 @@ export async function startServers(
     scoped(options.store, ["agentd", "policy"]),
     options.log.child({ component: "policy" }),
     PolicyConfig.parse(options.settings.values.policy ?? {}),
+    Date.now,
+    new Set(specs.map((spec) => spec.id)),
   );
   const start = (spec: AnyServerSpec, peers: readonly Peer[]) => {
     const section = options.settings.values[spec.id];

@@ -72,6 +72,8 @@ export class Guard {
     private readonly log: Logger,
     policy: PolicyConfig,
     private readonly clock: () => number = Date.now,
+    /** This process's server ids: their tools judge calls themselves, at the callee. */
+    private readonly builtins: ReadonlySet<string> = new Set(),
   ) {
     this.#policy = policy;
     this.audit = new AuditTrail(
@@ -100,6 +102,24 @@ export class Guard {
     this.#policy = parsed.data;
     this.log.info("policy_changed", { rules: parsed.data.rules.length });
     return parsed.data;
+  }
+
+  /**
+   * Where an aggregated (gateway) tool name is judged at the aggregator: a
+   * tool no agentd server runs itself (an external upstream's
+   * `<upstream>__<tool>`). Undefined for built-in servers' tools, which their
+   * own server judges.
+   */
+  externalTarget(
+    name: string,
+    aggregator: string,
+  ): { server: string; tool: string } | undefined {
+    const at = name.indexOf("__");
+    if (at <= 0) return { server: aggregator, tool: name };
+    const server = name.slice(0, at);
+    return this.builtins.has(server)
+      ? undefined
+      : { server, tool: name.slice(at + 2) };
   }
 
   /** Decides whether the call may run, asking a person when the policy says `ask`. */

@@ -161,10 +161,20 @@ export function createSdkServer(host: HostedServer): Server {
         run = (call) => {
           host.context(); // throws the readable "not running" error
           if (!dynamic) throw new ToolError(`${name} is not available`);
-          // Forwarded calls are judged and audited at the callee, which asks a person through this call.
-          return outerCall.run(
-            outerCall.getStore() ?? call,
-            () => dynamic.call(name, args, call),
+          // Calls to built-in servers are judged and audited at the callee, which asks a person through this call.
+          const forward = () =>
+            outerCall.run(
+              outerCall.getStore() ?? call,
+              () => dynamic.call(name, args, call),
+            );
+          const guard = host.guard;
+          const external = guard?.externalTarget(name, spec.id);
+          if (!guard || !external) return forward();
+          return guard.run(
+            { ...external, args, caller: call.caller },
+            call,
+            forward,
+            connection,
           );
         };
       }

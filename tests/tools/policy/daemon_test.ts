@@ -12,6 +12,7 @@ import {
   StreamableHTTPClientTransport,
 } from "../../../platform/mcp_sdk.ts";
 import { CHROMIUM } from "../../browser.ts";
+import { EVERYTHING } from "../gateway/upstreams.ts";
 import { startXvfb, xTestIgnore } from "../desktop-control/xvfb.ts";
 import {
   freePort,
@@ -112,6 +113,11 @@ Deno.test({
           ...(CHROMIUM ? { executable: CHROMIUM } : {}),
         },
         "desktop-control": { allowed_roots: [files] },
+        gateway: {
+          upstreams: {
+            everything: { command: "node", args: [EVERYTHING, "stdio"] },
+          },
+        },
         policy: { rules, ask_timeout_ms: 60_000 },
       }),
     );
@@ -251,6 +257,25 @@ Deno.test({
       calls++;
       assert.equal(browse.isError, true);
       assert.match(textOf(browse), /"memo-only-memory".*agent:memo/);
+      // An external upstream's tools are judged at the gateway: memo may not, the operator may.
+      await waitFor(
+        async () => (await gateway.listTools()).tools.map((tool) => tool.name),
+        (names) => names.includes("everything__echo"),
+        30_000,
+      );
+      const memoEcho = await memo.callTool({
+        name: "everything__echo",
+        arguments: { message: "from memo" },
+      });
+      calls++;
+      assert.equal(memoEcho.isError, true);
+      assert.match(textOf(memoEcho), /"memo-only-memory"/);
+      const operatorEcho = await gateway.callTool({
+        name: "everything__echo",
+        arguments: { message: "from the operator" },
+      });
+      calls++;
+      assert.notEqual(operatorEcho.isError, true, textOf(operatorEcho));
       const operatorBrowse = await gateway.callTool({
         name: "browser-automation__navigate",
         arguments: { url: "data:text/html,<title>operator</title>" },
@@ -283,6 +308,8 @@ Deno.test({
           ["local", "desktop-control", "file_write", "approved", "ok"],
           ["agent:memo", "memory", "store_memory", "allowed", "ok"],
           ["agent:memo", "browser-automation", "navigate", "denied", "refused"],
+          ["agent:memo", "everything", "echo", "denied", "refused"],
+          ["local", "everything", "echo", "allowed", "ok"],
           ["local", "browser-automation", "navigate", "allowed", "ok"],
         ],
       );
@@ -300,7 +327,7 @@ Deno.test({
         { headers: { authorization: `Bearer ${OPERATOR}` } },
       );
       const queried = await asJson.json();
-      assert.equal(queried.records.length, 2);
+      assert.equal(queried.records.length, 3);
     } finally {
       for (const client of clients) await client.close().catch(() => {});
       await daemon.stop();
