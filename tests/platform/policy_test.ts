@@ -8,6 +8,8 @@ import {
   PolicyConfig,
   type ToolFacts,
 } from "../../platform/policy.ts";
+import { MemoryStore } from "../../platform/store_memory.ts";
+import { AuditTrail, redactArgs } from "../../tools/kit/audit.ts";
 
 const click: ToolFacts = {
   server: "desktop-control",
@@ -122,4 +124,29 @@ Deno.test("policy: the first matching rule wins; args, agent and caller narrow a
   assert.throws(() =>
     PolicyConfig.parse({ rules: [{ decision: "allow", nope: 1 }] })
   );
+});
+
+Deno.test("policy: audit records past retention are dropped, newer ones kept", async () => {
+  let now = Date.parse("2026-01-01T00:00:00Z");
+  const trail = new AuditTrail(new MemoryStore(), () => 1, () => now);
+  const record = {
+    caller: "local",
+    session: null,
+    server: "memory",
+    tool: "list_memories",
+    args: redactArgs({ namespace: "n", value: "SECRET-VALUE", x: 1 }),
+    decision: "allowed",
+    rule: "default",
+    decided_by: null,
+    outcome: "ok" as const,
+    duration_ms: 1,
+  };
+  await trail.append(record);
+  now += 2 * 86_400_000;
+  await trail.append(record);
+  assert.equal(await trail.prune(), 1);
+  const left = await trail.query();
+  assert.equal(left.length, 1);
+  assert.equal(left[0].time, "2026-01-03T00:00:00.000Z");
+  assert.deepEqual(left[0].args, { namespace: "n", value: "<12 chars>", x: 1 });
 });

@@ -93,14 +93,20 @@ export class AuditTrail {
     if (this.#writes++ % 200 === 0) await this.prune(now);
   }
 
-  /** Deletes records older than the retention period. */
+  /** Deletes audit records and settled approvals older than the retention period. */
   async prune(now = this.clock()): Promise<number> {
     const cutoff = new Date(now - this.retentionDays() * 86_400_000)
       .toISOString();
+    return await this.#pruneUnder("audit", cutoff) +
+      await this.#pruneUnder("approvals", cutoff);
+  }
+
+  /** Keys under `prefix` start with their ISO time, so the old ones come first. */
+  async #pruneUnder(prefix: string, cutoff: string): Promise<number> {
     let removed = 0;
     let cursor: string | undefined;
     do {
-      const page = await this.store.list(["audit"], { limit: 500, cursor });
+      const page = await this.store.list([prefix], { limit: 500, cursor });
       for (const entry of page.entries) {
         const id = entry.key[1];
         if (typeof id !== "string" || id >= cutoff) return removed;

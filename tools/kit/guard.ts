@@ -271,7 +271,9 @@ export class Guard {
       }`,
       settle: resolve,
     });
-    await this.store.set(["approvals", approval.id], approval);
+    // Keyed by time first, so retention drops them with the audit.
+    const key = ["approvals", `${approval.created}-${approval.id}`];
+    await this.store.set(key, approval);
     this.log.info("approval_pending", {
       id: approval.id,
       server: facts.server,
@@ -306,7 +308,7 @@ export class Guard {
     };
     this.#recent.push(settled);
     if (this.#recent.length > 100) this.#recent.shift();
-    await this.store.set(["approvals", approval.id], settled);
+    await this.store.set(key, settled);
     return { ...answer, timeout: timedOut };
   }
 
