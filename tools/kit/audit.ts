@@ -14,7 +14,7 @@ export interface AuditRecord {
   server: string;
   tool: string;
   args: { [key: string]: JsonValue };
-  /** `allowed`, `denied`, `approved` or `declined` (asked, then answered), `timeout`. */
+  /** `allowed`, `denied`, `approved` or `declined` (asked, then answered), `timeout`, `invalid` (bad arguments). */
   decision: string;
   rule: string;
   /** Who answered an `ask`: `elicitation`, `operator (cli/http)`, `session grant`; null when not asked. */

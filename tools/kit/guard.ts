@@ -334,6 +334,24 @@ export class Guard {
     return [...pending, ...[...this.#recent].reverse()];
   }
 
+  /** The audit record of a call whose arguments failed validation (it never ran). */
+  async recordInvalid(facts: ToolFacts, session: string | undefined) {
+    await this.audit.append({
+      caller: callerName(facts),
+      session: session ?? null,
+      server: facts.server,
+      tool: facts.tool,
+      args: redactArgs(facts.args),
+      decision: "invalid",
+      rule: "none",
+      decided_by: null,
+      outcome: "refused",
+      duration_ms: 0,
+    }).catch((error) =>
+      this.log.warn("audit_failed", { error: messageOf(error) })
+    );
+  }
+
   /** Runs a call under the policy and writes its audit record. */
   async run(
     facts: ToolFacts,

@@ -137,6 +137,12 @@ export function createSdkServer(host: HostedServer): Server {
         const parsed = entry.input.safeParse(args);
         if (!parsed.success) {
           host.countCall(name, false, 0);
+          await host.guard?.recordInvalid({
+            server: spec.id,
+            tool: name,
+            args,
+            caller: callerOf(extra.authInfo?.extra),
+          }, extra.sessionId ?? linkedSessionOf(extra.authInfo?.extra));
           return errorResult(
             `Invalid arguments for ${name}: ${describeIssues(parsed.error)}`,
           );

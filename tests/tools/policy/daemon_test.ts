@@ -143,6 +143,18 @@ Deno.test({
         });
       let calls = 0;
 
+      // Arguments that fail validation never run, and still leave a record.
+      const invalid = await desktop.callTool({
+        name: "file_write",
+        arguments: {
+          path: join(files, "x.txt"),
+          content: FILE_SECRET,
+          mode: 1,
+        },
+      });
+      calls++;
+      assert.equal(invalid.isError, true);
+
       // deny on a path pattern: refused there, naming the rule; nothing written.
       const refused = await write(join(files, "secret", "a.txt"));
       calls++;
@@ -301,6 +313,7 @@ Deno.test({
           record.outcome,
         ]),
         [
+          ["local", "desktop-control", "file_write", "invalid", "refused"],
           ["local", "desktop-control", "file_write", "denied", "refused"],
           ["local", "desktop-control", "file_write", "approved", "ok"],
           ["local", "desktop-control", "file_write", "declined", "refused"],
@@ -313,8 +326,8 @@ Deno.test({
           ["local", "browser-automation", "navigate", "allowed", "ok"],
         ],
       );
-      assert.equal(records[1].decided_by, "operator (cli)");
-      assert.equal(records[4].decided_by, "the user (elicitation)");
+      assert.equal(records[2].decided_by, "operator (cli)");
+      assert.equal(records[5].decided_by, "the user (elicitation)");
       for (const record of records) {
         assert.equal(typeof record.duration_ms, "number");
         assert.match(record.time, /^\d{4}-\d\d-\d\dT/);
