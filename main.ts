@@ -13,6 +13,7 @@ import { runDoctor } from "./cli/doctor.ts";
 import { runMcp } from "./cli/mcp.ts";
 import { runNativeHost } from "./cli/native_host.ts";
 import { runServe } from "./cli/serve.ts";
+import { runPolicyCommand } from "./cli/policy.ts";
 import { runService, ServiceError } from "./cli/service.ts";
 import { runUi } from "./cli/ui.ts";
 
@@ -41,6 +42,8 @@ Usage:
   agentd ui [flags]              Open the dashboard in a window (starts the daemon if needed)
   agentd service install|uninstall|status
                                  Run the daemon as a systemd/launchd user service
+  agentd approve|deny <id>       Answer a tool call waiting for approval
+  agentd approvals | audit       List approvals / print the audit trail (JSON lines)
   agentd --version               Print the version
   agentd --help                  Print this help
 
@@ -89,6 +92,11 @@ export async function main(
         return await runService(rest, ctx);
       case "ui":
         return await runUi(rest, ctx);
+      case "approve":
+      case "deny":
+      case "approvals":
+      case "audit":
+        return await runPolicyCommand(command, rest, ctx);
       default:
         throw new UsageError(
           command.startsWith("-")

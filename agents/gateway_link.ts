@@ -24,7 +24,12 @@ export interface ToolGateway {
     agent: string,
     name: string,
     args: Record<string, unknown>,
-    options: { signal?: AbortSignal; timeoutMs?: number },
+    options: {
+      signal?: AbortSignal;
+      timeoutMs?: number;
+      /** What the call says while it runs (e.g. that it waits for a person's approval). */
+      onProgress?: (message: string) => void;
+    },
   ): Promise<ToolOutcome>;
   /** Drops the link of an agent (deleted). */
   forget(agent: string): Promise<void>;
@@ -62,13 +67,24 @@ export class GatewayLink implements ToolGateway {
     agent: string,
     name: string,
     args: Record<string, unknown>,
-    options: { signal?: AbortSignal; timeoutMs?: number },
+    options: {
+      signal?: AbortSignal;
+      timeoutMs?: number;
+      onProgress?: (message: string) => void;
+    },
   ): Promise<ToolOutcome> {
     const client = await this.#client(agent);
+    const onProgress = options.onProgress;
     const result = await client.callTool(
       { name, arguments: args },
       undefined,
-      { signal: options.signal, timeout: options.timeoutMs },
+      {
+        signal: options.signal,
+        timeout: options.timeoutMs,
+        onprogress: onProgress && ((progress) => {
+          if (progress.message) onProgress(progress.message);
+        }),
+      },
     );
     const blocks = Array.isArray(result.content) ? result.content : [];
     const parts: string[] = [];

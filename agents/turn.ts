@@ -24,6 +24,14 @@ export type TurnEvent =
     arguments: Record<string, unknown>;
   }
   | {
+    /** The call waits, e.g. for a person to approve it (the policy's `ask`). */
+    type: "tool_call_waiting";
+    step: number;
+    id: string;
+    name: string;
+    message: string;
+  }
+  | {
     type: "tool_call_end";
     step: number;
     id: string;
@@ -173,6 +181,14 @@ async function turn(
       const outcome = await execute(deps, request, local, call, {
         signal,
         timeoutMs: Math.max(1, deadline - Date.now()),
+        onProgress: (message) =>
+          emit({
+            type: "tool_call_waiting",
+            step: current,
+            id: call.id,
+            name: call.name,
+            message,
+          }),
       });
       const result = cut(outcome.text, config.tool_result_max_chars);
       records.push({
@@ -270,7 +286,11 @@ async function execute(
   request: TurnRequest,
   local: ReadonlyMap<string, LocalTool>,
   call: ToolCall,
-  options: { signal: AbortSignal; timeoutMs: number },
+  options: {
+    signal: AbortSignal;
+    timeoutMs: number;
+    onProgress: (message: string) => void;
+  },
 ): Promise<ToolOutcome> {
   const agent = request.agent.name;
   try {

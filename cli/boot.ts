@@ -21,6 +21,8 @@ import { scoped, type Store } from "../platform/store.ts";
 import { openStoreAt } from "../platform/store_open.ts";
 import { passwordIn } from "../platform/store_pg.ts";
 import { HostedServer } from "../tools/kit/host.ts";
+import { Guard } from "../tools/kit/guard.ts";
+import { PolicyConfig } from "../platform/policy.ts";
 import type { AnyServerSpec, Peer } from "../tools/kit/mod.ts";
 import { peerOf } from "../tools/kit/mcp.ts";
 import { UsageError } from "./args.ts";
@@ -52,6 +54,7 @@ export async function loadSettings(options: {
   const sections: Record<string, z.ZodObject | z.ZodRecord> = {
     agents: AgentsConfig,
     providers: ProvidersConfig,
+    policy: PolicyConfig,
   };
   for (const spec of options.specs) {
     if (spec.config) sections[spec.id] = spec.config;
@@ -165,6 +168,14 @@ export async function startServers(
     alone?: boolean;
   },
 ): Promise<HostedServer[]> {
+  // One guard for the process: every server's calls meet the same policy and audit trail.
+  const guard = new Guard(
+    scoped(options.store, ["agentd", "policy"]),
+    options.log.child({ component: "policy" }),
+    PolicyConfig.parse(options.settings.values.policy ?? {}),
+    Date.now,
+    new Set(specs.map((spec) => spec.id)),
+  );
   const start = (spec: AnyServerSpec, peers: readonly Peer[]) => {
     const section = options.settings.values[spec.id];
     return HostedServer.start(spec, {
@@ -176,6 +187,7 @@ export async function startServers(
       peers,
       address: options.address,
       alone: options.alone,
+      guard,
     });
   };
   const first = await Promise.all(

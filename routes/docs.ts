@@ -20,7 +20,8 @@ bound (config <code>agents.max_steps</code>); <code>timeout</code> the turn time
 arguments twice in a row; <code>max_tokens</code> the answer hit <code>max_tokens</code>;
 <code>error</code> the turn failed (team steps only).</dd>
 <dt>Streaming</dt><dd><code>stream: true</code> answers <code>text/event-stream</code>:
-<code>text</code>, <code>tool_call_start</code>, <code>tool_call_end</code>, then <code>done</code> with
+<code>text</code>, <code>tool_call_start</code>, <code>tool_call_waiting</code> (the call waits for a
+person's approval), <code>tool_call_end</code>, then <code>done</code> with
 the same body as the JSON reply, or <code>error</code>.</dd>
 <dt>Teams</dt><dd>One <em>iteration</em> is one agent turn (a delegated turn and the supervisor's own
 turn count one each). <code>sequential</code>: each agent once, in order, given the task, the context

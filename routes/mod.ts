@@ -19,6 +19,7 @@ import type { HostedServer } from "../tools/kit/host.ts";
 import type { McpHttpEndpoint } from "../tools/kit/mcp_http.ts";
 import { adminPage, adminRoutes } from "./admin.ts";
 import { healthRoutes } from "./health.ts";
+import { policyRoutes } from "./policy.ts";
 import { mcpRoutes, singleMcpRoute } from "./mcp.ts";
 import { metricsRoutes } from "./metrics.ts";
 import { OAUTH_CALLBACK_PATH, oauthRoutes } from "./oauth.ts";
@@ -114,6 +115,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     "/metrics",
     metricsRoutes({ hosts: options.hosts, startedAt: options.startedAt }),
   );
+  const guard = options.hosts.find((host) => host.guard)?.guard;
+  if (guard) app.route("/admin/policy", policyRoutes(guard));
   app.route(
     "/admin",
     adminRoutes(() => adminPage(options.hosts, { version: options.version })),

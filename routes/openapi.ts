@@ -37,7 +37,8 @@ const teamId = {
 const SSE_DESCRIPTION =
   "With `stream: true`: `text/event-stream`. Events, in order: `text` {step, delta} as the model " +
   "writes (text before tool calls included); `tool_call_start` {step, id, name, arguments} and " +
-  "`tool_call_end` {step, id, name, is_error, result} around each tool call; finally `done` " +
+  "`tool_call_end` {step, id, name, is_error, result} around each tool call (between them, " +
+  "`tool_call_waiting` {step, id, name, message} while the call waits for a person's approval); finally `done` " +
   "whose data is the SendReply the non-streamed call returns, or `error` " +
   "{error: {code, message, details}, status} if the turn fails after streaming began " +
   "(a failure before the first event is an ordinary JSON error response).";

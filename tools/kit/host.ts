@@ -24,6 +24,7 @@ import {
   ToolError,
 } from "./mod.ts";
 import { messageOf } from "../../platform/errors.ts";
+import type { Guard } from "./guard.ts";
 
 /** Something connected to this server that wants to hear about changes (one per MCP session). */
 export interface ServerListener {
@@ -46,6 +47,8 @@ export interface HostOptions {
   address?: () => string | undefined;
   /** Hosted alone by `agentd mcp <id>` (default false: beside others in `serve`). */
   alone?: boolean;
+  /** The daemon's policy and audit trail; every tool call passes it when set. */
+  guard?: Guard;
 }
 
 export interface ServerHealth {
@@ -57,6 +60,7 @@ export class HostedServer {
   readonly log: Logger;
   readonly phase: PhaseTracker;
   readonly inFlight = new InFlight();
+  guard: Guard | undefined;
   readonly listeners = new Set<ServerListener>();
   #runtime: ServerRuntime<unknown> | undefined;
   #calls = 0;
@@ -92,6 +96,7 @@ export class HostedServer {
   ): Promise<HostedServer> {
     const log = options.log.child({ server: spec.id });
     const host = new HostedServer(spec, log, options.clock);
+    host.guard = options.guard;
     try {
       const config = spec.config
         ? spec.config.parse(options.config)

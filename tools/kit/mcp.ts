@@ -22,6 +22,7 @@ import {
   type Transport,
 } from "../../platform/mcp_sdk.ts";
 import type { HostedServer } from "./host.ts";
+import { outerCall } from "./guard.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import {
@@ -97,6 +98,8 @@ export function createSdkServer(host: HostedServer): Server {
     { capabilities: capabilitiesOf(host), instructions: spec.instructions },
   );
   const catalog = toolCatalog(host);
+  /** Names this connection for "approve for the rest of the session" where there is no MCP session. */
+  const connection = crypto.randomUUID();
   let minLevel: LoggingLevel | undefined;
   const subscriptions = new Set<string>();
 
@@ -138,16 +141,51 @@ export function createSdkServer(host: HostedServer): Server {
         const parsed = entry.input.safeParse(args);
         if (!parsed.success) {
           host.countCall(name, false, 0);
+          await host.guard?.recordInvalid({
+            server: spec.id,
+            tool: name,
+            args,
+            caller: callerOf(extra.authInfo?.extra),
+          }, extra.sessionId ?? linkedSessionOf(extra.authInfo?.extra));
           return errorResult(
             `Invalid arguments for ${name}: ${describeIssues(parsed.error)}`,
           );
         }
-        run = (call) => entry.def.handle(host.context(), parsed.data, call);
+        const handle = (call: CallContext) =>
+          entry.def.handle(host.context(), parsed.data, call);
+        const guard = host.guard;
+        run = !guard ? handle : (call) =>
+          guard.run(
+            {
+              server: spec.id,
+              tool: name,
+              args,
+              caller: call.caller,
+              annotations: entry.def.annotations,
+            },
+            call,
+            () => handle(call),
+            connection,
+          );
       } else {
         run = (call) => {
           host.context(); // throws the readable "not running" error
           if (!dynamic) throw new ToolError(`${name} is not available`);
-          return dynamic.call(name, args, call);
+          // Calls to built-in servers are judged and audited at the callee, which asks a person through this call.
+          const forward = () =>
+            outerCall.run(
+              outerCall.getStore() ?? call,
+              () => dynamic.call(name, args, call),
+            );
+          const guard = host.guard;
+          const external = guard?.externalTarget(name, spec.id);
+          if (!guard || !external) return forward();
+          return guard.run(
+            { ...external, args, caller: call.caller },
+            call,
+            forward,
+            connection,
+          );
         };
       }
       const started = performance.now();

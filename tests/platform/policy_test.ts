@@ -1,0 +1,152 @@
+// Policy evaluation: first matching rule wins, argument globs, caller kinds,
+// and the safe defaults (agents always; local callers only when strict).
+
+import assert from "node:assert/strict";
+import {
+  evaluate,
+  globMatch,
+  PolicyConfig,
+  type ToolFacts,
+} from "../../platform/policy.ts";
+import { MemoryStore } from "../../platform/store_memory.ts";
+import { AuditTrail, redactArgs } from "../../tools/kit/audit.ts";
+
+const click: ToolFacts = {
+  server: "desktop-control",
+  tool: "mouse_click",
+  args: { x: 1, y: 2 },
+  caller: {},
+  annotations: { destructiveHint: true },
+};
+
+Deno.test("policy: globs match paths, URLs and names whole", () => {
+  assert.ok(globMatch("/home/*/secret/**", "/home/ann/secret/a/b.txt"));
+  assert.ok(!globMatch("/home/*/secret/**", "/home/ann/x/secret/b.txt"));
+  assert.ok(globMatch("https://*.example.com/**", "https://app.example.com/x"));
+  assert.ok(
+    !globMatch("https://*.example.com/**", "https://evil.com/x.example.com/"),
+  );
+  assert.ok(globMatch("Runtime.*", "Runtime.evaluate"));
+  assert.ok(!globMatch("mouse_*", "xmouse_click"));
+});
+
+Deno.test("policy: defaults keep local callers working and ask agents before risky tools", () => {
+  const policy = PolicyConfig.parse({});
+  assert.deepEqual(evaluate(policy, click), {
+    decision: "allow",
+    rule: "default",
+  });
+  const agent = { ...click, caller: { agent: "bot" } };
+  assert.deepEqual(evaluate(policy, agent), {
+    decision: "ask",
+    rule: "safe-default:desktop-input",
+  });
+  assert.equal(
+    evaluate(policy, {
+      server: "platform-auth",
+      tool: "get_token",
+      args: { platform: "github" },
+      caller: { agent: "bot" },
+    }).decision,
+    "ask",
+  );
+  assert.equal(
+    evaluate(policy, {
+      server: "memory",
+      tool: "store_memory",
+      args: {},
+      caller: { agent: "bot" },
+    }).rule,
+    "agent_default",
+  );
+  const strict = PolicyConfig.parse({
+    strict: true,
+    write_roots: ["/work/out/"],
+  });
+  assert.equal(evaluate(strict, click).decision, "ask");
+  const write = {
+    server: "desktop-control",
+    tool: "file_write",
+    caller: {},
+    annotations: { destructiveHint: true },
+  };
+  assert.equal(
+    evaluate(strict, { ...write, args: { path: "/work/out/a.txt" } }).decision,
+    "allow",
+  );
+  assert.deepEqual(
+    evaluate(strict, { ...write, args: { path: "/etc/passwd" } }),
+    {
+      decision: "ask",
+      rule: "safe-default:file-write",
+    },
+  );
+});
+
+Deno.test("policy: the first matching rule wins; args, agent and caller narrow a rule", () => {
+  const policy = PolicyConfig.parse({
+    rules: [
+      {
+        id: "cdp",
+        tool: "cdp_*",
+        args: { method: ["Runtime.*", "Debugger.*"] },
+        decision: "deny",
+      },
+      { agent: "ops-*", server: "desktop-control", decision: "allow" },
+      { caller: "local", tool: "mouse_click", decision: "ask" },
+    ],
+  });
+  assert.deepEqual(
+    evaluate(policy, {
+      ...click,
+      tool: "cdp_send",
+      args: { method: "Runtime.evaluate" },
+    }),
+    { decision: "deny", rule: "cdp" },
+  );
+  assert.equal(
+    evaluate(policy, {
+      ...click,
+      tool: "cdp_send",
+      args: { method: "Page.navigate" },
+    }).rule,
+    "default",
+  );
+  assert.deepEqual(evaluate(policy, { ...click, caller: { agent: "ops-1" } }), {
+    decision: "allow",
+    rule: "rules[1]",
+  });
+  assert.deepEqual(evaluate(policy, click), {
+    decision: "ask",
+    rule: "rules[2]",
+  });
+  assert.throws(() => PolicyConfig.parse({ rules: [{ decision: "maybe" }] }));
+  assert.throws(() =>
+    PolicyConfig.parse({ rules: [{ decision: "allow", nope: 1 }] })
+  );
+});
+
+Deno.test("policy: audit records past retention are dropped, newer ones kept", async () => {
+  let now = Date.parse("2026-01-01T00:00:00Z");
+  const trail = new AuditTrail(new MemoryStore(), () => 1, () => now);
+  const record = {
+    caller: "local",
+    session: null,
+    server: "memory",
+    tool: "list_memories",
+    args: redactArgs({ namespace: "n", value: "SECRET-VALUE", x: 1 }),
+    decision: "allowed",
+    rule: "default",
+    decided_by: null,
+    outcome: "ok" as const,
+    duration_ms: 1,
+  };
+  await trail.append(record);
+  now += 2 * 86_400_000;
+  await trail.append(record);
+  assert.equal(await trail.prune(), 1);
+  const left = await trail.query();
+  assert.equal(left.length, 1);
+  assert.equal(left[0].time, "2026-01-03T00:00:00.000Z");
+  assert.deepEqual(left[0].args, { namespace: "n", value: "<12 chars>", x: 1 });
+});

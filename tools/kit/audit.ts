@@ -1,0 +1,176 @@
+// The audit trail: one record per tool call of every server, kept in the
+// store with retention, with argument summaries that never hold a value that
+// could be secret (contents, scripts, tokens are reduced to their length).
+
+import type { JsonValue, Store } from "../../platform/store.ts";
+
+export interface AuditRecord {
+  [key: string]: JsonValue;
+  id: string;
+  time: string;
+  /** `local` for unbound callers, else `agent:<name>`. */
+  caller: string;
+  session: string | null;
+  server: string;
+  tool: string;
+  args: { [key: string]: JsonValue };
+  /** `allowed`, `denied`, `approved` or `declined` (asked, then answered), `timeout`, `invalid` (bad arguments). */
+  decision: string;
+  rule: string;
+  /** Who answered an `ask`: `elicitation`, `operator (cli/http)`, `session grant`; null when not asked. */
+  decided_by: string | null;
+  outcome: "ok" | "error" | "refused";
+  duration_ms: number;
+}
+
+export interface AuditQuery {
+  server?: string;
+  tool?: string;
+  caller?: string;
+  since?: string;
+  limit?: number;
+}
+
+/** Argument names whose values are never kept, only their size. */
+const SENSITIVE =
+  /token|secret|password|passwd|key|auth|cookie|credential|content|script|value|text|body|data|header|code/i;
+const MAX_STRING = 160;
+
+/** A summary of the arguments with no sensitive value in it. */
+export function redactArgs(
+  args: Record<string, unknown>,
+): { [key: string]: JsonValue } {
+  const summary: { [key: string]: JsonValue } = {};
+  for (const [name, value] of Object.entries(args)) {
+    summary[name] = redactValue(name, value, 0);
+  }
+  return summary;
+}
+
+function redactValue(name: string, value: unknown, depth: number): JsonValue {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "number" || typeof value === "boolean") {
+    return SENSITIVE.test(name) ? `<${typeof value}>` : value;
+  }
+  if (typeof value === "string") {
+    if (SENSITIVE.test(name)) return `<${value.length} chars>`;
+    return value.length > MAX_STRING
+      ? `${value.slice(0, MAX_STRING)}… (${value.length} chars)`
+      : value;
+  }
+  if (depth >= 2 || SENSITIVE.test(name)) {
+    return Array.isArray(value) ? `<${value.length} items>` : "<object>";
+  }
+  if (Array.isArray(value)) {
+    return value.slice(0, 20).map((item) => redactValue(name, item, depth + 1));
+  }
+  if (typeof value === "object") {
+    const out: { [key: string]: JsonValue } = {};
+    for (const [key, inner] of Object.entries(value)) {
+      out[key] = redactValue(key, inner, depth + 1);
+    }
+    return out;
+  }
+  return `<${typeof value}>`;
+}
+
+/** Appends records under `["audit", <time>-<seq>]`; drops those past retention. */
+export class AuditTrail {
+  #seq = 0;
+  #writes = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly retentionDays: () => number,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  async append(record: Omit<AuditRecord, "id" | "time">): Promise<void> {
+    const now = this.clock();
+    const time = new Date(now).toISOString();
+    const id = `${time}-${String(this.#seq++ % 1_000_000).padStart(6, "0")}`;
+    await this.store.set(["audit", id], { ...record, id, time });
+    if (this.#writes++ % 200 === 0) await this.prune(now);
+  }
+
+  /** Deletes audit records and settled approvals older than the retention period. */
+  async prune(now = this.clock()): Promise<number> {
+    const cutoff = new Date(now - this.retentionDays() * 86_400_000)
+      .toISOString();
+    return await this.#pruneUnder("audit", cutoff) +
+      await this.#pruneUnder("approvals", cutoff);
+  }
+
+  /** Keys under `prefix` start with their ISO time, so the old ones come first. */
+  async #pruneUnder(prefix: string, cutoff: string): Promise<number> {
+    let removed = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await this.store.list([prefix], { limit: 500, cursor });
+      for (const entry of page.entries) {
+        const id = entry.key[1];
+        if (typeof id !== "string" || id >= cutoff) return removed;
+        await this.store.delete(entry.key);
+        removed++;
+      }
+      cursor = page.cursor ?? undefined;
+    } while (cursor !== undefined);
+    return removed;
+  }
+
+  /** Records in time order, filtered. */
+  async query(query: AuditQuery = {}): Promise<AuditRecord[]> {
+    const limit = Math.min(query.limit ?? 1000, 10_000);
+    const found: AuditRecord[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.store.list(["audit"], { limit: 500, cursor });
+      for (const entry of page.entries) {
+        const record = asRecord(entry.value);
+        if (!record || !wanted(record, query)) continue;
+        found.push(record);
+      }
+      cursor = page.cursor ?? undefined;
+    } while (cursor !== undefined);
+    return found.slice(-limit);
+  }
+}
+
+function wanted(record: AuditRecord, query: AuditQuery): boolean {
+  return (query.server === undefined || record.server === query.server) &&
+    (query.tool === undefined || record.tool === query.tool) &&
+    (query.caller === undefined || record.caller === query.caller) &&
+    (query.since === undefined || record.time >= query.since);
+}
+
+function asRecord(value: JsonValue): AuditRecord | undefined {
+  if (
+    typeof value !== "object" || value === null || Array.isArray(value) ||
+    typeof value.id !== "string" || typeof value.time !== "string" ||
+    typeof value.server !== "string" || typeof value.tool !== "string" ||
+    typeof value.caller !== "string" || typeof value.decision !== "string" ||
+    typeof value.rule !== "string" || typeof value.outcome !== "string" ||
+    typeof value.duration_ms !== "number"
+  ) return undefined;
+  const outcome = value.outcome;
+  if (outcome !== "ok" && outcome !== "error" && outcome !== "refused") {
+    return undefined;
+  }
+  const args = value.args;
+  return {
+    id: value.id,
+    time: value.time,
+    caller: value.caller,
+    session: typeof value.session === "string" ? value.session : null,
+    server: value.server,
+    tool: value.tool,
+    args: typeof args === "object" && args !== null && !Array.isArray(args)
+      ? args
+      : {},
+    decision: value.decision,
+    rule: value.rule,
+    decided_by: typeof value.decided_by === "string" ? value.decided_by : null,
+    outcome,
+    duration_ms: value.duration_ms,
+  };
+}

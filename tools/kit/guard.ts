@@ -1,0 +1,430 @@
+// The policy guard every tool call passes (tools/kit/mcp.ts): it evaluates
+// the operator's policy, asks a person when the answer is `ask` (MCP
+// elicitation when the calling client can, else a pending approval the
+// operator answers over HTTP or `agentd approve|deny`, denied on timeout),
+// and writes the one audit record of the call.
+
+import { AsyncLocalStorage } from "node:async_hooks";
+import type {
+  CallToolResult,
+  ElicitRequestFormParams,
+} from "../../platform/mcp_sdk.ts";
+import type { Logger } from "../../platform/log.ts";
+import {
+  evaluate,
+  PolicyConfig,
+  type ToolFacts,
+} from "../../platform/policy.ts";
+import type { JsonValue, Store } from "../../platform/store.ts";
+import { AuditTrail, redactArgs } from "./audit.ts";
+import { type CallContext, ToolError } from "./mod.ts";
+import { messageOf } from "../../platform/errors.ts";
+
+/** The outermost call of a chain (a gateway call forwarded in-process): who a person is asked through. */
+export const outerCall = new AsyncLocalStorage<CallContext>();
+
+export type Scope = "once" | "session";
+
+export interface Approval {
+  [key: string]: JsonValue;
+  id: string;
+  created: string;
+  expires: string;
+  caller: string;
+  session: string | null;
+  server: string;
+  tool: string;
+  /** The arguments that will run, redacted of sensitive values. */
+  args: { [key: string]: JsonValue };
+  rule: string;
+  status: "pending" | "approved" | "denied" | "timeout";
+  decided_by: string | null;
+  scope: Scope | null;
+}
+
+interface Waiting {
+  approval: Approval;
+  /** What exactly will run, arguments unredacted: shown to the operator, never stored. */
+  runs: string;
+  settle(answer: { approved: boolean; by: string; scope: Scope }): void;
+}
+
+export interface Admission {
+  allowed: boolean;
+  decision: string;
+  rule: string;
+  decided_by: string | null;
+  /** Set when refused: the isError text naming the rule. */
+  message?: string;
+}
+
+export class Guard {
+  #policy: PolicyConfig;
+  readonly audit: AuditTrail;
+  readonly #waiting = new Map<string, Waiting>();
+  /** `<session>|<caller>|<server>.<tool>` granted for the rest of a session. */
+  readonly #grants = new Set<string>();
+  /** Settled approvals, newest last (the store keeps them too). */
+  readonly #recent: Approval[] = [];
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+    policy: PolicyConfig,
+    private readonly clock: () => number = Date.now,
+    /** This process's server ids: their tools judge calls themselves, at the callee. */
+    private readonly builtins: ReadonlySet<string> = new Set(),
+  ) {
+    this.#policy = policy;
+    this.audit = new AuditTrail(
+      store,
+      () => this.#policy.audit_retention_days,
+      clock,
+    );
+  }
+
+  get policy(): PolicyConfig {
+    return this.#policy;
+  }
+
+  /** Replaces the policy (operator only); throws a readable error on a bad one. */
+  setPolicy(input: unknown): PolicyConfig {
+    const parsed = PolicyConfig.safeParse(input);
+    if (!parsed.success) {
+      throw new ToolError(
+        `Invalid policy: ${
+          parsed.error.issues.map((issue) =>
+            `${issue.path.join(".") || "policy"}: ${issue.message}`
+          ).join("; ")
+        }`,
+      );
+    }
+    this.#policy = parsed.data;
+    this.log.info("policy_changed", { rules: parsed.data.rules.length });
+    return parsed.data;
+  }
+
+  /**
+   * Where an aggregated (gateway) tool name is judged at the aggregator: a
+   * tool no agentd server runs itself (an external upstream's
+   * `<upstream>__<tool>`). Undefined for built-in servers' tools, which their
+   * own server judges.
+   */
+  externalTarget(
+    name: string,
+    aggregator: string,
+  ): { server: string; tool: string } | undefined {
+    const at = name.indexOf("__");
+    if (at <= 0) return { server: aggregator, tool: name };
+    const server = name.slice(0, at);
+    return this.builtins.has(server)
+      ? undefined
+      : { server, tool: name.slice(at + 2) };
+  }
+
+  /** Decides whether the call may run, asking a person when the policy says `ask`. */
+  async admit(
+    facts: ToolFacts,
+    call: CallContext,
+    connection = "",
+  ): Promise<Admission> {
+    const verdict = evaluate(this.#policy, facts);
+    const name = `${facts.server}.${facts.tool}`;
+    if (verdict.decision === "allow") {
+      return {
+        allowed: true,
+        decision: "allowed",
+        rule: verdict.rule,
+        decided_by: null,
+      };
+    }
+    if (verdict.decision === "deny") {
+      return {
+        allowed: false,
+        decision: "denied",
+        rule: verdict.rule,
+        decided_by: null,
+        message:
+          `Denied by policy rule "${verdict.rule}": ${name} is not allowed for ${
+            callerName(facts)
+          }.`,
+      };
+    }
+    // A session is the MCP session, else the connection (stdio, in-process link).
+    const session = call.sessionId ?? connection;
+    const grant = `${session}|${callerName(facts)}|${name}`;
+    if (session !== "" && this.#grants.has(grant)) {
+      return {
+        allowed: true,
+        decision: "approved",
+        rule: verdict.rule,
+        decided_by: "session grant",
+      };
+    }
+    const answer = await this.#ask(facts, verdict.rule, call);
+    if (answer.approved && answer.scope === "session") {
+      if (session !== "") this.#grants.add(grant);
+    }
+    if (answer.approved) {
+      return {
+        allowed: true,
+        decision: "approved",
+        rule: verdict.rule,
+        decided_by: answer.by,
+      };
+    }
+    return {
+      allowed: false,
+      decision: answer.timeout ? "timeout" : "declined",
+      rule: verdict.rule,
+      decided_by: answer.by,
+      message: answer.timeout
+        ? `Denied: policy rule "${verdict.rule}" requires approval for ${name} and none came within ${
+          Math.round(this.#policy.ask_timeout_ms / 1000)
+        } s.`
+        : `Denied: ${answer.by} declined ${name} (policy rule "${verdict.rule}" asks before it runs).`,
+    };
+  }
+
+  async #ask(
+    facts: ToolFacts,
+    rule: string,
+    call: CallContext,
+  ): Promise<
+    { approved: boolean; by: string; scope: Scope; timeout: boolean }
+  > {
+    const asker = outerCall.getStore() ?? call;
+    const timeout = this.#policy.ask_timeout_ms;
+    const params: ElicitRequestFormParams = {
+      message: `${callerName(facts)}${
+        call.sessionId ? ` (session ${call.sessionId})` : ""
+      } asks to run ${facts.server}.${facts.tool} with ${
+        clip(JSON.stringify(facts.args), 2000)
+      }. Policy rule "${rule}" asks a person first. Allow it?`,
+      requestedSchema: {
+        type: "object",
+        properties: {
+          scope: {
+            type: "string",
+            title: "Allow for",
+            enum: ["once", "session"],
+            description:
+              "once: this call only; session: this tool for the rest of the session",
+            default: "once",
+          },
+        },
+      },
+    };
+    let elicited: Promise<
+      { approved: boolean; by: string; scope: Scope; timeout: boolean }
+    >;
+    try {
+      elicited = asker.elicit(params).then((result) => ({
+        approved: result.action === "accept",
+        by: "the user (elicitation)",
+        scope: result.content?.scope === "session" ? "session" : "once",
+        timeout: false,
+      }));
+      // A client without the capability throws synchronously-ish: await the first answer.
+      return await withTimeout(elicited, timeout, call.signal);
+    } catch (error) {
+      if (error instanceof TimeoutError) {
+        return { approved: false, by: "nobody", scope: "once", timeout: true };
+      }
+      if (!(error instanceof ToolError)) {
+        this.log.warn("elicitation_failed", { error: messageOf(error) });
+      }
+    }
+    return await this.#pending(facts, rule, call, timeout);
+  }
+
+  async #pending(
+    facts: ToolFacts,
+    rule: string,
+    call: CallContext,
+    timeout: number,
+  ): Promise<
+    { approved: boolean; by: string; scope: Scope; timeout: boolean }
+  > {
+    const now = this.clock();
+    const approval: Approval = {
+      id: crypto.randomUUID().slice(0, 8),
+      created: new Date(now).toISOString(),
+      expires: new Date(now + timeout).toISOString(),
+      caller: callerName(facts),
+      session: call.sessionId ?? null,
+      server: facts.server,
+      tool: facts.tool,
+      args: redactArgs(facts.args),
+      rule,
+      status: "pending",
+      decided_by: null,
+      scope: null,
+    };
+    const { promise, resolve } = Promise.withResolvers<
+      { approved: boolean; by: string; scope: Scope }
+    >();
+    this.#waiting.set(approval.id, {
+      approval,
+      runs: `${facts.server}.${facts.tool} ${
+        clip(JSON.stringify(facts.args), 2000)
+      }`,
+      settle: resolve,
+    });
+    // Keyed by time first, so retention drops them with the audit.
+    const key = ["approvals", `${approval.created}-${approval.id}`];
+    await this.store.set(key, approval);
+    this.log.info("approval_pending", {
+      id: approval.id,
+      server: facts.server,
+      tool: facts.tool,
+      caller: approval.caller,
+    });
+    // Say so to the outermost caller (an agent's turn streams it): progress and a log message.
+    const told = outerCall.getStore() ?? call;
+    const waitingFor =
+      `Waiting for a person to approve ${facts.server}.${facts.tool} (approval ${approval.id}: ` +
+      `agentd approve ${approval.id} or deny ${approval.id}, or the dashboard); denied after ${
+        Math.round(timeout / 1000)
+      } s`;
+    await told.progress(0, undefined, waitingFor).catch(() => {});
+    await told.log("warning", { approval: approval.id, message: waitingFor })
+      .catch(() => {});
+    let answer: { approved: boolean; by: string; scope: Scope };
+    let timedOut = false;
+    try {
+      answer = await withTimeout(promise, timeout, call.signal);
+    } catch {
+      timedOut = true;
+      answer = { approved: false, by: "nobody", scope: "once" };
+    } finally {
+      this.#waiting.delete(approval.id);
+    }
+    const settled: Approval = {
+      ...approval,
+      status: timedOut ? "timeout" : answer.approved ? "approved" : "denied",
+      decided_by: answer.by,
+      scope: answer.approved ? answer.scope : null,
+    };
+    this.#recent.push(settled);
+    if (this.#recent.length > 100) this.#recent.shift();
+    await this.store.set(key, settled);
+    return { ...answer, timeout: timedOut };
+  }
+
+  /** The operator's answer to a pending approval; false when no such approval waits. */
+  decide(
+    id: string,
+    approved: boolean,
+    by: string,
+    scope: Scope = "once",
+  ): boolean {
+    const waiting = this.#waiting.get(id);
+    if (!waiting) return false;
+    waiting.settle({ approved, by, scope });
+    return true;
+  }
+
+  /** Approvals, pending first (with `runs`: the call, arguments unredacted); recent settled ones after. */
+  approvals(): Approval[] {
+    const pending = [...this.#waiting.values()].map((waiting) => ({
+      ...waiting.approval,
+      runs: waiting.runs,
+    }));
+    return [...pending, ...[...this.#recent].reverse()];
+  }
+
+  /** The audit record of a call whose arguments failed validation (it never ran). */
+  async recordInvalid(facts: ToolFacts, session: string | undefined) {
+    await this.audit.append({
+      caller: callerName(facts),
+      session: session ?? null,
+      server: facts.server,
+      tool: facts.tool,
+      args: redactArgs(facts.args),
+      decision: "invalid",
+      rule: "none",
+      decided_by: null,
+      outcome: "refused",
+      duration_ms: 0,
+    }).catch((error) =>
+      this.log.warn("audit_failed", { error: messageOf(error) })
+    );
+  }
+
+  /** Runs a call under the policy and writes its audit record. */
+  async run(
+    facts: ToolFacts,
+    call: CallContext,
+    execute: () => Promise<CallToolResult>,
+    connection?: string,
+  ): Promise<CallToolResult> {
+    const started = performance.now();
+    const admission = await this.admit(facts, call, connection);
+    let result: CallToolResult | undefined;
+    let failed = false;
+    try {
+      result = admission.allowed ? await execute() : {
+        isError: true,
+        content: [{
+          type: "text",
+          text: admission.message ?? "Denied by policy",
+        }],
+      };
+      return result;
+    } catch (error) {
+      failed = true;
+      throw error;
+    } finally {
+      const record = {
+        caller: callerName(facts),
+        session: call.sessionId ?? null,
+        server: facts.server,
+        tool: facts.tool,
+        args: redactArgs(facts.args),
+        decision: admission.decision,
+        rule: admission.rule,
+        decided_by: admission.decided_by,
+        outcome: !admission.allowed
+          ? "refused" as const
+          : failed || result?.isError === true
+          ? "error" as const
+          : "ok" as const,
+        duration_ms: Math.round(performance.now() - started),
+      };
+      await this.audit.append(record).catch((error) =>
+        this.log.warn("audit_failed", { error: messageOf(error) })
+      );
+    }
+  }
+}
+
+class TimeoutError extends Error {}
+
+function withTimeout<T>(
+  promise: Promise<T>,
+  ms: number,
+  signal: AbortSignal,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new TimeoutError()), ms);
+    const abort = () => reject(new TimeoutError());
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", abort);
+    });
+  });
+}
+
+export function callerName(facts: { caller: { agent?: string } }): string {
+  return facts.caller.agent === undefined
+    ? "local"
+    : `agent:${facts.caller.agent}`;
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max
+    ? `${text.slice(0, max)}… (${text.length} chars)`
+    : text;
+}
