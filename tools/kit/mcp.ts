@@ -106,7 +106,7 @@ export function createSdkServer(host: HostedServer): Server {
   });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [
+    tools: host.dynamicTools()?.listFor?.(server.getClientCapabilities()) ?? [
       ...[...catalog.values()].map((entry) => entry.listing),
       ...host.dynamicTools()?.list() ?? [],
     ],

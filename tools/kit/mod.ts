@@ -5,6 +5,7 @@
 import type { z } from "zod";
 import type {
   CallToolResult,
+  ClientCapabilities,
   ContentBlock,
   CreateMessageRequestParams,
   CreateMessageResult,
@@ -152,6 +153,8 @@ export interface Peer {
 /** Tools a server adds at run time (the gateway's aggregate), listed after its own. */
 export interface DynamicTools {
   list(): Tool[];
+  /** The whole tools/list for one client, replacing the server's own and `list()`; undefined: the usual list. */
+  listFor?(client: ClientCapabilities | undefined): Tool[] | undefined;
   has(name: string): boolean;
   /** Arguments are the callee's to validate. */
   call(
