@@ -147,6 +147,28 @@ Deno.test("on demand: /mcp with every built-in server lists ≤ 8 tools, ≥ 10�
       arguments: { namespace: "scribe", key: "note" },
     });
     assert.equal(hidden.isError, true);
+
+    // A big result of a built-in server is a resource, read back through /mcp.
+    const big = "<p>ten bytes</p>".repeat(4000);
+    await using page = Deno.serve(
+      { port: 0, hostname: "127.0.0.1", onListen() {} },
+      () =>
+        new Response(`<html><body>${big}</body></html>`, {
+          headers: { "content-type": "text/html" },
+        }),
+    );
+    const opened = await call(full, "browser-automation__navigate", {
+      url: `http://127.0.0.1:${page.addr.port}/`,
+    });
+    assert.notEqual(opened.isError, true, textOf(opened));
+    const html = await call(full, "browser-automation__get_html", {});
+    assert.notEqual(html.isError, true, textOf(html));
+    const link = html.content.find((block) => block.type === "resource_link");
+    assert.ok(link && link.type === "resource_link", textOf(html));
+    const resource = await full.readResource({ uri: link.uri });
+    const text = String(Reflect.get(resource.contents[0], "text"));
+    assert.equal(text.length, html.structuredContent?.total_chars);
+    assert.ok(text.includes(big));
   } finally {
     await daemon.stop();
   }
