@@ -30,6 +30,7 @@ export {
   CallToolRequestSchema,
   type CallToolResult,
   CallToolResultSchema,
+  type ClientCapabilities,
   CompleteRequestSchema,
   type CompleteResult,
   type ContentBlock,

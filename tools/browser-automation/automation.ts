@@ -19,6 +19,7 @@ import {
 import type { BrowserAutomationConfig } from "./config.ts";
 import { type PageState, pageState, reasonOf, within } from "./page_ops.ts";
 import { Pages, type PageSlot, sessionKey } from "./pages.ts";
+import { SessionResults } from "./results.ts";
 
 /** The longest wait_for timeout accepted. */
 export const WAIT_FOR_MAX_MS = 300_000;
@@ -45,6 +46,8 @@ export class BrowserAutomation {
   readonly config: BrowserAutomationConfig;
   readonly connection: BrowserConnection;
   readonly pages: Pages;
+  /** Big results of each session, served as MCP resources. */
+  readonly results: SessionResults;
   /** Where screenshot may write; the first is where relative paths go. */
   readonly screenshotDirs: string[];
   readonly #log: Logger;
@@ -85,7 +88,9 @@ export class BrowserAutomation {
       log: options.log,
       env: options.env,
     });
+    this.results = new SessionResults(config.results_max_bytes);
     this.pages = new Pages({
+      forgotten: (key) => this.results.forget(key),
       connection: this.connection,
       log: options.log,
       maxPages: config.max_pages,

@@ -6,6 +6,8 @@ import { z } from "zod";
 import { imageBlock, toolDefiner } from "../kit/mod.ts";
 import type { BrowserAutomation } from "./automation.ts";
 import { pageState } from "./page_ops.ts";
+import { sessionKey } from "./pages.ts";
+import { resourceLink } from "./results.ts";
 import { screenshotTarget } from "./screenshot_paths.ts";
 
 const tool = toolDefiner<BrowserAutomation>();
@@ -62,6 +64,30 @@ export const screenshot = tool({
           path: target ?? null,
           bytes: png.length,
         };
+        if (png.length > ctx.config.image_budget) {
+          // Too big to inline: a resource of the session, read back whole.
+          const stored = ctx.results.put(
+            sessionKey(call),
+            "screenshot.png",
+            "image/png",
+            png,
+          );
+          const kept = { ...meta, resource_uri: stored.uri };
+          return {
+            content: [
+              {
+                type: "text",
+                text:
+                  `Screenshot ${width}x${height} (${png.length} bytes, over the inline budget of ${ctx.config.image_budget}) ` +
+                  `stored as ${stored.uri}; read it with resources/read. ${
+                    JSON.stringify(kept)
+                  }`,
+              },
+              resourceLink(stored),
+            ],
+            structuredContent: kept,
+          };
+        }
         return {
           content: [
             imageBlock(png, "image/png"),

@@ -33,6 +33,15 @@ export const BrowserAutomationConfig = z.object({
     ),
   text_budget: z.number().int().min(1000).max(1_000_000).default(20_000)
     .describe("Characters of text or HTML per result; more is paged by offset"),
+  image_budget: z.number().int().min(1000).max(50_000_000).default(512_000)
+    .describe(
+      "Bytes of PNG a screenshot returns inline; a bigger one becomes a resource of the session",
+    ),
+  results_max_bytes: z.number().int().min(1_000_000).max(4_000_000_000)
+    .default(256_000_000)
+    .describe(
+      "Bytes of big results (HTML, screenshots) kept as resources; the oldest leave beyond",
+    ),
   action_timeout_ms: z.number().int().min(1000).max(600_000).default(30_000)
     .describe("Timeout of navigations, scripts and any one browser call"),
   selector_timeout_ms: z.number().int().min(0).max(600_000).default(5_000)

@@ -16,6 +16,8 @@ import {
 import { navigate, scroll, waitFor } from "./navigation.ts";
 import { getCookies, getHtml, getLinks, getText } from "./reading.ts";
 import { executeJs } from "./script.ts";
+import { RESULT_PREFIX } from "./results.ts";
+import { snapshot } from "./snapshot.ts";
 
 export { BrowserAutomationConfig };
 
@@ -47,7 +49,22 @@ export const browserAutomationServer = defineServer<BrowserAutomation>({
     getCookies,
     scroll,
     selectOption,
+    // Beyond the seed: an accessibility snapshot on a budget, with refs.
+    snapshot,
   ],
+  resourceTemplates: [{
+    uriTemplate: `${RESULT_PREFIX}{id}`,
+    name: "result",
+    title: "A big result of this session",
+    description:
+      "Page HTML over text_budget or a screenshot over image_budget, kept while the session's tab lives",
+    read(automation, uri, variables) {
+      const id = variables.id;
+      return Promise.resolve(
+        automation.results.read(uri.href, typeof id === "string" ? id : ""),
+      );
+    },
+  }],
   async start(deps) {
     const parsed = BrowserAutomationConfig.parse(deps.config);
     // The seed's Start phase launches the browser; a daemon hosting many

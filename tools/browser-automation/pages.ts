@@ -44,6 +44,8 @@ export interface PagesOptions {
   navigationTimeoutMs: number;
   /** Prepares a tab (timeouts) before first use. */
   setup(page: Page): Promise<void>;
+  /** A session's tab closed for good (idle, or beyond max_pages): what it kept goes too. */
+  forgotten?(key: string): void;
   clock?: () => number;
 }
 
@@ -239,6 +241,7 @@ export class Pages {
 
   #drop(slot: PageSlot): void {
     this.#slots.delete(slot.key);
+    this.#options.forgotten?.(slot.key);
     const page = slot.page;
     slot.page = undefined;
     if (page && !page.isClosed() && slot.owned) {

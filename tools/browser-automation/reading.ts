@@ -4,6 +4,8 @@ import { z } from "zod";
 import type { JsonValue } from "../../platform/store.ts";
 import { json, toolDefiner } from "../kit/mod.ts";
 import type { BrowserAutomation } from "./automation.ts";
+import { sessionKey } from "./pages.ts";
+import { resourceLink } from "./results.ts";
 import {
   describeLinks,
   outerHtmlOf,
@@ -75,10 +77,23 @@ export const getHtml = tool({
             selector,
             ctx.config.selector_timeout_ms,
           )).evaluate(outerHtmlOf);
-        return pagedText(html, offset ?? 0, ctx.config.text_budget, {
-          url: page.url(),
-          selector: selector ?? null,
+        const meta = { url: page.url(), selector: selector ?? null };
+        if (html.length <= ctx.config.text_budget || (offset ?? 0) > 0) {
+          return pagedText(html, offset ?? 0, ctx.config.text_budget, meta);
+        }
+        // Over the budget: the whole HTML becomes a resource of the session.
+        const stored = ctx.results.put(
+          sessionKey(call),
+          "page.html",
+          "text/html",
+          html,
+        );
+        const result = pagedText(html, 0, ctx.config.text_budget, {
+          ...meta,
+          resource_uri: stored.uri,
         });
+        result.content.push(resourceLink(stored));
+        return result;
       },
     );
   },

@@ -4,6 +4,7 @@
 
 import type { ElementHandle, Page } from "../../platform/puppeteer.ts";
 import { ToolError } from "../kit/mod.ts";
+import { isRef, resolveRef } from "./refs.ts";
 
 /** A double-quoted argument for puppeteer's `::-p-text("…")`. */
 function quoted(value: string): string {
@@ -42,7 +43,7 @@ export function toQuery(selector: string): string {
 }
 
 export const SELECTOR_HELP =
-  'CSS selector, text=Visible text, role=button[name="Save"] or xpath=//expr';
+  'CSS selector, text=Visible text, role=button[name="Save"], xpath=//expr or a snapshot ref (ref=s1e5)';
 
 /**
  * The first element matching `selector`, waiting up to `timeoutMs` for one to
@@ -53,6 +54,7 @@ export async function findElement(
   selector: string,
   timeoutMs: number,
 ): Promise<ElementHandle> {
+  if (isRef(selector)) return await resolveRef(page, selector);
   const query = toQuery(selector);
   let found: ElementHandle | null;
   try {

@@ -98,7 +98,31 @@ export const DiscoveryConfig = z.strictObject({
 });
 export type DiscoveryConfig = z.output<typeof DiscoveryConfig>;
 
+export const ToolOverride = z.strictObject({
+  description: z.string().min(1).max(4000).optional()
+    .describe("Replaces the upstream's description of the tool"),
+  hidden: z.boolean().default(false)
+    .describe("Neither listed nor callable through the gateway"),
+  defaults: z.record(z.string(), z.unknown()).default({})
+    .describe(
+      "Arguments used when the caller leaves them out (no longer required in the listed schema)",
+    ),
+});
+export type ToolOverride = z.output<typeof ToolOverride>;
+
+export const ToolsMode = z.enum(["all", "on_demand"]);
+export type ToolsMode = z.output<typeof ToolsMode>;
+
 export const GatewayConfig = z.strictObject({
+  tools_mode: ToolsMode.default("all")
+    .describe(
+      "What tools/list shows: every tool, or on_demand (search_tools, describe_tool, call_tool); " +
+        "a client may choose for itself with the io.agentd/tools experimental capability",
+    ),
+  tool_overrides: z.record(z.string().min(1), ToolOverride).default({})
+    .describe(
+      "Per gateway tool name (<server>__<tool>): description, hidden, default arguments",
+    ),
   upstreams: z.record(UpstreamName, UpstreamConfig).default({})
     .describe("Upstream MCP servers by name (prefix of their tools)"),
   health_interval_ms: z.number().int().min(100).max(3_600_000).default(15_000)

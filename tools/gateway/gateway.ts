@@ -3,7 +3,11 @@
 // store. The MCP tools in tools.ts are thin over this class, which
 // coordinates routing.ts, catalog.ts, registrations.ts, alerts.ts, views.ts.
 
-import type { CallToolResult, Tool } from "../../platform/mcp_sdk.ts";
+import type {
+  CallToolResult,
+  ClientCapabilities,
+  Tool,
+} from "../../platform/mcp_sdk.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Metric } from "../../platform/metrics.ts";
@@ -42,6 +46,13 @@ import {
   storedRegistrations,
 } from "./registrations.ts";
 import { broadcast, namesOf, ReplicaGroups } from "./routing.ts";
+import {
+  META_LISTINGS,
+  META_NAMES,
+  modeFor,
+  OnDemandTools,
+} from "./on_demand.ts";
+import { callOwn, ownListings } from "./tools.ts";
 import {
   Upstream,
   type UpstreamSource,
@@ -87,6 +98,15 @@ export class Gateway implements DynamicTools {
   /** Names being registered now: the health round must not add them from the store too. */
   readonly #registering = new Set<string>();
   readonly version = VERSION;
+  /** Gateway names claimed by two groups: the later group's tool is not listed. */
+  readonly collisions = new Map<string, { kept: string; dropped: string }>();
+  #ownListings: Tool[] | undefined;
+  readonly #onDemand = new OnDemandTools({
+    all: () => [...(this.#ownListings ??= ownListings()), ...this.list()],
+    key: () => this.#catalogKey,
+    call: (name, args, call) =>
+      callOwn(this, name, args, call) ?? this.call(name, args, call),
+  });
 
   constructor(options: GatewayOptions) {
     this.#options = options;
@@ -247,7 +267,14 @@ export class Gateway implements DynamicTools {
 
   /** A new catalog; clients are told only when its tool names changed. */
   #rebuild(): void {
-    const catalog = buildCatalog(this.upstreams.values());
+    const catalog = buildCatalog(this.upstreams.values(), {
+      overrides: this.config.tool_overrides,
+      collided: (name, kept, dropped) => {
+        if (this.collisions.get(name)?.dropped === dropped) return;
+        this.collisions.set(name, { kept, dropped });
+        this.#log.warn("tool_name_collision", { tool: name, kept, dropped });
+      },
+    });
     const key = [...catalog.keys()].join("\n");
     this.#catalog = catalog;
     if (key !== this.#catalogKey) {
@@ -260,8 +287,15 @@ export class Gateway implements DynamicTools {
     return [...this.#catalog.values()].map((entry) => entry.listing);
   }
 
+  /** On-demand clients see only the meta-tools; others get undefined (the whole list). */
+  listFor(client: ClientCapabilities | undefined): Tool[] | undefined {
+    return modeFor(client, this.config.tools_mode) === "on_demand"
+      ? [...META_LISTINGS]
+      : undefined;
+  }
+
   has(name: string): boolean {
-    return this.#catalog.has(name);
+    return this.#catalog.has(name) || META_NAMES.has(name);
   }
 
   call(
@@ -269,9 +303,15 @@ export class Gateway implements DynamicTools {
     args: Record<string, unknown>,
     call: CallContext,
   ): Promise<CallToolResult> {
+    if (META_NAMES.has(name)) return this.#onDemand.call(name, args, call);
     const entry = this.#catalog.get(name);
     if (!entry) throw new ToolError(`Unknown tool "${name}"`);
-    return this.#groups.call(entry.group, entry.tool, args, call);
+    return this.#groups.call(
+      entry.group,
+      entry.tool,
+      { ...entry.defaults, ...args },
+      call,
+    );
   }
 
   // ------------------------------------------------------------ routing

@@ -23,6 +23,17 @@ export const gatewayServer = defineServer<Gateway>({
   config: GatewayConfig,
   tools: gatewayTools,
   aggregates: true,
+  // Big results upstreams keep as resources (agentd://<server>/results/<id>), read through /mcp.
+  resourceTemplates: [{
+    uriTemplate: "agentd://{server}/results/{id}",
+    name: "upstream-result",
+    title: "A big result an upstream kept for this session",
+    read(gateway, uri, variables) {
+      const server = variables.server;
+      return gateway.get(typeof server === "string" ? server : "")
+        .readResource(uri.href);
+    },
+  }],
   async start(deps) {
     const config = GatewayConfig.parse(deps.config);
     const coordination = await openCoordinationStore(

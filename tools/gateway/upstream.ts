@@ -7,6 +7,7 @@ import {
   CallToolResultSchema,
   type Client,
   McpError,
+  type ReadResourceResult,
   StdioClientTransport,
   type Tool,
   ToolListChangedNotificationSchema,
@@ -323,6 +324,18 @@ export class Upstream {
       if (!ok) this.errors++;
       this.latency.observe(performance.now() - started);
     }
+  }
+
+  /** `resources/read` on the upstream: big results it kept for a session (their URIs are unguessable). */
+  async readResource(uri: string): Promise<ReadResourceResult["contents"]> {
+    const client = this.#client;
+    if (!client || this.state !== "healthy") {
+      throw new Error(`upstream "${this.name}" is ${this.state}`);
+    }
+    const result = await client.readResource({ uri }, {
+      timeout: this.#options.callTimeoutMs,
+    });
+    return result.contents;
   }
 
   async #clientFor(caller: Caller): Promise<Client> {

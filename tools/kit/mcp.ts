@@ -109,11 +109,12 @@ export function createSdkServer(host: HostedServer): Server {
   });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    await host.dynamicTools()?.refresh?.();
+    const dynamic = host.dynamicTools();
+    await dynamic?.refresh?.();
     return {
-      tools: [
+      tools: dynamic?.listFor?.(server.getClientCapabilities()) ?? [
         ...[...catalog.values()].map((entry) => entry.listing),
-        ...host.dynamicTools()?.list() ?? [],
+        ...dynamic?.list() ?? [],
       ],
     };
   });

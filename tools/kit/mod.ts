@@ -5,6 +5,7 @@
 import type { z } from "zod";
 import type {
   CallToolResult,
+  ClientCapabilities,
   ContentBlock,
   CreateMessageRequestParams,
   CreateMessageResult,
@@ -154,6 +155,8 @@ export interface DynamicTools {
   /** Catches up with changes other daemons made in a shared store; awaited before each list and call. */
   refresh?(): Promise<void>;
   list(): Tool[];
+  /** The whole tools/list for one client, replacing the server's own and `list()`; undefined: the usual list. */
+  listFor?(client: ClientCapabilities | undefined): Tool[] | undefined;
   has(name: string): boolean;
   /** Arguments are the callee's to validate. */
   call(
