@@ -53,7 +53,10 @@ export async function* listAll(
 }
 
 export function countOf(record: StoreEntry | null): number {
-  const count = record?.value;
+  return countValue(record?.value ?? null);
+}
+
+export function countValue(count: JsonValue | null): number {
   return typeof count === "number" && Number.isInteger(count) && count > 0
     ? count
     : 0;
