@@ -111,7 +111,11 @@ export class KvBackend implements MemoryBackend {
       );
     }
     // A sensitive entry's value is ciphertext: an embedding of it must not exist.
-    const stored = entry.sensitive ? { ...entry, embedding: null } : entry;
+    // The index holds what a restart would read back (the quantised vector).
+    const record = encodeEntry(
+      entry.sensitive ? { ...entry, embedding: null } : entry,
+    );
+    const stored = decodeEntry(entry.namespace, entry.key, record);
     const { namespace: ns, key } = entry;
     const entryKey: StoreKey = ["e", ns, key];
     const counterKey: StoreKey = ["n", ns];
@@ -127,7 +131,7 @@ export class KvBackend implements MemoryBackend {
         const mutations: Mutation[] = [{
           type: "set",
           key: entryKey,
-          value: encodeEntry(stored),
+          value: record,
         }];
         if (current === null) {
           mutations.push({
@@ -338,13 +342,14 @@ export class KvBackend implements MemoryBackend {
         if (entry.updated_at !== updatedAt || entry.sensitive) {
           return { result: undefined, mutations: [] };
         }
-        const updated = { ...entry, embedding };
+        const value = encodeEntry({ ...entry, embedding });
+        const updated = decodeEntry(namespace, key, value);
         return {
           result: undefined,
           mutations: [{
             type: "set",
             key: entryKey,
-            value: encodeEntry(updated),
+            value,
           }],
           applied: () => this.#indexes.track(updated),
         };
