@@ -12,7 +12,10 @@ import {
 import { MemoryStore } from "../../../platform/store_memory.ts";
 import { KvBackend } from "../../../tools/memory/backends/kv.ts";
 import { EntryNotFound } from "../../../tools/memory/backends/port.ts";
-import type { StoredEntry } from "../../../tools/memory/model.ts";
+import type { Embedder, StoredEntry } from "../../../tools/memory/model.ts";
+import { BuiltinEmbedder } from "../../../tools/memory/embedder_builtin.ts";
+import { MemoryService } from "../../../tools/memory/service.ts";
+import { createLogger } from "../../../platform/log.ts";
 import { spawnServe, tempDir } from "../../helpers.ts";
 import { call, connectMemory } from "./scenario.ts";
 
@@ -184,5 +187,54 @@ Deno.test("memory durability: kill -9 during a burst of concurrent writes loses 
   } finally {
     await reader.close();
     assert.equal((await second.stop()).code, 0);
+  }
+});
+
+Deno.test("a remote embedder is off the write path: store answers first, the vector follows", async () => {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => release = resolve);
+  const asked: string[][] = [];
+  const builtin = new BuiltinEmbedder();
+  const remote: Embedder = {
+    id: "remote:test",
+    remote: true,
+    async embed(texts) {
+      asked.push(texts);
+      await gate;
+      return await builtin.embed(texts);
+    },
+  };
+  const backend = await KvBackend.open(new MemoryStore());
+  const memory = new MemoryService({
+    backend,
+    embedder: remote,
+    dataKey: await crypto.subtle.generateKey(
+      { name: "AES-GCM", length: 256 },
+      false,
+      ["encrypt", "decrypt"],
+    ),
+    log: createLogger({ level: "error" }),
+  });
+  try {
+    // Both stores are answered while the embedder has not answered at all.
+    await Promise.all([
+      memory.store({}, { namespace: "ns", key: "a", value: "amber lantern" }),
+      memory.store({}, { namespace: "ns", key: "b", value: "blue harbour" }),
+    ]);
+    assert.equal((await backend.get("ns", "a"))?.embedding, null);
+    assert.ok(asked.flat().includes("a\namber lantern"), "embedding started");
+    release();
+    await memory.stop(); // waits for the batch in flight
+    assert.equal(
+      (await backend.get("ns", "a"))?.embedding?.embedder,
+      "remote:test",
+    );
+    assert.equal(
+      (await backend.get("ns", "b"))?.embedding?.embedder,
+      "remote:test",
+    );
+  } finally {
+    release();
+    await backend.close();
   }
 });
