@@ -57,10 +57,6 @@ export class BatchView {
     }
     return [...checks.values()];
   }
-
-  get size(): number {
-    return this.#versions.size;
-  }
 }
 
 /** A write's plan: its result, its mutations and what to do in memory once committed. */
