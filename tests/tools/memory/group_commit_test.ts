@@ -107,17 +107,28 @@ Deno.test("group commit: a write the store refuses fails alone", async () => {
   const backend = await KvBackend.open(new MemoryStore());
   try {
     const tooLong = "k".repeat(5000);
+    // Refused before its read (the entry key) and at the batch's commit (a tag row's key).
     const outcomes = await Promise.allSettled([
       backend.put(entry("a", "1"), "upsert"),
       backend.put(entry(tooLong, "2"), "upsert"),
       backend.put(entry("b", "3"), "upsert"),
+      backend.put(entry("k".repeat(1000), "4", ["t".repeat(1500)]), "upsert"),
+      backend.put(entry("c", "5", ["x"]), "upsert"),
     ]);
     assert.deepEqual(outcomes.map((o) => o.status), [
       "fulfilled",
       "rejected",
       "fulfilled",
+      "rejected",
+      "fulfilled",
     ]);
-    assert.deepEqual(await backend.countByNamespace(), { ns: 2 });
+    assert.deepEqual(await backend.countByNamespace(), { ns: 3 });
+    assert.deepEqual(
+      (await backend.list("ns", { tags: ["x"], limit: 10 })).entries.map((e) =>
+        e.key
+      ),
+      ["c"],
+    );
   } finally {
     await backend.close();
   }
