@@ -537,6 +537,8 @@ export async function populate(
   let count = 0;
   try {
     const now = new Date().toISOString();
+    // 64 writes in flight, as concurrent callers would: they share commits.
+    let wave: Promise<unknown>[] = [];
     for (const input of entries) {
       const entry: StoredEntry = {
         ...input,
@@ -547,9 +549,14 @@ export async function populate(
       };
       const [vector] = await embedder.embed([indexText(entry)]);
       entry.embedding = { embedder: embedder.id, vector };
-      await backend.put(entry, "upsert");
+      wave.push(backend.put(entry, "upsert"));
       count++;
+      if (wave.length === 64) {
+        await Promise.all(wave);
+        wave = [];
+      }
     }
+    await Promise.all(wave);
   } finally {
     await backend.close();
     await kv.close();

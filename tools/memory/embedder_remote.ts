@@ -26,6 +26,7 @@ const OllamaResponse = z.object({ embeddings: z.array(z.array(z.number())) });
 
 /** Both wire formats take `{model, input: string[]}`; they differ in path and answer. */
 class RemoteEmbedder implements Embedder {
+  readonly remote = true;
   constructor(
     readonly id: string,
     private readonly provider: Provider,

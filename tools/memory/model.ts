@@ -112,4 +112,9 @@ export interface Embedder {
    * needs. Default: weight 1, any positive similarity.
    */
   readonly fusion?: { weight: number; minSimilarity: number };
+  /**
+   * A remote embedder (HTTP round trip): writes do not wait for it; entries
+   * are embedded in batches right after their commit.
+   */
+  readonly remote?: boolean;
 }

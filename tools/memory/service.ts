@@ -127,6 +127,7 @@ export class MemoryService {
       "store",
       () => this.backend.put(entry, "upsert"),
     );
+    this.#embedAfterCommit(entry);
     return { entry: await this.#open(entry), replaced: previous !== null };
   }
 
@@ -163,6 +164,7 @@ export class MemoryService {
     });
     try {
       await this.stats.time("update", () => this.backend.put(entry, "update"));
+      this.#embedAfterCommit(entry);
     } catch (error) {
       if (error instanceof EntryNotFound) throw notFound(namespace, key);
       throw error;
@@ -276,8 +278,15 @@ export class MemoryService {
       return await sealEntry(this.#dataKey, entry);
     }
     const stored: StoredEntry = { ...entry, sensitive: false, embedding: null };
-    await this.#embedding.embedNew(stored);
+    // A remote embedder's round trip stays off the write path (see #embedAfterCommit).
+    if (!this.embedder.remote) await this.#embedding.embedNew(stored);
     return stored;
+  }
+
+  #embedAfterCommit(entry: StoredEntry): void {
+    if (this.embedder.remote && !entry.sensitive) {
+      this.#embedding.embedLater(entry);
+    }
   }
 
   /** The entry as tools show it: sensitive values decrypted. */

@@ -1,5 +1,6 @@
-// Embeddings of memory entries: on write, and a background job that
-// (re-)embeds entries whose vector is missing or from another embedder.
+// Embeddings of memory entries: on write (builtin), right after the commit
+// (remote embedders, batched), and a background job that (re-)embeds entries
+// whose vector is missing or from another embedder.
 
 import type { Logger } from "../../platform/log.ts";
 import { messageOf } from "../../platform/errors.ts";
@@ -28,6 +29,9 @@ export class EmbeddingJob {
   #running: Promise<void> | undefined;
   #lastError: string | undefined;
   #stopped = false;
+  /** Committed entries waiting for their vector (remote embedders). */
+  #later: StoredEntry[] = [];
+  #embeddingLater: Promise<void> | undefined;
 
   constructor(options: EmbeddingJobOptions) {
     this.#backend = options.backend;
@@ -58,6 +62,46 @@ export class EmbeddingJob {
     }
   }
 
+  /** Embeds a committed entry in the background, batched with others written meanwhile. */
+  embedLater(entry: StoredEntry): void {
+    if (this.#stopped) return; // the re-embedding job finds it at the next start
+    this.#later.push(entry);
+    this.#embeddingLater ??= this.#drainLater().finally(() =>
+      this.#embeddingLater = undefined
+    );
+  }
+
+  async #drainLater(): Promise<void> {
+    // Let the writes of this turn join the first batch.
+    await Promise.resolve();
+    while (this.#later.length > 0) {
+      const batch = this.#later.splice(0, 64);
+      try {
+        const vectors = await this.#embedder.embed(
+          batch.map((entry) => indexText(entry)),
+        );
+        for (const [i, entry] of batch.entries()) {
+          const vector = vectors[i];
+          if (!vector) continue;
+          await this.#backend.setEmbedding(
+            entry.namespace,
+            entry.key,
+            entry.updated_at,
+            { embedder: this.#embedder.id, vector },
+          );
+        }
+      } catch (error) {
+        // Stored without a vector; the background job embeds them later.
+        this.#lastError = messageOf(error);
+        this.#log.warn("memory_embedding_failed", {
+          embedder: this.#embedder.id,
+          error: messageOf(error),
+        });
+        this.schedule(this.#intervalMs);
+      }
+    }
+  }
+
   schedule(delayMs: number): void {
     if (this.#stopped || this.#timer !== undefined) return;
     this.#timer = setTimeout(() => {
@@ -69,6 +113,7 @@ export class EmbeddingJob {
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
+    while (this.#embeddingLater) await this.#embeddingLater;
     await this.#running;
   }
 

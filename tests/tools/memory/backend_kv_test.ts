@@ -53,6 +53,18 @@ async function searchQuery(text: string, limit = 10): Promise<SearchQuery> {
   return { text, terms: tokenize(text), vector, embedder: builtin.id, limit };
 }
 
+/** Equal within int8 quantisation: half a step of the largest component / 127. */
+function assertClose(
+  actual: Float32Array | undefined,
+  expected: Float32Array | undefined,
+): void {
+  assert.ok(actual && expected && actual.length === expected.length);
+  const half = Math.max(...expected.map(Math.abs)) / 254 + 1e-7;
+  for (let i = 0; i < expected.length; i++) {
+    assert.ok(Math.abs(actual[i] - expected[i]) <= half, `component ${i}`);
+  }
+}
+
 function message(content: string, role = "user"): Message {
   return { role, content, at: T0 };
 }
@@ -132,8 +144,15 @@ function contract(name: string, setup: () => Promise<Setup>): void {
     });
     await backend.put(original, "upsert");
     const read = await backend.get("名前空間", "ключ/🔑");
-    assert.deepEqual(read, original);
+    const { embedding, ...rest } = original;
+    assert.deepEqual({ ...read, embedding: undefined }, {
+      ...rest,
+      embedding: undefined,
+    });
+    // The vector is stored int8-quantised: equal within half a step (max/254).
     assert.ok(read?.embedding?.vector instanceof Float32Array);
+    assert.equal(read.embedding.embedder, embedding?.embedder);
+    assertClose(read.embedding.vector, embedding?.vector);
     const { lexical } = await backend.search(
       "名前空間",
       await searchQuery("记忆"),
@@ -397,10 +416,7 @@ function contract(name: string, setup: () => Promise<Setup>): void {
       embedder: builtin.id,
       vector: fresh,
     });
-    assert.deepEqual(
-      (await backend.get("ns", "plain"))?.embedding?.vector,
-      fresh,
-    );
+    assertClose((await backend.get("ns", "plain"))?.embedding?.vector, fresh);
     assert.deepEqual(
       (await backend.staleEmbeddings(builtin.id, 10)).map((e) => e.key),
       ["old"],
@@ -458,21 +474,55 @@ function contract(name: string, setup: () => Promise<Setup>): void {
 contract("MemoryStore", memorySetup);
 contract("KvStore", kvSetup);
 
-Deno.test("embeddings are stored as base64 Float32 bytes, not number arrays", async () => {
+Deno.test("embeddings are stored as base64 int8 bytes with a scale, not number arrays", async () => {
   const store = new MemoryStore();
   const backend = await KvBackend.open(store);
   try {
-    await backend.put(
-      await embedded("k", "some text"),
-      "upsert",
-    );
+    const original = await embedded("k", "some text");
+    await backend.put(original, "upsert");
     const record = await store.get(["e", "ns", "k"]);
     const value = record?.value;
     assert.ok(value && typeof value === "object" && !Array.isArray(value));
     const stored = value.embedding;
     assert.ok(stored && typeof stored === "object" && !Array.isArray(stored));
-    assert.equal(typeof stored.f32, "string");
-    assert.equal(atob(String(stored.f32)).length, 256 * 4);
+    assert.equal(typeof stored.i8, "string");
+    assert.equal(typeof stored.scale, "number");
+    assert.equal(atob(String(stored.i8)).length, 256);
+    // Within half a quantisation step of the original, component by component.
+    const back = (await backend.get("ns", "k"))?.embedding?.vector;
+    const vector = original.embedding?.vector;
+    assert.ok(back && vector && back.length === vector.length);
+    const step = Number(stored.scale);
+    for (let i = 0; i < vector.length; i++) {
+      assert.ok(Math.abs(back[i] - vector[i]) <= step / 2 + 1e-7);
+    }
+  } finally {
+    await backend.close();
+  }
+});
+
+Deno.test("records written with base64 Float32 vectors are still read and searched", async () => {
+  const store = new MemoryStore();
+  const [vector] = await builtin.embed(["violet harbour lantern"]);
+  await store.set(["e", "ns", "old"], {
+    value: "violet harbour lantern",
+    tags: [],
+    sensitive: false,
+    created_at: T0,
+    updated_at: T0,
+    embedding: {
+      embedder: builtin.id,
+      f32: btoa(String.fromCharCode(...new Uint8Array(vector.buffer))),
+    },
+  });
+  await store.set(["n", "ns"], 1);
+  const backend = await KvBackend.open(store);
+  try {
+    const entry = await backend.get("ns", "old");
+    assert.deepEqual(entry?.embedding?.vector, vector);
+    const found = await backend.search("ns", await searchQuery("lantern"));
+    assert.equal(found.vector[0]?.key, "old");
+    assert.equal(found.lexical[0]?.key, "old");
   } finally {
     await backend.close();
   }

@@ -8,7 +8,6 @@
 
 import type { Logger } from "../../../platform/log.ts";
 import {
-  type Check,
   MAX_LIST_LIMIT,
   type Mutation,
   type Store,
@@ -16,9 +15,11 @@ import {
 } from "../../../platform/store.ts";
 import { EntryNotFound, type ListQuery, type MemoryBackend } from "./port.ts";
 import { KvConversations } from "./kv_conversations.ts";
-import { NamespaceIndexes, RETRY, WriteQueue } from "./kv_namespaces.ts";
+import { NamespaceIndexes } from "./kv_namespaces.ts";
+import { GroupCommit } from "./kv_group_commit.ts";
 import {
   countOf,
+  countValue,
   decodeCursor,
   decodeEntry,
   encodeCursor,
@@ -49,12 +50,13 @@ export class KvBackend implements MemoryBackend {
   readonly kind: string;
   #store: Store;
   #indexes = new NamespaceIndexes();
-  #queue = new WriteQueue();
+  #writes: GroupCommit;
   #conversations: KvConversations;
 
   private constructor(store: Store, options: KvBackendOptions) {
     this.#store = store;
-    this.#conversations = new KvConversations(store);
+    this.#writes = new GroupCommit(store);
+    this.#conversations = new KvConversations(store, this.#writes);
     this.kind = options.kind ?? "local";
   }
 
@@ -109,83 +111,85 @@ export class KvBackend implements MemoryBackend {
       );
     }
     // A sensitive entry's value is ciphertext: an embedding of it must not exist.
-    const stored = entry.sensitive ? { ...entry, embedding: null } : entry;
+    // The index holds what a restart would read back (the quantised vector).
+    const record = encodeEntry(
+      entry.sensitive ? { ...entry, embedding: null } : entry,
+    );
+    const stored = decodeEntry(entry.namespace, entry.key, record);
     const { namespace: ns, key } = entry;
-    return await this.#queue.write(ns, key, async () => {
-      const [current, counter] = await this.#store.getMany([
-        ["e", ns, key],
-        ["n", ns],
-      ]);
-      // A corrupt record may still be overwritten (its tag rows are then left behind).
-      const old = current && tryDecode(ns, key, current.value);
-      if (!current && mode === "update") throw new EntryNotFound(ns, key);
-      const checks: Check[] = [{
-        key: ["e", ns, key],
-        version: current?.version ?? null,
-      }];
-      const mutations: Mutation[] = [{
-        type: "set",
-        key: ["e", ns, key],
-        value: encodeEntry(stored),
-      }];
-      if (!current) {
-        checks.push({ key: ["n", ns], version: counter?.version ?? null });
-        mutations.push({
-          type: "set",
-          key: ["n", ns],
-          value: countOf(counter) + 1,
-        });
-      }
-      const oldTags = new Set(old?.tags);
-      for (const tag of oldTags) {
-        if (!tags.includes(tag)) {
-          mutations.push({ type: "delete", key: ["t", ns, tag, key] });
+    const entryKey: StoreKey = ["e", ns, key];
+    const counterKey: StoreKey = ["n", ns];
+    return await this.#writes.write({
+      reads: [entryKey, counterKey],
+      plan: (view) => {
+        const current = view.get(entryKey);
+        // A corrupt record may still be overwritten (its tag rows are then left behind).
+        const old = current === null ? null : tryDecode(ns, key, current);
+        if (current === null && mode === "update") {
+          throw new EntryNotFound(ns, key);
         }
-      }
-      for (const tag of tags) {
-        if (!oldTags.has(tag)) {
+        const mutations: Mutation[] = [{
+          type: "set",
+          key: entryKey,
+          value: record,
+        }];
+        if (current === null) {
           mutations.push({
             type: "set",
-            key: ["t", ns, tag, key],
-            value: null,
+            key: counterKey,
+            value: countValue(view.get(counterKey)) + 1,
           });
         }
-      }
-      if (!(await this.#store.commit({ checks, mutations })).ok) return RETRY;
-      this.#indexes.track(stored);
-      return old;
+        const oldTags = new Set(old?.tags);
+        for (const tag of oldTags) {
+          if (!tags.includes(tag)) {
+            mutations.push({ type: "delete", key: ["t", ns, tag, key] });
+          }
+        }
+        for (const tag of tags) {
+          if (!oldTags.has(tag)) {
+            mutations.push({
+              type: "set",
+              key: ["t", ns, tag, key],
+              value: null,
+            });
+          }
+        }
+        return {
+          result: old,
+          mutations,
+          applied: () => this.#indexes.track(stored),
+        };
+      },
     });
   }
 
   delete(namespace: string, key: string): Promise<boolean> {
-    return this.#queue.write(namespace, key, async () => {
-      const [current, counter] = await this.#store.getMany([
-        ["e", namespace, key],
-        ["n", namespace],
-      ]);
-      if (!current) return false;
-      const old = tryDecode(namespace, key, current.value);
-      const count = countOf(counter) - 1;
-      const mutations: Mutation[] = [
-        { type: "delete", key: ["e", namespace, key] },
-        count > 0
-          ? { type: "set", key: ["n", namespace], value: count }
-          : { type: "delete", key: ["n", namespace] },
-        ...[...new Set(old?.tags)].map((tag): Mutation => ({
-          type: "delete",
-          key: ["t", namespace, tag, key],
-        })),
-      ];
-      const result = await this.#store.commit({
-        checks: [
-          { key: ["e", namespace, key], version: current.version },
-          { key: ["n", namespace], version: counter?.version ?? null },
-        ],
-        mutations,
-      });
-      if (!result.ok) return RETRY;
-      this.#indexes.untrack(namespace, key);
-      return true;
+    const entryKey: StoreKey = ["e", namespace, key];
+    const counterKey: StoreKey = ["n", namespace];
+    return this.#writes.write({
+      reads: [entryKey, counterKey],
+      plan: (view) => {
+        const current = view.get(entryKey);
+        if (current === null) return { result: false, mutations: [] };
+        const old = tryDecode(namespace, key, current);
+        const count = countValue(view.get(counterKey)) - 1;
+        const mutations: Mutation[] = [
+          { type: "delete", key: entryKey },
+          count > 0
+            ? { type: "set", key: counterKey, value: count }
+            : { type: "delete", key: counterKey },
+          ...[...new Set(old?.tags)].map((tag): Mutation => ({
+            type: "delete",
+            key: ["t", namespace, tag, key],
+          })),
+        ];
+        return {
+          result: true,
+          mutations,
+          applied: () => this.#indexes.untrack(namespace, key),
+        };
+      },
     });
   }
 
@@ -327,23 +331,29 @@ export class KvBackend implements MemoryBackend {
     updatedAt: string,
     embedding: StoredEntry["embedding"],
   ): Promise<void> {
-    return this.#queue.write(namespace, key, async () => {
-      const current = await this.#store.get(["e", namespace, key]);
-      if (!current) return;
-      const entry = decodeEntry(namespace, key, current.value);
-      // The entry changed since the caller read it: its text is not what was embedded.
-      if (entry.updated_at !== updatedAt || entry.sensitive) return;
-      const updated = { ...entry, embedding };
-      const result = await this.#store.commit({
-        checks: [{ key: ["e", namespace, key], version: current.version }],
-        mutations: [{
-          type: "set",
-          key: ["e", namespace, key],
-          value: encodeEntry(updated),
-        }],
-      });
-      if (!result.ok) return RETRY;
-      this.#indexes.track(updated);
+    const entryKey: StoreKey = ["e", namespace, key];
+    return this.#writes.write({
+      reads: [entryKey],
+      plan: (view) => {
+        const current = view.get(entryKey);
+        if (current === null) return { result: undefined, mutations: [] };
+        const entry = decodeEntry(namespace, key, current);
+        // The entry changed since the caller read it: its text is not what was embedded.
+        if (entry.updated_at !== updatedAt || entry.sensitive) {
+          return { result: undefined, mutations: [] };
+        }
+        const value = encodeEntry({ ...entry, embedding });
+        const updated = decodeEntry(namespace, key, value);
+        return {
+          result: undefined,
+          mutations: [{
+            type: "set",
+            key: entryKey,
+            value,
+          }],
+          applied: () => this.#indexes.track(updated),
+        };
+      },
     });
   }
 
@@ -372,7 +382,7 @@ export class KvBackend implements MemoryBackend {
   }
 
   async close(): Promise<void> {
-    await this.#queue.settled();
+    await this.#writes.settled();
     await this.#store.close();
   }
 }

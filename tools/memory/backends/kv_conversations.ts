@@ -7,10 +7,11 @@ import {
   MAX_LIST_LIMIT,
   type Mutation,
   type Store,
-  type StoreEntry,
+  type StoreKey,
 } from "../../../platform/store.ts";
+import type { GroupCommit } from "./kv_group_commit.ts";
 import type { Message } from "../model.ts";
-import { listAll, MAX_ATTEMPTS } from "./kv_records.ts";
+import { listAll } from "./kv_records.ts";
 
 /** Messages per commit when appending (plus the session record). */
 const MESSAGES_PER_COMMIT = 90;
@@ -25,49 +26,47 @@ const SessionRecord = z.object({ count: z.number().int().nonnegative() });
 
 export class KvConversations {
   #store: Store;
+  #writes: GroupCommit;
 
-  constructor(store: Store) {
+  constructor(store: Store, writes: GroupCommit) {
     this.#store = store;
+    this.#writes = writes;
   }
 
+  /** Each chunk of messages rides the backend's group commit with the session counter. */
   async append(
     namespace: string,
     sessionId: string,
     messages: Message[],
   ): Promise<number> {
-    const sessionKey = ["s", namespace, sessionId];
+    const sessionKey: StoreKey = ["s", namespace, sessionId];
     const records = messages.map(encodeMessage);
-    let total = sessionCount(await this.#store.get(sessionKey));
+    let total = records.length > 0
+      ? 0
+      : sessionCount((await this.#store.get(sessionKey))?.value ?? null);
     for (let i = 0; i < records.length; i += MESSAGES_PER_COMMIT) {
       const batch = records.slice(i, i + MESSAGES_PER_COMMIT);
-      let done = false;
-      for (let attempt = 0; attempt < MAX_ATTEMPTS && !done; attempt++) {
-        const session = await this.#store.get(sessionKey);
-        const start = sessionCount(session);
-        const result = await this.#store.commit({
-          checks: [{ key: sessionKey, version: session?.version ?? null }],
-          mutations: [
-            {
-              type: "set",
-              key: sessionKey,
-              value: { count: start + batch.length },
-            },
-            ...batch.map((value, j): Mutation => ({
-              type: "set",
-              key: ["m", namespace, sessionId, sequence(start + j)],
-              value,
-            })),
-          ],
-        });
-        done = result.ok;
-        total = start + batch.length;
-      }
-      if (!done) {
-        throw new Error(
-          `Could not append to session "${sessionId}" in namespace "${namespace}": ` +
-            "it kept changing concurrently; try again",
-        );
-      }
+      total = await this.#writes.write({
+        reads: [sessionKey],
+        plan: (view) => {
+          const start = sessionCount(view.get(sessionKey));
+          return {
+            result: start + batch.length,
+            mutations: [
+              {
+                type: "set",
+                key: sessionKey,
+                value: { count: start + batch.length },
+              },
+              ...batch.map((value, j): Mutation => ({
+                type: "set",
+                key: ["m", namespace, sessionId, sequence(start + j)],
+                value,
+              })),
+            ],
+          };
+        },
+      });
     }
     return total;
   }
@@ -101,8 +100,8 @@ export class KvConversations {
   }
 }
 
-function sessionCount(record: StoreEntry | null): number {
-  const parsed = SessionRecord.safeParse(record?.value);
+function sessionCount(value: JsonValue | null): number {
+  const parsed = SessionRecord.safeParse(value);
   return parsed.success ? parsed.data.count : 0;
 }
 

@@ -1,12 +1,8 @@
 // KvBackend's in-memory state per namespace (search index, entry metadata, tag
-// counts) and the per-namespace write queue that keeps it in commit order.
+// counts), updated by the group commit (kv_group_commit.ts) in commit order.
 
-import { MAX_ATTEMPTS } from "./kv_records.ts";
 import type { StoredEntry } from "../model.ts";
 import { indexText, SearchIndex } from "../search_index.ts";
-
-/** Returned by a write attempt whose commit lost a race: read again and retry. */
-export const RETRY = Symbol("retry");
 
 /** What search and list-by-tag need to know about an entry without reading it. */
 export interface Meta {
@@ -71,45 +67,5 @@ export class NamespaceIndexes {
     }
     state.meta.delete(key);
     state.index.remove(key);
-  }
-}
-
-/** Per-namespace write queue, so index updates apply in commit order. */
-export class WriteQueue {
-  #queues = new Map<string, Promise<unknown>>();
-
-  /** Runs `attempt` in the namespace's queue until it does not ask to RETRY (a check failed). */
-  write<T>(
-    namespace: string,
-    key: string,
-    attempt: () => Promise<T | typeof RETRY>,
-  ): Promise<T> {
-    return this.#serial(namespace, async () => {
-      for (let i = 0; i < MAX_ATTEMPTS; i++) {
-        const result = await attempt();
-        if (result !== RETRY) return result;
-      }
-      throw new Error(
-        `Could not write entry "${key}" in namespace "${namespace}": ` +
-          "it kept changing concurrently; try again",
-      );
-    });
-  }
-
-  /** Resolves when every write queued so far has finished. */
-  async settled(): Promise<void> {
-    await Promise.allSettled(this.#queues.values());
-  }
-
-  #serial<T>(namespace: string, run: () => Promise<T>): Promise<T> {
-    const result = (this.#queues.get(namespace) ?? Promise.resolve()).then(
-      run,
-    );
-    const tail = result.catch(() => {});
-    this.#queues.set(namespace, tail);
-    void tail.then(() => {
-      if (this.#queues.get(namespace) === tail) this.#queues.delete(namespace);
-    });
-    return result;
   }
 }

@@ -28,8 +28,15 @@ const EntryRecord = z.object({
   sensitive: z.boolean(),
   created_at: z.string(),
   updated_at: z.string(),
-  /** `f32`: base64 of the vector's little-endian Float32 bytes (a quarter of JSON numbers' size). */
-  embedding: z.object({ embedder: z.string(), f32: z.string() }).nullable(),
+  /**
+   * `i8` + `scale`: base64 of the vector quantised to int8 (component =
+   * i8 × scale), a quarter of Float32's size. `f32`: base64 of little-endian
+   * Float32 bytes, as records written before quantisation hold; still read.
+   */
+  embedding: z.union([
+    z.object({ embedder: z.string(), i8: z.string(), scale: z.number() }),
+    z.object({ embedder: z.string(), f32: z.string() }),
+  ]).nullable(),
 });
 const Cursor = z.object({ tag: z.string().optional(), store: z.string() });
 export type ListCursor = z.infer<typeof Cursor>;
@@ -53,7 +60,10 @@ export async function* listAll(
 }
 
 export function countOf(record: StoreEntry | null): number {
-  const count = record?.value;
+  return countValue(record?.value ?? null);
+}
+
+export function countValue(count: JsonValue | null): number {
   return typeof count === "number" && Number.isInteger(count) && count > 0
     ? count
     : 0;
@@ -67,13 +77,8 @@ export function encodeEntry(entry: StoredEntry): JsonValue {
     sensitive: entry.sensitive,
     created_at: entry.created_at,
     updated_at: entry.updated_at,
-    // Deno runs on little-endian machines only, so the raw bytes are little-endian.
     embedding: entry.embedding && vector
-      ? {
-        embedder: entry.embedding.embedder,
-        f32: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength)
-          .toString("base64"),
-      }
+      ? { embedder: entry.embedding.embedder, ...quantise(vector) }
       : null,
   };
 }
@@ -92,13 +97,47 @@ export function decodeEntry(
   }
   const { embedding, ...rest } = parsed.data;
   let decoded: StoredEntry["embedding"] = null;
-  if (embedding) {
+  if (embedding && "i8" in embedding) {
+    decoded = {
+      embedder: embedding.embedder,
+      vector: dequantise(embedding.i8, embedding.scale),
+    };
+  } else if (embedding) {
+    // Deno runs on little-endian machines only, so the raw bytes are little-endian.
     const bytes = Buffer.from(embedding.f32, "base64");
     const vector = new Float32Array(Math.floor(bytes.length / 4));
     new Uint8Array(vector.buffer).set(bytes.subarray(0, vector.length * 4));
     decoded = { embedder: embedding.embedder, vector };
   }
   return { namespace, key, ...rest, embedding: decoded };
+}
+
+/** Symmetric int8 quantisation: the largest component maps to ±127. */
+export function quantise(vector: Float32Array): { i8: string; scale: number } {
+  let max = 0;
+  for (const x of vector) max = Math.max(max, Math.abs(x));
+  const scale = max > 0 && Number.isFinite(max) ? max / 127 : 0;
+  const bytes = new Int8Array(vector.length);
+  if (scale > 0) {
+    for (let i = 0; i < vector.length; i++) {
+      bytes[i] = Math.round(vector[i] / scale);
+    }
+  }
+  return {
+    i8: Buffer.from(bytes.buffer).toString("base64"),
+    scale,
+  };
+}
+
+export function dequantise(i8: string, scale: number): Float32Array {
+  const bytes = Buffer.from(i8, "base64");
+  const vector = new Float32Array(bytes.length);
+  for (let i = 0; i < bytes.length; i++) {
+    // Buffer bytes are unsigned: reinterpret as two's complement.
+    const b = bytes[i];
+    vector[i] = (b > 127 ? b - 256 : b) * scale;
+  }
+  return vector;
 }
 
 export function tryDecode(

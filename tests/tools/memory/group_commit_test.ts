@@ -1,0 +1,251 @@
+// Group commit: concurrent writes share Store commits, each caller is answered
+// only after its commit, one refused write does not sink its batch, and a
+// kill -9 during a burst of concurrent writes loses no acknowledged write.
+
+import assert from "node:assert/strict";
+import type { Client } from "../../../platform/mcp_sdk.ts";
+import {
+  type Check,
+  type Mutation,
+  type Store,
+} from "../../../platform/store.ts";
+import { MemoryStore } from "../../../platform/store_memory.ts";
+import { KvBackend } from "../../../tools/memory/backends/kv.ts";
+import { EntryNotFound } from "../../../tools/memory/backends/port.ts";
+import type { Embedder, StoredEntry } from "../../../tools/memory/model.ts";
+import { BuiltinEmbedder } from "../../../tools/memory/embedder_builtin.ts";
+import { MemoryService } from "../../../tools/memory/service.ts";
+import { createLogger } from "../../../platform/log.ts";
+import { spawnServe, tempDir } from "../../helpers.ts";
+import { call, connectMemory } from "./scenario.ts";
+
+const T0 = "2026-01-01T00:00:00.000Z";
+
+function entry(key: string, value: string, tags: string[] = []): StoredEntry {
+  return {
+    namespace: "ns",
+    key,
+    value,
+    tags,
+    sensitive: false,
+    created_at: T0,
+    updated_at: T0,
+    embedding: null,
+  };
+}
+
+/** Counts commits that reach the store under it. */
+function counting(store: Store): { store: Store; commits: () => number } {
+  let commits = 0;
+  const wrapped: Store = {
+    kind: store.kind,
+    get: (key) => store.get(key),
+    getMany: (keys) => store.getMany(keys),
+    set: (key, value) => store.set(key, value),
+    delete: (key) => store.delete(key),
+    list: (prefix, options) => store.list(prefix, options),
+    commit(op: { checks?: Check[]; mutations: Mutation[] }) {
+      commits++;
+      return store.commit(op);
+    },
+    flush: () => store.flush(),
+    close: () => store.close(),
+  };
+  return { store: wrapped, commits: () => commits };
+}
+
+Deno.test("group commit: 200 concurrent puts share commits and all land", async () => {
+  const counted = counting(new MemoryStore());
+  const backend = await KvBackend.open(counted.store);
+  try {
+    const results = await Promise.all(
+      Array.from(
+        { length: 200 },
+        (_, i) =>
+          backend.put(entry(`k${i}`, `value ${i}`, [`t${i % 3}`]), "upsert"),
+      ),
+    );
+    assert.ok(results.every((old) => old === null));
+    assert.ok(
+      counted.commits() < 100,
+      `200 writes took ${counted.commits()} commits`,
+    );
+    assert.deepEqual(await backend.countByNamespace(), { ns: 200 });
+    const t1 = await backend.list("ns", { tags: ["t1"], limit: 1000 });
+    assert.equal(t1.entries.length, 67);
+    assert.equal((await backend.get("ns", "k199"))?.value, "value 199");
+  } finally {
+    await backend.close();
+  }
+});
+
+Deno.test("group commit: writes to one key in one batch apply in order", async () => {
+  const backend = await KvBackend.open(new MemoryStore());
+  try {
+    const [first, second, missing, removed] = await Promise.all([
+      backend.put(entry("k", "one", ["a"]), "upsert"),
+      backend.put(entry("k", "two", ["b"]), "upsert"),
+      backend.put(entry("nope", "x"), "update").catch((error) => error),
+      backend.delete("ns", "k"),
+    ]);
+    assert.equal(first, null);
+    assert.equal(second?.value, "one");
+    assert.ok(missing instanceof EntryNotFound, "update of a missing key");
+    assert.equal(removed, true);
+    assert.equal(await backend.get("ns", "k"), null);
+    assert.deepEqual(await backend.countByNamespace(), {});
+    assert.equal(
+      (await backend.list("ns", { tags: ["b"], limit: 10 })).entries.length,
+      0,
+    );
+  } finally {
+    await backend.close();
+  }
+});
+
+Deno.test("group commit: a write the store refuses fails alone", async () => {
+  const backend = await KvBackend.open(new MemoryStore());
+  try {
+    const tooLong = "k".repeat(5000);
+    // Refused before its read (the entry key) and at the batch's commit (a tag row's key).
+    const outcomes = await Promise.allSettled([
+      backend.put(entry("a", "1"), "upsert"),
+      backend.put(entry(tooLong, "2"), "upsert"),
+      backend.put(entry("b", "3"), "upsert"),
+      backend.put(entry("k".repeat(1000), "4", ["t".repeat(1500)]), "upsert"),
+      backend.put(entry("c", "5", ["x"]), "upsert"),
+    ]);
+    assert.deepEqual(outcomes.map((o) => o.status), [
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+    ]);
+    assert.deepEqual(await backend.countByNamespace(), { ns: 3 });
+    assert.deepEqual(
+      (await backend.list("ns", { tags: ["x"], limit: 10 })).entries.map((e) =>
+        e.key
+      ),
+      ["c"],
+    );
+  } finally {
+    await backend.close();
+  }
+});
+
+Deno.test("memory durability: kill -9 during a burst of concurrent writes loses no acknowledged write", async () => {
+  await using dir = await tempDir();
+  const first = await spawnServe(dir.path);
+  const writers: { client: Client; close(): Promise<void> }[] = [];
+  for (let i = 0; i < 4; i++) writers.push(await connectMemory(first));
+  const acknowledged: string[] = [];
+  let attempted = 0;
+  let stop = false;
+  const lanes = writers.flatMap((writer, w) =>
+    Array.from({ length: 4 }, async (_, lane) => {
+      for (let i = 0; !stop; i++) {
+        const key = `w${w}-l${lane}-${i}`;
+        attempted++;
+        try {
+          await call(writer.client, "store_memory", {
+            namespace: "burst",
+            key,
+            value: `acknowledged value of ${key}`,
+            tags: [`lane${lane}`],
+          });
+        } catch {
+          return; // the daemon is gone
+        }
+        acknowledged.push(key);
+      }
+    })
+  );
+  // Kill while writes are in flight, once enough have been acknowledged.
+  while (acknowledged.length < 300) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const killed = await first.stop("SIGKILL");
+  stop = true;
+  assert.equal(killed.signal, "SIGKILL");
+  // Closing the clients ends the calls the dead daemon will never answer.
+  await Promise.all(writers.map((w) => w.client.close().catch(() => {})));
+  await Promise.all(lanes);
+  assert.ok(attempted > acknowledged.length, "writes were in flight");
+
+  const second = await spawnServe(dir.path);
+  const reader = await connectMemory(second);
+  try {
+    for (const key of acknowledged) {
+      const back = await call(reader.client, "retrieve_memory", {
+        namespace: "burst",
+        key,
+      });
+      assert.equal(back.value, `acknowledged value of ${key}`);
+    }
+    let listed = 0;
+    let cursor: unknown;
+    do {
+      const page = await call(reader.client, "list_memories", {
+        namespace: "burst",
+        limit: 200,
+        ...(typeof cursor === "string" ? { cursor } : {}),
+      });
+      listed += (page.entries as unknown[]).length;
+      cursor = page.next_cursor;
+    } while (typeof cursor === "string");
+    assert.ok(listed >= acknowledged.length);
+  } finally {
+    await reader.close();
+    assert.equal((await second.stop()).code, 0);
+  }
+});
+
+Deno.test("a remote embedder is off the write path: store answers first, the vector follows", async () => {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => release = resolve);
+  const asked: string[][] = [];
+  const builtin = new BuiltinEmbedder();
+  const remote: Embedder = {
+    id: "remote:test",
+    remote: true,
+    async embed(texts) {
+      asked.push(texts);
+      await gate;
+      return await builtin.embed(texts);
+    },
+  };
+  const backend = await KvBackend.open(new MemoryStore());
+  const memory = new MemoryService({
+    backend,
+    embedder: remote,
+    dataKey: await crypto.subtle.generateKey(
+      { name: "AES-GCM", length: 256 },
+      false,
+      ["encrypt", "decrypt"],
+    ),
+    log: createLogger({ level: "error" }),
+  });
+  try {
+    // Both stores are answered while the embedder has not answered at all.
+    await Promise.all([
+      memory.store({}, { namespace: "ns", key: "a", value: "amber lantern" }),
+      memory.store({}, { namespace: "ns", key: "b", value: "blue harbour" }),
+    ]);
+    assert.equal((await backend.get("ns", "a"))?.embedding, null);
+    assert.ok(asked.flat().includes("a\namber lantern"), "embedding started");
+    release();
+    await memory.stop(); // waits for the batch in flight
+    assert.equal(
+      (await backend.get("ns", "a"))?.embedding?.embedder,
+      "remote:test",
+    );
+    assert.equal(
+      (await backend.get("ns", "b"))?.embedding?.embedder,
+      "remote:test",
+    );
+  } finally {
+    release();
+    await backend.close();
+  }
+});

@@ -1,0 +1,246 @@
+// Group commit for KvBackend: writes that arrive while a commit is in flight
+// are planned together and written in one atomic Store commit. Each caller's
+// promise settles only after the commit holding its write succeeded, so an
+// acknowledged write is on disk; a failed commit acknowledges none of them.
+
+import {
+  type Check,
+  type JsonValue,
+  MAX_COMMIT_KEY_BYTES,
+  MAX_COMMIT_KEYS,
+  type Mutation,
+  type Store,
+  type StoreKey,
+  validateKey,
+} from "../../../platform/store.ts";
+import { MAX_ATTEMPTS } from "./kv_records.ts";
+
+/** What a write sees: the stored values of the keys it reads, as updated by earlier writes of its batch. */
+export class BatchView {
+  #values = new Map<string, JsonValue | null>();
+  #versions = new Map<string, string | null>();
+
+  /** The value of a key (null: absent). Only keys the write declared are readable. */
+  get(key: StoreKey): JsonValue | null {
+    const id = keyId(key);
+    if (!this.#values.has(id)) {
+      throw new Error(`Group commit: key ${id} was not declared`);
+    }
+    return this.#values.get(id) ?? null;
+  }
+
+  /** Whether the key was read for this batch. */
+  knows(key: StoreKey): boolean {
+    return this.#values.has(keyId(key));
+  }
+
+  load(key: StoreKey, value: JsonValue | null, version: string | null): void {
+    const id = keyId(key);
+    if (this.#versions.has(id)) return;
+    this.#values.set(id, value);
+    this.#versions.set(id, version);
+  }
+
+  apply(mutation: Mutation): void {
+    this.#values.set(
+      keyId(mutation.key),
+      mutation.type === "set" ? mutation.value : null,
+    );
+  }
+
+  /** One check per key read by the committed writes: none may have changed since (another process sharing the store). */
+  checks(reads: Iterable<StoreKey>): Check[] {
+    const checks = new Map<string, Check>();
+    for (const key of reads) {
+      const id = keyId(key);
+      checks.set(id, { key, version: this.#versions.get(id) ?? null });
+    }
+    return [...checks.values()];
+  }
+}
+
+/** A write's plan: its result, its mutations and what to do in memory once committed. */
+export interface Plan<T> {
+  result: T;
+  mutations: Mutation[];
+  applied?: () => void;
+}
+
+export interface GroupWrite<T> {
+  /** Keys the write reads (they are checked at commit). */
+  reads: StoreKey[];
+  /** Plans against the batch view; throwing refuses this write alone. */
+  plan(view: BatchView): Plan<T>;
+}
+
+interface Pending {
+  write: GroupWrite<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+interface Planned {
+  pending: Pending;
+  plan: Plan<unknown>;
+}
+
+export class GroupCommit {
+  #store: Store;
+  #queue: Pending[] = [];
+  #running: Promise<void> | null = null;
+
+  constructor(store: Store) {
+    this.#store = store;
+  }
+
+  /** Queues a write; resolves with its result once committed. */
+  write<T>(write: GroupWrite<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      // A bad key must fail its own write, not the batch's read.
+      for (const key of write.reads) validateKey(key);
+      this.#queue.push({
+        write,
+        resolve: (value) => resolve(value as T),
+        reject,
+      });
+      this.#running ??= this.#drain();
+    });
+  }
+
+  /** Resolves when every write queued so far has settled. */
+  async settled(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0, this.#queue.length);
+        await this.#commitAll(batch);
+      }
+    } finally {
+      // Cleared in the same turn as the last empty-queue check, so no write is left waiting.
+      this.#running = null;
+    }
+  }
+
+  /** Commits `batch` in as few commits as the Store's key limit allows. */
+  async #commitAll(batch: Pending[]): Promise<void> {
+    let rest = batch;
+    while (rest.length > 0) {
+      rest = await this.#commitSome(rest);
+    }
+  }
+
+  /** Commits a prefix of `batch`; returns the writes left for the next commit. */
+  async #commitSome(batch: Pending[]): Promise<Pending[]> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const view = new BatchView();
+      const reads = batch.flatMap((p) => p.write.reads);
+      // Reads beyond one commit's worth are wasted; the limit keeps them bounded.
+      const limited = reads.slice(0, MAX_COMMIT_KEYS * 2);
+      let records;
+      try {
+        records = await this.#store.getMany(limited);
+      } catch (error) {
+        for (const p of batch) p.reject(error);
+        return [];
+      }
+      for (const [i, record] of records.entries()) {
+        view.load(limited[i], record?.value ?? null, record?.version ?? null);
+      }
+      const planned: Planned[] = [];
+      const refused: { pending: Pending; error: unknown }[] = [];
+      const touched = new Set<string>();
+      const mutated = new Map<string, number>();
+      let taken = 0;
+      for (const pending of batch) {
+        const keys = new Set(touched);
+        for (const key of pending.write.reads) keys.add(keyId(key));
+        if (
+          pending.write.reads.some((key) => !view.knows(key)) ||
+          (keys.size > MAX_COMMIT_KEYS && taken > 0)
+        ) break;
+        let plan: Plan<unknown>;
+        try {
+          plan = pending.write.plan(view);
+        } catch (error) {
+          refused.push({ pending, error });
+          taken++;
+          continue;
+        }
+        const written = new Map(mutated);
+        for (const m of plan.mutations) {
+          keys.add(keyId(m.key));
+          written.set(keyId(m.key), keyBytes(m.key));
+        }
+        const bytes = [...written.values()].reduce((a, b) => a + b, 0);
+        if (
+          (keys.size > MAX_COMMIT_KEYS || bytes > MAX_COMMIT_KEY_BYTES) &&
+          taken > 0
+        ) break;
+        for (const key of keys) touched.add(key);
+        for (const [id, size] of written) mutated.set(id, size);
+        for (const m of plan.mutations) view.apply(m);
+        planned.push({ pending, plan });
+        taken++;
+      }
+      const mutations = lastPerKey(planned.flatMap((p) => p.plan.mutations));
+      let ok = true;
+      if (mutations.length > 0) {
+        try {
+          ok = (await this.#store.commit({
+            checks: view.checks(planned.flatMap((p) => p.pending.write.reads)),
+            mutations,
+          }))
+            .ok;
+        } catch (error) {
+          if (planned.length === 1) {
+            planned[0].pending.reject(error);
+          } else {
+            // One bad write must not sink the others: commit them one by one.
+            for (const p of planned) await this.#commitAll([p.pending]);
+          }
+          for (const r of refused) r.pending.reject(r.error);
+          return batch.slice(taken);
+        }
+      }
+      if (!ok) continue; // another process changed a key read: read again
+      for (const p of planned) {
+        p.plan.applied?.();
+        p.pending.resolve(p.plan.result);
+      }
+      for (const r of refused) r.pending.reject(r.error);
+      return batch.slice(taken);
+    }
+    const error = new Error(
+      "Could not write: the entries kept changing concurrently; try again",
+    );
+    for (const p of batch) p.reject(error);
+    return [];
+  }
+}
+
+/** The last mutation of each key, in first-touch order (a batch may write a counter many times). */
+function lastPerKey(mutations: Mutation[]): Mutation[] {
+  const byKey = new Map<string, Mutation>();
+  for (const m of mutations) {
+    const id = keyId(m.key);
+    byKey.delete(id);
+    byKey.set(id, m);
+  }
+  return [...byKey.values()];
+}
+
+/** Encoded size, as the Store counts it against MAX_COMMIT_KEY_BYTES; invalid keys fail at commit. */
+function keyBytes(key: StoreKey): number {
+  try {
+    return validateKey(key).length;
+  } catch {
+    return 0;
+  }
+}
+
+function keyId(key: StoreKey): string {
+  return JSON.stringify(key);
+}
