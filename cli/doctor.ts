@@ -2,7 +2,13 @@
 // fix what is missing. Exit 1 when something agentd cannot run without fails.
 
 import { join } from "node:path";
-import { doctorFlags, flagsHelp, parseFlags, UsageError } from "./args.ts";
+import {
+  doctorFlags,
+  FIRST_STEPS,
+  flagsHelp,
+  parseFlags,
+  UsageError,
+} from "./args.ts";
 import { messageOf } from "../platform/errors.ts";
 import { loadSettings, type Settings } from "./boot.ts";
 import type { CliContext } from "./context.ts";
@@ -30,7 +36,9 @@ Checks the config, data directory, store, port, model providers, browser and
 display, and says how to fix what is missing.
 
 Flags:
-${flagsHelp(doctorFlags)}`;
+${flagsHelp(doctorFlags)}
+
+${FIRST_STEPS}`;
 
 export async function runDoctor(
   args: string[],

@@ -7,6 +7,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { freePort, ROOT, tempDir, waitFor } from "./helpers.ts";
+import { main } from "../main.ts";
+import { FIRST_STEPS } from "../cli/args.ts";
 import { startModelServer } from "./agents/model_server.ts";
 
 interface Block {
@@ -139,5 +141,35 @@ Deno.test("readme: every runnable command works against a real daemon", async ()
     Deno.kill(-daemon.pid, "SIGTERM");
     await daemon.status;
     await stderr; // closes once the daemon under `deno task` has exited too
+  }
+});
+
+Deno.test("readme: every help ends with the first steps, which point at a README section", async () => {
+  const markdown = await Deno.readTextFile(join(ROOT, "README.md"));
+  const section = FIRST_STEPS.match(/README\.md, "([^"]+)"/)?.[1];
+  assert.ok(section && markdown.includes(`\n## ${section}\n`), section);
+  // The help's commands are the README's, shortened: same paths and names.
+  for (const piece of ["/v1/agents/helper/send", '"name":"helper"', "/mcp"]) {
+    assert.ok(FIRST_STEPS.includes(piece) && markdown.includes(piece), piece);
+  }
+  const helps = [
+    ["--help"],
+    ["serve", "--help"],
+    ["mcp", "--help"],
+    ["mcp", "memory", "--help"],
+    ["doctor", "--help"],
+    ["ui", "--help"],
+    ["service", "--help"],
+    ["native-host", "--help"],
+    ["native-host", "install", "--help"],
+  ];
+  for (const args of helps) {
+    let out = "";
+    const code = await main(args, { print: (text) => out += text });
+    assert.equal(code, 0, args.join(" "));
+    assert.ok(
+      out.trimEnd().endsWith(FIRST_STEPS),
+      `${args.join(" ")}:\n${out}`,
+    );
   }
 });
