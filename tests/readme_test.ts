@@ -173,3 +173,31 @@ Deno.test("readme: every help ends with the first steps, which point at a README
     );
   }
 });
+
+function slug(heading: string): string {
+  return heading.toLowerCase().replace(/[^a-z0-9 _-]/g, "").replaceAll(
+    " ",
+    "-",
+  );
+}
+
+Deno.test("readme: under 250 lines, JSON snippets parse, local links and anchors resolve", async () => {
+  const markdown = await Deno.readTextFile(join(ROOT, "README.md"));
+  assert.ok(markdown.split("\n").length <= 250, "README.md over 250 lines");
+  const snippets = [...markdown.matchAll(/^```json\n([\s\S]*?)^```$/gm)];
+  assert.ok(snippets.length >= 2);
+  for (const [, json] of snippets) JSON.parse(json);
+  const links = [...markdown.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1])
+    .filter((link) => !/^[a-z]+:/.test(link));
+  assert.ok(links.length > 10);
+  for (const link of links) {
+    const [path, anchor] = link.split("#");
+    const file = join(ROOT, path || "README.md");
+    const text = await Deno.readTextFile(file).catch(() => undefined);
+    assert.ok(text !== undefined || (await Deno.stat(file)).isFile, link);
+    if (anchor && text !== undefined) {
+      const slugs = [...text.matchAll(/^#+ (.+)$/gm)].map((m) => slug(m[1]));
+      assert.ok(slugs.includes(anchor), `${link}: no heading #${anchor}`);
+    }
+  }
+});
