@@ -5,7 +5,7 @@ import { ConfigError } from "./platform/config_merge.ts";
 import { VERSION } from "./platform/version.ts";
 import { builtinServers, SERVER_IDS } from "./tools/registry.ts";
 import type { AnyServerSpec } from "./tools/kit/mod.ts";
-import { UsageError } from "./cli/args.ts";
+import { FIRST_STEPS, UsageError } from "./cli/args.ts";
 import { messageOf } from "./platform/errors.ts";
 import { StartupError } from "./cli/boot.ts";
 import type { CliContext } from "./cli/context.ts";
@@ -50,7 +50,9 @@ Usage:
 Servers:
 ${servers}
 
-Run "agentd <command> --help" for a command's flags.`;
+Run "agentd <command> --help" for a command's flags.
+
+${FIRST_STEPS}`;
 }
 
 export async function main(

@@ -171,3 +171,14 @@ export function flagsHelp(flags: FlagSet): string {
   });
   return rows.join("\n");
 }
+
+/** Shown at the end of every help text: the README's path, in short. */
+export const FIRST_STEPS = `First steps (README.md, "A first agent with curl"):
+  export OPENAI_API_KEY=sk-...    or ANTHROPIC_API_KEY; OPENAI_BASE_URL for others
+  agentd serve                    the daemon on http://127.0.0.1:8765
+                                  (/dashboard, /docs; "agentd ui" for a window)
+  MCP clients: {"url": "http://127.0.0.1:8765/mcp"}, or stdio: agentd mcp <server>
+  curl -s http://127.0.0.1:8765/v1/agents -H 'content-type: application/json' \\
+    -d '{"name":"helper","model":"openai/gpt-4o-mini"}'
+  curl -s http://127.0.0.1:8765/v1/agents/helper/send \\
+    -H 'content-type: application/json' -d '{"message":"Hello!"}'`;

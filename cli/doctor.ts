@@ -1,7 +1,13 @@
 // `agentd doctor`: checks what agentd needs on this machine and says how to
 // fix what is missing. Exit 1 when something agentd cannot run without fails.
 
-import { doctorFlags, flagsHelp, parseFlags, UsageError } from "./args.ts";
+import {
+  doctorFlags,
+  FIRST_STEPS,
+  flagsHelp,
+  parseFlags,
+  UsageError,
+} from "./args.ts";
 import { messageOf } from "../platform/errors.ts";
 import { loadSettings, type Settings } from "./boot.ts";
 import type { CliContext } from "./context.ts";
@@ -33,7 +39,9 @@ Checks the config, data directory, store, port, model providers, browser and
 display, and says how to fix what is missing.
 
 Flags:
-${flagsHelp(doctorFlags)}`;
+${flagsHelp(doctorFlags)}
+
+${FIRST_STEPS}`;
 
 export async function runDoctor(
   args: string[],

@@ -6,6 +6,7 @@ import type { AnyServerSpec } from "../tools/kit/mod.ts";
 import { serveStdio } from "../tools/kit/mcp.ts";
 import {
   configKey,
+  FIRST_STEPS,
   flagName,
   type FlagSet,
   flagsHelp,
@@ -72,7 +73,9 @@ Servers:
 ${servers}
 
 Flags:
-${flagsHelp(mcpFlags)}${own}`;
+${flagsHelp(mcpFlags)}${own}
+
+${FIRST_STEPS}`;
 }
 
 export async function runMcp(args: string[], ctx: CliContext): Promise<number> {

@@ -4,7 +4,13 @@
 // (address and pairing token from the data dir), reconnecting when the
 // daemon restarts. `agentd native-host install` is in native_host_install.ts.
 
-import { commonFlags, flagsHelp, parseFlags, UsageError } from "./args.ts";
+import {
+  commonFlags,
+  FIRST_STEPS,
+  flagsHelp,
+  parseFlags,
+  UsageError,
+} from "./args.ts";
 import { loadSettings } from "./boot.ts";
 import type { CliContext } from "./context.ts";
 import { runNativeHostInstall } from "./native_host_install.ts";
@@ -30,7 +36,9 @@ the token in <data dir>/in-page/pairing_token. Not meant to be run by hand.
                                 Edge and Brave (see --help there)
 
 Flags:
-${flagsHelp(commonFlags)}`;
+${flagsHelp(commonFlags)}
+
+${FIRST_STEPS}`;
 
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 2_000;

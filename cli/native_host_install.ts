@@ -7,6 +7,7 @@ import { dirname, join, posix, win32 } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   commonFlags,
+  FIRST_STEPS,
   type FlagSet,
   flagsHelp,
   parseFlags,
@@ -54,7 +55,9 @@ Writes <data dir>/native-host/agentd-native-host (a launcher running
 NativeMessagingHosts folder (Linux, macOS) or a HKCU registry key (Windows).
 
 Flags:
-${flagsHelp(installFlags)}`;
+${flagsHelp(installFlags)}
+
+${FIRST_STEPS}`;
 
 /** Where one browser looks for per-user host manifests. */
 export interface HostTarget {

@@ -3,6 +3,7 @@
 
 import {
   configKey,
+  FIRST_STEPS,
   flagsHelp,
   parseFlags,
   serveFlags,
@@ -32,7 +33,9 @@ ${flagsHelp(serveFlags)}
 
 Every flag can also be set in the config file or as AGENTD_<NAME>
 (AGENTD_PORT, AGENTD_DATA_DIR, ...); flags win. Binding off loopback needs
-a token (AGENTD_TOKEN or token_file).`;
+a token (AGENTD_TOKEN or token_file).
+
+${FIRST_STEPS}`;
 
 export async function runServe(
   args: string[],

@@ -5,6 +5,7 @@ import { passwordIn } from "../platform/store_pg.ts";
 import { dirname, join, resolve } from "node:path";
 import {
   configKey,
+  FIRST_STEPS,
   flagsHelp,
   parseFlags,
   serveFlags,
@@ -70,7 +71,9 @@ service manager says active, or /health answers on the service's port),
 ${STATUS_STOPPED} installed but not running, ${STATUS_NOT_INSTALLED} not installed.
 
 AGENTD_SERVICE_PLATFORM=linux|darwin overrides the OS when choosing systemd
-or launchd (for tests, or to write a file for another machine).`;
+or launchd (for tests, or to write a file for another machine).
+
+${FIRST_STEPS}`;
 
 export interface CommandResult {
   ok: boolean;

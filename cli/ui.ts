@@ -13,6 +13,7 @@ import { messageOf } from "../platform/errors.ts";
 import type { Logger } from "../platform/log.ts";
 import {
   configKey,
+  FIRST_STEPS,
   type FlagSet,
   flagsHelp,
   parseFlags,
@@ -46,7 +47,9 @@ Without a display or the webview library (Debian: libwebkitgtk-6.0-4), or
 with --browser, opens the default browser (xdg-open, open, start) instead.
 
 Flags:
-${flagsHelp(uiFlags)}`;
+${flagsHelp(uiFlags)}
+
+${FIRST_STEPS}`;
 
 const DAEMON_READY_MS = 60_000;
 
