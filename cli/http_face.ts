@@ -35,6 +35,8 @@ export async function serveHttp(options: {
       new McpHttpEndpoint(host, {
         log,
         idleTimeoutMs: base.session_idle_timeout_ms,
+        maxSessions: base.session_max,
+        maxSessionsPerAgent: base.session_max_per_agent,
       }),
     ]),
   );

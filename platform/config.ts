@@ -57,7 +57,12 @@ export const baseConfigShape = {
   shutdown_timeout_ms: intIn(0, Number.MAX_SAFE_INTEGER, NON_NEGATIVE_MSG)
     .default(30000),
   session_idle_timeout_ms: intIn(0, Number.MAX_SAFE_INTEGER, NON_NEGATIVE_MSG)
-    .default(1800000),
+    .default(300000),
+  /** Open MCP sessions per server; past it the least recently used idle one is evicted. */
+  session_max: intIn(1, Number.MAX_SAFE_INTEGER, POSITIVE_MSG).default(1000),
+  /** The same cap per agent (agent token or JWT agent claim). */
+  session_max_per_agent: intIn(1, Number.MAX_SAFE_INTEGER, POSITIVE_MSG)
+    .default(100),
 };
 
 export type BaseConfig = {
@@ -79,6 +84,8 @@ export type BaseConfig = {
   log_level: LogLevel;
   shutdown_timeout_ms: number;
   session_idle_timeout_ms: number;
+  session_max: number;
+  session_max_per_agent: number;
 };
 
 const baseSchema = z.object(baseConfigShape);

@@ -23,6 +23,14 @@ export { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 export { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/shared/uriTemplate.d.ts"
 export { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/validation/ajv-provider.d.ts"
+export { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/validation/types.d.ts"
+export type {
+  JsonSchemaType,
+  JsonSchemaValidator,
+  jsonSchemaValidator,
+} from "@modelcontextprotocol/sdk/validation/types.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/shared/transport.d.ts"
 export type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"

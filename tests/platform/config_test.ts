@@ -64,7 +64,9 @@ Deno.test("config: defaults only", async () => {
     max_body_bytes: 1048576,
     log_level: "info",
     shutdown_timeout_ms: 30000,
-    session_idle_timeout_ms: 1800000,
+    session_idle_timeout_ms: 300000,
+    session_max: 1000,
+    session_max_per_agent: 100,
   });
   assert.equal(loaded.file, undefined);
   assert.equal(loaded.origin.port, "default");
@@ -94,6 +96,8 @@ Deno.test("config: precedence file < env < flags, and the origin map", async () 
     log_level: "env",
     shutdown_timeout_ms: "default",
     session_idle_timeout_ms: "default",
+    session_max: "default",
+    session_max_per_agent: "default",
   });
 
   const envOverFile = await loadConfig(

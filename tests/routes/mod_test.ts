@@ -527,6 +527,8 @@ Deno.test("routes: /health reports ok with each server's phase", async () => {
       calls: 0,
       errors: 0,
       sessions: 0,
+      sessions_evicted: 0,
+      sessions_timed_out: 0,
     });
 
     await hosts[0].stop(1_000);

@@ -5,12 +5,16 @@
 import process from "node:process";
 import { z } from "zod";
 import {
+  AjvJsonSchemaValidator,
   CallToolRequestSchema,
   type CallToolResult,
   CreateMessageResultSchema,
   ElicitResultSchema,
   ErrorCode,
   InMemoryTransport,
+  type JsonSchemaType,
+  type JsonSchemaValidator,
+  type jsonSchemaValidator,
   ListToolsRequestSchema,
   type LoggingLevel,
   LoggingLevelSchema,
@@ -85,6 +89,19 @@ function toolCatalog(host: HostedServer): Map<string, ToolEntry> {
   return catalog;
 }
 
+/**
+ * The SDK builds an Ajv instance (with formats) per server by default, most
+ * of a session's memory; it is only needed to check elicitation replies.
+ */
+class LazySchemaValidator implements jsonSchemaValidator {
+  #ajv: AjvJsonSchemaValidator | undefined;
+
+  getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+    this.#ajv ??= new AjvJsonSchemaValidator();
+    return this.#ajv.getValidator<T>(schema);
+  }
+}
+
 /** One SDK server: one per HTTP session, per stdio process or per in-process link. */
 export function createSdkServer(host: HostedServer): Server {
   const spec = host.spec;
@@ -95,7 +112,11 @@ export function createSdkServer(host: HostedServer): Server {
       version: spec.version,
       description: identityLine(identityOf(spec)),
     },
-    { capabilities: capabilitiesOf(host), instructions: spec.instructions },
+    {
+      capabilities: capabilitiesOf(host),
+      instructions: spec.instructions,
+      jsonSchemaValidator: new LazySchemaValidator(),
+    },
   );
   const catalog = toolCatalog(host);
   /** Names this connection for "approve for the rest of the session" where there is no MCP session. */

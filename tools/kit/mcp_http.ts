@@ -20,9 +20,19 @@ export interface HttpEndpointOptions {
   log: Logger;
   /** A session without requests or open streams for this long is closed. */
   idleTimeoutMs: number;
+  /** Open sessions past this evict the least recently used idle one. */
   maxSessions?: number;
+  /** The same cap for the sessions of one identified agent. */
+  maxSessionsPerAgent?: number;
   clock?: () => number;
 }
+
+/** Defaults chosen on measurement: see "Session cost" in README.md. */
+export const SESSION_DEFAULTS = {
+  maxSessions: 1000,
+  maxSessionsPerAgent: 100,
+  idleTimeoutMs: 300_000,
+};
 
 interface Session {
   id: string;
@@ -42,6 +52,11 @@ export class McpHttpEndpoint {
   readonly #log: Logger;
   readonly #idleTimeoutMs: number;
   readonly #maxSessions: number;
+  readonly #maxPerAgent: number;
+  /** Open sessions per identified agent, for the per-agent cap. */
+  readonly #perAgent = new Map<string, number>();
+  #evicted = 0;
+  #timedOut = 0;
   readonly #clock: () => number;
   /** Open POST streams: responses still being written. Shutdown waits for them. */
   readonly #responding = new InFlight();
@@ -52,9 +67,13 @@ export class McpHttpEndpoint {
     this.host = host;
     this.#log = options.log.child({ server: host.id, transport: "http" });
     this.#idleTimeoutMs = options.idleTimeoutMs;
-    this.#maxSessions = options.maxSessions ?? 1000;
+    this.#maxSessions = options.maxSessions ?? SESSION_DEFAULTS.maxSessions;
+    this.#maxPerAgent = options.maxSessionsPerAgent ??
+      SESSION_DEFAULTS.maxSessionsPerAgent;
     this.#clock = options.clock ?? Date.now;
     host.gauges.set("sessions", () => this.#sessions.size);
+    host.gauges.set("sessions_evicted", () => this.#evicted);
+    host.gauges.set("sessions_timed_out", () => this.#timedOut);
   }
 
   get sessionCount(): number {
@@ -83,7 +102,7 @@ export class McpHttpEndpoint {
           "This session was opened by another identity; open your own session",
         );
       }
-      session.lastSeen = this.#clock();
+      this.#touch(session);
       const response = await session.transport.handleRequest(request, {
         authInfo,
       });
@@ -131,11 +150,23 @@ export class McpHttpEndpoint {
     if (!this.#accepting) {
       return rpcError(503, -32000, "Shutting down: not accepting new sessions");
     }
-    if (this.#sessions.size >= this.#maxSessions) {
+    const agent = auth.caller.agent;
+    if (
+      agent !== undefined &&
+      (this.#perAgent.get(agent) ?? 0) >= this.#maxPerAgent &&
+      !this.#evictIdle((session) => session.agent === agent)
+    ) {
       return rpcError(
         503,
         -32000,
-        `Too many open sessions (${this.#maxSessions}); try later`,
+        `Too many open sessions for agent "${agent}" (${this.#maxPerAgent}), all busy; try later`,
+      );
+    }
+    if (this.#sessions.size >= this.#maxSessions && !this.#evictIdle()) {
+      return rpcError(
+        503,
+        -32000,
+        `Too many open sessions (${this.#maxSessions}), all busy; try later`,
       );
     }
     const server = createSdkServer(this.host);
@@ -154,6 +185,12 @@ export class McpHttpEndpoint {
           openStreams: 0,
         };
         this.#sessions.set(id, session);
+        if (session.agent !== undefined) {
+          this.#perAgent.set(
+            session.agent,
+            (this.#perAgent.get(session.agent) ?? 0) + 1,
+          );
+        }
         this.#log.info("session_opened", {
           session: id,
           sessions: this.#sessions.size,
@@ -204,6 +241,11 @@ export class McpHttpEndpoint {
     const session = this.#sessions.get(id);
     if (!session) return;
     this.#sessions.delete(id);
+    if (session.agent !== undefined) {
+      const left = (this.#perAgent.get(session.agent) ?? 1) - 1;
+      if (left > 0) this.#perAgent.set(session.agent, left);
+      else this.#perAgent.delete(session.agent);
+    }
     this.#log.info("session_closed", {
       session: id,
       reason,
@@ -211,6 +253,34 @@ export class McpHttpEndpoint {
     });
     session.server.close().catch(() => {});
     if (this.#sessions.size === 0) this.#stopSweeper();
+  }
+
+  /** Marks a session used now: the map's order is least recently used first. */
+  #touch(session: Session): void {
+    session.lastSeen = this.#clock();
+    this.#sessions.delete(session.id);
+    this.#sessions.set(session.id, session);
+  }
+
+  /**
+   * Closes the least recently used session without an open stream (among
+   * those `which` accepts); false when every such session is busy. Its
+   * client gets 404 on its next request and initializes again.
+   */
+  #evictIdle(which: (session: Session) => boolean = () => true): boolean {
+    for (const session of this.#sessions.values()) {
+      if (session.openStreams > 0 || !which(session)) continue;
+      this.#evicted++;
+      this.#close(session, "evicted");
+      return true;
+    }
+    return false;
+  }
+
+  #close(session: Session, reason: string): void {
+    // Forget first, so the transport's onclose finds nothing left to do.
+    this.#forget(session.id, reason);
+    session.transport.close().catch(() => {});
   }
 
   /** Counts open SSE streams so a session with a live stream is never idle. */
@@ -232,7 +302,7 @@ export class McpHttpEndpoint {
       ended = true;
       responded();
       session.openStreams--;
-      session.lastSeen = this.#clock();
+      if (this.#sessions.has(session.id)) this.#touch(session);
     };
     const reader = body.getReader();
     const tracked = new ReadableStream<Uint8Array>({
@@ -284,9 +354,8 @@ export class McpHttpEndpoint {
         session.openStreams === 0 &&
         now - session.lastSeen > this.#idleTimeoutMs
       ) {
-        this.#log.info("session_expired", { session: session.id });
-        session.transport.close().catch(() => {});
-        this.#forget(session.id, "idle");
+        this.#timedOut++;
+        this.#close(session, "idle");
       }
     }
   }
