@@ -8,10 +8,8 @@
 
 import { isAxNode, pruneTree, withDebugger } from "./debugger.ts";
 import { networkLog } from "./network.ts";
+import type { Json } from "./json.ts";
 
-export type Json = null | boolean | number | string | Json[] | {
-  [key: string]: Json;
-};
 type Params = Record<string, unknown>;
 
 export interface ActionContext {

@@ -6,7 +6,8 @@
 /// <reference lib="dom" />
 /// <reference types="@types/chrome" />
 
-import { type ActionContext, actions, type Json } from "./actions.ts";
+import { type ActionContext, actions } from "./actions.ts";
+import type { Json } from "./json.ts";
 import { networkLog } from "./network.ts";
 
 const HOST_NAME = "dev.agentd.native_host";

@@ -10,12 +10,12 @@ import {
   type Args,
   fill,
   getDom,
-  type Json,
   pathOf,
   storage,
   textContent,
   waitForElement,
 } from "./page_dom.ts";
+import type { Json } from "./json.ts";
 
 const MAX_CONSOLE = 200;
 const MAX_MUTATIONS = 50;

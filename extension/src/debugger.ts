@@ -4,7 +4,7 @@
 /// <reference lib="dom" />
 /// <reference types="@types/chrome" />
 
-import type { Json } from "./actions.ts";
+import type { Json } from "./json.ts";
 
 function jsonOf(value: unknown): Json {
   return JSON.parse(JSON.stringify(value ?? null));

@@ -2,10 +2,8 @@
 // (isolated world): serialising, reading text, waiting, filling, storage.
 
 /// <reference lib="dom" />
+import type { Json } from "./json.ts";
 
-export type Json = null | boolean | number | string | Json[] | {
-  [key: string]: Json;
-};
 export type Args = Record<string, unknown>;
 
 const STYLE_PROPERTIES = [

@@ -8,7 +8,7 @@ import type { Browser } from "../../platform/puppeteer.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import type { ExtensionBridge } from "./bridge.ts";
-import { extensionId } from "./extensions.ts";
+import { extensionId } from "./catalog.ts";
 
 const tool = toolDefiner<ExtensionBridge>();
 

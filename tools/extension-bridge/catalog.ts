@@ -3,6 +3,7 @@
 // with a running chrome-extension:// context) and, where the companion is
 // present, chrome.management (every installed extension, with permissions).
 
+import { z } from "zod";
 import type { Browser } from "../../platform/puppeteer.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { type ExtensionBridge, extensionIdOf } from "./bridge.ts";
@@ -13,6 +14,11 @@ import {
   stringOr,
   strings,
 } from "./manifest.ts";
+
+/** The `extension_id` parameter of every tool that names one extension. */
+export const extensionId = z.string().regex(/^[a-p]{32}$/, {
+  message: "an extension id is 32 letters a-p, as in chrome-extension://<id>/",
+}).describe("Extension id (32 letters a-p)");
 
 export interface ExtensionEntry {
   id: string;

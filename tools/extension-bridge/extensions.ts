@@ -7,14 +7,15 @@ import type { JsonValue } from "../../platform/store.ts";
 import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import { actionNames } from "./actions.ts";
 import type { ExtensionBridge } from "./bridge.ts";
-import { entryJson, type ExtensionEntry, listExtensions } from "./catalog.ts";
+import {
+  entryJson,
+  type ExtensionEntry,
+  extensionId,
+  listExtensions,
+} from "./catalog.ts";
 import { manifestAt, manifestPermissions, strings } from "./manifest.ts";
 
 const tool = toolDefiner<ExtensionBridge>();
-
-export const extensionId = z.string().regex(/^[a-p]{32}$/, {
-  message: "an extension id is 32 letters a-p, as in chrome-extension://<id>/",
-}).describe("Extension id (32 letters a-p)");
 
 /** The catalog entry of one extension; a clear error naming the known ids when absent. */
 export async function findExtension(

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import type { ExtensionBridge } from "./bridge.ts";
-import { extensionId } from "./extensions.ts";
+import { extensionId } from "./catalog.ts";
 
 const tool = toolDefiner<ExtensionBridge>();
 

@@ -52,7 +52,6 @@ import {
   modeFor,
   OnDemandTools,
 } from "./on_demand.ts";
-import { callOwn, ownListings } from "./tools.ts";
 import {
   Upstream,
   type UpstreamSource,
@@ -76,6 +75,19 @@ export interface GatewayOptions {
   };
   /** The daemon's secret key, opened on first use: it seals registrations' credentials. */
   secretKey(): Promise<CryptoKey>;
+  /**
+   * The gateway's own eight tools, listed and called beside the aggregate in
+   * on-demand mode (handed in by mod.ts: tools.ts defines them on this class).
+   */
+  ownTools: {
+    list(): Tool[];
+    call(
+      gateway: Gateway,
+      name: string,
+      args: Record<string, unknown>,
+      call: CallContext,
+    ): Promise<CallToolResult> | undefined;
+  };
   clock?: () => number;
   fetchFn?: typeof fetch;
 }
@@ -102,10 +114,14 @@ export class Gateway implements DynamicTools {
   readonly collisions = new Map<string, { kept: string; dropped: string }>();
   #ownListings: Tool[] | undefined;
   readonly #onDemand = new OnDemandTools({
-    all: () => [...(this.#ownListings ??= ownListings()), ...this.list()],
+    all: () => [
+      ...(this.#ownListings ??= this.#options.ownTools.list()),
+      ...this.list(),
+    ],
     key: () => this.#catalogKey,
     call: (name, args, call) =>
-      callOwn(this, name, args, call) ?? this.call(name, args, call),
+      this.#options.ownTools.call(this, name, args, call) ??
+        this.call(name, args, call),
   });
 
   constructor(options: GatewayOptions) {

@@ -8,7 +8,7 @@ import { adminSection } from "./admin_view.ts";
 import { GatewayConfig } from "./config.ts";
 import { Announcer, openCoordinationStore } from "./announcements.ts";
 import { Gateway } from "./gateway.ts";
-import { gatewayTools } from "./tools.ts";
+import { callOwn, gatewayTools, ownListings } from "./tools.ts";
 
 export const gatewayServer = defineServer<Gateway>({
   id: "gateway",
@@ -53,6 +53,7 @@ export const gatewayServer = defineServer<Gateway>({
         secretKey ??= openSecrets({ env: deps.env, dataDir: deps.dataDir })
           .then((secrets) => secrets.dataKey),
       toolsChanged: deps.toolsChanged,
+      ownTools: { list: ownListings, call: callOwn },
       discovery: {
         store: coordination.store,
         instance,
