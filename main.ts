@@ -14,6 +14,7 @@ import {
 } from "./tools/registry.ts";
 import type { AnyServerSpec } from "./tools/kit/mod.ts";
 import { UsageError } from "./cli/args.ts";
+import { lazy } from "./platform/lazy.ts";
 import { messageOf } from "./platform/errors.ts";
 import type { CliContext } from "./cli/context.ts";
 
@@ -78,18 +79,33 @@ export async function main(
         print(`agentd ${VERSION}`);
         return 0;
       case "serve":
-        return await (await import("./cli/serve.ts")).runServe(rest, ctx);
+        return await (await lazy<typeof import("./cli/serve.ts")>(
+          "./cli/serve.ts",
+          import.meta.url,
+        )).runServe(rest, ctx);
       case "mcp":
-        return await (await import("./cli/mcp.ts")).runMcp(rest, ctx);
+        return await (await lazy<typeof import("./cli/mcp.ts")>(
+          "./cli/mcp.ts",
+          import.meta.url,
+        )).runMcp(rest, ctx);
       case "doctor":
-        return await (await import("./cli/doctor.ts")).runDoctor(rest, ctx);
+        return await (await lazy<typeof import("./cli/doctor.ts")>(
+          "./cli/doctor.ts",
+          import.meta.url,
+        )).runDoctor(rest, ctx);
       case "native-host":
-        return await (await import("./cli/native_host.ts")).runNativeHost(
+        return await (await lazy<typeof import("./cli/native_host.ts")>(
+          "./cli/native_host.ts",
+          import.meta.url,
+        )).runNativeHost(
           rest,
           ctx,
         );
       case "service":
-        return await (await import("./cli/service.ts")).runService(rest, ctx);
+        return await (await lazy<typeof import("./cli/service.ts")>(
+          "./cli/service.ts",
+          import.meta.url,
+        )).runService(rest, ctx);
       default:
         throw new UsageError(
           command.startsWith("-")
@@ -125,8 +141,14 @@ export async function main(
 
 // Already loaded by the command that threw; importing here costs nothing more.
 async function isStartFailure(error: unknown): Promise<boolean> {
-  const { StartupError } = await import("./cli/boot.ts");
-  const { ServiceError } = await import("./cli/service.ts");
+  const { StartupError } = await lazy<typeof import("./cli/boot.ts")>(
+    "./cli/boot.ts",
+    import.meta.url,
+  );
+  const { ServiceError } = await lazy<typeof import("./cli/service.ts")>(
+    "./cli/service.ts",
+    import.meta.url,
+  );
   return error instanceof StartupError || error instanceof ServiceError;
 }
 

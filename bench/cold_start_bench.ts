@@ -27,26 +27,7 @@ import {
 
 const STARTS = Number(Deno.env.get("BENCH_STARTS") ?? 15);
 
-const floorFile = join(tempDir("agentd-floor-"), "floor.ts");
-Deno.writeTextFileSync(
-  floorFile,
-  `import { McpServer } from "${
-    new URL(
-      "../node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp.js",
-      import.meta.url,
-    ).href
-  }";
-import { StdioServerTransport } from "${
-    new URL(
-      "../node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js",
-      import.meta.url,
-    ).href
-  }";
-const server = new McpServer({ name: "floor", version: "1.0.0" });
-server.registerTool("ping", { description: "ping" }, () => ({ content: [{ type: "text", text: "pong" }] }));
-await server.connect(new StdioServerTransport());
-`,
-);
+const FLOOR = join(ROOT, "bench/one_tool_server.ts");
 
 interface Variant {
   label: string;
@@ -70,7 +51,7 @@ const variants: Variant[] = [
   },
   {
     label: "floor: one-tool Deno + SDK server",
-    command: { command: DENO, args: ["run", "-A", floorFile] },
+    command: { command: DENO, args: ["run", "-A", FLOOR] },
     samples: [],
     tools: 0,
   },

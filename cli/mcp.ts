@@ -24,6 +24,7 @@ import {
   StartupError,
 } from "./boot.ts";
 import type { CliContext } from "./context.ts";
+import { lazy } from "../platform/lazy.ts";
 import { unwrap } from "../platform/config_merge.ts";
 
 /** A server's own flags: one per key of its config section. */
@@ -165,7 +166,10 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
   }
 
   // Hono and the routes load only for --port: stdio never needs them.
-  const { serveHttp } = await import("./http_face.ts");
+  const { serveHttp } = await lazy<typeof import("./http_face.ts")>(
+    "./http_face.ts",
+    import.meta.url,
+  );
   return await serveHttp({
     hosts: [host],
     layout: "single",

@@ -7,6 +7,7 @@
 
 import { join } from "node:path";
 import { decodeBase64, encodeBase64 } from "./base64.ts";
+import { lazy } from "./lazy.ts";
 
 export interface KeySlot {
   /** `master-key:<data dir>` */
@@ -126,7 +127,10 @@ async function dpapi(
 ): Promise<Uint8Array | undefined> {
   // FFI code loads on Windows only, when the key is sealed or opened.
   const { CRYPT32_SYMBOLS, CRYPTPROTECT_UI_FORBIDDEN, KERNEL32_SYMBOLS } =
-    await import("../ffi/win32_crypt.ts");
+    await lazy<typeof import("../ffi/win32_crypt.ts")>(
+      "../ffi/win32_crypt.ts",
+      import.meta.url,
+    );
   const crypt32 = Deno.dlopen("crypt32.dll", CRYPT32_SYMBOLS);
   const kernel32 = Deno.dlopen("kernel32.dll", KERNEL32_SYMBOLS);
   try {

@@ -3,6 +3,7 @@
 // dependencies: puppeteer, FFI, OAuth) is imported only when a command needs
 // that server, so `agentd mcp memory` loads the memory server alone.
 
+import { lazy } from "../platform/lazy.ts";
 import type { AnyServerSpec } from "./kit/mod.ts";
 
 /** Every server id the architecture names, built or not, in display order. */
@@ -27,27 +28,61 @@ export interface ServerCatalog {
 // The gateway first (it aggregates the others), then SERVER_IDS order.
 const builtinLoaders: ReadonlyMap<string, () => Promise<AnyServerSpec>> =
   new Map<string, () => Promise<AnyServerSpec>>([
-    ["gateway", async () => (await import("./gateway/mod.ts")).gatewayServer],
+    [
+      "gateway",
+      async () =>
+        (await lazy<typeof import("./gateway/mod.ts")>(
+          "./gateway/mod.ts",
+          import.meta.url,
+        )).gatewayServer,
+    ],
     [
       "browser-automation",
       async () =>
-        (await import("./browser-automation/mod.ts")).browserAutomationServer,
+        (await lazy<typeof import("./browser-automation/mod.ts")>(
+          "./browser-automation/mod.ts",
+          import.meta.url,
+        )).browserAutomationServer,
     ],
     [
       "extension-bridge",
       async () =>
-        (await import("./extension-bridge/mod.ts")).extensionBridgeServer,
+        (await lazy<typeof import("./extension-bridge/mod.ts")>(
+          "./extension-bridge/mod.ts",
+          import.meta.url,
+        )).extensionBridgeServer,
     ],
-    ["in-page", async () => (await import("./in-page/mod.ts")).inPageServer],
+    [
+      "in-page",
+      async () =>
+        (await lazy<typeof import("./in-page/mod.ts")>(
+          "./in-page/mod.ts",
+          import.meta.url,
+        )).inPageServer,
+    ],
     [
       "desktop-control",
       async () =>
-        (await import("./desktop-control/mod.ts")).desktopControlServer,
+        (await lazy<typeof import("./desktop-control/mod.ts")>(
+          "./desktop-control/mod.ts",
+          import.meta.url,
+        )).desktopControlServer,
     ],
-    ["memory", async () => (await import("./memory/mod.ts")).memoryServer],
+    [
+      "memory",
+      async () =>
+        (await lazy<typeof import("./memory/mod.ts")>(
+          "./memory/mod.ts",
+          import.meta.url,
+        )).memoryServer,
+    ],
     [
       "platform-auth",
-      async () => (await import("./platform-auth/mod.ts")).platformAuthServer,
+      async () =>
+        (await lazy<typeof import("./platform-auth/mod.ts")>(
+          "./platform-auth/mod.ts",
+          import.meta.url,
+        )).platformAuthServer,
     ],
   ]);
 
