@@ -64,6 +64,8 @@ const FORBIDDEN_NPM = [
   "oauth4webapi",
   "oidc-provider",
   "@a2a-js/sdk",
+  // Only a postgres:// memory store needs the driver.
+  "postgres",
 ];
 
 Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heavy libraries", async () => {
