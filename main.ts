@@ -1,21 +1,22 @@
 // agentd: the CLI. Parses the command line, then starts a face
 // (serve, mcp <server>, doctor). Exit codes: 0 ok, 1 failed, 2 usage error.
 
+// Each command's module is imported when that command runs, so `agentd mcp
+// memory` never reads the daemon's routes, the agent runtime or other servers.
+
 import { ConfigError } from "./platform/config_merge.ts";
 import { VERSION } from "./platform/version.ts";
-import { builtinServers, SERVER_IDS } from "./tools/registry.ts";
+import {
+  builtinCatalog,
+  catalogOf,
+  SERVER_IDS,
+  type ServerCatalog,
+} from "./tools/registry.ts";
 import type { AnyServerSpec } from "./tools/kit/mod.ts";
 import { FIRST_STEPS, UsageError } from "./cli/args.ts";
+import { lazy } from "./platform/lazy.ts";
 import { messageOf } from "./platform/errors.ts";
-import { StartupError } from "./cli/boot.ts";
 import type { CliContext } from "./cli/context.ts";
-import { runDoctor } from "./cli/doctor.ts";
-import { runMcp } from "./cli/mcp.ts";
-import { runNativeHost } from "./cli/native_host.ts";
-import { runServe } from "./cli/serve.ts";
-import { runPolicyCommand } from "./cli/policy.ts";
-import { runService, ServiceError } from "./cli/service.ts";
-import { runUi } from "./cli/ui.ts";
 
 export interface MainOptions {
   /** The servers this binary runs; the built-in ones unless a test supplies its own. */
@@ -25,8 +26,8 @@ export interface MainOptions {
   printError?: (text: string) => void;
 }
 
-function help(specs: readonly AnyServerSpec[]): string {
-  const built = new Set(specs.map((spec) => spec.id));
+function help(catalog: ServerCatalog): string {
+  const built = new Set(catalog.ids);
   const servers = SERVER_IDS.map((id) =>
     `  ${id.padEnd(20)} ${built.has(id) ? "built" : "not built yet"}`
   )
@@ -59,12 +60,12 @@ export async function main(
   args: string[],
   options: MainOptions = {},
 ): Promise<number> {
-  const specs = options.specs ?? builtinServers;
+  const servers = options.specs ? catalogOf(options.specs) : builtinCatalog;
   const print = options.print ?? ((text: string) => console.log(text));
   const printError = options.printError ??
     ((text: string) => console.error(text));
   const ctx: CliContext = {
-    specs,
+    servers,
     env: options.env ?? Deno.env.toObject(),
     print,
   };
@@ -75,7 +76,7 @@ export async function main(
       case "help":
       case "--help":
       case "-h":
-        print(help(specs));
+        print(help(servers));
         return 0;
       case "--version":
       case "-V":
@@ -83,22 +84,46 @@ export async function main(
         print(`agentd ${VERSION}`);
         return 0;
       case "serve":
-        return await runServe(rest, ctx);
+        return await (await lazy<typeof import("./cli/serve.ts")>(
+          "./cli/serve.ts",
+          import.meta.url,
+        )).runServe(rest, ctx);
       case "mcp":
-        return await runMcp(rest, ctx);
+        return await (await lazy<typeof import("./cli/mcp.ts")>(
+          "./cli/mcp.ts",
+          import.meta.url,
+        )).runMcp(rest, ctx);
       case "doctor":
-        return await runDoctor(rest, ctx);
+        return await (await lazy<typeof import("./cli/doctor.ts")>(
+          "./cli/doctor.ts",
+          import.meta.url,
+        )).runDoctor(rest, ctx);
       case "native-host":
-        return await runNativeHost(rest, ctx);
+        return await (await lazy<typeof import("./cli/native_host.ts")>(
+          "./cli/native_host.ts",
+          import.meta.url,
+        )).runNativeHost(
+          rest,
+          ctx,
+        );
       case "service":
-        return await runService(rest, ctx);
+        return await (await lazy<typeof import("./cli/service.ts")>(
+          "./cli/service.ts",
+          import.meta.url,
+        )).runService(rest, ctx);
       case "ui":
-        return await runUi(rest, ctx);
+        return await (await lazy<typeof import("./cli/ui.ts")>(
+          "./cli/ui.ts",
+          import.meta.url,
+        )).runUi(rest, ctx);
       case "approve":
       case "deny":
       case "approvals":
       case "audit":
-        return await runPolicyCommand(command, rest, ctx);
+        return await (await lazy<typeof import("./cli/policy.ts")>(
+          "./cli/policy.ts",
+          import.meta.url,
+        )).runPolicyCommand(command, rest, ctx);
       default:
         throw new UsageError(
           command.startsWith("-")
@@ -124,15 +149,25 @@ export async function main(
       );
       return 2;
     }
-    if (
-      error instanceof ConfigError || error instanceof StartupError ||
-      error instanceof ServiceError
-    ) {
+    if (error instanceof ConfigError || await isStartFailure(error)) {
       printError(`agentd: ${messageOf(error)}`);
       return 1;
     }
     throw error;
   }
+}
+
+// Already loaded by the command that threw; importing here costs nothing more.
+async function isStartFailure(error: unknown): Promise<boolean> {
+  const { StartupError } = await lazy<typeof import("./cli/boot.ts")>(
+    "./cli/boot.ts",
+    import.meta.url,
+  );
+  const { ServiceError } = await lazy<typeof import("./cli/service.ts")>(
+    "./cli/service.ts",
+    import.meta.url,
+  );
+  return error instanceof StartupError || error instanceof ServiceError;
 }
 
 if (import.meta.main) {

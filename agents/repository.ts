@@ -13,6 +13,7 @@ import { z } from "zod";
 import { Conflict, Invalid, NotFound } from "./errors.ts";
 import {
   type JsonValue,
+  MAX_LIST_LIMIT,
   type Mutation,
   type Store,
   StoreError,
@@ -20,6 +21,7 @@ import {
 } from "../platform/store.ts";
 import { ID_PATTERN } from "./ids.ts";
 import { Agent, nameKey, Run, Team } from "./schemas.ts";
+import { CatalogView } from "./catalog_view.ts";
 
 export interface Page<T> {
   data: T[];
@@ -72,7 +74,15 @@ const MAX_REF_CHARS = 256;
 const LABEL = { agent: "Agent", team: "Team" } as const;
 
 export class Repository {
-  constructor(private readonly store: Store) {}
+  // Agents and teams are read from memory, checked against one version key per read.
+  readonly #views: { agent: CatalogView<Agent>; team: CatalogView<Team> };
+
+  constructor(private readonly store: Store) {
+    this.#views = {
+      agent: new CatalogView(store, "agent", (value) => Agent.parse(value)),
+      team: new CatalogView(store, "team", (value) => Team.parse(value)),
+    };
+  }
 
   // ---- agents and teams (same shape: id, unique name) ------------------------
 
@@ -81,7 +91,7 @@ export class Repository {
   }
 
   findAgent(ref: string): Promise<Agent | undefined> {
-    return this.#find("agent", ref, (value) => Agent.parse(value));
+    return this.#findIn(this.#views.agent, "agent", ref, (v) => Agent.parse(v));
   }
 
   async getAgent(ref: string): Promise<Agent> {
@@ -89,7 +99,12 @@ export class Repository {
   }
 
   listAgents(page: PageRequest): Promise<Page<Agent>> {
-    return this.#list(["agent"], page, (value) => Agent.parse(value));
+    return this.#listIn(
+      this.#views.agent,
+      "agent",
+      page,
+      (v) => Agent.parse(v),
+    );
   }
 
   deleteAgent(agent: Agent): Promise<void> {
@@ -101,7 +116,7 @@ export class Repository {
   }
 
   findTeam(ref: string): Promise<Team | undefined> {
-    return this.#find("team", ref, (value) => Team.parse(value));
+    return this.#findIn(this.#views.team, "team", ref, (v) => Team.parse(v));
   }
 
   async getTeam(ref: string): Promise<Team> {
@@ -109,7 +124,7 @@ export class Repository {
   }
 
   listTeams(page: PageRequest): Promise<Page<Team>> {
-    return this.#list(["team"], page, (value) => Team.parse(value));
+    return this.#listIn(this.#views.team, "team", page, (v) => Team.parse(v));
   }
 
   deleteTeam(team: Team): Promise<void> {
@@ -123,6 +138,7 @@ export class Repository {
       mutations: [
         { type: "set", key: [kind, record.id], value: toJson(record) },
         { type: "set", key: indexKey, value: record.id },
+        this.#views[kind].bump(),
       ],
     });
     if (!result.ok) {
@@ -134,6 +150,36 @@ export class Repository {
       );
     }
     return record;
+  }
+
+  /** From the view; the store's index and record when the view is too large to keep. */
+  async #findIn<T extends Agent | Team>(
+    view: CatalogView<T>,
+    kind: Kind,
+    ref: string,
+    parse: (value: JsonValue) => T,
+  ): Promise<T | undefined> {
+    const snapshot = await view.current();
+    if (snapshot === undefined) return await this.#find(kind, ref, parse);
+    if (ID_PATTERN.test(ref)) return snapshot.byId.get(ref);
+    if (ref.length === 0 || ref.length > MAX_REF_CHARS) return undefined;
+    return snapshot.byName.get(nameKey(ref));
+  }
+
+  /** A first page that holds every record comes from the view; other pages from the store. */
+  async #listIn<T extends Agent | Team>(
+    view: CatalogView<T>,
+    kind: Kind,
+    page: PageRequest,
+    parse: (value: JsonValue) => T,
+  ): Promise<Page<T>> {
+    const valid = page.cursor === undefined && Number.isInteger(page.limit) &&
+      page.limit >= 1 && page.limit <= MAX_LIST_LIMIT;
+    const snapshot = valid ? await view.current() : undefined;
+    if (snapshot !== undefined && snapshot.records.length <= page.limit) {
+      return { data: [...snapshot.records], next_cursor: null };
+    }
+    return await this.#list([kind], page, parse);
   }
 
   async #find<T>(
@@ -156,8 +202,9 @@ export class Repository {
   async #delete(kind: Kind, record: Agent | Team): Promise<void> {
     const indexKey = [`${kind}_name`, nameKey(record.name)];
     const index = await this.store.get(indexKey);
-    const mutations: { type: "delete"; key: StoreKey }[] = [
+    const mutations: Mutation[] = [
       { type: "delete", key: [kind, record.id] },
+      this.#views[kind].bump(),
     ];
     // The name may already point at a newer record of the same name.
     if (index?.value === record.id) {

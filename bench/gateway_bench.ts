@@ -167,6 +167,11 @@ async function httpTarget(
   };
 }
 
+// Extra `deno run` flags for the gateway, e.g. a V8 profile:
+// BENCH_GATEWAY_DENO_FLAGS="--v8-flags=--prof,--logfile=/tmp/gw-%p.log".
+const GATEWAY_DENO_FLAGS = (Deno.env.get("BENCH_GATEWAY_DENO_FLAGS") ?? "")
+  .split(" ").filter((flag) => flag !== "");
+
 /** `agentd mcp gateway` alone, with server-everything as its one upstream. */
 async function gatewayTarget(
   label: string,
@@ -191,7 +196,7 @@ async function gatewayTarget(
       dir,
       "--config",
       configFile,
-    ]),
+    ], GATEWAY_DENO_FLAGS),
     "stderr",
     agentdPort,
   );

@@ -18,8 +18,8 @@
 // The bench process drives both with fetch (keep-alive, Deno's connection
 // pool). On the GET path agentd also runs its logging middleware, the Host,
 // Origin, caller (bearer token; none configured here) and body-size guards,
-// zod validation of the query, a Deno KV list of the agent records (limit 20,
-// cursor pagination) and a zod parse of each record.
+// zod validation of the query and the page from its in-process view of the
+// agents (agents/catalog_view.ts: one Deno KV get of a version key per request).
 //
 // The agent turn runs against tests/agents/model_server.ts, started in this
 // process (OpenAI chat completions, scripted per call). A send's script is one

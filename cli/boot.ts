@@ -10,7 +10,7 @@ import {
   readBaseConfig,
 } from "../platform/config.ts";
 import { ConfigError } from "../platform/config_merge.ts";
-import { isLoopback } from "../platform/http_guards.ts";
+import { isLoopback } from "../platform/hosts.ts";
 import {
   onShutdownSignal,
   type ShutdownSignal,
@@ -27,7 +27,7 @@ import type { AnyServerSpec, Peer } from "../tools/kit/mod.ts";
 import { peerOf } from "../tools/kit/mcp.ts";
 import { UsageError } from "./args.ts";
 import { AgentsConfig } from "../agents/config.ts";
-import { ProvidersConfig } from "../agents/providers/mod.ts";
+import { ProvidersConfig } from "../agents/providers/config.ts";
 import { messageOf } from "../platform/errors.ts";
 import { isRecord } from "../platform/validation.ts";
 

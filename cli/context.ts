@@ -1,8 +1,9 @@
-import type { AnyServerSpec } from "../tools/kit/mod.ts";
+import type { ServerCatalog } from "../tools/registry.ts";
 
 /** What main hands each command: the servers it may run and the process environment. */
 export interface CliContext {
-  specs: readonly AnyServerSpec[];
+  /** Loaded on demand: a command reads only the server modules it runs. */
+  servers: ServerCatalog;
   env: Record<string, string>;
   /** Human output (help, doctor); never used by `mcp` on stdio. */
   print(text: string): void;

@@ -67,7 +67,11 @@ export async function runDoctor(
   const checks: Check[] = [];
   let settings: Settings | undefined;
   try {
-    settings = await loadSettings({ flags, specs: ctx.specs, env: ctx.env });
+    settings = await loadSettings({
+      flags,
+      specs: await ctx.servers.load(),
+      env: ctx.env,
+    });
     checks.push({
       name: "config",
       ok: true,

@@ -25,7 +25,7 @@ import {
   StartupError,
 } from "./boot.ts";
 import type { CliContext } from "./context.ts";
-import { serveHttp } from "./http_face.ts";
+import { lazy } from "../platform/lazy.ts";
 import { unwrap } from "../platform/config_merge.ts";
 
 /** A server's own flags: one per key of its config section. */
@@ -84,12 +84,15 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
     if (id === undefined) {
       throw new UsageError("which server? agentd mcp <server>", "mcp");
     }
-    ctx.print(mcpHelp(ctx.specs));
+    ctx.print(mcpHelp(await ctx.servers.load()));
     return 0;
   }
-  const spec = ctx.specs.find((candidate) => candidate.id === id);
+  // Only this server's module loads: the others (puppeteer, FFI, OAuth) stay unread.
+  const [spec] = ctx.servers.ids.includes(id)
+    ? await ctx.servers.load([id])
+    : [];
   if (!spec) {
-    const built = ctx.specs.map((s) => s.id);
+    const built = ctx.servers.ids;
     throw new UsageError(
       `unknown server "${id}"; built: ${
         built.length ? built.join(", ") : "none yet"
@@ -103,7 +106,7 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
     ...own,
   });
   if (values.help === true) {
-    ctx.print(mcpHelp(ctx.specs, spec));
+    ctx.print(mcpHelp(await ctx.servers.load(), spec));
     return 0;
   }
   if (positionals.length > 0) {
@@ -165,6 +168,11 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
     return 0;
   }
 
+  // Hono and the routes load only for --port: stdio never needs them.
+  const { serveHttp } = await lazy<typeof import("./http_face.ts")>(
+    "./http_face.ts",
+    import.meta.url,
+  );
   return await serveHttp({
     hosts: [host],
     layout: "single",

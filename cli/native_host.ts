@@ -79,7 +79,7 @@ export async function runNativeHost(
   }
   const settings = await loadSettings({
     flags,
-    specs: ctx.specs,
+    specs: await ctx.servers.load(),
     env: ctx.env,
   });
   const log = createLogger({ level: settings.base.log_level }).child({

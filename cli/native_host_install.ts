@@ -243,7 +243,7 @@ export async function runNativeHostInstall(
   if (typeof values.config === "string") flags.config = values.config;
   const settings = await loadSettings({
     flags,
-    specs: ctx.specs,
+    specs: await ctx.servers.load(),
     env: ctx.env,
   });
   const os = Deno.build.os;

@@ -52,7 +52,7 @@ export async function runPolicyCommand(
   }
   const settings = await loadSettings({
     flags: typeof values.config === "string" ? { config: values.config } : {},
-    specs: ctx.specs,
+    specs: await ctx.servers.load(),
     env: ctx.env,
   });
   const base = typeof values.url === "string"

@@ -56,12 +56,9 @@ export async function runServe(
   for (const [name, value] of Object.entries(values)) {
     if (name !== "help") flags[configKey(name)] = value;
   }
-  const settings = await loadSettings({
-    flags,
-    specs: ctx.specs,
-    env: ctx.env,
-  });
-  const specs = selectServers(settings, ctx.specs);
+  const all = await ctx.servers.load();
+  const settings = await loadSettings({ flags, specs: all, env: ctx.env });
+  const specs = selectServers(settings, all);
   const base = settings.base;
   assertSafeBinding(base);
 

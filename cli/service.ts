@@ -210,9 +210,10 @@ async function install(args: string[], ctx: CliContext): Promise<number> {
     flags[configKey(name)] = given;
   }
   // Only what the service will see counts: flags and files, not this shell's AGENTD_*.
-  const settings = await loadSettings({ flags, specs: ctx.specs, env: {} });
+  const specs = await ctx.servers.load();
+  const settings = await loadSettings({ flags, specs, env: {} });
   try {
-    selectServers(settings, ctx.specs);
+    selectServers(settings, specs);
   } catch (error) {
     if (error instanceof UsageError) {
       throw new UsageError(error.message, command);

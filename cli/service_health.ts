@@ -18,7 +18,11 @@ export async function daemonAddress(
     for (const [name, value] of Object.entries(values)) {
       if (name !== "help") flags[configKey(name)] = value;
     }
-    const settings = await loadSettings({ flags, specs: ctx.specs, env: {} });
+    const settings = await loadSettings({
+      flags,
+      specs: await ctx.servers.load(),
+      env: {},
+    });
     return { host: settings.base.host, port: settings.base.port };
   } catch {
     const at = serveArgs.indexOf("--port");

@@ -76,7 +76,7 @@ export async function runUi(args: string[], ctx: CliContext): Promise<number> {
   }
   const settings = await loadSettings({
     flags,
-    specs: ctx.specs,
+    specs: await ctx.servers.load(),
     env: ctx.env,
   });
   const base = settings.base;

@@ -5,18 +5,9 @@ import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { errorResponse } from "./http_errors.ts";
 import { type Caller, type Credentials, resolveCaller } from "./identity.ts";
+import { isLoopback, isWildcard } from "./hosts.ts";
 
-const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
-const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
-
-export function isLoopback(host: string): boolean {
-  return LOOPBACK_NAMES.has(host.toLowerCase()) ||
-    /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-export function isWildcard(host: string): boolean {
-  return WILDCARD_HOSTS.has(host);
-}
+export { isLoopback, isWildcard };
 
 /** The hostname of a Host header (`example.com:8765` → `example.com`, `[::1]:80` → `[::1]`). */
 function hostnameOf(hostHeader: string): string | undefined {

@@ -7,11 +7,7 @@
 
 import { join } from "node:path";
 import { decodeBase64, encodeBase64 } from "./base64.ts";
-import {
-  CRYPT32_SYMBOLS,
-  CRYPTPROTECT_UI_FORBIDDEN,
-  KERNEL32_SYMBOLS,
-} from "../ffi/win32_crypt.ts";
+import { lazy } from "./lazy.ts";
 
 export interface KeySlot {
   /** `master-key:<data dir>` */
@@ -125,10 +121,16 @@ function dataBlob(bytes: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
 }
 
 /** Runs CryptProtectData or CryptUnprotectData on `input`; undefined when DPAPI refused. */
-function dpapi(
+async function dpapi(
   operation: "CryptProtectData" | "CryptUnprotectData",
   input: Uint8Array<ArrayBuffer>,
-): Uint8Array | undefined {
+): Promise<Uint8Array | undefined> {
+  // FFI code loads on Windows only, when the key is sealed or opened.
+  const { CRYPT32_SYMBOLS, CRYPTPROTECT_UI_FORBIDDEN, KERNEL32_SYMBOLS } =
+    await lazy<typeof import("../ffi/win32_crypt.ts")>(
+      "../ffi/win32_crypt.ts",
+      import.meta.url,
+    );
   const crypt32 = Deno.dlopen("crypt32.dll", CRYPT32_SYMBOLS);
   const kernel32 = Deno.dlopen("kernel32.dll", KERNEL32_SYMBOLS);
   try {
@@ -169,11 +171,14 @@ const windowsDpapi: Keychain = {
     } catch {
       return undefined;
     }
-    const opened = dpapi("CryptUnprotectData", decodeBase64(sealed.trim()));
+    const opened = await dpapi(
+      "CryptUnprotectData",
+      decodeBase64(sealed.trim()),
+    );
     return opened === undefined ? undefined : new TextDecoder().decode(opened);
   },
   async write({ dataDir }, secret) {
-    const sealed = dpapi(
+    const sealed = await dpapi(
       "CryptProtectData",
       new TextEncoder().encode(secret),
     );

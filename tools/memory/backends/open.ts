@@ -12,10 +12,10 @@ import { HostedBackend, type RemoteConnector } from "./hosted.ts";
 import { KvBackend } from "./kv.ts";
 import { connectKvBackend } from "./kv_connect.ts";
 import { McpBackend } from "./mcp.ts";
-import { PgBackend } from "./pg.ts";
 import type { MemoryBackend } from "./port.ts";
 import { raiseAlert } from "../../../platform/alerts.ts";
 import { messageOf } from "../../../platform/errors.ts";
+import { lazy } from "../../../platform/lazy.ts";
 
 /**
  * The backend the config asks for, and what else to close when the server
@@ -120,7 +120,10 @@ function remoteConnector(
   if (protocol === "postgres:" || protocol === "postgresql:") {
     return {
       kind: "postgres",
-      connect: () => PgBackend.connect({ url, key, log: deps.log }),
+      // The PostgreSQL driver loads only for a postgres:// store.
+      connect: async () =>
+        (await lazy<typeof import("./pg.ts")>("./pg.ts", import.meta.url))
+          .PgBackend.connect({ url, key, log: deps.log }),
     };
   }
   if (

@@ -1,0 +1,106 @@
+// Cold start as a desktop client sees it: spawn → initialize → tools/list
+// with the MCP SDK's stdio client (Client + StdioClientTransport), the way
+// Claude Desktop or VS Code start a server. One run, alternating:
+//   agentd:  deno run -A main.ts mcp memory --data-dir <tmp>
+//   peer:    node @modelcontextprotocol/server-memory (pinned in deno.json)
+//   floor:   a one-tool Deno server on the same SDK (what Deno + the SDK cost)
+// The first start of each is not counted (it fills Deno's transpile and V8
+// code caches and writes agentd's secret key). Prints p50/p95 and the ratio
+// agentd ÷ peer (goal ≤ 0.6).
+//
+//   deno run -A bench/cold_start_bench.ts        (BENCH_STARTS, default 15)
+
+import { join } from "node:path";
+import { Client, StdioClientTransport } from "../platform/mcp_sdk.ts";
+import {
+  agentdCommand,
+  cleanUp,
+  type Command,
+  DENO,
+  inTurn,
+  ms,
+  peerCommand,
+  percentile,
+  ROOT,
+  tempDir,
+} from "./bench_lib.ts";
+
+const STARTS = Number(Deno.env.get("BENCH_STARTS") ?? 15);
+
+const FLOOR = join(ROOT, "bench/one_tool_server.ts");
+
+interface Variant {
+  label: string;
+  command: Command;
+  samples: number[];
+  tools: number;
+}
+
+const variants: Variant[] = [
+  {
+    label: "agentd mcp memory",
+    command: agentdCommand(["mcp", "memory", "--data-dir", tempDir()]),
+    samples: [],
+    tools: 0,
+  },
+  {
+    label: "peer: server-memory (node)",
+    command: peerCommand(join(tempDir(), "memory.jsonl")),
+    samples: [],
+    tools: 0,
+  },
+  {
+    label: "floor: one-tool Deno + SDK server",
+    command: { command: DENO, args: ["run", "-A", FLOOR] },
+    samples: [],
+    tools: 0,
+  },
+];
+
+/** Milliseconds from spawn to the tools/list answer, and the tool count. */
+async function start(command: Command): Promise<[number, number]> {
+  const began = performance.now();
+  const transport = new StdioClientTransport({
+    command: command.command,
+    args: command.args,
+    cwd: ROOT,
+    env: { ...Deno.env.toObject(), ...command.env },
+    stderr: "ignore",
+  });
+  const client = new Client({ name: "agentd-bench", version: "1.0.0" });
+  try {
+    await client.connect(transport);
+    const { tools } = await client.listTools();
+    return [performance.now() - began, tools.length];
+  } finally {
+    await client.close();
+  }
+}
+
+try {
+  for (const variant of variants) {
+    const [, tools] = await start(variant.command);
+    if (tools === 0) throw new Error(`${variant.label}: no tools`);
+    variant.tools = tools;
+  }
+  for (const variant of inTurn(variants, STARTS)) {
+    variant.samples.push((await start(variant.command))[0]);
+  }
+} finally {
+  cleanUp();
+}
+
+const p50 = (v: Variant) => percentile(v.samples, 50);
+const peer = variants[1];
+console.log(
+  `\nspawn → tools/list, MCP SDK stdio client, ${STARTS} starts each, Deno ${Deno.version.deno}`,
+);
+console.table(variants.map((v) => ({
+  server: v.label,
+  tools: v.tools,
+  "p50 ms": ms(p50(v)),
+  "p95 ms": ms(percentile(v.samples, 95)),
+  "min ms": ms(Math.min(...v.samples)),
+  // Below 1: faster than the node peer.
+  "÷ peer p50": (p50(v) / p50(peer)).toFixed(2),
+})));

@@ -1,0 +1,100 @@
+// The in-process view of agents and teams stays exact across two daemons on
+// one store: each Repository below is a daemon's; writes through one are seen
+// by the other's next read, without listing per request.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Repository } from "../../agents/repository.ts";
+import { IdSource } from "../../agents/ids.ts";
+import type { Agent } from "../../agents/schemas.ts";
+import { openKvStore } from "../../platform/store_kv.ts";
+import type {
+  JsonValue,
+  ListOptions,
+  ListPage,
+  Store,
+  StoreKey,
+} from "../../platform/store.ts";
+
+const ids = new IdSource();
+
+function agent(name: string): Agent {
+  return {
+    id: ids.next("agt"),
+    name,
+    model: "openai/gpt-4o-mini",
+    status: "active",
+    created_at: new Date().toISOString(),
+    system_prompt: "",
+    description: "",
+    temperature: 0.7,
+    max_tokens: 1024,
+    tools: [],
+    resolved_tools: [],
+  };
+}
+
+/** A daemon's view of the shared store that counts its lists. */
+function counting(store: Store): Store & { lists: number } {
+  const counted = {
+    kind: store.kind,
+    lists: 0,
+    get: (key: StoreKey) => store.get(key),
+    getMany: (keys: readonly StoreKey[]) => store.getMany(keys),
+    set: (key: StoreKey, value: JsonValue) => store.set(key, value),
+    delete: (key: StoreKey) => store.delete(key),
+    list(prefix: StoreKey, options?: ListOptions): Promise<ListPage> {
+      counted.lists++;
+      return store.list(prefix, options);
+    },
+    commit: (op: Parameters<Store["commit"]>[0]) => store.commit(op),
+    flush: () => store.flush(),
+    close: () => store.close(),
+  };
+  return counted;
+}
+
+Deno.test("catalog view: two daemons on one store see each other's creates and deletes; reads do not list", async () => {
+  const dir = await Deno.makeTempDir();
+  const shared = await openKvStore(join(dir, "store.kv"));
+  try {
+    const storeA = counting(shared);
+    const a = new Repository(storeA);
+    const b = new Repository(shared);
+
+    assert.deepEqual(await a.listAgents({ limit: 20 }), {
+      data: [],
+      next_cursor: null,
+    });
+    const first = await b.createAgent(agent("First"));
+    assert.deepEqual((await a.listAgents({ limit: 20 })).data, [first]);
+    assert.deepEqual(await a.findAgent("first"), first, "by name, any case");
+    assert.deepEqual(await a.findAgent(first.id), first);
+
+    const lists = storeA.lists;
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await a.listAgents({ limit: 20 })).data.length, 1);
+      assert.deepEqual(await a.getAgent("First"), first);
+    }
+    assert.equal(storeA.lists, lists, "unchanged store: no list per read");
+
+    const second = await a.createAgent(agent("Second"));
+    assert.deepEqual((await b.listAgents({ limit: 20 })).data, [first, second]);
+    await b.deleteAgent(first);
+    assert.deepEqual((await a.listAgents({ limit: 20 })).data, [second]);
+    assert.equal(await a.findAgent("First"), undefined);
+    assert.equal(await a.findAgent(first.id), undefined);
+
+    // Pages smaller than the catalog come from the store, with its cursors.
+    await b.createAgent(agent("Third"));
+    const page = await a.listAgents({ limit: 1 });
+    assert.equal(page.data.length, 1);
+    assert.ok(page.next_cursor);
+    const rest = await a.listAgents({ limit: 1, cursor: page.next_cursor });
+    assert.equal(rest.data[0].name, "Third");
+    assert.equal(rest.next_cursor, null);
+  } finally {
+    await shared.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

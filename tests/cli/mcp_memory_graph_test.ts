@@ -1,0 +1,95 @@
+// Pins what `agentd mcp memory` loads: the module graphs of main.ts,
+// cli/mcp.ts (imported when the command is `mcp`) and tools/memory/mod.ts
+// (imported by the registry when the server is memory), as `deno info`
+// reports them. Literal dynamic imports count: Deno reads their graphs when
+// the importing module loads (platform/lazy.ts avoids that). A later import
+// of the daemon's routes, the agent runtime, another server, FFI code or a
+// heavy library would undo the cold start, and fails here.
+
+import assert from "node:assert/strict";
+import { ROOT } from "../helpers.ts";
+
+interface Dependency {
+  specifier: string;
+  code?: { specifier: string };
+  isDynamic?: boolean;
+}
+interface GraphModule {
+  specifier: string;
+  dependencies?: Dependency[];
+}
+interface Graph {
+  modules: GraphModule[];
+  redirects: Record<string, string>;
+}
+
+const root = new URL(`file://${ROOT.endsWith("/") ? ROOT : `${ROOT}/`}`).href;
+
+async function graph(entry: string): Promise<Graph> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", entry],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
+/** Every module `entry` loads: its code imports, literal dynamic ones included, not type-only ones. */
+async function codeClosure(entry: string): Promise<Set<string>> {
+  const g = await graph(entry);
+  const byName = new Map(g.modules.map((m) => [m.specifier, m]));
+  const seen = new Set<string>();
+  const stack = [root + entry];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const specifier = g.redirects[next] ?? next;
+    if (seen.has(specifier)) continue;
+    seen.add(specifier);
+    for (const dep of byName.get(specifier)?.dependencies ?? []) {
+      if (dep.code) stack.push(dep.code.specifier);
+    }
+  }
+  return seen;
+}
+
+// The agents section schemas are validated by every face (one config file serves all).
+const ALLOWED_AGENTS = new Set([
+  "agents/config.ts",
+  "agents/providers/config.ts",
+]);
+const FORBIDDEN_NPM = [
+  "hono",
+  "puppeteer-core",
+  "oauth4webapi",
+  "oidc-provider",
+  "@a2a-js/sdk",
+  // Only a postgres:// memory store needs the driver.
+  "postgres",
+];
+
+Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heavy libraries", async () => {
+  const loaded = new Set<string>();
+  for (const entry of ["main.ts", "cli/mcp.ts", "tools/memory/mod.ts"]) {
+    for (const specifier of await codeClosure(entry)) loaded.add(specifier);
+  }
+  const local = [...loaded].filter((s) => s.startsWith(root)).map((s) =>
+    s.slice(root.length)
+  );
+  assert.ok(local.includes("tools/kit/mcp.ts"), "the graph walk found the kit");
+  const offending = local.filter((path) =>
+    path.startsWith("routes/") || path.startsWith("ffi/") ||
+    (path.startsWith("agents/") && !ALLOWED_AGENTS.has(path)) ||
+    (path.startsWith("tools/") && !path.startsWith("tools/kit/") &&
+      !path.startsWith("tools/memory/") && path !== "tools/registry.ts") ||
+    ["cli/http_face.ts", "cli/agents.ts", "cli/serve.ts", "cli/doctor.ts"]
+      .includes(path)
+  );
+  assert.deepEqual(offending, []);
+  const npm = [...loaded].filter((s) => s.startsWith("npm:"));
+  assert.ok(npm.some((s) => s.includes("@modelcontextprotocol/sdk")));
+  const heavy = npm.filter((s) =>
+    FORBIDDEN_NPM.some((name) => s.startsWith(`npm:/${name}@`))
+  );
+  assert.deepEqual(heavy, []);
+});
