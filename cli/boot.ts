@@ -19,7 +19,7 @@ import { createLogger, type Logger } from "../platform/log.ts";
 import { configDir, dataDir as defaultDataDir } from "../platform/paths.ts";
 import { scoped, type Store } from "../platform/store.ts";
 import { openStoreAt } from "../platform/store_open.ts";
-import { passwordIn } from "../platform/store_pg.ts";
+import { passwordIn } from "../platform/pg_url.ts";
 import { HostedServer } from "../tools/kit/host.ts";
 import { Guard } from "../tools/kit/guard.ts";
 import { PolicyConfig } from "../platform/policy.ts";

@@ -50,6 +50,8 @@ export type CommitResult = { ok: true; version: string } | { ok: false };
 
 export interface Store {
   readonly kind: string;
+  /** Rejects when a store behind a server does not answer now; absent for local stores. */
+  ping?(timeoutMs?: number): Promise<void>;
   get(key: StoreKey): Promise<StoreEntry | null>;
   getMany(keys: readonly StoreKey[]): Promise<(StoreEntry | null)[]>;
   /** Returns the new version. */

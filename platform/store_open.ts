@@ -5,8 +5,9 @@
  */
 import { join } from "node:path";
 import type { Store } from "./store.ts";
+import { publicPgUrl } from "./pg_url.ts";
 import { openKvStore } from "./store_kv.ts";
-import { PgStore, publicPgUrl } from "./store_pg.ts";
+import { lazy } from "./lazy.ts";
 
 export interface StoreSettings {
   /** `postgres://…`, a KV file path, or undefined for the default file. */
@@ -32,6 +33,11 @@ export function describeStore(settings: StoreSettings): string {
 export async function openStoreAt(settings: StoreSettings): Promise<Store> {
   const spec = settings.store;
   if (isPostgresUrl(spec)) {
+    // Loaded only for a PostgreSQL store: the driver stays out of every other start.
+    const { PgStore } = await lazy<typeof import("./store_pg.ts")>(
+      "./store_pg.ts",
+      import.meta.url,
+    );
     return await PgStore.connect({
       url: spec,
       maxConnections: settings.poolSize,
@@ -47,7 +53,7 @@ export async function openStoreAt(settings: StoreSettings): Promise<Store> {
 export async function storeReachable(
   store: Store,
 ): Promise<{ ok: true } | { ok: false; error: string }> {
-  if (!(store instanceof PgStore)) return { ok: true };
+  if (store.ping === undefined) return { ok: true };
   try {
     await store.ping();
     return { ok: true };

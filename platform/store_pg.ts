@@ -35,6 +35,7 @@ import {
 } from "./store.ts";
 import { migrateStore, STORE_TABLE } from "./store_pg_schema.ts";
 import { messageOf } from "./errors.ts";
+import { passwordIn, publicPgUrl } from "./pg_url.ts";
 
 export interface PgStoreOptions {
   /** `postgres://user[:password]@host:port/database`. */
@@ -432,29 +433,6 @@ function decodeCursor(cursor: string): string {
     throw new StoreError("Invalid cursor");
   }
   return binary;
-}
-
-export function passwordIn(url: string): string {
-  try {
-    return decodeURIComponent(new URL(url).password);
-  } catch {
-    return "";
-  }
-}
-
-/** The URL without its password; throws a clear error for a non-postgres URL. */
-export function publicPgUrl(url: string): string {
-  const parsed = URL.parse(url);
-  if (
-    parsed === null ||
-    (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:")
-  ) {
-    throw new StoreError(
-      "Invalid PostgreSQL URL: expected postgres://user@host:port/database",
-    );
-  }
-  parsed.password = "";
-  return parsed.toString();
 }
 
 function redact(text: string, secret: string): string {
