@@ -98,7 +98,7 @@ async function walkGuards(daemon: Daemon, paths: string[]): Promise<string[]> {
   return failures;
 }
 
-async function assertNoSecretsLogged(daemon: Daemon, secrets: string[]) {
+function assertNoSecretsLogged(daemon: Daemon, secrets: string[]): void {
   const logged = JSON.stringify(daemon.logs) + daemon.stray.join("\n");
   for (const secret of secrets) {
     assert.ok(!logged.includes(secret), `a secret reached the logs`);
@@ -123,7 +123,7 @@ Deno.test("security: every path of `serve` refuses bad Host, foreign Origin, no 
   } finally {
     assert.equal((await daemon.stop()).code, 0);
   }
-  await assertNoSecretsLogged(daemon, [OPERATOR_TOKEN]);
+  assertNoSecretsLogged(daemon, [OPERATOR_TOKEN]);
 });
 
 Deno.test("security: every path of `mcp memory --port` refuses bad Host, foreign Origin, no token and >1 MiB", async () => {
@@ -146,7 +146,7 @@ Deno.test("security: every path of `mcp memory --port` refuses bad Host, foreign
   } finally {
     assert.equal((await daemon.stop()).code, 0);
   }
-  await assertNoSecretsLogged(daemon, [OPERATOR_TOKEN]);
+  assertNoSecretsLogged(daemon, [OPERATOR_TOKEN]);
 });
 
 Deno.test("security: off loopback without a token, neither `serve` nor `mcp --port` starts", async () => {
