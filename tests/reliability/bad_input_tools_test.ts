@@ -44,7 +44,7 @@ async function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
 }
 
 async function startAll() {
-  const { log, logs } = capturedLog("warn");
+  const { log, logs } = capturedLog("debug");
   const dataDir = await Deno.makeTempDir({ prefix: "agentd-fuzz-" });
   const store = new MemoryStore();
   const hosts = await startServers(builtinServers, {
@@ -114,6 +114,7 @@ Deno.test("reliability: hostile arguments to every tool of every built server ar
   await using stack = await startAll();
   assert.ok(stack.targets.length > 40, `${stack.targets.length} tools`);
   let rejected = 0;
+  const secrets = new Set<string>();
   await fc.assert(
     fc.asyncProperty(
       fc.constantFrom(...stack.targets).chain((target) =>
@@ -124,6 +125,12 @@ Deno.test("reliability: hostile arguments to every tool of every built server ar
       ),
       async ([target, args]) => {
         const valid = target.def.input.safeParse(args).success;
+        for (const field of ["token", "key", "password", "secret", "value"]) {
+          const given = args[field];
+          if (typeof given === "string" && given.length >= 12) {
+            secrets.add(given);
+          }
+        }
         // Valid calls of browser tools would drive a browser: proven elsewhere.
         fc.pre(!valid || EXECUTABLE.has(target.server.id));
         const client = stack.clients.get(target.server.id);
@@ -145,6 +152,14 @@ Deno.test("reliability: hostile arguments to every tool of every built server ar
     { numRuns: sized(3_000, 30_000), maxSkipsPerRun: 1000 },
   );
   assert.ok(rejected > 1000, `only ${rejected} rejected calls`);
+  // Rejected tokens, keys and values are not echoed into the logs.
+  const logged = JSON.stringify(stack.logs);
+  for (const secret of secrets) {
+    assert.ok(
+      !logged.includes(secret),
+      `a given ${secret.slice(0, 8)}… reached the logs`,
+    );
+  }
   for (const host of stack.hosts) {
     assert.notEqual(host.phase.phase, "error", `${host.id} fell over`);
   }

@@ -109,10 +109,11 @@ export function nastyObject(
   fields: readonly string[],
 ): fc.Arbitrary<{ [key: string]: JsonValue }> {
   const known = fields.length > 0
-    ? fc.subarray([...fields], { maxLength: 8 }).chain((names) =>
-      fc.tuple(...names.map(() => nastyValue)).map((values) =>
-        Object.fromEntries(names.map((name, i) => [name, values[i]]))
-      )
+    ? fc.subarray([...fields], { maxLength: Math.min(8, fields.length) }).chain(
+      (names) =>
+        fc.tuple(...names.map(() => nastyValue)).map((values) =>
+          Object.fromEntries(names.map((name, i) => [name, values[i]]))
+        ),
     )
     : fc.constant({});
   const extra = fc.dictionary(
