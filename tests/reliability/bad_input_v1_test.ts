@@ -1,13 +1,14 @@
 // Property-based bad input for every /v1 route (read from the served
 // OpenAPI document, so new routes are covered without edits) through
 // `app.request()` of the real routes app: hostile bodies, path segments and
-// query values get a 4xx JSON error (never a 5xx, a stack trace or a hang),
+// query values (as the operator, as an agent's token, with a wrong token)
+// get a 4xx JSON error (never a 5xx, a stack trace or a hang),
 // and a rejected request leaves the store as it was.
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { JsonValue } from "../../platform/store.ts";
-import { type Stack, startStack } from "../agents/stack.ts";
+import { ALICE_TOKEN, type Stack, startStack } from "../agents/stack.ts";
 import {
   dumpStore,
   nastyObject,
@@ -138,7 +139,13 @@ Deno.test("reliability: hostile requests to every /v1 route get a clear 4xx and 
         { maxKeys: 3 },
       ),
       bodyOf(fields),
-      async (operation, segments, query, generated) => {
+      fc.constantFrom<Record<string, string>>(
+        {},
+        { authorization: `Bearer ${ALICE_TOKEN}` },
+        { authorization: "Bearer not-a-token-0123456789" },
+        { authorization: "Basic YTpi" },
+      ),
+      async (operation, segments, query, generated, auth) => {
         const path = operation.path.replace(
           /\{[^}]+\}/g,
           () => segments.next().value,
@@ -149,7 +156,7 @@ Deno.test("reliability: hostile requests to every /v1 route get a clear 4xx and 
           ? undefined
           : generated;
         const before = await state(stack);
-        const reply = await stack.request(operation.method, url, body);
+        const reply = await stack.request(operation.method, url, body, auth);
         const key = `${operation.method} ${operation.path} ${reply.status}`;
         seen.set(key, (seen.get(key) ?? 0) + 1);
         assert.ok(
