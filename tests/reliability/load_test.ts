@@ -1,0 +1,201 @@
+// Load: 200 concurrent MCP clients over streamable HTTP on one `agentd
+// serve` (memory writes and searches at /mcp/memory, gateway routes at /mcp)
+// while /v1 sends go to the local model server, for a fixed count of calls:
+// no errors, p99 latency reported, the daemon's RSS sampled (growth after
+// the warm-up round bounded), every session reclaimed by DELETE at the end.
+// AGENTD_RELIABILITY_LONG=1 keeps the rounds going for 10 minutes.
+
+import assert from "node:assert/strict";
+import { SendReply } from "../../agents/schemas.ts";
+import {
+  Client,
+  StreamableHTTPClientTransport,
+} from "../../platform/mcp_sdk.ts";
+import { startModelServer } from "../agents/model_server.ts";
+import { resultText } from "../agents/stack.ts";
+import { api, type Daemon, spawnServe, tempDir, waitFor } from "../helpers.ts";
+import { LONG } from "./bad_values.ts";
+
+const CLIENTS = 200;
+const CALLS_PER_ROUND = 4;
+const SENDERS = 10;
+const MIB = 1024 * 1024;
+/** After the warm-up round the RSS may grow by at most this much (heap settling, caches, the search index). */
+export const RSS_GROWTH_BOUND = 150 * MIB;
+const SOAK_MS = 10 * 60_000;
+
+interface Peer {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  via: "memory" | "gateway";
+}
+
+function rssOf(pid: number): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  const kib = Number(status.match(/^VmRSS:\s+(\d+) kB/m)?.[1] ?? 0);
+  return kib * 1024;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+}
+
+async function sessions(daemon: Daemon): Promise<Record<string, number>> {
+  const health = (await api(daemon, "GET", "/health")).json;
+  const servers = Object(Object(health).servers);
+  return {
+    memory: Number(Object(servers.memory).sessions ?? 0),
+    gateway: Number(Object(servers.gateway).sessions ?? 0),
+  };
+}
+
+Deno.test("load: 200 concurrent MCP clients, mixed tools and /v1 sends: no errors, p99, bounded RSS, sessions reclaimed", async () => {
+  await using dir = await tempDir();
+  await using model = await startModelServer();
+  const daemon = await spawnServe(dir.path, {
+    env: {
+      ...model.env,
+      AGENTD_SERVERS: "gateway,memory",
+      AGENTD_AGENTS__DEFAULT_MODEL: "openai/default-model",
+    },
+  });
+  const pid = daemon.process.pid;
+  const rss: number[] = [];
+  const sampler = setInterval(() => rss.push(rssOf(pid)), 250);
+  const latencies: number[] = [];
+  const byName = new Map<string, number[]>();
+  const errors: string[] = [];
+  const peers: Peer[] = [];
+  try {
+    assert.equal(
+      (await api(daemon, "POST", "/v1/agents", { name: "loaded" })).status,
+      201,
+    );
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async (_, i) => {
+        const via = i % 3 === 2 ? "gateway" : "memory";
+        const transport = new StreamableHTTPClientTransport(
+          new URL(`${daemon.url}/mcp${via === "memory" ? "/memory" : ""}`),
+        );
+        const client = new Client({ name: `load-${i}`, version: "1" });
+        await client.connect(transport);
+        peers.push({ client, transport, via });
+      }),
+    );
+    const timed = async (
+      what: string,
+      call: () => Promise<string | undefined>,
+    ) => {
+      const started = performance.now();
+      try {
+        const problem = await call();
+        if (problem) errors.push(`${what}: ${problem}`);
+      } catch (error) {
+        errors.push(`${what}: ${error}`);
+      }
+      const ms = performance.now() - started;
+      latencies.push(ms);
+      byName.set(what, [...byName.get(what) ?? [], ms]);
+    };
+    const round = async (r: number) => {
+      const mcp = peers.map((peer, i) => async () => {
+        for (let c = 0; c < CALLS_PER_ROUND; c++) {
+          // Keys repeat across rounds: after the warm-up the data set is fixed, so RSS growth is a leak.
+          const key = `k${i}-${c}`;
+          const [name, args] = peer.via === "gateway"
+            ? c % 2 === 0
+              ? ["memory__store_memory", {
+                namespace: "load",
+                key,
+                value: `gw ${key} round ${r}`,
+              }]
+              : ["route_tool_call", {
+                server: "memory",
+                tool: "search_memory",
+                args: { namespace: "load", query: `value k${i}` },
+              }]
+            : c % 2 === 0
+            ? ["store_memory", {
+              namespace: "load",
+              key,
+              value: `value ${key} round ${r}`,
+            }]
+            : ["search_memory", { namespace: "load", query: `value k${i}` }];
+          await timed(name, async () => {
+            const result = await peer.client.callTool({
+              name,
+              arguments: args,
+            });
+            return result.isError
+              ? resultText(result).slice(0, 200)
+              : undefined;
+          });
+        }
+      });
+      const sends = Array.from({ length: SENDERS }, () => async () => {
+        for (let c = 0; c < CALLS_PER_ROUND; c++) {
+          await timed("send", async () => {
+            const reply = await api(daemon, "POST", "/v1/agents/loaded/send", {
+              message: "hello",
+            });
+            if (reply.status !== 200) {
+              return `${reply.status} ${reply.text.slice(0, 200)}`;
+            }
+            SendReply.parse(reply.json);
+          });
+        }
+      });
+      await Promise.all([...mcp, ...sends].map((work) => work()));
+    };
+    await round(0); // warm-up
+    const warm = rssOf(pid);
+    const warmCalls = latencies.length;
+    const started = Date.now();
+    let rounds = 1;
+    do {
+      await round(rounds++);
+    } while (LONG ? Date.now() - started < SOAK_MS : rounds < 3);
+    const end = rssOf(pid);
+    assert.deepEqual(errors.slice(0, 5), [], `${errors.length} errors`);
+    const sorted = latencies.slice(warmCalls).sort((a, b) => a - b);
+    const peak = Math.max(...rss);
+    console.log(
+      `load: ${CLIENTS} MCP clients + ${SENDERS} /v1 senders, ${latencies.length} calls in ${rounds} rounds, 0 errors; ` +
+        `p50 ${percentile(sorted, 0.5).toFixed(1)} ms, p99 ${
+          percentile(sorted, 0.99).toFixed(1)
+        } ms; ` +
+        `RSS warm ${(warm / MIB).toFixed(0)} MiB, end ${
+          (end / MIB).toFixed(0)
+        } MiB, peak ${(peak / MIB).toFixed(0)} MiB`,
+    );
+    for (const [name, values] of byName) {
+      const ordered = values.sort((a, b) => a - b);
+      console.log(
+        `  ${name} (warm-up included): ${values.length} calls, p50 ${
+          percentile(ordered, 0.5).toFixed(1)
+        } ms, p99 ${percentile(ordered, 0.99).toFixed(1)} ms`,
+      );
+    }
+    assert.ok(
+      end - warm <= RSS_GROWTH_BOUND,
+      `RSS grew ${((end - warm) / MIB).toFixed(0)} MiB after warm-up`,
+    );
+    const open = await sessions(daemon);
+    assert.ok(open.memory + open.gateway >= CLIENTS, JSON.stringify(open));
+  } finally {
+    clearInterval(sampler);
+    await Promise.all(peers.map(async (peer) => {
+      await peer.transport.terminateSession();
+      await peer.client.close();
+    }));
+  }
+  try {
+    // DELETE reclaimed every session: none left open.
+    await waitFor(
+      () => sessions(daemon),
+      (open) => open.memory === 0 && open.gateway === 0,
+    );
+  } finally {
+    assert.equal((await daemon.stop()).code, 0);
+  }
+});
