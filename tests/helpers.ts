@@ -37,6 +37,12 @@ export interface SpawnOptions {
   readyEvent?: string;
 }
 
+/**
+ * What Deno itself may print before our code runs: another test's Deno
+ * process holding node_modules (a parallel run in a fresh clone). Not ours.
+ */
+export const DENO_LAUNCHER = /^Blocking waiting for file lock on /;
+
 /** Runs `agentd <args>` (fixture servers), reading its JSON logs from stderr. */
 export async function spawnDaemon(
   args: string[],
@@ -60,7 +66,7 @@ export async function spawnDaemon(
       if (parsed) {
         logs.push(parsed);
         if (parsed.event === readyEvent) ready.resolve(parsed);
-      } else if (line.trim() !== "") {
+      } else if (line.trim() !== "" && !DENO_LAUNCHER.test(line)) {
         stray.push(line);
       }
     }

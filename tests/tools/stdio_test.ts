@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { Client } from "../../platform/mcp_sdk.ts";
 import {
+  DENO_LAUNCHER,
   fixtureStdio,
   INITIALIZE_REQUEST,
   parseLogLine,
@@ -180,7 +181,9 @@ Deno.test("stdio: stdout carries only JSON-RPC messages; logs are JSON lines on 
     ),
     "the logging tool's messages travel as MCP notifications",
   );
-  const logs = session.stderr.filter((line) => line.trim() !== "");
+  const logs = session.stderr.filter((line) =>
+    line.trim() !== "" && !DENO_LAUNCHER.test(line)
+  );
   assert.ok(logs.length > 0);
   for (const line of logs) {
     assert.ok(parseLogLine(line), `not a JSON log line: ${line}`);

@@ -3,6 +3,7 @@
 // could be secret (contents, scripts, tokens are reduced to their length).
 
 import type { JsonValue, Store } from "../../platform/store.ts";
+import { publicUrl } from "../../platform/log.ts";
 
 export interface AuditRecord {
   [key: string]: JsonValue;
@@ -47,16 +48,24 @@ export function redactArgs(
   return summary;
 }
 
-function redactValue(name: string, value: unknown, depth: number): JsonValue {
+function redactValue(
+  name: string,
+  value: unknown,
+  depth: number,
+): JsonValue {
   if (value === null || value === undefined) return null;
   if (typeof value === "number" || typeof value === "boolean") {
     return SENSITIVE.test(name) ? `<${typeof value}>` : value;
   }
   if (typeof value === "string") {
     if (SENSITIVE.test(name)) return `<${value.length} chars>`;
-    return value.length > MAX_STRING
-      ? `${value.slice(0, MAX_STRING)}… (${value.length} chars)`
+    // A URL may carry a password or a token in its query: keep neither.
+    const text = /^[a-z][a-z0-9+.-]*:\/\//i.test(value)
+      ? publicUrl(value)
       : value;
+    return text.length > MAX_STRING
+      ? `${text.slice(0, MAX_STRING)}… (${text.length} chars)`
+      : text;
   }
   if (depth >= 2 || SENSITIVE.test(name)) {
     return Array.isArray(value) ? `<${value.length} items>` : "<object>";
