@@ -68,6 +68,7 @@ export function renderDashboard(options: {
 <body>
 <a class="skip" href="#approvals">Skip to approvals</a>
 <a class="skip" href="#chat">Skip to chat</a>
+<a class="skip" href="#audit-filter">Skip to audit</a>
 <header class="top"><h1>agentd</h1><span id="version">${
     options.version.replace(/[^0-9A-Za-z.+-]/g, "")
   }</span><span id="status" role="status" aria-live="polite">Loading…</span></header>
