@@ -41,6 +41,12 @@ form.row { display: flex; gap: .4rem; align-items: center; flex-wrap: wrap; marg
 dl.fields { display: flex; flex-wrap: wrap; gap: .2rem 1.2rem; margin: 0 0 .3rem; }
 dl.fields dt { color: var(--muted); font-size: .8rem; }
 dl.fields dd { margin: 0; font-weight: 600; }
+#approvals code.call { display: block; max-width: 36rem; }
+#approvals .actions { white-space: nowrap; }
+#audit-filter { min-width: 18rem; }
+#audit-count { color: var(--muted); }
+.decision-denied, .decision-declined, .decision-timeout, .outcome-refused, .outcome-error { color: var(--bad); font-weight: 600; }
+.decision-approved { color: var(--good); font-weight: 600; }
 `;
 
 export function renderDashboard(options: {
@@ -60,11 +66,16 @@ export function renderDashboard(options: {
 <style nonce="${nonce}">${STYLE}</style>
 </head>
 <body>
+<a class="skip" href="#approvals">Skip to approvals</a>
 <a class="skip" href="#chat">Skip to chat</a>
+<a class="skip" href="#audit-filter">Skip to audit</a>
 <header class="top"><h1>agentd</h1><span id="version">${
     options.version.replace(/[^0-9A-Za-z.+-]/g, "")
   }</span><span id="status" role="status" aria-live="polite">Loading…</span></header>
 <main>
+<section class="panel wide" id="approvals" aria-labelledby="approvals-h"><h2 id="approvals-h">Approvals</h2><div class="body"><p class="empty">Loading…</p></div>
+<p id="approvals-state" role="status" aria-live="polite"></p>
+</section>
 <section class="panel" id="servers" aria-labelledby="servers-h"><h2 id="servers-h">Servers</h2><div class="body"><p class="empty">Loading…</p></div></section>
 <section class="panel" id="agents" aria-labelledby="agents-h"><h2 id="agents-h">Agents and teams</h2><div class="body"><p class="empty">Loading…</p></div></section>
 <section class="panel" id="chat" aria-labelledby="chat-h"><h2 id="chat-h">Chat</h2>
@@ -87,6 +98,13 @@ export function renderDashboard(options: {
 <p id="platforms-state" role="status" aria-live="polite"></p>
 </section>
 <section class="panel wide" id="runs" aria-labelledby="runs-h"><h2 id="runs-h">Recent runs</h2><div class="body"><p class="empty">Loading…</p></div></section>
+<section class="panel wide" id="audit-panel" aria-labelledby="audit-h"><h2 id="audit-h">Audit</h2>
+<form id="audit-form" class="row" role="search">
+<label for="audit-filter">Filter by server.tool</label> <input id="audit-filter" type="search" placeholder="e.g. memory or desktop-control.file_write" autocomplete="off">
+<span id="audit-count" role="status" aria-live="polite"></span>
+</form>
+<div id="audit"><div class="body"><p class="empty">Loading…</p></div></div>
+</section>
 <section class="panel wide" id="gateway" aria-labelledby="gateway-h"><h2 id="gateway-h">Gateway</h2><div class="body"><p class="empty">Loading…</p></div></section>
 </main>
 <script nonce="${nonce}">const DASHBOARD = ${config};

@@ -3,6 +3,8 @@
 // data), streams chat answers from /v1/agents/{id}/send, searches memory and
 // manages platform connections through the servers' MCP endpoints.
 
+import { POLICY_SCRIPT } from "./dashboard_policy_script.ts";
+
 export const DASHBOARD_SCRIPT = String.raw`
 "use strict";
 const $ = (id) => document.getElementById(id);
@@ -251,6 +253,7 @@ async function refresh() {
     renderRuns(runs, teams);
     renderMemory(health);
     await refreshPlatforms(health);
+    await refreshPolicy();
     status.textContent = "Live · updated " + new Date().toLocaleTimeString();
     status.classList.remove("stale");
     document.body.dataset.loaded = "true";
@@ -484,7 +487,7 @@ $("chat-message").addEventListener("keydown", (event) => {
   if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) $("chat-form").requestSubmit();
 });
 $("memory-form").addEventListener("submit", onMemorySearch);
-
+${POLICY_SCRIPT}
 async function loop() {
   await refresh();
   setTimeout(loop, DASHBOARD.refreshMs);
