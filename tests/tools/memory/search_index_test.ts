@@ -75,6 +75,20 @@ Deno.test("tokenize maps common English word forms to one token", () => {
   same("renovating renovation renovated");
 });
 
+Deno.test("tokenize keeps a chat question's content words only", () => {
+  // Contractions leave stop-word pieces ("I've" -> i, ve): they go too.
+  assert.deepEqual(tokenize("I've been painting a lot lately"), [
+    "paint",
+    "lot",
+    "late",
+  ]);
+  assert.deepEqual(tokenize("What did Mia's doctor tell her about it?"), [
+    "mia",
+    "doctor",
+    "tell",
+  ]);
+});
+
 Deno.test("tokenize keeps letters and digits of any script", () => {
   assert.deepEqual(tokenize("Привет мир"), ["привет", "мир"]);
   assert.deepEqual(tokenize("Ελληνικά 42"), ["ελληνικά", "42"]);
