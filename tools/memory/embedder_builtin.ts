@@ -23,9 +23,9 @@ export class BuiltinEmbedder implements Embedder {
   // Its vectors mostly restate lexical overlap, so weak vector hits only add
   // noise to the fusion: measured by bench/memory_quality_bench.ts, where
   // weight 1 with any similarity scored recall@5 0.79 against lexical's 0.88;
-  // on chat turns (bench/memory_dialogue_bench.ts) similarities of 0.25-0.4
-  // are shared filler words, and admitting them cost 0.02 recall@5.
-  readonly fusion = { weight: 0.5, minSimilarity: 0.4 };
+  // on chat turns (bench/memory_dialogue_bench.ts) similarities below 0.45
+  // are mostly shared filler words, and admitting them cost 0.03 recall@5.
+  readonly fusion = { weight: 0.5, minSimilarity: 0.45 };
 
   embed(texts: string[]): Promise<Float32Array[]> {
     return Promise.resolve(texts.map(hashEmbed));
