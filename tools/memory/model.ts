@@ -15,7 +15,7 @@ export interface MemoryEntry {
 
 /** The embedding of an entry's text, tagged with the embedder that made it. */
 export interface Embedding {
-  /** e.g. `builtin:hash-v1:256`, `openai:text-embedding-3-small`, `ollama:nomic-embed-text`. */
+  /** e.g. `builtin:hash-v2:256`, `openai:text-embedding-3-small`, `ollama:nomic-embed-text`. */
   embedder: string;
   vector: Float32Array;
 }

@@ -1,6 +1,7 @@
 // The memory server's tokenizer: Unicode-aware words (CJK as characters and
-// bigrams), English stopwords dropped and light stemming, for index and query.
+// bigrams), English stopwords dropped and Snowball stemming, for index and query.
 
+import { stemEnglish } from "../../platform/snowball.ts";
 import type { StoredEntry } from "./model.ts";
 
 const CJK = String
@@ -16,17 +17,25 @@ const FIRST_CJK = 0x2e80;
 /** Longer tokens (base64 blobs, hashes) are cut: they only bloat the index. */
 const MAX_TOKEN_CHARS = 64;
 
+/**
+ * English function words (NLTK's list, with the pieces contractions leave:
+ * "I've" -> i, ve): questions are full of them ("what did ... do"), and their
+ * small idf still adds noise over thousands of chat turns.
+ */
 const STOPWORDS = new Set(
-  ("a an and are as at be been but by can do for from had has have he her his i if in into is it " +
-    "its me my no not of on or our she so than that the their them then there these they this to " +
-    "was we were what when where which who will with would you your").split(
-      " ",
-    ),
+  ("a about above after again against all am an and any are as at be because been before " +
+    "being below between both but by can d did do does doing don down during each few for " +
+    "from further had has have having he her here hers herself him himself his how i if in " +
+    "into is it its itself just ll m ma me more most my myself no nor not now o of off on " +
+    "once only or other our ours ourselves out over own re s same she should so some such t " +
+    "than that the their theirs them themselves then there these they this those through to " +
+    "too under until up ve very was we were what when where which while who whom why will " +
+    "with would y you your yours yourself yourselves").split(" "),
 );
 
 /**
  * Lowercased NFKC tokens for indexing and querying. English stopwords are
- * dropped and English words lightly stemmed; CJK runs (no spaces between
+ * dropped and English words stemmed (Snowball); CJK runs (no spaces between
  * words) become their characters plus character bigrams, so both single
  * characters and words match, with bigrams ranking higher (rarer).
  */
@@ -48,42 +57,33 @@ export function tokenize(text: string): string[] {
   return tokens;
 }
 
-const VOWEL_RE = /[aeiouy]/;
-/** Words that end in -ed without being past tenses (their inflections must meet them). */
+/** Words ending in -ed that are no past tense: Snowball would cut them ("embed" -> "emb"). */
 const KEEP_ED = new Set(
-  "embed hundred infrared kindred naked sacred shred wicked".split(" "),
+  "bed embed hundred infrared kindred naked red sacred shed shred sled wed wicked"
+    .split(" "),
 );
+/** Stems of words already seen: the stemmer costs more than a map lookup. */
+const STEMS = new Map<string, string>();
+const MAX_STEMS = 50_000;
 
 /**
- * A deliberately small suffix stripper for ASCII words: plural -s/-es/-ies,
- * then one of -ing/-ed/-ly, then a final -e and a doubled final consonant.
- * It need not produce real words, only map a word's common forms to the same
- * token (store/stores/stored/storing -> "stor"; run/running -> "run").
+ * Snowball's English stemmer (Porter2) for ASCII words of 3+ letters, so a
+ * word's forms meet (store/stores/stored/storing -> "store",
+ * renovating/renovation -> "renov"); other words are kept as they are.
  */
 function stem(word: string): string {
   if (word.length < 3 || !/^[a-z]+$/.test(word)) return word;
-  let w = word;
-  if (w.length > 4 && w.endsWith("ies")) w = w.slice(0, -3) + "y";
-  else if (w.endsWith("sses") || /(?:x|ch|sh|zz)es$/.test(w)) {
-    w = w.slice(0, -2);
-  } else if (w.length > 3 && w.endsWith("s") && !/(?:ss|us|is)$/.test(w)) {
-    w = w.slice(0, -1);
+  if (KEEP_ED.has(word)) return word;
+  if (word.endsWith("s") && KEEP_ED.has(word.slice(0, -1))) {
+    return word.slice(0, -1);
   }
-  const cut = (n: number, minStem: number): boolean => {
-    const base = w.slice(0, -n);
-    if (base.length < minStem || !VOWEL_RE.test(base)) return false;
-    w = base;
-    return true;
-  };
-  if (w.endsWith("ing")) cut(3, 2);
-  else if (w.endsWith("ed") && !w.endsWith("eed") && !KEEP_ED.has(w)) {
-    cut(2, 2);
-  } else if (w.endsWith("ly") && !w.endsWith("ily")) cut(2, 4);
-  if (w.length >= 3 && w.endsWith("e") && !w.endsWith("ee")) w = w.slice(0, -1);
-  if (w.length >= 3 && w.at(-1) === w.at(-2) && !/[aeioulsz]$/.test(w)) {
-    w = w.slice(0, -1);
+  let stemmed = STEMS.get(word);
+  if (stemmed === undefined) {
+    if (STEMS.size >= MAX_STEMS) STEMS.clear();
+    stemmed = stemEnglish(word);
+    STEMS.set(word, stemmed);
   }
-  return w;
+  return stemmed;
 }
 
 /** What the lexical index sees: a sensitive entry's value is ciphertext and is never indexed. */

@@ -38,8 +38,8 @@ Deno.test("tokenize lowercases, applies NFKC and drops stopwords", () => {
   assert.deepEqual(tokenize("Ｆｕｌｌｗｉｄｔｈ ①"), ["fullwidth", "1"]);
   assert.deepEqual(tokenize("user.preferences/theme-dark"), [
     "user",
-    "preferenc",
-    "them",
+    "prefer",
+    "theme",
     "dark",
   ]);
   assert.deepEqual(tokenize(""), []);
@@ -62,13 +62,30 @@ Deno.test("tokenize maps common English word forms to one token", () => {
   same("family families");
   same("quick quickly");
   same("use uses used using");
-  // Conservative: short words and words without a vowel before the suffix stay.
+  // Conservative: no word is cut to a stub that meets unrelated words;
+  // Snowball drops only the -s that "analysis"/"analyses" vary on.
   assert.deepEqual(tokenize("string thing bus status analysis"), [
     "string",
     "thing",
     "bus",
     "status",
-    "analysis",
+    "analysi",
+  ]);
+  assert.notEqual(tokenize("bus")[0], tokenize("bu")[0]);
+  same("renovating renovation renovated");
+});
+
+Deno.test("tokenize keeps a chat question's content words only", () => {
+  // Contractions leave stop-word pieces ("I've" -> i, ve): they go too.
+  assert.deepEqual(tokenize("I've been painting a lot lately"), [
+    "paint",
+    "lot",
+    "late",
+  ]);
+  assert.deepEqual(tokenize("What did Mia's doctor tell her about it?"), [
+    "mia",
+    "doctor",
+    "tell",
   ]);
 });
 
