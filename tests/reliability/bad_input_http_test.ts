@@ -62,8 +62,13 @@ Deno.test("bad input on the wire: generated JSON-RPC to every /mcp endpoint neve
   const daemon = await spawnServe(dir.path);
   try {
     const health = (await api(daemon, "GET", "/health")).json;
-    const servers = Object.keys(Object(Object(health).servers));
-    assert.ok(servers.length >= 5, JSON.stringify(servers));
+    const all = Object.entries(Object(Object(health).servers));
+    assert.ok(all.length >= 5, JSON.stringify(all));
+    // A server that cannot run here (desktop-control without a display)
+    // answers 503 by design: "not available", naming its error.
+    const servers = all.filter(([, server]) =>
+      Object(server).phase === "running"
+    ).map(([id]) => id);
     const endpoints = ["/mcp", ...servers.map((id) => `/mcp/${id}`)];
     // One live session per endpoint, so generated messages also reach the session path.
     const sessions = new Map<string, string>();

@@ -67,14 +67,22 @@ async function walkGuards(daemon: Daemon, paths: string[]): Promise<string[]> {
           { ...auth, ...json, host, origin: "https://evil.example" },
           "{}",
         ],
-        ["no token", 401, { ...json, host }, "{}"],
+      ];
+      // The browser a provider redirects to /oauth/callback carries no
+      // bearer token: the one-time state authorizes its GET (a bad one is a
+      // 400); other methods there still need the token.
+      const unauthenticated = path === "/oauth/callback" && method === "GET"
+        ? 400
+        : 401;
+      cases.push(
+        ["no token", unauthenticated, { ...json, host }, "{}"],
         [
           "wrong token",
-          401,
+          unauthenticated,
           { ...json, host, authorization: `Bearer ${OPERATOR_TOKEN}x` },
           "{}",
         ],
-      ];
+      );
       if (method === "POST") {
         cases.push(["body over 1 MiB", 413, { ...auth, ...json, host }, BIG]);
       }
