@@ -39,6 +39,9 @@ export async function startXvfb(
       `${width}x${height}x24`,
       "-nolisten",
       "tcp",
+      // No reset when the last client leaves: a client connecting during a
+      // reset (while a probe like xdotool just left) fails to open the display.
+      "-noreset",
     ],
     stdin: "null",
     stdout: "piped",

@@ -54,6 +54,9 @@ export async function startXvfb(
       "1",
       "-nolisten",
       "tcp",
+      // No reset when the last client leaves: a client connecting during a
+      // reset (while a probe like xdotool just left) fails to open the display.
+      "-noreset",
       "-br",
       "-screen",
       "0",
