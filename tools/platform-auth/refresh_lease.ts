@@ -25,9 +25,10 @@ export interface SharedRefresh {
   refresh(
     record: PlatformRecord,
     tokens: TokenSet | undefined,
+    trigger: string,
   ): Promise<TokenSet>;
   /** Tokens another daemon (or an earlier holder) saved meanwhile. */
-  adopt(platform: string, tokens: TokenSet): void;
+  adopt(platform: string, tokens: TokenSet, trigger: string): void;
 }
 
 /** Long enough for every attempt of one refresh, discovery and backoff included. */
@@ -48,6 +49,7 @@ export async function refreshShared(
   shared: SharedRefresh,
   platform: string,
   seenVersion: string | null,
+  trigger: string,
 ): Promise<TokenSet> {
   const giveUpAt = Date.now() + 2 * shared.ttlMs;
   let waiting = false;
@@ -58,14 +60,16 @@ export async function refreshShared(
       try {
         const current = await shared.vault.tokenEntry(platform);
         if (current.tokens && current.version !== seenVersion) {
-          shared.adopt(platform, current.tokens);
+          shared.adopt(platform, current.tokens, trigger);
           return current.tokens;
         }
         const record = await shared.require(platform);
         shared.checkRefreshable(record);
-        return await shared.refresh(record, current.tokens);
+        return await shared.refresh(record, current.tokens, trigger);
       } finally {
-        await shared.vault.releaseRefreshLease(platform, shared.owner);
+        // Unreleased (store away), the lease frees the platform when it expires.
+        await shared.vault.releaseRefreshLease(platform, shared.owner)
+          .catch(() => {});
       }
     }
     if (!waiting) {
@@ -75,7 +79,7 @@ export async function refreshShared(
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     const current = await shared.vault.tokenEntry(platform);
     if (current.tokens && current.version !== seenVersion) {
-      shared.adopt(platform, current.tokens);
+      shared.adopt(platform, current.tokens, trigger);
       return current.tokens;
     }
     // The holder's refresh was rejected: the platform says so.

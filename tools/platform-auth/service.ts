@@ -69,14 +69,12 @@ export class PlatformAuth {
       stopped: () => this.#stopped,
       require: (platform) => this.require(platform),
       checkRefreshable: (record) => this.#checkRefreshable(record),
-      refresh: (record, tokens) =>
-        this.#refreshLocked(record, tokens, this.#trigger),
-      adopt: (platform, tokens) => this.#adopt(platform, tokens),
+      refresh: (record, tokens, trigger) =>
+        this.#refreshLocked(record, tokens, trigger),
+      adopt: (platform, tokens, trigger) =>
+        this.#adopt(platform, tokens, trigger),
     };
   }
-
-  /** The trigger of the refresh in progress here (the mutex allows one). */
-  #trigger = "expiring";
 
   /** Start phase: check every platform's token and schedule its refresh. */
   async load(): Promise<void> {
@@ -323,8 +321,7 @@ export class PlatformAuth {
         );
       }
       if (!this.#due(tokens)) return tokens;
-      this.#trigger = "expiring";
-      return await refreshShared(this.#shared, platform, version);
+      return await refreshShared(this.#shared, platform, version, "expiring");
     });
   }
 
@@ -340,8 +337,7 @@ export class PlatformAuth {
         // Someone refreshed while this timer waited for the lock.
         return tokens;
       }
-      this.#trigger = trigger;
-      return await refreshShared(this.#shared, platform, version);
+      return await refreshShared(this.#shared, platform, version, trigger);
     });
   }
 
@@ -360,11 +356,11 @@ export class PlatformAuth {
   }
 
   /** Tokens another daemon refreshed: known expiry, timer re-armed. */
-  #adopt(platform: string, tokens: TokenSet): void {
+  #adopt(platform: string, tokens: TokenSet, trigger: string): void {
     if (tokens.expires_at === undefined) this.expiries.delete(platform);
     else this.expiries.set(platform, tokens.expires_at);
     this.schedule(platform, tokens);
-    this.audit(platform, "refresh", "shared", { trigger: this.#trigger });
+    this.audit(platform, "refresh", "shared", { trigger });
   }
 
   #due(tokens: TokenSet): boolean {
