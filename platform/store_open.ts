@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import type { Store } from "./store.ts";
-import { publicPgUrl } from "./pg_url.ts";
+import { checkPgUrl } from "./pg_url.ts";
 import { openKvStore } from "./store_kv.ts";
 import { lazy } from "./lazy.ts";
 
@@ -26,7 +26,7 @@ export function isPostgresUrl(spec: string | undefined): spec is string {
 /** Where the store is, fit for logs (no password). */
 export function describeStore(settings: StoreSettings): string {
   const spec = settings.store;
-  if (isPostgresUrl(spec)) return publicPgUrl(spec);
+  if (isPostgresUrl(spec)) return checkPgUrl(spec);
   return spec ?? join(settings.dataDir, "store.kv");
 }
 

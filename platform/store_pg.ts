@@ -35,7 +35,8 @@ import {
 } from "./store.ts";
 import { migrateStore, STORE_TABLE } from "./store_pg_schema.ts";
 import { messageOf } from "./errors.ts";
-import { passwordIn, publicPgUrl } from "./pg_url.ts";
+import { openPgPool } from "./pg_pool.ts";
+import { checkPgUrl, passwordIn, redactSecret } from "./pg_url.ts";
 
 export interface PgStoreOptions {
   /** `postgres://user[:password]@host:port/database`. */
@@ -76,25 +77,16 @@ export class PgStore implements Store {
   /** Connects and brings the tables to the current schema version. */
   static async connect(options: PgStoreOptions): Promise<PgStore> {
     const url = publicPgUrl(options.url);
-    survivePostgresWriteRace();
     const secret = options.password ?? passwordIn(options.url);
     const connectMs = options.connectTimeoutMs ?? 5000;
     const statementMs = options.statementTimeoutMs ?? 10_000;
-    const sql = postgres(options.url, {
+    const sql = openPgPool({
+      url: options.url,
       password: options.password,
-      max: options.maxConnections ?? 8,
-      connect_timeout: connectMs / 1000,
-      idle_timeout: 60,
-      // Reconnect promptly after an outage (the default backoff grows to 20 s).
-      backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
-      // Notices would go to stdout, which belongs to the MCP stdio transport.
-      onnotice: () => {},
-      connection: {
-        application_name: options.applicationName ?? "agentd-store",
-        statement_timeout: statementMs,
-        lock_timeout: statementMs,
-        idle_in_transaction_session_timeout: statementMs * 2,
-      },
+      maxConnections: options.maxConnections ?? 8,
+      connectTimeoutMs: connectMs,
+      statementTimeoutMs: statementMs,
+      applicationName: options.applicationName ?? "agentd-store",
     });
     const store = new PgStore(sql, url, secret, connectMs + statementMs);
     try {
@@ -294,7 +286,7 @@ export class PgStore implements Store {
     if (error instanceof StoreError || error instanceof StoreUnavailable) {
       return error;
     }
-    const text = redact(messageOf(error), this.#secret);
+    const text = redactSecret(messageOf(error), this.#secret);
     if (isOutage(error)) {
       return new StoreUnavailable(
         `PostgreSQL store at ${this.#url} is unreachable: ${text}`,
@@ -304,46 +296,6 @@ export class PgStore implements Store {
     return new StoreError(`PostgreSQL store error: ${text}`, { cause: error });
   }
 }
-
-let writeRaceGuarded = false;
-
-/**
- * postgres.js 3.4.9 flushes buffered writes on a setImmediate that can fire
- * after a server shutdown closed the socket (`socket` is null), throwing an
- * uncaught TypeError that would end the daemon. The queries on that socket are
- * already failed by then, so that one error is swallowed; any other is not.
- * Likewise a Node-style socket error (ECONNRESET…) some internal promise of
- * the client rejects with as the server goes away: the operations on that
- * connection fail on their own, as StoreUnavailable.
- */
-function survivePostgresWriteRace(): void {
-  if (writeRaceGuarded) return;
-  writeRaceGuarded = true;
-  globalThis.addEventListener("error", (event) => {
-    const error: unknown = event.error;
-    if (
-      error instanceof TypeError &&
-      /reading 'write'/.test(error.message) &&
-      /postgres[^\n]*connection\.js/.test(error.stack ?? "") &&
-      /nextWrite/.test(error.stack ?? "")
-    ) event.preventDefault();
-  });
-  globalThis.addEventListener("unhandledrejection", (event) => {
-    const reason: unknown = event.reason;
-    if (
-      reason instanceof Error && "syscall" in reason && "code" in reason &&
-      SOCKET_CODES.has(String(reason.code))
-    ) event.preventDefault();
-  });
-}
-
-const SOCKET_CODES = new Set([
-  "ECONNRESET",
-  "ECONNREFUSED",
-  "ECONNABORTED",
-  "EPIPE",
-  "ETIMEDOUT",
-]);
 
 const OUTAGE_CODES = new Set([
   "ECONNREFUSED",
@@ -435,6 +387,11 @@ function decodeCursor(cursor: string): string {
   return binary;
 }
 
-function redact(text: string, secret: string): string {
-  return secret ? text.split(secret).join("[redacted]") : text;
+/** The URL without its password; throws a clear error for a non-postgres URL. */
+export function publicPgUrl(url: string): string {
+  try {
+    return checkPgUrl(url);
+  } catch (error) {
+    throw new StoreError(messageOf(error));
+  }
 }

@@ -1,6 +1,7 @@
 // The platform-auth context: platforms, their tokens, and keeping those
-// fresh. One refresh at a time per platform; a rotated refresh token is
-// saved before the new access token is handed to anyone.
+// fresh. One refresh at a time per platform, in this process (a mutex) and
+// across daemons sharing the store (a lease, refresh_lease.ts); a rotated
+// refresh token is saved before the new access token is handed to anyone.
 
 import type { Logger } from "../../platform/log.ts";
 import { Mutex } from "../../platform/mutex.ts";
@@ -19,6 +20,11 @@ import {
   resolveProvider,
 } from "./provider.ts";
 import type { AuthStatus, PlatformRecord, TokenSet, Vault } from "./vault.ts";
+import {
+  leaseTtlMs,
+  refreshShared,
+  type SharedRefresh,
+} from "./refresh_lease.ts";
 
 export type Operation =
   | "authorize"
@@ -44,6 +50,8 @@ export class PlatformAuth {
   readonly expiries = new Map<string, number>();
   readonly counters: Counters = { refreshes: new Map(), failures: new Map() };
   #stopped = false;
+  /** Refreshes across daemons: this one's lease owner id and callbacks. */
+  readonly #shared: SharedRefresh;
 
   constructor(
     readonly vault: Vault,
@@ -52,7 +60,21 @@ export class PlatformAuth {
     readonly clock: Clock,
     readonly alerts: Alerts,
     readonly keySource: string,
-  ) {}
+  ) {
+    this.#shared = {
+      vault,
+      owner: crypto.randomUUID(),
+      ttlMs: leaseTtlMs(config),
+      log,
+      stopped: () => this.#stopped,
+      require: (platform) => this.require(platform),
+      checkRefreshable: (record) => this.#checkRefreshable(record),
+      refresh: (record, tokens, trigger) =>
+        this.#refreshLocked(record, tokens, trigger),
+      adopt: (platform, tokens, trigger) =>
+        this.#adopt(platform, tokens, trigger),
+    };
+  }
 
   /** Start phase: check every platform's token and schedule its refresh. */
   async load(): Promise<void> {
@@ -292,14 +314,14 @@ export class PlatformAuth {
           }); call authenticate`,
         );
       }
-      const tokens = await this.vault.token(platform);
+      const { tokens, version } = await this.vault.tokenEntry(platform);
       if (!tokens) {
         throw new ToolError(
           `Platform "${platform}" has no token yet (status ${record.status}); call authenticate`,
         );
       }
       if (!this.#due(tokens)) return tokens;
-      return await this.#refreshLocked(record, tokens, "expiring");
+      return await refreshShared(this.#shared, platform, version, "expiring");
     });
   }
 
@@ -309,25 +331,36 @@ export class PlatformAuth {
     trigger: "on_demand" | "scheduled",
   ): Promise<TokenSet> {
     return await this.lock(platform).run(async () => {
-      const record = await this.require(platform);
-      if (
-        record.status === "auth_required" &&
-        record.grant !== "client_credentials"
-      ) {
-        // The refresh token was refused once; only a person can fix that.
-        throw new ToolError(
-          `Platform "${platform}" needs authentication again (${
-            record.status_reason ?? "its refresh was rejected"
-          }); call authenticate`,
-        );
-      }
-      const tokens = await this.vault.token(platform);
+      this.#checkRefreshable(await this.require(platform));
+      const { tokens, version } = await this.vault.tokenEntry(platform);
       if (trigger === "scheduled" && tokens && !this.#due(tokens)) {
         // Someone refreshed while this timer waited for the lock.
         return tokens;
       }
-      return await this.#refreshLocked(record, tokens, trigger);
+      return await refreshShared(this.#shared, platform, version, trigger);
     });
+  }
+
+  #checkRefreshable(record: PlatformRecord): void {
+    if (
+      record.status === "auth_required" &&
+      record.grant !== "client_credentials"
+    ) {
+      // The refresh token was refused once; only a person can fix that.
+      throw new ToolError(
+        `Platform "${record.name}" needs authentication again (${
+          record.status_reason ?? "its refresh was rejected"
+        }); call authenticate`,
+      );
+    }
+  }
+
+  /** Tokens another daemon refreshed: known expiry, timer re-armed. */
+  #adopt(platform: string, tokens: TokenSet, trigger: string): void {
+    if (tokens.expires_at === undefined) this.expiries.delete(platform);
+    else this.expiries.set(platform, tokens.expires_at);
+    this.schedule(platform, tokens);
+    this.audit(platform, "refresh", "shared", { trigger });
   }
 
   #due(tokens: TokenSet): boolean {

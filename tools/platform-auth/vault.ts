@@ -160,14 +160,68 @@ export class Vault {
       mutations: [
         { type: "delete", key: ["platforms", name] },
         { type: "delete", key: ["tokens", name] },
+        { type: "delete", key: ["refresh_leases", name] },
       ],
     });
   }
 
   async token(name: string): Promise<TokenSet | undefined> {
+    return (await this.tokenEntry(name)).tokens;
+  }
+
+  /** The tokens with the stored version, so a change by another daemon shows. */
+  async tokenEntry(
+    name: string,
+  ): Promise<{ tokens?: TokenSet; version: string | null }> {
     const entry = await this.store.get(["tokens", name]);
-    if (!entry) return undefined;
-    const value = entry.value;
+    if (!entry) return { version: null };
+    return {
+      tokens: await this.#unsealTokens(name, entry.value),
+      version: entry.version,
+    };
+  }
+
+  /**
+   * Takes the platform's refresh lease for `owner` unless another owner holds
+   * one that has not expired; a checked commit, so one taker wins.
+   */
+  async takeRefreshLease(
+    name: string,
+    owner: string,
+    ttlMs: number,
+  ): Promise<boolean> {
+    const key = ["refresh_leases", name];
+    const entry = await this.store.get(key);
+    const held = leaseOf(entry?.value);
+    if (held && held.owner !== owner && held.expires_at > Date.now()) {
+      return false;
+    }
+    const result = await this.store.commit({
+      checks: [{ key, version: entry?.version ?? null }],
+      mutations: [{
+        type: "set",
+        key,
+        value: { owner, expires_at: Date.now() + ttlMs },
+      }],
+    });
+    return result.ok;
+  }
+
+  /** Gives the lease back if `owner` still holds it. */
+  async releaseRefreshLease(name: string, owner: string): Promise<void> {
+    const key = ["refresh_leases", name];
+    const entry = await this.store.get(key);
+    if (!entry || leaseOf(entry.value)?.owner !== owner) return;
+    await this.store.commit({
+      checks: [{ key, version: entry.version }],
+      mutations: [{ type: "delete", key }],
+    });
+  }
+
+  async #unsealTokens(
+    name: string,
+    value: JsonValue,
+  ): Promise<TokenSet | undefined> {
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
       return undefined;
     }
@@ -229,6 +283,18 @@ export class Vault {
 
 function toJson(record: PlatformRecord): JsonValue {
   return JSON.parse(JSON.stringify(record));
+}
+
+function leaseOf(
+  value: JsonValue | undefined,
+): { owner: string; expires_at: number } | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return undefined;
+  }
+  const { owner, expires_at } = value;
+  return typeof owner === "string" && typeof expires_at === "number"
+    ? { owner, expires_at }
+    : undefined;
 }
 
 function asPlatform(value: JsonValue): PlatformRecord | undefined {

@@ -173,13 +173,19 @@ export async function consentInBrowser(
       waitUntil: "domcontentloaded",
       timeout: 20_000,
     }).catch(() => undefined);
-    if (await page.$("input[name=login]")) {
-      await page.type("input[name=login]", "alice");
-      await page.type("input[name=password]", "wonderland");
-      await page.click("button[type=submit]");
-    } else {
-      // Consent and device confirmation: the page's Continue button.
-      await page.click("button[autofocus]");
+    try {
+      if (await page.$("input[name=login]")) {
+        await page.type("input[name=login]", "alice");
+        await page.type("input[name=password]", "wonderland");
+        await page.click("button[type=submit]");
+      } else {
+        // Consent and device confirmation: the page's Continue button.
+        await page.click("button[autofocus]");
+      }
+    } catch (error) {
+      // The page moved on by itself (a redirect) while being read; the next step looks again.
+      const text = error instanceof Error ? error.message : String(error);
+      if (!/context was destroyed|detached|navigation/i.test(text)) throw error;
     }
     await navigation;
   }

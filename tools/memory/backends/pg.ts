@@ -6,6 +6,8 @@
 import postgres from "postgres";
 import { z } from "zod";
 import type { Logger } from "../../../platform/log.ts";
+import { openPgPool } from "../../../platform/pg_pool.ts";
+import { checkPgUrl, passwordIn } from "../../../platform/pg_url.ts";
 import { EntryNotFound, type ListQuery, type MemoryBackend } from "./port.ts";
 import {
   checkNul,
@@ -15,8 +17,6 @@ import {
   guarded,
   MessageRow,
   migrate,
-  passwordIn,
-  pgPublicUrl,
   type SchemaInfo,
   searchDoc,
   TABLES as T,
@@ -84,29 +84,21 @@ export class PgBackend implements MemoryBackend {
 
   /** Connects, creates or upgrades the tables, and checks the server answers. */
   static async connect(options: PgConnectOptions): Promise<PgBackend> {
-    const url = pgPublicUrl(options.url);
+    const url = checkPgUrl(options.url);
     const secret = options.key ?? passwordIn(options.url);
     if (secret) options.log.addSecret(secret);
     const connectMs = options.connectTimeoutMs ?? 5000;
     const statementMs = options.statementTimeoutMs ?? 5000;
+    // The daemon's one PostgreSQL opener (pool, timeouts, prompt reconnects);
+    // the hosted backend paces its own probes on top.
     const newPool = () =>
-      postgres(options.url, {
+      openPgPool({
+        url: options.url,
         password: options.key,
-        max: options.maxConnections ?? 4,
-        connect_timeout: connectMs / 1000,
-        idle_timeout: 60,
-        // The default backoff grows to 20 s between reconnects after an outage;
-        // the hosted backend paces its own probes, so reconnect promptly.
-        backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
-        // Notices ("relation already exists, skipping") would go to stdout,
-        // which belongs to the MCP stdio transport.
-        onnotice: () => {},
-        connection: {
-          application_name: "agentd-memory",
-          statement_timeout: statementMs,
-          lock_timeout: statementMs,
-          idle_in_transaction_session_timeout: statementMs * 2,
-        },
+        maxConnections: options.maxConnections ?? 4,
+        connectTimeoutMs: connectMs,
+        statementTimeoutMs: statementMs,
+        applicationName: "agentd-memory",
       });
     const sql = newPool();
     // Client-side bound for one operation: a hung server (accepting TCP but

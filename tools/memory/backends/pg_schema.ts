@@ -14,7 +14,7 @@
 //                           row lock orders concurrent appends
 //   agentd_memory_messages  (namespace, session_id, seq) PK; extra jsonb
 
-import { publicUrl } from "../../../platform/log.ts";
+import { redactSecret } from "../../../platform/pg_url.ts";
 import postgres from "postgres";
 import { z } from "zod";
 import { EntryNotFound } from "./port.ts";
@@ -155,26 +155,6 @@ async function enableVector(
 
 // ---- errors --------------------------------------------------------------
 
-/** Checks a PostgreSQL URL; returns it as logs and errors may show it. */
-export function pgPublicUrl(url: string): string {
-  const parsed = URL.parse(url);
-  if (parsed === null) {
-    throw new Error(
-      "Invalid PostgreSQL URL: expected postgres://user@host:port/database",
-    );
-  }
-  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
-    throw new Error(
-      `Invalid PostgreSQL URL: the scheme must be postgres:// (got ${parsed.protocol}//)`,
-    );
-  }
-  return publicUrl(url);
-}
-
-export function redactText(text: string, secret: string): string {
-  return secret ? text.split(secret).join("[redacted]") : text;
-}
-
 // Node-style socket error codes and postgres.js's own connection codes.
 const NETWORK_CODES: Record<string, string> = {
   ECONNREFUSED: "connection refused",
@@ -300,21 +280,12 @@ export async function guarded<R>(
     }
     if (error instanceof RangeError) throw error;
     const { unavailable, message } = describePgError(error, op, guard.url);
-    const text = redactText(message, guard.secret);
+    const text = redactSecret(message, guard.secret);
     throw unavailable
       ? new BackendUnavailable(text)
       : new Error(text, { cause: error });
   } finally {
     clearTimeout(timer);
-  }
-}
-
-/** The password inside a URL, if any (to scrub it from logs). */
-export function passwordIn(url: string): string {
-  try {
-    return decodeURIComponent(new URL(url).password);
-  } catch {
-    return "";
   }
 }
 
