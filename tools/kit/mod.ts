@@ -150,13 +150,22 @@ export interface Peer {
   connect(caller: Caller): Promise<Transport>;
 }
 
+/** What a client asked for when it opened its connection (`/mcp?tools=on_demand`, `X-Agentd-Tools`). */
+export interface SessionPreferences {
+  /** `on_demand`: a few meta-tools instead of every tool; `all`: every tool. */
+  tools?: "all" | "on_demand";
+}
+
 /** Tools a server adds at run time (the gateway's aggregate), listed after its own. */
 export interface DynamicTools {
   /** Catches up with changes other daemons made in a shared store; awaited before each list and call. */
   refresh?(): Promise<void>;
   list(): Tool[];
   /** The whole tools/list for one client, replacing the server's own and `list()`; undefined: the usual list. */
-  listFor?(client: ClientCapabilities | undefined): Tool[] | undefined;
+  listFor?(
+    client: ClientCapabilities | undefined,
+    preferences: SessionPreferences,
+  ): Tool[] | undefined;
   has(name: string): boolean;
   /** Arguments are the callee's to validate. */
   call(
