@@ -308,6 +308,7 @@ export class BrowserAutomation {
         p95_ms: rounded(this.#loadMs.quantile(0.95)),
       },
       screenshot_dirs: this.screenshotDirs,
+      results: { count: this.results.count, bytes: this.results.bytes },
     };
   }
 

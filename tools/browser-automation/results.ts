@@ -67,7 +67,7 @@ export class SessionResults {
     const stored = this.#results.get(id);
     if (!stored) {
       throw new Error(
-        `Resource ${uri} is unknown or expired (results live as long as the session's tab)`,
+        `Resource ${uri} is unknown or expired (results live as long as the MCP session that made them, and its tab)`,
       );
     }
     return [

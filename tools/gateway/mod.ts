@@ -96,6 +96,10 @@ export const gatewayServer = defineServer<Gateway>({
       health: () => gateway.health(),
       metrics: () => gateway.metrics(),
       admin: () => adminSection(gateway.adminView()),
+      // Built-in servers keep state per outer session (a browser tab): tell them.
+      sessionClosed(sessionId) {
+        for (const peer of deps.peers) peer.sessionClosed(sessionId);
+      },
       async stop() {
         await announcer?.stop();
         await gateway.stop();

@@ -372,6 +372,7 @@ export function peerOf(host: HostedServer): Peer {
     phase: () => host.phase.phase,
     error: () => host.phase.state.error,
     connect: (caller) => connectInProcess(host, caller),
+    sessionClosed: (sessionId) => host.sessionClosed(sessionId),
   };
 }
 

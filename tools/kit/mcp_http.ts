@@ -260,6 +260,7 @@ export class McpHttpEndpoint {
       sessions: this.#sessions.size,
     });
     session.server.close().catch(() => {});
+    this.host.sessionClosed(id);
     if (this.#sessions.size === 0) this.#stopSweeper();
   }
 

@@ -148,6 +148,8 @@ export interface Peer {
   error(): string | undefined;
   /** A new client-side transport whose requests reach the peer as `caller`. */
   connect(caller: Caller): Promise<Transport>;
+  /** An outer MCP session the peer may have served (through a link) has ended. */
+  sessionClosed(sessionId: string): void;
 }
 
 /** What a client asked for when it opened its connection (`/mcp?tools=on_demand`, `X-Agentd-Tools`). */
@@ -259,6 +261,12 @@ export interface ServerRuntime<C> {
    * never import a server's folder.
    */
   oauthCallback?(params: URLSearchParams): Promise<OAuthCallbackOutcome>;
+  /**
+   * An MCP session ended (deleted, evicted, timed out, shut down): drop what
+   * was kept for it (`CallContext.sessionId`). Also told of the sessions of
+   * other servers whose calls reached this one through an in-process link.
+   */
+  sessionClosed?(sessionId: string): void;
   stop?(): Promise<void>;
 }
 
