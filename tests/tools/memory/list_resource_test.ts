@@ -15,9 +15,9 @@ Deno.test("memory: a long listing becomes a summary and a session resource, expi
     env: { AGENTD_MEMORY__LIST_BUDGET: "4000" },
   });
   const url = new URL(`${daemon.url}/mcp/memory`);
-  const open = async () => {
+  const open = async (at = url) => {
     const client = new Client({ name: "memory-list", version: "1.0.0" });
-    const transport = new StreamableHTTPClientTransport(url);
+    const transport = new StreamableHTTPClientTransport(at);
     await client.connect(transport);
     return { client, transport };
   };
@@ -91,6 +91,26 @@ Deno.test("memory: a long listing becomes a summary and a session resource, expi
     } finally {
       await second.client.close();
     }
+
+    // Through the gateway's /mcp: read there, and gone when that session ends.
+    const viaGateway = await open(new URL(`${daemon.url}/mcp`));
+    const relayed = await viaGateway.client.callTool({
+      name: "memory__list_memories",
+      arguments: { namespace: "notes" },
+    });
+    assert.ok(Array.isArray(relayed.content));
+    const relayedLink = relayed.content.find((block) =>
+      block.type === "resource_link"
+    );
+    assert.ok(relayedLink && relayedLink.type === "resource_link");
+    const relayedRead = await viaGateway.client.readResource({
+      uri: relayedLink.uri,
+    });
+    assert.match(String(Reflect.get(relayedRead.contents[0], "text")), /END"/);
+    assert.equal(await storedResults(), 1);
+    await viaGateway.transport.terminateSession();
+    await viaGateway.client.close();
+    await waitFor(storedResults, (count) => count === 0);
   } finally {
     await daemon.stop();
   }
