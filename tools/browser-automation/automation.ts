@@ -19,7 +19,7 @@ import {
 import type { BrowserAutomationConfig } from "./config.ts";
 import { type PageState, pageState, reasonOf, within } from "./page_ops.ts";
 import { Pages, type PageSlot, sessionKey } from "./pages.ts";
-import { SessionResults } from "./results.ts";
+import { RESULT_PREFIX, SessionResults } from "./results.ts";
 
 /** The longest wait_for timeout accepted. */
 export const WAIT_FOR_MAX_MS = 300_000;
@@ -88,7 +88,10 @@ export class BrowserAutomation {
       log: options.log,
       env: options.env,
     });
-    this.results = new SessionResults(config.results_max_bytes);
+    this.results = new SessionResults(
+      RESULT_PREFIX,
+      config.results_max_bytes,
+    );
     this.pages = new Pages({
       forgotten: (key) => this.results.forget(key),
       connection: this.connection,
@@ -308,6 +311,7 @@ export class BrowserAutomation {
         p95_ms: rounded(this.#loadMs.quantile(0.95)),
       },
       screenshot_dirs: this.screenshotDirs,
+      results: { count: this.results.count, bytes: this.results.bytes },
     };
   }
 

@@ -57,7 +57,7 @@ export const browserAutomationServer = defineServer<BrowserAutomation>({
     name: "result",
     title: "A big result of this session",
     description:
-      "Page HTML over text_budget or a screenshot over image_budget, kept while the session's tab lives",
+      "Page HTML over text_budget or a screenshot over image_budget, kept until the session ends (or its tab closes)",
     read(automation, uri, variables) {
       const id = variables.id;
       return Promise.resolve(
@@ -89,6 +89,9 @@ export const browserAutomationServer = defineServer<BrowserAutomation>({
       context: automation,
       health: () => automation.health(),
       metrics: () => automation.metrics(),
+      // The session's tab and its result resources go with it.
+      sessionClosed: (sessionId) =>
+        automation.pages.release(`session:${sessionId}`),
       stop: () => automation.stop(),
     };
   },

@@ -239,6 +239,22 @@ export class Pages {
     }
   }
 
+  /** The session ended: its tab closes once a call still running on it ends. */
+  release(key: string): void {
+    const slot = this.#slots.get(key);
+    if (!slot) {
+      this.#options.forgotten?.(key);
+      return;
+    }
+    slot.lock.run(() => {
+      if (this.#slots.get(key) === slot) {
+        this.#options.log.info("browser_page_session_closed", { session: key });
+        this.#drop(slot);
+      }
+      return Promise.resolve();
+    }).catch(() => undefined);
+  }
+
   #drop(slot: PageSlot): void {
     this.#slots.delete(slot.key);
     this.#options.forgotten?.(slot.key);

@@ -17,6 +17,7 @@ import {
   type CallContext,
   type DynamicTools,
   type Peer,
+  type SessionPreferences,
   ToolError,
 } from "../kit/mod.ts";
 import type { AdminView, UpstreamState } from "./admin_view.ts";
@@ -304,8 +305,12 @@ export class Gateway implements DynamicTools {
   }
 
   /** On-demand clients see only the meta-tools; others get undefined (the whole list). */
-  listFor(client: ClientCapabilities | undefined): Tool[] | undefined {
-    return modeFor(client, this.config.tools_mode) === "on_demand"
+  listFor(
+    client: ClientCapabilities | undefined,
+    preferences: SessionPreferences = {},
+  ): Tool[] | undefined {
+    return modeFor(client, this.config.tools_mode, preferences.tools) ===
+        "on_demand"
       ? [...META_LISTINGS]
       : undefined;
   }

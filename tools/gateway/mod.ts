@@ -9,6 +9,7 @@ import { GatewayConfig } from "./config.ts";
 import { Announcer, openCoordinationStore } from "./announcements.ts";
 import { Gateway } from "./gateway.ts";
 import { callOwn, gatewayTools, ownListings } from "./tools.ts";
+import { forwardedSession } from "./upstream.ts";
 
 export const gatewayServer = defineServer<Gateway>({
   id: "gateway",
@@ -97,6 +98,12 @@ export const gatewayServer = defineServer<Gateway>({
       health: () => gateway.health(),
       metrics: () => gateway.metrics(),
       admin: () => adminSection(gateway.adminView()),
+      // Built-in servers keep state per outer session (a tab, results): tell them.
+      sessionClosed(sessionId) {
+        for (const peer of deps.peers) {
+          peer.sessionClosed(forwardedSession(sessionId));
+        }
+      },
       async stop() {
         await announcer?.stop();
         await gateway.stop();

@@ -98,16 +98,21 @@ export const META_NAMES: ReadonlySet<string> = new Set(
   META_LISTINGS.map((tool) => tool.name),
 );
 
-/** The mode a client gets: its own choice when it states one, else the config's. */
+/**
+ * The mode a client gets: its capability when it states one, else what it
+ * asked for on the endpoint (`?tools=`, `X-Agentd-Tools`), else the config's.
+ */
 export function modeFor(
   client: ClientCapabilities | undefined,
   configured: ToolsMode,
+  askedOnEndpoint?: ToolsMode,
 ): ToolsMode {
   const asked = client?.experimental?.[TOOLS_CAPABILITY];
   const mode = typeof asked === "object" && asked !== null
     ? Reflect.get(asked, "mode")
     : undefined;
-  return mode === "all" || mode === "on_demand" ? mode : configured;
+  if (mode === "all" || mode === "on_demand") return mode;
+  return askedOnEndpoint ?? configured;
 }
 
 function documentOf(tool: Tool): string {

@@ -20,6 +20,11 @@ import type { CallContext } from "../kit/mod.ts";
 import type { Caller } from "../../platform/identity.ts";
 import type { AdminServer, UpstreamState } from "./admin_view.ts";
 import { linkedSession } from "../kit/mcp_identity.ts";
+
+/** The session id built-in servers see for calls of gateway session `id`. */
+export function forwardedSession(id: string): string {
+  return `gateway:${id}`;
+}
 import { describeFailure } from "./failures.ts";
 import { SEPARATOR } from "./naming.ts";
 import {
@@ -284,7 +289,7 @@ export class Upstream {
     let ok = false;
     try {
       // Built-in servers keep per-session state (a browser tab) per outer session.
-      const session = call.sessionId && `gateway:${call.sessionId}`;
+      const session = call.sessionId && forwardedSession(call.sessionId);
       const result = await linkedSession.run(
         session || undefined,
         () =>

@@ -224,6 +224,16 @@ export class HostedServer {
     for (const listener of this.listeners) listener.toolsChanged();
   }
 
+  /** Lets the running server drop what it kept for an ended session. */
+  sessionClosed(sessionId: string): void {
+    if (this.phase.phase !== "running") return;
+    try {
+      this.#runtime?.sessionClosed?.(sessionId);
+    } catch (error) {
+      this.log.warn("session_closed_hook_failed", { error });
+    }
+  }
+
   /** The server's run-time tools, while it runs. */
   dynamicTools(): DynamicTools | undefined {
     return this.phase.phase === "running"

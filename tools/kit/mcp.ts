@@ -35,6 +35,7 @@ import {
   identityLine,
   identityOf,
   type Peer,
+  type SessionPreferences,
   type ToolDef,
   ToolError,
 } from "./mod.ts";
@@ -103,7 +104,10 @@ class LazySchemaValidator implements jsonSchemaValidator {
 }
 
 /** One SDK server: one per HTTP session, per stdio process or per in-process link. */
-export function createSdkServer(host: HostedServer): Server {
+export function createSdkServer(
+  host: HostedServer,
+  preferences: SessionPreferences = {},
+): Server {
   const spec = host.spec;
   const server = new Server(
     {
@@ -133,10 +137,11 @@ export function createSdkServer(host: HostedServer): Server {
     const dynamic = host.dynamicTools();
     await dynamic?.refresh?.();
     return {
-      tools: dynamic?.listFor?.(server.getClientCapabilities()) ?? [
-        ...[...catalog.values()].map((entry) => entry.listing),
-        ...dynamic?.list() ?? [],
-      ],
+      tools: dynamic?.listFor?.(server.getClientCapabilities(), preferences) ??
+        [
+          ...[...catalog.values()].map((entry) => entry.listing),
+          ...dynamic?.list() ?? [],
+        ],
     };
   });
 
@@ -367,6 +372,7 @@ export function peerOf(host: HostedServer): Peer {
     phase: () => host.phase.phase,
     error: () => host.phase.state.error,
     connect: (caller) => connectInProcess(host, caller),
+    sessionClosed: (sessionId) => host.sessionClosed(sessionId),
   };
 }
 

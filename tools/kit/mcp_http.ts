@@ -14,6 +14,7 @@ import { InFlight } from "../../platform/lifecycle.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { HostedServer } from "./host.ts";
 import { createSdkServer } from "./mcp.ts";
+import type { SessionPreferences } from "./mod.ts";
 import { authInfoFor, type RequestAuth } from "./mcp_identity.ts";
 
 export interface HttpEndpointOptions {
@@ -125,6 +126,10 @@ export class McpHttpEndpoint {
           (state.error ? `: ${state.error}` : "") + ")",
       );
     }
+    const preferences = preferencesOf(request);
+    if (typeof preferences === "string") {
+      return rpcError(400, -32602, preferences);
+    }
     let body: unknown;
     try {
       body = await request.json();
@@ -136,15 +141,16 @@ export class McpHttpEndpoint {
       );
     }
     if (isInitializeRequest(body)) {
-      return await this.#openSession(request, body, auth);
+      return await this.#openSession(request, body, auth, preferences);
     }
-    return await this.#stateless(request, body, authInfo);
+    return await this.#stateless(request, body, authInfo, preferences);
   }
 
   async #openSession(
     request: Request,
     body: unknown,
     auth: RequestAuth,
+    preferences: SessionPreferences,
   ): Promise<Response> {
     const authInfo = authInfoFor(auth.caller, auth.authorization);
     if (!this.#accepting) {
@@ -169,7 +175,8 @@ export class McpHttpEndpoint {
         `Too many open sessions (${this.#maxSessions}), all busy; try later`,
       );
     }
-    const server = createSdkServer(this.host);
+    // The preferences stick to the session: later requests carry only its id.
+    const server = createSdkServer(this.host, preferences);
     let session: Session | undefined;
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
@@ -219,8 +226,9 @@ export class McpHttpEndpoint {
     request: Request,
     body: unknown,
     authInfo: ReturnType<typeof authInfoFor>,
+    preferences: SessionPreferences,
   ): Promise<Response> {
-    const server = createSdkServer(this.host);
+    const server = createSdkServer(this.host, preferences);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -252,6 +260,7 @@ export class McpHttpEndpoint {
       sessions: this.#sessions.size,
     });
     session.server.close().catch(() => {});
+    this.host.sessionClosed(id);
     if (this.#sessions.size === 0) this.#stopSweeper();
   }
 
@@ -380,6 +389,15 @@ export class McpHttpEndpoint {
     );
     for (const session of sessions) this.#forget(session.id, "shutdown");
   }
+}
+
+/** `?tools=on_demand|all` or `X-Agentd-Tools:` on the request that opens a session; a string is the error. */
+function preferencesOf(request: Request): SessionPreferences | string {
+  const asked = new URL(request.url).searchParams.get("tools") ??
+    request.headers.get("x-agentd-tools");
+  if (asked === null) return {};
+  if (asked === "on_demand" || asked === "all") return { tools: asked };
+  return `tools: "${asked}" is not a tools mode; use on_demand or all (query ?tools= or header X-Agentd-Tools)`;
 }
 
 function rpcError(

@@ -148,6 +148,14 @@ export interface Peer {
   error(): string | undefined;
   /** A new client-side transport whose requests reach the peer as `caller`. */
   connect(caller: Caller): Promise<Transport>;
+  /** An outer MCP session the peer may have served (through a link) has ended. */
+  sessionClosed(sessionId: string): void;
+}
+
+/** What a client asked for when it opened its connection (`/mcp?tools=on_demand`, `X-Agentd-Tools`). */
+export interface SessionPreferences {
+  /** `on_demand`: a few meta-tools instead of every tool; `all`: every tool. */
+  tools?: "all" | "on_demand";
 }
 
 /** Tools a server adds at run time (the gateway's aggregate), listed after its own. */
@@ -156,7 +164,10 @@ export interface DynamicTools {
   refresh?(): Promise<void>;
   list(): Tool[];
   /** The whole tools/list for one client, replacing the server's own and `list()`; undefined: the usual list. */
-  listFor?(client: ClientCapabilities | undefined): Tool[] | undefined;
+  listFor?(
+    client: ClientCapabilities | undefined,
+    preferences: SessionPreferences,
+  ): Tool[] | undefined;
   has(name: string): boolean;
   /** Arguments are the callee's to validate. */
   call(
@@ -250,6 +261,12 @@ export interface ServerRuntime<C> {
    * never import a server's folder.
    */
   oauthCallback?(params: URLSearchParams): Promise<OAuthCallbackOutcome>;
+  /**
+   * An MCP session ended (deleted, evicted, timed out, shut down): drop what
+   * was kept for it (`CallContext.sessionId`). Also told of the sessions of
+   * other servers whose calls reached this one through an in-process link.
+   */
+  sessionClosed?(sessionId: string): void;
   stop?(): Promise<void>;
 }
 

@@ -28,6 +28,14 @@ export const MemoryConfig = z.object({
     .describe(
       "Hosted mode: first retry delay while the hosted store is unreachable",
     ),
+  list_budget: z.number().int().min(1000).max(10_000_000).default(24_000)
+    .describe(
+      "list_memories text over this many characters becomes a summary plus a resource with the whole page",
+    ),
+  results_max_bytes: z.number().int().min(1_000_000).default(64_000_000)
+    .describe(
+      "Bytes of listing resources kept for all sessions; the oldest leave beyond",
+    ),
   alert_webhook: z.url({ protocol: /^https?$/ }).optional()
     .describe(
       "Storage unavailable/recovered alerts are POSTed here as JSON (as the gateway's)",

@@ -1,7 +1,8 @@
 // Entry tools: store, retrieve, update, delete and list memories.
 
 import { z } from "zod";
-import { json, toolDefiner } from "../kit/mod.ts";
+import { type CallContext, json, toolDefiner } from "../kit/mod.ts";
+import { resourceLink } from "../kit/session_results.ts";
 import {
   entryJson,
   entryMeta,
@@ -99,14 +100,54 @@ export const listMemories = tool({
       limit: args.limit ?? 50,
       cursor: args.cursor,
     });
-    return json({
+    const body = {
       namespace: args.namespace,
       count: page.entries.length,
       entries: page.entries.map((entry) => entryJson(entry, LIST_VALUE_CHARS)),
       next_cursor: page.cursor,
-    });
+    };
+    const listed = json(body);
+    const text = JSON.stringify(body, null, 2);
+    if (text.length <= memory.listBudget) return listed;
+    // Over budget: a summary for the model, the whole page (values uncut) as a resource.
+    const whole = JSON.stringify(
+      { ...body, entries: page.entries.map((entry) => entryJson(entry)) },
+      null,
+      2,
+    );
+    const stored = memory.results.put(
+      resultSession(call),
+      `list_memories ${args.namespace}`,
+      "application/json",
+      whole,
+    );
+    const keys = page.entries.map((entry) => entry.key);
+    const shown = keys.slice(0, 20).join(", ");
+    return {
+      content: [
+        {
+          type: "text",
+          text:
+            `${body.count} entries in "${args.namespace}": ${shown}${
+              keys.length > 20 ? `, and ${keys.length - 20} more` : ""
+            }. The listing is ${text.length} characters (over list_budget ${memory.listBudget}); ` +
+            `the whole page, values uncut (${stored.bytes} bytes), is stored as ${stored.uri} ` +
+            `(resources/read, for this session).` +
+            (page.cursor ? ` Next page: cursor ${page.cursor}` : ""),
+        },
+        resourceLink(stored),
+      ],
+      // Programs get the usual page (values cut) and the URI.
+      structuredContent: { ...body, resource_uri: stored.uri },
+    };
   },
 });
+
+/** Whose listing a resource is: it ends with that MCP session. */
+function resultSession(call: CallContext): string {
+  if (call.sessionId) return `session:${call.sessionId}`;
+  return call.caller.agent ? `agent:${call.caller.agent}` : "default";
+}
 
 export const entryTools = [
   storeMemory,

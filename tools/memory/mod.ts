@@ -10,7 +10,7 @@ import { MemoryConfig } from "./config.ts";
 import { createEmbedder } from "./embedder.ts";
 import { entryTools } from "./entry_tools.ts";
 import { searchTools } from "./search_tools.ts";
-import { MemoryService } from "./service.ts";
+import { MemoryService, RESULT_PREFIX } from "./service.ts";
 
 export const memoryServer = defineServer<MemoryService>({
   id: "memory",
@@ -24,6 +24,20 @@ export const memoryServer = defineServer<MemoryService>({
     "conversations; get_agent_context returns everything stored for an agent. An agent's namespace is its name.",
   config: MemoryConfig,
   tools: [...entryTools, ...searchTools, ...conversationTools],
+  resourceTemplates: [{
+    uriTemplate: `${RESULT_PREFIX}{id}`,
+    name: "result",
+    title: "A long listing of this session",
+    description:
+      "A list_memories page over list_budget, values uncut, kept until the session ends",
+    mimeType: "application/json",
+    read(memory, uri, variables) {
+      const id = variables.id;
+      return Promise.resolve(
+        memory.results.read(uri.href, typeof id === "string" ? id : ""),
+      );
+    },
+  }],
   async start(deps) {
     const config = MemoryConfig.parse(deps.config);
     const secrets = await openSecrets({ env: deps.env, dataDir: deps.dataDir });
@@ -35,6 +49,8 @@ export const memoryServer = defineServer<MemoryService>({
       dataKey: secrets.dataKey,
       log: deps.log,
       sensitiveTag: config.sensitive_tag,
+      listBudget: config.list_budget,
+      resultsMaxBytes: config.results_max_bytes,
     });
     memory.start();
     deps.log.info("memory_ready", {
@@ -46,6 +62,9 @@ export const memoryServer = defineServer<MemoryService>({
       context: memory,
       health: () => memory.health(),
       metrics: () => memory.metrics(),
+      // Long listings kept for a session go with it.
+      sessionClosed: (sessionId) =>
+        memory.results.forget(`session:${sessionId}`),
       async stop() {
         await memory.stop();
         await opened.backend.close();

@@ -4,6 +4,7 @@
 // Its parts: service_access.ts, service_embedding.ts, service_search.ts and
 // service_conversations.ts.
 
+import { SessionResults } from "../kit/session_results.ts";
 import type { Caller } from "../../platform/identity.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Metric } from "../../platform/metrics.ts";
@@ -38,13 +39,22 @@ export interface MemoryServiceOptions {
   clock?: () => number;
   /** How often the background job looks for entries to (re-)embed. */
   reindexIntervalMs?: number;
+  /** Characters of list_memories text past which the page becomes a resource. */
+  listBudget?: number;
+  /** Bytes of such resources kept for all sessions. */
+  resultsMaxBytes?: number;
 }
+
+export const RESULT_PREFIX = "agentd://memory/results/";
 
 export class MemoryService {
   readonly backend: MemoryBackend;
   readonly embedder: Embedder;
   readonly stats: MemoryStats;
   readonly sensitiveTag: string;
+  /** Long listings of each session, served as MCP resources. */
+  readonly results: SessionResults;
+  readonly listBudget: number;
   readonly #dataKey: CryptoKey;
   readonly #log: Logger;
   readonly #clock: () => number;
@@ -61,6 +71,11 @@ export class MemoryService {
     this.sensitiveTag = options.sensitiveTag ?? DEFAULT_SENSITIVE_TAG;
     this.#clock = options.clock ?? Date.now;
     this.stats = new MemoryStats(this.#clock);
+    this.results = new SessionResults(
+      RESULT_PREFIX,
+      options.resultsMaxBytes ?? 64_000_000,
+    );
+    this.listBudget = options.listBudget ?? 24_000;
     const parts = {
       backend: this.backend,
       embedder: this.embedder,
@@ -313,6 +328,7 @@ export class MemoryService {
         : {}),
       ...this.stats.summary(this.backend.status?.()),
       entries_per_namespace: counts,
+      results: { count: this.results.count, bytes: this.results.bytes },
     };
   }
 

@@ -7,7 +7,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { decodeBase64 } from "../../../platform/base64.ts";
 import { browserTestIgnore } from "../../browser.ts";
-import { startHarness, textOf } from "./harness.ts";
+import {
+  Client,
+  StreamableHTTPClientTransport,
+} from "../../../platform/mcp_sdk.ts";
+import { McpHttpEndpoint } from "../../../tools/kit/mcp_http.ts";
+import { capturedLog, waitFor } from "../../helpers.ts";
+import { callTool, startHarness, textOf } from "./harness.ts";
 import { startSnapshotSite } from "./snapshot_site.ts";
 
 function linkOf(result: { content: { type: string }[] }): string {
@@ -75,6 +81,72 @@ Deno.test({
         /unknown or expired/,
       );
     } finally {
+      await browser.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "browser automation: result resources end with their HTTP session (DELETE), freeing their memory",
+  ignore: browserTestIgnore,
+  async fn() {
+    await using site = startSnapshotSite();
+    const browser = await startHarness({ config: { text_budget: 20_000 } });
+    const { log } = capturedLog("warn");
+    const endpoint = new McpHttpEndpoint(browser.host, {
+      log,
+      idleTimeoutMs: 60_000,
+    });
+    await using http = Deno.serve(
+      { port: 0, hostname: "127.0.0.1", onListen() {} },
+      (request) => endpoint.handle(request),
+    );
+    const url = new URL(`http://127.0.0.1:${http.addr.port}/mcp`);
+    const stored = async () => {
+      const details = (await browser.health()).details;
+      return Number(
+        Reflect.get(Reflect.get(Object(details), "results"), "count"),
+      );
+    };
+    const open = async () => {
+      const client = new Client({ name: "expiry", version: "1.0.0" });
+      const transport = new StreamableHTTPClientTransport(url);
+      await client.connect(transport);
+      return { client, transport };
+    };
+    try {
+      const first = await open();
+      const navigated = await callTool(first.client, "navigate", {
+        url: `${site.url}/huge`,
+      });
+      assert.ok(!navigated.isError, textOf(navigated));
+      const html = await callTool(first.client, "get_html");
+      const uri = linkOf(html);
+      assert.equal(await stored(), 1);
+      const read = await first.client.readResource({ uri });
+      assert.match(
+        String(Reflect.get(read.contents[0], "text")),
+        /END-OF-HUGE/,
+      );
+      assert.equal(endpoint.sessionCount, 1);
+
+      await first.transport.terminateSession();
+      await first.client.close();
+      assert.equal(endpoint.sessionCount, 0);
+      await waitFor(stored, (count) => count === 0);
+
+      const second = await open();
+      try {
+        await assert.rejects(
+          second.client.readResource({ uri }),
+          /unknown or expired.*MCP session/,
+        );
+      } finally {
+        await second.client.close();
+      }
+    } finally {
+      await endpoint.close();
       await browser.close();
     }
   },
