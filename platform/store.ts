@@ -156,6 +156,24 @@ export function isEncodedKey(binary: string): boolean {
   return true;
 }
 
+/** Same format as Deno KV cursors: padded base64url of the key bytes after the prefix. */
+export function encodeCursor(binary: string): string {
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_");
+}
+
+export function decodeCursor(cursor: string): string {
+  let binary: string;
+  try {
+    binary = atob(cursor.replaceAll("-", "+").replaceAll("_", "/"));
+  } catch {
+    throw new StoreError("Invalid cursor");
+  }
+  if (binary.length === 0 || !isEncodedKey(binary)) {
+    throw new StoreError("Invalid cursor");
+  }
+  return binary;
+}
+
 export function formatKey(key: StoreKey): string {
   const text = JSON.stringify(key);
   return text.length > 120 ? `${text.slice(0, 117)}…` : text;

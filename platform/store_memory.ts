@@ -5,7 +5,8 @@
 import {
   type Check,
   type CommitResult,
-  isEncodedKey,
+  decodeCursor,
+  encodeCursor,
   type JsonValue,
   listLimit,
   type ListOptions,
@@ -17,7 +18,6 @@ import {
   type PreparedMutation,
   type Store,
   type StoreEntry,
-  StoreError,
   type StoreKey,
   validateKey,
 } from "./store.ts";
@@ -182,22 +182,4 @@ function toEntry(record: MemoryRecord): StoreEntry {
     value: parseValue(record.bytes),
     version: record.version,
   };
-}
-
-/** Same format as Deno KV cursors: padded base64url of the key bytes after the prefix. */
-function encodeCursor(binary: string): string {
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_");
-}
-
-function decodeCursor(cursor: string): string {
-  let binary: string;
-  try {
-    binary = atob(cursor.replaceAll("-", "+").replaceAll("_", "/"));
-  } catch {
-    throw new StoreError("Invalid cursor");
-  }
-  if (binary.length === 0 || !isEncodedKey(binary)) {
-    throw new StoreError("Invalid cursor");
-  }
-  return binary;
 }

@@ -17,7 +17,8 @@ import {
   bytesToBinary,
   type Check,
   type CommitResult,
-  isEncodedKey,
+  decodeCursor,
+  encodeCursor,
   type JsonValue,
   listLimit,
   type ListOptions,
@@ -367,24 +368,6 @@ async function lockOf(id: string): Promise<bigint> {
   const bytes = Uint8Array.from(id, (c) => c.charCodeAt(0));
   const digest = await crypto.subtle.digest("SHA-256", bytes);
   return new DataView(digest).getBigInt64(0);
-}
-
-/** Same format as Deno KV cursors: padded base64url of the key bytes after the prefix. */
-function encodeCursor(binary: string): string {
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_");
-}
-
-function decodeCursor(cursor: string): string {
-  let binary: string;
-  try {
-    binary = atob(cursor.replaceAll("-", "+").replaceAll("_", "/"));
-  } catch {
-    throw new StoreError("Invalid cursor");
-  }
-  if (binary.length === 0 || !isEncodedKey(binary)) {
-    throw new StoreError("Invalid cursor");
-  }
-  return binary;
 }
 
 /** The URL without its password; throws a clear error for a non-postgres URL. */
