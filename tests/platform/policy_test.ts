@@ -150,3 +150,44 @@ Deno.test("policy: audit records past retention are dropped, newer ones kept", a
   assert.equal(left[0].time, "2026-01-03T00:00:00.000Z");
   assert.deepEqual(left[0].args, { namespace: "n", value: "<12 chars>", x: 1 });
 });
+
+Deno.test("policy: audit records of calls ending together share commits, each stored before its call returns", async () => {
+  const store = new MemoryStore();
+  let commits = 0;
+  const commit = store.commit.bind(store);
+  store.commit = (op) => {
+    commits++;
+    return commit(op);
+  };
+  const set = store.set.bind(store);
+  store.set = (key, value) => {
+    commits++;
+    return set(key, value);
+  };
+  const trail = new AuditTrail(store, () => 30);
+  const record = (i: number) => ({
+    caller: "local",
+    session: null,
+    server: "memory",
+    tool: "search_memory",
+    args: { n: i },
+    decision: "allowed",
+    rule: "default",
+    decided_by: null,
+    outcome: "ok" as const,
+    duration_ms: 1,
+  });
+  await Promise.all(
+    Array.from({ length: 300 }, async (_, i) => {
+      await trail.append(record(i));
+      // Acknowledged: this call's record is in the store now.
+      const stored = await trail.query({ limit: 10_000 });
+      assert.ok(stored.some((r) => JSON.stringify(r.args) === `{"n":${i}}`));
+    }),
+  );
+  assert.equal((await trail.query({ limit: 10_000 })).length, 300);
+  assert.ok(commits < 300 / 5, `${commits} commits for 300 records`);
+  // One more after the burst is written too (no record waits for a next one).
+  await trail.append(record(300));
+  assert.equal((await trail.query({ limit: 10_000 })).length, 301);
+});

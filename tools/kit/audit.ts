@@ -84,9 +84,20 @@ function redactValue(
 }
 
 /** Appends records under `["audit", <time>-<seq>]`; drops those past retention. */
+/** Records per commit: well under the Store's 100 keys per commit. */
+const BATCH = 50;
+
+interface PendingRecord {
+  key: ["audit", string];
+  value: { [key: string]: JsonValue };
+  written: PromiseWithResolvers<void>;
+}
+
 export class AuditTrail {
   #seq = 0;
   #writes = 0;
+  #pending: PendingRecord[] = [];
+  #committing: Promise<void> | undefined;
 
   constructor(
     private readonly store: Store,
@@ -98,8 +109,45 @@ export class AuditTrail {
     const now = this.clock();
     const time = new Date(now).toISOString();
     const id = `${time}-${String(this.#seq++ % 1_000_000).padStart(6, "0")}`;
-    await this.store.set(["audit", id], { ...record, id, time });
+    const written = Promise.withResolvers<void>();
+    this.#pending.push({
+      key: ["audit", id],
+      value: { ...record, id, time },
+      written,
+    });
+    this.#commitPending();
+    await written.promise;
     if (this.#writes++ % 200 === 0) await this.prune(now);
+  }
+
+  /**
+   * Group commit: records of calls that end together are written in one
+   * commit, each caller answered once its record is stored (a write per
+   * call serialised every call of every server behind the store).
+   */
+  #commitPending(): void {
+    if (this.#committing) return;
+    this.#committing = (async () => {
+      while (this.#pending.length > 0) {
+        const batch = this.#pending.splice(0, BATCH);
+        try {
+          await this.store.commit({
+            mutations: batch.map(({ key, value }) => ({
+              type: "set" as const,
+              key,
+              value,
+            })),
+          });
+          for (const record of batch) record.written.resolve();
+        } catch (error) {
+          for (const record of batch) record.written.reject(error);
+        }
+      }
+    })().finally(() => {
+      this.#committing = undefined;
+      // A record that came in as the loop ended must not wait for the next.
+      if (this.#pending.length > 0) this.#commitPending();
+    });
   }
 
   /** Deletes audit records and settled approvals older than the retention period. */
