@@ -414,25 +414,46 @@ function rpcError(
 
 /**
  * Keeps a session's recent SSE events so a client can resume a broken
- * stream with Last-Event-ID. Bounded: older events are dropped.
+ * stream with Last-Event-ID. Bounded by count and by bytes (the newest event
+ * always stays): a long-lived session must not hold every response it sent.
  */
 export class MemoryEventStore implements EventStore {
   readonly #events: {
     id: string;
     streamId: string;
     message: JSONRPCMessage;
+    bytes: number;
   }[] = [];
   readonly #limit: number;
+  readonly #maxBytes: number;
+  #bytes = 0;
   #sequence = 0;
 
-  constructor(limit = 500) {
+  constructor(limit = 100, maxBytes = 64 * 1024) {
     this.#limit = limit;
+    this.#maxBytes = maxBytes;
+  }
+
+  get count(): number {
+    return this.#events.length;
+  }
+
+  /** Serialized size of the events kept. */
+  get bytes(): number {
+    return this.#bytes;
   }
 
   storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
     const id = `${streamId}.${++this.#sequence}`;
-    this.#events.push({ id, streamId, message });
-    if (this.#events.length > this.#limit) this.#events.shift();
+    const bytes = JSON.stringify(message).length;
+    this.#events.push({ id, streamId, message, bytes });
+    this.#bytes += bytes;
+    while (
+      this.#events.length > 1 &&
+      (this.#events.length > this.#limit || this.#bytes > this.#maxBytes)
+    ) {
+      this.#bytes -= this.#events.shift()?.bytes ?? 0;
+    }
     return Promise.resolve(id);
   }
 
