@@ -7,7 +7,11 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { LATEST_PROTOCOL_VERSION } from "../platform/mcp_sdk.ts";
+import {
+  Client,
+  LATEST_PROTOCOL_VERSION,
+  StreamableHTTPClientTransport,
+} from "../platform/mcp_sdk.ts";
 import { scoped } from "../platform/store.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
@@ -720,4 +724,89 @@ export async function coldStart(
     clearTimeout(killer);
     clearTimeout(timer);
   }
+}
+
+const ListeningLine = z.object({
+  event: z.literal("listening"),
+  port: z.number(),
+});
+
+/** The port of the first `listening` log line on stderr; keeps draining it after. */
+async function listeningPort(
+  stderr: ReadableStream<Uint8Array>,
+): Promise<number> {
+  const reader = stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("agentd serve exited before listening");
+    buffer += value;
+    let newline = buffer.indexOf("\n");
+    while (newline >= 0) {
+      const line = buffer.slice(0, newline);
+      buffer = buffer.slice(newline + 1);
+      newline = buffer.indexOf("\n");
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      const listening = ListeningLine.safeParse(parsed);
+      if (listening.success) {
+        (async () => {
+          while (!(await reader.read()).done) {
+            // keep the pipe empty
+          }
+        })().catch(() => {});
+        return listening.data.port;
+      }
+    }
+  }
+}
+
+/** `agentd serve --servers memory` on a free port, with `count` SDK clients on /mcp/memory. */
+export async function memoryServeClients(count: number): Promise<{
+  clients: Client[];
+  /** Closes the clients and stops the daemon. */
+  close(): Promise<void>;
+}> {
+  const child = new Deno.Command(DENO, {
+    args: [
+      "run",
+      "-A",
+      MAIN,
+      "serve",
+      "--servers",
+      "memory",
+      "--port",
+      "0",
+      "--data-dir",
+      tempDir(),
+    ],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  killOnExit(child.pid);
+  const port = await listeningPort(child.stderr);
+  const clients: Client[] = [];
+  for (let c = 0; c < count; c++) {
+    const client = new Client({ name: `agentd-bench-${c}`, version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(
+        new URL(`http://127.0.0.1:${port}/mcp/memory`),
+      ),
+    );
+    clients.push(client);
+  }
+  return {
+    clients,
+    async close() {
+      await Promise.all(clients.map((client) => client.close()));
+      child.kill("SIGTERM");
+      await child.status;
+    },
+  };
 }

@@ -29,21 +29,16 @@
 
 import { join } from "node:path";
 import { z } from "zod";
-import {
-  Client,
-  StdioClientTransport,
-  StreamableHTTPClientTransport,
-} from "../platform/mcp_sdk.ts";
+import { Client, StdioClientTransport } from "../platform/mcp_sdk.ts";
 import {
   agentdCommand,
   cleanUp,
   type Command,
-  DENO,
   type EntryInput,
   fillerEntry,
   killOnExit,
-  MAIN,
   memoryOf,
+  memoryServeClients,
   mib,
   ms,
   NAMESPACE,
@@ -77,9 +72,7 @@ const ToolResult = z.object({
 const Hits = z.object({ hits: z.array(z.unknown()) });
 const Entities = z.object({ entities: z.array(z.unknown()) });
 const ToolList = z.object({ tools: z.array(z.object({ name: z.string() })) });
-const LogLine = z.object({ event: z.string() }).loose();
 const IndexLoaded = z.object({ entries: z.number(), ms: z.number() });
-const Listening = z.object({ port: z.number() });
 
 interface Server {
   label: string;
@@ -227,33 +220,6 @@ async function searchLatency(
 }
 
 /** Reads stderr lines until one is agentd's `listening` line; keeps draining after. */
-async function listeningPort(stderr: ReadableStream<Uint8Array>) {
-  const reader = stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`agentd serve exited before listening`);
-    buffer += value;
-    let newline = buffer.indexOf("\n");
-    while (newline >= 0) {
-      const line = LogLine.safeParse(parseJson(buffer.slice(0, newline)));
-      buffer = buffer.slice(newline + 1);
-      newline = buffer.indexOf("\n");
-      const port = line.success && line.data.event === "listening"
-        ? Listening.safeParse(line.data)
-        : undefined;
-      if (port?.success) {
-        (async () => {
-          while (!(await reader.read()).done) {
-            // keep the pipe empty
-          }
-        })().catch(() => {});
-        return port.data.port;
-      }
-    }
-  }
-}
-
 interface Throughput {
   label: string;
   count: number;
@@ -308,36 +274,7 @@ async function storesPeer(): Promise<Throughput> {
 }
 
 async function storesHttp(): Promise<Throughput> {
-  const child = new Deno.Command(DENO, {
-    args: [
-      "run",
-      "-A",
-      MAIN,
-      "serve",
-      "--servers",
-      "memory",
-      "--port",
-      "0",
-      "--data-dir",
-      tempDir(),
-    ],
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  killOnExit(child.pid);
-  const port = await listeningPort(child.stderr);
-  const clients: Client[] = [];
-  for (let c = 0; c < HTTP_CLIENTS; c++) {
-    const client = new Client({ name: `agentd-bench-${c}`, version: "1.0.0" });
-    await client.connect(
-      new StreamableHTTPClientTransport(
-        new URL(`http://127.0.0.1:${port}/mcp/memory`),
-      ),
-    );
-    clients.push(client);
-  }
+  const { clients, close } = await memoryServeClients(HTTP_CLIENTS);
   const per = STORES / HTTP_CLIENTS;
   const started = performance.now();
   const samples = (await Promise.all(clients.map((client, c) => {
@@ -350,9 +287,7 @@ async function storesHttp(): Promise<Throughput> {
     });
   }))).flat();
   const elapsed = performance.now() - started;
-  await Promise.all(clients.map((client) => client.close()));
-  child.kill("SIGTERM");
-  await child.status;
+  await close();
   return {
     label: `agentd serve, HTTP, ${HTTP_CLIENTS} concurrent clients`,
     count: samples.length,

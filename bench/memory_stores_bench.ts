@@ -17,20 +17,15 @@
 
 import { join } from "node:path";
 import { z } from "zod";
-import {
-  Client,
-  StdioClientTransport,
-  StreamableHTTPClientTransport,
-} from "../platform/mcp_sdk.ts";
+import { Client, StdioClientTransport } from "../platform/mcp_sdk.ts";
 import {
   agentdCommand,
   cleanUp,
   type Command,
-  DENO,
   type EntryInput,
   fillerEntry,
   killOnExit,
-  MAIN,
+  memoryServeClients,
   ms,
   nodeVersion,
   peerCommand,
@@ -47,8 +42,6 @@ const RUNS = Number(Deno.env.get("BENCH_MEMORY_RUNS") ?? "1");
 const ToolResult = z.object({
   isError: z.boolean().optional(),
 }).loose();
-const Listening = z.object({ event: z.literal("listening"), port: z.number() })
-  .loose();
 
 interface Result {
   label: string;
@@ -154,68 +147,8 @@ async function storesPeer(): Promise<Result> {
   };
 }
 
-async function listeningPort(stderr: ReadableStream<Uint8Array>) {
-  const reader = stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("agentd serve exited before listening");
-    buffer += value;
-    let newline = buffer.indexOf("\n");
-    while (newline >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      newline = buffer.indexOf("\n");
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      const port = Listening.safeParse(parsed);
-      if (port.success) {
-        (async () => {
-          while (!(await reader.read()).done) {
-            // keep the pipe empty
-          }
-        })().catch(() => {});
-        return port.data.port;
-      }
-    }
-  }
-}
-
 async function storesHttp(clientCount: number): Promise<Result> {
-  const child = new Deno.Command(DENO, {
-    args: [
-      "run",
-      "-A",
-      MAIN,
-      "serve",
-      "--servers",
-      "memory",
-      "--port",
-      "0",
-      "--data-dir",
-      tempDir(),
-    ],
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  killOnExit(child.pid);
-  const port = await listeningPort(child.stderr);
-  const clients: Client[] = [];
-  for (let c = 0; c < clientCount; c++) {
-    const client = new Client({ name: `agentd-bench-${c}`, version: "1.0.0" });
-    await client.connect(
-      new StreamableHTTPClientTransport(
-        new URL(`http://127.0.0.1:${port}/mcp/memory`),
-      ),
-    );
-    clients.push(client);
-  }
+  const { clients, close } = await memoryServeClients(clientCount);
   const per = STORES / clientCount;
   const started = performance.now();
   const samples = (await Promise.all(clients.map((client, c) => {
@@ -228,9 +161,7 @@ async function storesHttp(clientCount: number): Promise<Result> {
     });
   }))).flat();
   const elapsed = performance.now() - started;
-  await Promise.all(clients.map((client) => client.close()));
-  child.kill("SIGTERM");
-  await child.status;
+  await close();
   return {
     label: `agentd serve, HTTP, ${clientCount} concurrent clients, sequential`,
     count: samples.length,
