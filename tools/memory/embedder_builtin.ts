@@ -32,40 +32,128 @@ export class BuiltinEmbedder implements Embedder {
   }
 }
 
+// Features are hashed straight from the words, without building their strings
+// (the cost of an embedding was mostly those strings and a Map keyed by them).
+// The vector is the same as hashing the strings `w:<word>`, `b:<prev> <word>`
+// and `c:<3 chars of <word>>`: features are counted per exact feature (equal
+// hashes are compared by their characters) and added in first-seen order.
+const WORD = 0;
+const PAIR = 1;
+const GRAM = 2;
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+const W_STATE = fnvText(FNV_OFFSET, "w:");
+const B_STATE = fnvText(FNV_OFFSET, "b:");
+const C_STATE = fnvText(FNV_OFFSET, "c:");
+const OPEN = 0x3c; // "<"
+const CLOSE = 0x3e; // ">"
+const SPACE = 0x20;
+
+/** Per-call feature tables, reused (grown on demand) across calls. */
+let capacity = 0;
+let kinds = new Uint8Array(0);
+let wordOf = new Int32Array(0);
+let offsetOf = new Int32Array(0);
+let hashes = new Uint32Array(0);
+let weights = new Float64Array(0);
+let tfs = new Int32Array(0);
+let table = new Int32Array(0);
+
+function reserve(features: number): void {
+  if (features <= capacity) return;
+  capacity = Math.max(features, capacity * 2, 256);
+  kinds = new Uint8Array(capacity);
+  wordOf = new Int32Array(capacity);
+  offsetOf = new Int32Array(capacity);
+  hashes = new Uint32Array(capacity);
+  weights = new Float64Array(capacity);
+  tfs = new Int32Array(capacity);
+  let size = 1;
+  while (size < capacity * 2) size *= 2;
+  table = new Int32Array(size);
+}
+
 function hashEmbed(text: string): Float32Array {
   const words = tokenize(text);
-  const counts = new Map<string, { weight: number; tf: number }>();
-  const add = (feature: string, weight: number) => {
-    const seen = counts.get(feature);
-    if (seen) seen.tf++;
-    else counts.set(feature, { weight, tf: 1 });
-  };
-  words.forEach((word, i) => {
-    add(`w:${word}`, 1);
-    if (i > 0) add(`b:${words[i - 1]} ${word}`, 0.7);
-    const padded = `<${word}>`;
-    // Many 3-grams per word: scale them so the word itself still dominates.
-    const gramWeight = 0.5 / Math.sqrt(Math.max(1, padded.length - 2));
-    for (let j = 0; j + 3 <= padded.length; j++) {
-      add(`c:${padded.slice(j, j + 3)}`, gramWeight);
+  let bound = 0;
+  for (const word of words) bound += word.length + 2;
+  reserve(bound);
+  const mask = table.length - 1;
+  table.fill(-1);
+  let count = 0;
+  /** The character at `p` of the padded word `<word>`. */
+  const paddedAt = (word: string, p: number) =>
+    p === 0 ? OPEN : p === word.length + 1 ? CLOSE : word.charCodeAt(p - 1);
+  const same = (f: number, kind: number, i: number, j: number): boolean => {
+    if (kinds[f] !== kind) return false;
+    const a = wordOf[f];
+    if (kind === WORD) return words[a] === words[i];
+    if (kind === PAIR) {
+      return words[a] === words[i] && words[a - 1] === words[i - 1];
     }
-  });
+    const wa = words[a];
+    const wi = words[i];
+    const ja = offsetOf[f];
+    return paddedAt(wa, ja) === paddedAt(wi, j) &&
+      paddedAt(wa, ja + 1) === paddedAt(wi, j + 1) &&
+      paddedAt(wa, ja + 2) === paddedAt(wi, j + 2);
+  };
+  const add = (h: number, kind: number, i: number, j: number, w: number) => {
+    h >>>= 0;
+    let slot = mix(h) & mask;
+    for (;;) {
+      const f = table[slot];
+      if (f === -1) break;
+      if (hashes[f] === h && same(f, kind, i, j)) {
+        tfs[f]++;
+        return;
+      }
+      slot = (slot + 1) & mask;
+    }
+    table[slot] = count;
+    kinds[count] = kind;
+    wordOf[count] = i;
+    offsetOf[count] = j;
+    hashes[count] = h;
+    weights[count] = w;
+    tfs[count] = 1;
+    count++;
+  };
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i];
+    add(fnvText(W_STATE, word), WORD, i, 0, 1);
+    if (i > 0) {
+      const h = fnvChar(fnvText(B_STATE, words[i - 1]), SPACE);
+      add(fnvText(h, word), PAIR, i, 0, 0.7);
+    }
+    // Many 3-grams per word: scale them so the word itself still dominates.
+    const gramWeight = 0.5 / Math.sqrt(Math.max(1, word.length));
+    for (let j = 0; j + 3 <= word.length + 2; j++) {
+      let h = fnvChar(C_STATE, paddedAt(word, j));
+      h = fnvChar(h, paddedAt(word, j + 1));
+      h = fnvChar(h, paddedAt(word, j + 2));
+      add(h, GRAM, i, j, gramWeight);
+    }
+  }
   const vector = new Float32Array(BUILTIN_DIMS);
-  for (const [feature, { weight, tf }] of counts) {
-    const h = mix(fnv1a(feature));
+  for (let f = 0; f < count; f++) {
+    const h = mix(hashes[f]);
     const sign = (h >>> 31) === 0 ? 1 : -1;
-    vector[h % BUILTIN_DIMS] += sign * weight * (1 + Math.log(tf));
+    vector[h % BUILTIN_DIMS] += sign * weights[f] * (1 + Math.log(tfs[f]));
   }
   return normalize(vector);
 }
 
-function fnv1a(text: string): number {
-  let h = 0x811c9dc5;
+function fnvChar(h: number, code: number): number {
+  return Math.imul(h ^ code, FNV_PRIME);
+}
+
+/** FNV-1a over UTF-16 code units, continuing from state `h` (not yet made unsigned). */
+function fnvText(h: number, text: string): number {
   for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
+    h = Math.imul(h ^ text.charCodeAt(i), FNV_PRIME);
   }
-  return h >>> 0;
+  return h;
 }
 
 /** murmur3's fmix32: FNV's low bits are weak, and the bucket is taken from them. */
@@ -81,7 +169,7 @@ function mix(h: number): number {
 /** Scales to unit length in place; an all-zero vector (no words) stays zero. */
 export function normalize(vector: Float32Array): Float32Array {
   let norm = 0;
-  for (const x of vector) norm += x * x;
+  for (let i = 0; i < vector.length; i++) norm += vector[i] * vector[i];
   if (norm > 0) {
     const scale = 1 / Math.sqrt(norm);
     for (let i = 0; i < vector.length; i++) vector[i] *= scale;

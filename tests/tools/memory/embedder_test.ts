@@ -4,6 +4,7 @@ import {
   EmbedderConfig,
 } from "../../../tools/memory/embedder.ts";
 import { BuiltinEmbedder } from "../../../tools/memory/embedder_builtin.ts";
+import { tokenize } from "../../../tools/memory/search_tokens.ts";
 import { EmbedderError } from "../../../tools/memory/embedder_http.ts";
 import {
   ollamaBaseUrl,
@@ -113,6 +114,81 @@ Deno.test("builtin embedder: deterministic unit vectors of 256 dims", async () =
   assert.deepEqual(a, b);
   assert.ok(Math.abs(a.reduce((s, x) => s + x * x, 0) - 1) < 1e-5);
   assert.ok(empty.every((x) => x === 0));
+});
+
+/** The builtin embedder as defined: hashing of the feature strings themselves. */
+function referenceEmbed(text: string): Float32Array {
+  const fnv = (t: string) => {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < t.length; i++) {
+      h = Math.imul(h ^ t.charCodeAt(i), 0x01000193);
+    }
+    return h >>> 0;
+  };
+  const mix = (h: number) => {
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    return (h ^ (h >>> 16)) >>> 0;
+  };
+  const words = tokenize(text);
+  const counts = new Map<string, { weight: number; tf: number }>();
+  const add = (feature: string, weight: number) => {
+    const seen = counts.get(feature);
+    if (seen) seen.tf++;
+    else counts.set(feature, { weight, tf: 1 });
+  };
+  words.forEach((word, i) => {
+    add(`w:${word}`, 1);
+    if (i > 0) add(`b:${words[i - 1]} ${word}`, 0.7);
+    const padded = `<${word}>`;
+    const gramWeight = 0.5 / Math.sqrt(Math.max(1, padded.length - 2));
+    for (let j = 0; j + 3 <= padded.length; j++) {
+      add(`c:${padded.slice(j, j + 3)}`, gramWeight);
+    }
+  });
+  const vector = new Float32Array(256);
+  for (const [feature, { weight, tf }] of counts) {
+    const h = mix(fnv(feature));
+    vector[h % 256] += ((h >>> 31) === 0 ? 1 : -1) * weight *
+      (1 + Math.log(tf));
+  }
+  let norm = 0;
+  for (const x of vector) norm += x * x;
+  if (norm > 0) {
+    const scale = 1 / Math.sqrt(norm);
+    for (let i = 0; i < vector.length; i++) vector[i] *= scale;
+  }
+  return vector;
+}
+
+Deno.test("builtin embedder: bit for bit the vectors of hashing the feature strings", async () => {
+  // Repeated words, pairs and 3-grams, CJK, accents, surrogate pairs and long runs.
+  const texts = [
+    "note-1\nThe quick brown fox jumps over the lazy dog; the dog sleeps.\nclient-acme",
+    "stores stored storing store STORES 2026-11-26 09:05 v2.9.6",
+    "東京の天気は晴れ 東京 서울 ひらがな",
+    "naïve café résumé ÉCOLE ﬁne",
+    "aaa aaa aaa aaaa ab ab ba ba " + "x".repeat(300),
+    "😀 emoji 😀😀 ok",
+    "",
+  ];
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  for (let i = 0; i < 300; i++) {
+    const words = Array.from(
+      { length: Math.floor(next() * 40) },
+      () => "abcd"[Math.floor(next() * 4)].repeat(1 + Math.floor(next() * 4)),
+    );
+    texts.push(words.join(" "));
+  }
+  const vectors = await new BuiltinEmbedder().embed(texts);
+  texts.forEach((text, i) => {
+    const expected = referenceEmbed(text);
+    assert.ok(
+      expected.every((x, d) => Object.is(x, vectors[i][d])),
+      `vector of ${JSON.stringify(text.slice(0, 60))}`,
+    );
+  });
 });
 
 Deno.test("builtin embedder: shared words and word forms score higher", async () => {
