@@ -204,15 +204,36 @@ export function validateKey(key: StoreKey, allowEmpty = false): string {
       );
     }
   }
-  const encoded = encodeKey(key);
-  if (encoded.length > MAX_KEY_BYTES) {
+  const binary = keyBinary(key);
+  if (binary.length > MAX_KEY_BYTES) {
     throw new StoreError(
-      `Key too long: ${encoded.length} bytes exceeds the ${MAX_KEY_BYTES}-byte limit for key ${
+      `Key too long: ${binary.length} bytes exceeds the ${MAX_KEY_BYTES}-byte limit for key ${
         formatKey(key)
       }`,
     );
   }
-  return bytesToBinary(encoded);
+  return binary;
+}
+
+/** bytesToBinary(encodeKey(key)), built directly: every store call validates its keys. */
+function keyBinary(key: StoreKey): string {
+  let binary = "";
+  for (const part of key) {
+    // ASCII without NUL (most keys) encodes as itself between 0x02 and 0x00.
+    if (typeof part !== "string" || !plainAscii(part)) {
+      return bytesToBinary(encodeKey(key));
+    }
+    binary += "\x02" + part + "\x00";
+  }
+  return binary;
+}
+
+function plainAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0 || code > 0x7f) return false;
+  }
+  return true;
 }
 
 /** Serializes a value to UTF-8 JSON, enforcing MAX_VALUE_BYTES. */
