@@ -10,7 +10,11 @@ import type { Logger } from "../../platform/log.ts";
 import type { Metric } from "../../platform/metrics.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { ToolError } from "../kit/mod.ts";
-import { EntryNotFound, type MemoryBackend } from "./backends/port.ts";
+import {
+  EntryNotFound,
+  type MemoryBackend,
+  upsertKeepingCreated,
+} from "./backends/port.ts";
 import type { Embedder } from "./model.ts";
 import type { MemoryEntry, Message, StoredEntry } from "./model.ts";
 import { assertNamespace, openEntry, sealEntry } from "./service_access.ts";
@@ -128,7 +132,11 @@ export class MemoryService {
   ): Promise<{ entry: MemoryEntry; replaced: boolean }> {
     this.assertNamespace(caller, input.namespace);
     const now = new Date(this.#clock()).toISOString();
-    const existing = await this.backend.get(input.namespace, input.key);
+    // Given tags need nothing from the old entry: its created_at is kept within the write.
+    const given = input.tags !== undefined;
+    const existing = given
+      ? null
+      : await this.backend.get(input.namespace, input.key);
     const entry = await this.#prepare({
       namespace: input.namespace,
       key: input.key,
@@ -140,8 +148,12 @@ export class MemoryService {
     });
     const previous = await this.stats.time(
       "store",
-      () => this.backend.put(entry, "upsert"),
+      () =>
+        given
+          ? upsertKeepingCreated(this.backend, entry)
+          : this.backend.put(entry, "upsert"),
     );
+    if (given && previous) entry.created_at = previous.created_at;
     this.#embedAfterCommit(entry);
     return { entry: await this.#open(entry), replaced: previous !== null };
   }

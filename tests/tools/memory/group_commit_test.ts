@@ -134,35 +134,105 @@ Deno.test("group commit: a write the store refuses fails alone", async () => {
   }
 });
 
+Deno.test("store_memory keeps the created_at of the entry it replaces, decided in the write", async () => {
+  let now = Date.parse(T0);
+  let entryReads = 0;
+  const inner = new MemoryStore();
+  const counted: Store = {
+    ...counting(inner).store,
+    get(key) {
+      if (key[0] === "e") entryReads++;
+      return inner.get(key);
+    },
+  };
+  const backend = await KvBackend.open(counted);
+  const memory = new MemoryService({
+    backend,
+    embedder: new BuiltinEmbedder(),
+    dataKey: await crypto.subtle.generateKey(
+      { name: "AES-GCM", length: 256 },
+      false,
+      ["encrypt", "decrypt"],
+    ),
+    log: createLogger({ level: "error" }),
+    clock: () => now,
+  });
+  try {
+    const first = await memory.store({}, {
+      namespace: "ns",
+      key: "k",
+      value: "one",
+      tags: ["a"],
+    });
+    assert.equal(first.replaced, false);
+    assert.equal(first.entry.created_at, T0);
+    now += 60_000;
+    // Two replacements in flight together: both keep the first created_at.
+    const [second, third] = await Promise.all([
+      memory.store({}, { namespace: "ns", key: "k", value: "two", tags: [] }),
+      memory.store({}, {
+        namespace: "ns",
+        key: "k",
+        value: "three",
+        tags: ["b"],
+      }),
+    ]);
+    assert.equal(entryReads, 0, "given tags: no read of the old entry");
+    for (const result of [second, third]) {
+      assert.equal(result.replaced, true);
+      assert.equal(result.entry.created_at, T0);
+      assert.equal(result.entry.updated_at, new Date(now).toISOString());
+    }
+    const back = await memory.retrieve({}, "ns", "k");
+    assert.deepEqual(
+      [back.value, back.tags, back.created_at],
+      ["three", ["b"], T0],
+    );
+    // Omitted tags keep the entry's tags (this path reads the entry first).
+    const kept = await memory.store({}, {
+      namespace: "ns",
+      key: "k",
+      value: "4",
+    });
+    assert.deepEqual([kept.entry.tags, kept.entry.created_at], [["b"], T0]);
+  } finally {
+    await backend.close();
+  }
+});
+
 Deno.test("memory durability: kill -9 during a burst of concurrent writes loses no acknowledged write", async () => {
   await using dir = await tempDir();
   const first = await spawnServe(dir.path);
   const writers: { client: Client; close(): Promise<void> }[] = [];
   for (let i = 0; i < 4; i++) writers.push(await connectMemory(first));
-  const acknowledged: string[] = [];
+  /** Key -> the value of its last acknowledged write. */
+  const acknowledged = new Map<string, string>();
   let attempted = 0;
   let stop = false;
   const lanes = writers.flatMap((writer, w) =>
     Array.from({ length: 4 }, async (_, lane) => {
       for (let i = 0; !stop; i++) {
-        const key = `w${w}-l${lane}-${i}`;
+        // Every third write replaces the lane's previous key; every fifth omits tags (read first).
+        const n = i % 3 === 2 ? i - 1 : i;
+        const key = `w${w}-l${lane}-${n}`;
+        const value = `acknowledged value ${i} of ${key}`;
         attempted++;
         try {
           await call(writer.client, "store_memory", {
             namespace: "burst",
             key,
-            value: `acknowledged value of ${key}`,
-            tags: [`lane${lane}`],
+            value,
+            ...(i % 5 === 4 ? {} : { tags: [`lane${lane}`] }),
           });
         } catch {
           return; // the daemon is gone
         }
-        acknowledged.push(key);
+        acknowledged.set(key, value);
       }
     })
   );
   // Kill while writes are in flight, once enough have been acknowledged.
-  while (acknowledged.length < 300) {
+  while (acknowledged.size < 300) {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   const killed = await first.stop("SIGKILL");
@@ -171,17 +241,25 @@ Deno.test("memory durability: kill -9 during a burst of concurrent writes loses 
   // Closing the clients ends the calls the dead daemon will never answer.
   await Promise.all(writers.map((w) => w.client.close().catch(() => {})));
   await Promise.all(lanes);
-  assert.ok(attempted > acknowledged.length, "writes were in flight");
+  assert.ok(attempted > acknowledged.size, "writes were in flight");
 
   const second = await spawnServe(dir.path);
   const reader = await connectMemory(second);
   try {
-    for (const key of acknowledged) {
+    for (const [key, value] of acknowledged) {
       const back = await call(reader.client, "retrieve_memory", {
         namespace: "burst",
         key,
       });
-      assert.equal(back.value, `acknowledged value of ${key}`);
+      // A later write of the key may have landed unacknowledged, never an earlier one.
+      const [, written] =
+        String(back.value).match(/^acknowledged value (\d+) /) ??
+          [];
+      const [, expected] = value.match(/^acknowledged value (\d+) /) ?? [];
+      assert.ok(
+        Number(written) >= Number(expected),
+        `${key}: ${back.value} is older than the acknowledged ${value}`,
+      );
     }
     let listed = 0;
     let cursor: unknown;
@@ -194,7 +272,7 @@ Deno.test("memory durability: kill -9 during a burst of concurrent writes loses 
       listed += (page.entries as unknown[]).length;
       cursor = page.next_cursor;
     } while (typeof cursor === "string");
-    assert.ok(listed >= acknowledged.length);
+    assert.ok(listed >= acknowledged.size);
   } finally {
     await reader.close();
     assert.equal((await second.stop()).code, 0);

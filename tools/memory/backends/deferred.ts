@@ -3,8 +3,8 @@
 // tools/list meanwhile, and calls that need storage wait for it.
 
 import { ForwardingBackend, type StorageCall } from "./forwarding.ts";
-import type { MemoryBackend } from "./port.ts";
-import type { BackendHealth, StorageStatus } from "../model.ts";
+import { type MemoryBackend, upsertKeepingCreated } from "./port.ts";
+import type { BackendHealth, StorageStatus, StoredEntry } from "../model.ts";
 import { messageOf } from "../../../platform/errors.ts";
 
 export class DeferredBackend extends ForwardingBackend {
@@ -29,6 +29,10 @@ export class DeferredBackend extends ForwardingBackend {
   /** Resolves once open (or rejects with why it could not open). */
   ready(): Promise<MemoryBackend> {
     return this.#opening;
+  }
+
+  upsertKeepingCreated(entry: StoredEntry): Promise<StoredEntry | null> {
+    return this.forward((b) => upsertKeepingCreated(b, entry));
   }
 
   protected forward<R>(call: StorageCall<R>): Promise<R> {

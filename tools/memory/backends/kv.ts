@@ -100,9 +100,21 @@ export class KvBackend implements MemoryBackend {
     return record && decodeEntry(namespace, key, record.value);
   }
 
-  async put(
+  put(
     entry: StoredEntry,
     mode: "upsert" | "update",
+  ): Promise<StoredEntry | null> {
+    return this.#put(entry, mode, false);
+  }
+
+  upsertKeepingCreated(entry: StoredEntry): Promise<StoredEntry | null> {
+    return this.#put(entry, "upsert", true);
+  }
+
+  async #put(
+    entry: StoredEntry,
+    mode: "upsert" | "update",
+    keepCreated: boolean,
   ): Promise<StoredEntry | null> {
     const tags = [...new Set(entry.tags)];
     if (tags.length > MAX_TAGS_PER_ENTRY) {
@@ -112,9 +124,8 @@ export class KvBackend implements MemoryBackend {
     }
     // A sensitive entry's value is ciphertext: an embedding of it must not exist.
     // The index holds what a restart would read back (the quantised vector).
-    const record = encodeEntry(
-      entry.sensitive ? { ...entry, embedding: null } : entry,
-    );
+    const written = entry.sensitive ? { ...entry, embedding: null } : entry;
+    const record = encodeEntry(written);
     const stored = decodeEntry(entry.namespace, entry.key, record);
     const { namespace: ns, key } = entry;
     const entryKey: StoreKey = ["e", ns, key];
@@ -128,10 +139,14 @@ export class KvBackend implements MemoryBackend {
         if (current === null && mode === "update") {
           throw new EntryNotFound(ns, key);
         }
+        const kept = keepCreated && old !== null &&
+          old.created_at !== entry.created_at;
         const mutations: Mutation[] = [{
           type: "set",
           key: entryKey,
-          value: record,
+          value: kept
+            ? encodeEntry({ ...written, created_at: old.created_at })
+            : record,
         }];
         if (current === null) {
           mutations.push({

@@ -70,6 +70,11 @@ export interface MemoryBackend {
     entry: StoredEntry,
     mode: "upsert" | "update",
   ): Promise<StoredEntry | null>;
+  /**
+   * Optional: an `upsert` that keeps the created_at of the entry it replaces,
+   * decided within the write (saves the caller a read). Use upsertKeepingCreated().
+   */
+  upsertKeepingCreated?(entry: StoredEntry): Promise<StoredEntry | null>;
   /** Returns whether an entry was deleted. */
   delete(namespace: string, key: string): Promise<boolean>;
   /** Entries in key order, filtered by tags (all must match), paged. */
@@ -105,4 +110,17 @@ export interface MemoryBackend {
   /** Synchronous state for /metrics; backends without a cache or queue leave it out. */
   status?(): StorageStatus;
   close(): Promise<void>;
+}
+
+/** An upsert keeping the replaced entry's created_at: in one write where the backend can, else a read and a write. */
+export async function upsertKeepingCreated(
+  backend: MemoryBackend,
+  entry: StoredEntry,
+): Promise<StoredEntry | null> {
+  if (backend.upsertKeepingCreated) {
+    return await backend.upsertKeepingCreated(entry);
+  }
+  const existing = await backend.get(entry.namespace, entry.key);
+  const created = existing?.created_at ?? entry.created_at;
+  return await backend.put({ ...entry, created_at: created }, "upsert");
 }
