@@ -98,11 +98,17 @@ export class KvStore implements Store {
     return this.#run(async () => {
       for (const key of keys) validateKey(key);
       const out: (StoreEntry | null)[] = [];
+      const batches = [];
       for (let i = 0; i < keys.length; i += MAX_GET_MANY) {
-        const batch = keys.slice(i, i + MAX_GET_MANY);
-        const raws = await this.#kv.getMany(batch.map(dataKey));
+        batches.push(keys.slice(i, i + MAX_GET_MANY));
+      }
+      // Issued together, as in #readHeaders; each batch is its own snapshot either way.
+      const read = await Promise.all(
+        batches.map((batch) => this.#kv.getMany(batch.map(dataKey))),
+      );
+      for (const [b, raws] of read.entries()) {
         for (const [j, raw] of raws.entries()) {
-          const key = batch[j];
+          const key = batches[b][j];
           out.push(
             raw.versionstamp === null
               ? null
@@ -282,9 +288,19 @@ export class KvStore implements Store {
     plans: HeaderPlan[],
   ): Promise<CommitResult | "retry"> {
     const touched = new Map<string, StoreKey>();
-    for (const c of prepared.checks) touched.set(c.id, c.key);
-    for (const m of prepared.mutations) touched.set(m.id, m.key);
+    // A key checked absent needs no read: its check below keeps it absent, so it has no chunks.
+    const absent = new Map<string, StoreKey>();
+    for (const c of prepared.checks) {
+      (c.version === null ? absent : touched).set(c.id, c.key);
+    }
+    for (const m of prepared.mutations) {
+      if (!absent.has(m.id)) touched.set(m.id, m.key);
+    }
+    for (const id of absent.keys()) touched.delete(id);
     const current = await this.#readHeaders(touched);
+    for (const [id, key] of absent) {
+      current.set(id, { key, value: null, versionstamp: null });
+    }
     for (const check of prepared.checks) {
       if (current.get(check.id)?.versionstamp !== check.version) {
         return { ok: false };
@@ -299,7 +315,12 @@ export class KvStore implements Store {
       else atomic.set(dataKey(key), header);
     }
     const result = await atomic.commit();
-    if (!result.ok) return "retry";
+    if (!result.ok) {
+      // A key checked absent that now exists fails the caller's check, not a race of ours.
+      const now = await this.#readHeaders(absent);
+      const appeared = [...now.values()].some((h) => h.versionstamp !== null);
+      return appeared ? { ok: false } : "retry";
+    }
     const superseded: ChunkHeader[] = [];
     for (const m of prepared.mutations) {
       const old = current.get(m.id)?.value;
@@ -315,11 +336,19 @@ export class KvStore implements Store {
   ): Promise<Map<string, CurrentHeader>> {
     const entries = [...keys];
     const current = new Map<string, CurrentHeader>();
+    // All at once: the KV thread works through them without waiting for this one between batches.
+    const batches = [];
     for (let i = 0; i < entries.length; i += MAX_GET_MANY) {
-      const batch = entries.slice(i, i + MAX_GET_MANY);
-      const raws = await this.#kv.getMany(batch.map(([, key]) => dataKey(key)));
+      batches.push(entries.slice(i, i + MAX_GET_MANY));
+    }
+    const read = await Promise.all(
+      batches.map((batch) =>
+        this.#kv.getMany(batch.map(([, k]) => dataKey(k)))
+      ),
+    );
+    for (const [b, raws] of read.entries()) {
       for (const [j, raw] of raws.entries()) {
-        const [id, key] = batch[j];
+        const [id, key] = batches[b][j];
         current.set(id, {
           key,
           value: raw.value,

@@ -136,9 +136,14 @@ export class GroupCommit {
   async #commitSome(batch: Pending[]): Promise<Pending[]> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const view = new BatchView();
-      const reads = batch.flatMap((p) => p.write.reads);
-      // Reads beyond one commit's worth are wasted; the limit keeps them bounded.
-      const limited = reads.slice(0, MAX_COMMIT_KEYS * 2);
+      // Each key once (every write of a namespace reads its counter); reads
+      // beyond one commit's worth are wasted, the limit keeps them bounded.
+      const reads = new Map<string, StoreKey>();
+      for (const p of batch) {
+        for (const key of p.write.reads) reads.set(keyId(key), key);
+        if (reads.size >= MAX_COMMIT_KEYS) break;
+      }
+      const limited = [...reads.values()];
       let records;
       try {
         records = await this.#store.getMany(limited);
