@@ -25,6 +25,7 @@ import {
   OperationTracker,
   parseValue,
   prepareCommit,
+  type PreparedCheck,
   type PreparedCommit,
   type Store,
   type StoreEntry,
@@ -53,6 +54,8 @@ const HEADER_RESERVE = 256;
 const MAX_GET_MANY = 10;
 const MAX_DELETES = 1000;
 const MAX_ATTEMPTS = 100;
+/** Bound of KvStore's memory of inline versions (cleared past it). */
+const MAX_INLINE_VERSIONS = 50_000;
 
 export function isChunkHeader(value: unknown): value is ChunkHeader {
   return typeof value === "object" && value !== null && "id" in value &&
@@ -77,6 +80,8 @@ export class KvStore implements Store {
   readonly kind = "kv";
   #kv: Deno.Kv;
   #operations = new OperationTracker();
+  /** Key id -> a version getMany saw stored inline: a commit checking that version need not re-read it. */
+  #inline = new Map<string, string>();
 
   constructor(kv: Deno.Kv) {
     this.#kv = kv;
@@ -96,7 +101,8 @@ export class KvStore implements Store {
 
   getMany(keys: readonly StoreKey[]): Promise<(StoreEntry | null)[]> {
     return this.#run(async () => {
-      for (const key of keys) validateKey(key);
+      const ids = keys.map((key) => validateKey(key));
+      if (this.#inline.size > MAX_INLINE_VERSIONS) this.#inline.clear();
       const out: (StoreEntry | null)[] = [];
       const batches = [];
       for (let i = 0; i < keys.length; i += MAX_GET_MANY) {
@@ -109,6 +115,9 @@ export class KvStore implements Store {
       for (const [b, raws] of read.entries()) {
         for (const [j, raw] of raws.entries()) {
           const key = batches[b][j];
+          if (raw.value instanceof Uint8Array && raw.versionstamp !== null) {
+            this.#inline.set(ids[b * MAX_GET_MANY + j], raw.versionstamp);
+          }
           out.push(
             raw.versionstamp === null
               ? null
@@ -288,18 +297,20 @@ export class KvStore implements Store {
     plans: HeaderPlan[],
   ): Promise<CommitResult | "retry"> {
     const touched = new Map<string, StoreKey>();
-    // A key checked absent needs no read: its check below keeps it absent, so it has no chunks.
-    const absent = new Map<string, StoreKey>();
+    // A key checked absent, or at a version read inline, needs no read: its
+    // atomic check below keeps it so, and it has no chunks to clean up.
+    const known = new Map<string, PreparedCheck>();
     for (const c of prepared.checks) {
-      (c.version === null ? absent : touched).set(c.id, c.key);
+      const inline = c.version !== null && this.#inline.get(c.id) === c.version;
+      if (c.version === null || inline) known.set(c.id, c);
+      else touched.set(c.id, c.key);
     }
     for (const m of prepared.mutations) {
-      if (!absent.has(m.id)) touched.set(m.id, m.key);
+      if (!known.has(m.id)) touched.set(m.id, m.key);
     }
-    for (const id of absent.keys()) touched.delete(id);
     const current = await this.#readHeaders(touched);
-    for (const [id, key] of absent) {
-      current.set(id, { key, value: null, versionstamp: null });
+    for (const [id, c] of known) {
+      current.set(id, { key: c.key, value: null, versionstamp: c.version });
     }
     for (const check of prepared.checks) {
       if (current.get(check.id)?.versionstamp !== check.version) {
@@ -316,10 +327,14 @@ export class KvStore implements Store {
     }
     const result = await atomic.commit();
     if (!result.ok) {
-      // A key checked absent that now exists fails the caller's check, not a race of ours.
-      const now = await this.#readHeaders(absent);
-      const appeared = [...now.values()].some((h) => h.versionstamp !== null);
-      return appeared ? { ok: false } : "retry";
+      // A known key that changed fails the caller's check: not a race of ours to retry.
+      const now = await this.#readHeaders(
+        new Map([...known].map(([id, c]) => [id, c.key])),
+      );
+      const changed = [...known].some(([id, c]) =>
+        now.get(id)?.versionstamp !== c.version
+      );
+      return changed ? { ok: false } : "retry";
     }
     const superseded: ChunkHeader[] = [];
     for (const m of prepared.mutations) {

@@ -6,6 +6,11 @@ import { openKvStore } from "../../../platform/store_kv.ts";
 import { MemoryStore } from "../../../platform/store_memory.ts";
 import { EntryNotFound } from "../../../tools/memory/backends/port.ts";
 import { KvBackend } from "../../../tools/memory/backends/kv.ts";
+import {
+  decodeEntry,
+  encodeEntry,
+  encodeStored,
+} from "../../../tools/memory/backends/kv_records.ts";
 import { BuiltinEmbedder } from "../../../tools/memory/embedder_builtin.ts";
 import type {
   Message,
@@ -551,5 +556,30 @@ Deno.test("an unreadable record is skipped at open, reported on get, and replace
     assert.equal(await backend.delete("ns", "bad"), true);
   } finally {
     await backend.close();
+  }
+});
+
+Deno.test("records: the entry a write indexes is the entry its record reads back as", async () => {
+  const [vector] = await new BuiltinEmbedder().embed(["amber lantern harbour"]);
+  const base = {
+    namespace: "ns",
+    key: "k",
+    value: "amber lantern harbour",
+    tags: ["a", "b"],
+    sensitive: false,
+    created_at: "2026-01-01T00:00:00.000Z",
+    updated_at: "2026-01-02T00:00:00.000Z",
+  };
+  for (
+    const embedding of [
+      { embedder: "builtin", vector },
+      { embedder: "x", vector: new Float32Array([0, -1e-3, 2.5, -7, 1e30]) },
+      { embedder: "zero", vector: new Float32Array(4) },
+      null,
+    ]
+  ) {
+    const { record, stored } = encodeStored({ ...base, embedding });
+    assert.deepEqual(record, encodeEntry({ ...base, embedding }));
+    assert.deepEqual(stored, decodeEntry("ns", "k", record));
   }
 });

@@ -24,6 +24,7 @@ import {
   decodeEntry,
   encodeCursor,
   encodeEntry,
+  encodeStored,
   listAll,
   type ListCursor,
   tryDecode,
@@ -125,13 +126,13 @@ export class KvBackend implements MemoryBackend {
     // A sensitive entry's value is ciphertext: an embedding of it must not exist.
     // The index holds what a restart would read back (the quantised vector).
     const written = entry.sensitive ? { ...entry, embedding: null } : entry;
-    const record = encodeEntry(written);
-    const stored = decodeEntry(entry.namespace, entry.key, record);
+    const { record, stored } = encodeStored(written);
     const { namespace: ns, key } = entry;
     const entryKey: StoreKey = ["e", ns, key];
     const counterKey: StoreKey = ["n", ns];
     return await this.#writes.write({
-      reads: [entryKey, counterKey],
+      // The tag rows too: read with the batch and checked, the commit need not re-read them.
+      reads: [entryKey, counterKey, ...tags.map((tag) => ["t", ns, tag, key])],
       plan: (view) => {
         const current = view.get(entryKey);
         // A corrupt record may still be overwritten (its tag rows are then left behind).
@@ -357,8 +358,10 @@ export class KvBackend implements MemoryBackend {
         if (entry.updated_at !== updatedAt || entry.sensitive) {
           return { result: undefined, mutations: [] };
         }
-        const value = encodeEntry({ ...entry, embedding });
-        const updated = decodeEntry(namespace, key, value);
+        const { record: value, stored: updated } = encodeStored({
+          ...entry,
+          embedding,
+        });
         return {
           result: undefined,
           mutations: [{

@@ -83,6 +83,40 @@ export function encodeEntry(entry: StoredEntry): JsonValue {
   };
 }
 
+/** The record of an entry, and the entry as reading that record back gives it (vector quantised) without parsing it. */
+export function encodeStored(
+  entry: StoredEntry,
+): { record: JsonValue; stored: StoredEntry } {
+  const vector = entry.embedding?.vector;
+  const quantised = entry.embedding && vector ? quantiseBytes(vector) : null;
+  const { value, tags, sensitive, created_at, updated_at } = entry;
+  const fields = { value, tags, sensitive, created_at, updated_at };
+  return {
+    record: {
+      ...fields,
+      embedding: entry.embedding && quantised
+        ? {
+          embedder: entry.embedding.embedder,
+          i8: Buffer.from(quantised.bytes.buffer).toString("base64"),
+          scale: quantised.scale,
+        }
+        : null,
+    },
+    stored: {
+      namespace: entry.namespace,
+      key: entry.key,
+      ...fields,
+      tags: [...tags],
+      embedding: entry.embedding && quantised
+        ? {
+          embedder: entry.embedding.embedder,
+          vector: dequantiseBytes(quantised.bytes, quantised.scale),
+        }
+        : null,
+    },
+  };
+}
+
 export function decodeEntry(
   namespace: string,
   key: string,
@@ -114,8 +148,20 @@ export function decodeEntry(
 
 /** Symmetric int8 quantisation: the largest component maps to ±127. */
 export function quantise(vector: Float32Array): { i8: string; scale: number } {
+  const { bytes, scale } = quantiseBytes(vector);
+  return {
+    i8: Buffer.from(bytes.buffer).toString("base64"),
+    scale,
+  };
+}
+
+function quantiseBytes(
+  vector: Float32Array,
+): { bytes: Int8Array; scale: number } {
   let max = 0;
-  for (const x of vector) max = Math.max(max, Math.abs(x));
+  for (let i = 0; i < vector.length; i++) {
+    max = Math.max(max, Math.abs(vector[i]));
+  }
   const scale = max > 0 && Number.isFinite(max) ? max / 127 : 0;
   const bytes = new Int8Array(vector.length);
   if (scale > 0) {
@@ -123,10 +169,14 @@ export function quantise(vector: Float32Array): { i8: string; scale: number } {
       bytes[i] = Math.round(vector[i] / scale);
     }
   }
-  return {
-    i8: Buffer.from(bytes.buffer).toString("base64"),
-    scale,
-  };
+  return { bytes, scale };
+}
+
+/** What dequantise gives for the base64 of `bytes`. */
+function dequantiseBytes(bytes: Int8Array, scale: number): Float32Array {
+  const vector = new Float32Array(bytes.length);
+  for (let i = 0; i < bytes.length; i++) vector[i] = bytes[i] * scale;
+  return vector;
 }
 
 export function dequantise(i8: string, scale: number): Float32Array {
