@@ -203,6 +203,41 @@ export function storeContract(name: string, open: OpenStore): void {
     );
   });
 
+  test("a check at a version getMany read fails once the key changed", async (store) => {
+    await store.set(["g", "a"], 1);
+    const [read, absent] = await store.getMany([["g", "a"], ["g", "b"]]);
+    assert.ok(read);
+    assert.equal(absent, null);
+    const checks = [{ key: ["g", "a"], version: read.version }, {
+      key: ["g", "b"],
+      version: null,
+    }];
+    await store.set(["g", "a"], 2);
+    const stale = await store.commit({
+      checks,
+      mutations: [{ type: "set", key: ["g", "c"], value: 1 }],
+    });
+    assert.deepEqual(stale, { ok: false });
+    const [again] = await store.getMany([["g", "a"]]);
+    await store.set(["g", "b"], 1); // the key checked absent appears
+    const appeared = await store.commit({
+      checks: [{ key: ["g", "a"], version: again?.version ?? null }, checks[1]],
+      mutations: [{ type: "set", key: ["g", "c"], value: 1 }],
+    });
+    assert.deepEqual(appeared, { ok: false });
+    assert.equal(await store.get(["g", "c"]), null);
+    const [now, b] = await store.getMany([["g", "a"], ["g", "b"]]);
+    assert.ok(
+      (await store.commit({
+        checks: [
+          { key: ["g", "a"], version: now?.version ?? null },
+          { key: ["g", "b"], version: b?.version ?? null },
+        ],
+        mutations: [{ type: "set", key: ["g", "c"], value: 1 }],
+      })).ok,
+    );
+  });
+
   test("the last mutation of a key in a commit wins", async (store) => {
     await store.commit({
       mutations: [
