@@ -1,8 +1,11 @@
 // Memory server write throughput: store_memory calls per second on an empty
 // store, against @modelcontextprotocol/server-memory's create_entities.
 //
+//   in process, 64 in flight      MemoryService.store on a KV file, no MCP:
+//                                 the ceiling of the server's own work
 //   stdio, 1 client, sequential   one call at a time (each waits for its answer)
-//   stdio, 1 client, 32 in flight one MCP connection with 32 calls outstanding
+//   stdio, 1 client, N in flight  one MCP connection with N calls outstanding
+//                                 (N = 32, 64, 128)
 //   HTTP, 4 clients               4 streamable HTTP sessions on `agentd serve`,
 //                                 each sequential
 //   HTTP, 16 clients              the same with 16 sessions
@@ -10,6 +13,10 @@
 //
 // Every answer of agentd comes after its write is committed to the KV file
 // (SQLite, WAL); concurrent calls share commits (group commit in KvBackend).
+// "CPU µs/store" is the CPU time (user + system, all threads) the server
+// process spent per store during the run, read from /proc (Linux): unlike
+// stores/s it barely moves with other load on the machine. 2,000 stores/s
+// needs at most 500 µs per store on one core.
 // BENCH_MEMORY_RUNS=N repeats the whole set (default 1); the README reports
 // the range over runs.
 //
@@ -18,6 +25,11 @@
 import { join } from "node:path";
 import { z } from "zod";
 import { Client, StdioClientTransport } from "../platform/mcp_sdk.ts";
+import { createLogger } from "../platform/log.ts";
+import { openKvStore } from "../platform/store_kv.ts";
+import { KvBackend } from "../tools/memory/backends/kv.ts";
+import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
+import { MemoryService } from "../tools/memory/service.ts";
 import {
   agentdCommand,
   cleanUp,
@@ -48,6 +60,25 @@ interface Result {
   count: number;
   ms: number;
   samples: number[];
+  /** CPU ms the server process spent during the run, when known. */
+  cpuMs?: number;
+}
+
+/** CPU time (user + system, all threads) of a process so far, in ms; undefined off Linux. */
+function cpuMs(pid: number | "self"): number | undefined {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime, fields 14 and 15 of stat(5), in clock ticks (100 per second).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+function spent(pid: number | "self", from: number | undefined) {
+  const to = cpuMs(pid);
+  return from === undefined || to === undefined ? undefined : to - from;
 }
 
 function entries(count: number, seed: number): EntryInput[] {
@@ -87,7 +118,9 @@ async function drive<T>(
   return samples;
 }
 
-async function stdioClient(cmd: Command): Promise<Client> {
+async function stdioClient(
+  cmd: Command,
+): Promise<{ client: Client; pid: number | null }> {
   const transport = new StdioClientTransport({
     command: cmd.command,
     args: cmd.args,
@@ -98,19 +131,52 @@ async function stdioClient(cmd: Command): Promise<Client> {
   const client = new Client({ name: "agentd-bench", version: "1.0.0" });
   await client.connect(transport);
   if (transport.pid !== null) killOnExit(transport.pid);
-  return client;
+  return { client, pid: transport.pid };
+}
+
+async function storesInProcess(lanes: number): Promise<Result> {
+  const kv = await openKvStore(join(tempDir(), "store.kv"));
+  const backend = await KvBackend.open(kv);
+  const memory = new MemoryService({
+    backend,
+    embedder: new BuiltinEmbedder(),
+    dataKey: await crypto.subtle.generateKey(
+      { name: "AES-GCM", length: 256 },
+      false,
+      ["encrypt", "decrypt"],
+    ),
+    log: createLogger({ level: "error" }),
+  });
+  const items = entries(STORES, 4242);
+  const cpu = cpuMs("self");
+  const started = performance.now();
+  const samples = await drive(items, lanes, async (entry) => {
+    await memory.store({}, entry);
+  });
+  const elapsed = performance.now() - started;
+  const used = spent("self", cpu);
+  await backend.close();
+  return {
+    label: `agentd MemoryService.store, in process, ${lanes} in flight`,
+    count: items.length,
+    ms: elapsed,
+    samples,
+    cpuMs: used,
+  };
 }
 
 async function storesStdio(lanes: number): Promise<Result> {
-  const client = await stdioClient(
+  const { client, pid } = await stdioClient(
     agentdCommand(["mcp", "memory", "--data-dir", tempDir()]),
   );
   const items = entries(STORES, 4242);
+  const cpu = pid === null ? undefined : cpuMs(pid);
   const started = performance.now();
   const samples = await drive(items, lanes, async (entry) => {
     await call(client, "store_memory", { ...entry });
   });
   const elapsed = performance.now() - started;
+  const used = pid === null ? undefined : spent(pid, cpu);
   await client.close();
   return {
     label: lanes === 1
@@ -119,11 +185,12 @@ async function storesStdio(lanes: number): Promise<Result> {
     count: items.length,
     ms: elapsed,
     samples,
+    cpuMs: used,
   };
 }
 
 async function storesPeer(): Promise<Result> {
-  const client = await stdioClient(
+  const { client } = await stdioClient(
     peerCommand(join(tempDir(), "memory.jsonl")),
   );
   const items = entries(STORES, 4242);
@@ -174,8 +241,11 @@ const rows: Record<string, string | number>[] = [];
 try {
   for (let run = 1; run <= RUNS; run++) {
     const results = [
+      await storesInProcess(64),
       await storesStdio(1),
       await storesStdio(32),
+      await storesStdio(64),
+      await storesStdio(128),
       await storesHttp(4),
       await storesHttp(16),
       await storesPeer(),
@@ -188,6 +258,9 @@ try {
         "stores/s": Number((r.count / r.ms * 1000).toFixed(0)),
         "p50 ms": ms(percentile(r.samples, 50)),
         "p95 ms": ms(percentile(r.samples, 95)),
+        "CPU µs/store": r.cpuMs === undefined
+          ? "-"
+          : Math.round(r.cpuMs / r.count * 1000),
       });
     }
   }
