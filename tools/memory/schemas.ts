@@ -14,10 +14,17 @@ export const key = z.string().min(1).max(512)
   .regex(/^[^\p{Cc}]+$/u, "must not contain control characters")
   .describe("Key within the namespace");
 export const value = z.string()
-  .refine((text) => new TextEncoder().encode(text).length <= MAX_VALUE_BYTES, {
+  .refine((text) => utf8Fits(text, MAX_VALUE_BYTES), {
     message: `must be at most ${MAX_VALUE_BYTES} bytes (UTF-8)`,
   })
   .describe("Text to store");
+const utf8 = new TextEncoder();
+
+/** Whether `text` is at most `bytes` in UTF-8; short texts need no encoding (≤ 3 bytes per UTF-16 unit). */
+function utf8Fits(text: string, bytes: number): boolean {
+  return text.length * 3 <= bytes || utf8.encode(text).length <= bytes;
+}
+
 export const tags = z.array(z.string().min(1).max(64)).max(32)
   .describe(
     'Labels for filtering; the tag "sensitive" encrypts the value at rest',
