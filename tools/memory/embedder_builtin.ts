@@ -19,7 +19,7 @@ const BUILTIN_DIMS = 256;
  * so stored vectors are recomputed rather than compared with new ones.
  */
 export class BuiltinEmbedder implements Embedder {
-  readonly id = `builtin:hash-v2:${BUILTIN_DIMS}`;
+  readonly id = `builtin:hash-v3:${BUILTIN_DIMS}`;
   // Its vectors mostly restate lexical overlap, so weak vector hits only add
   // noise to the fusion: measured by bench/memory_quality_bench.ts, where
   // weight 1 with any similarity scored recall@5 0.79 against lexical's 0.88;
@@ -33,7 +33,7 @@ export class BuiltinEmbedder implements Embedder {
 }
 
 function hashEmbed(text: string): Float32Array {
-  const words = tokenize(text);
+  const words = tokenize(text, false); // joined "self-care" would only repeat its parts
   const counts = new Map<string, { weight: number; tf: number }>();
   const add = (feature: string, weight: number) => {
     const seen = counts.get(feature);

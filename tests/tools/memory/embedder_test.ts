@@ -103,7 +103,7 @@ function openAi(url: string, extra: Record<string, unknown> = {}) {
 
 Deno.test("builtin embedder: deterministic unit vectors of 256 dims", async () => {
   const embedder = new BuiltinEmbedder();
-  assert.equal(embedder.id, "builtin:hash-v2:256");
+  assert.equal(embedder.id, "builtin:hash-v3:256");
   const [a, b, empty] = await embedder.embed([
     "Deno KV stores memories",
     "Deno KV stores memories",
@@ -382,7 +382,7 @@ Deno.test("EmbedderConfig defaults and createEmbedder", () => {
     embedder_timeout_ms: 30000,
     embedder_batch_size: 64,
   });
-  assert.equal(createEmbedder(defaults, {}).id, "builtin:hash-v2:256");
+  assert.equal(createEmbedder(defaults, {}).id, "builtin:hash-v3:256");
 
   const openai = EmbedderConfig.parse({ embedder: "openai" });
   assert.throws(

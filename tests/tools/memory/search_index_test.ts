@@ -41,6 +41,7 @@ Deno.test("tokenize lowercases, applies NFKC and drops stopwords", () => {
     "prefer",
     "theme",
     "dark",
+    "themedark",
   ]);
   assert.deepEqual(tokenize(""), []);
   assert.deepEqual(tokenize("!!! ... ---"), []);
@@ -87,6 +88,60 @@ Deno.test("tokenize keeps a chat question's content words only", () => {
     "doctor",
     "tell",
   ]);
+});
+
+Deno.test("tokenize meets irregular forms, family words and spellings", () => {
+  const same = (words: string) =>
+    assert.equal(
+      new Set(tokenize(words)).size,
+      1,
+      `${words} -> ${tokenize(words)}`,
+    );
+  // Snowball leaves irregular past tenses and plurals apart.
+  same("go goes going went gone");
+  same("run ran running");
+  same("buy bought buying");
+  same("win won winning");
+  same("child children kid kids");
+  same("mom mother mum moms");
+  same("grandma grandmother");
+  same("favorite favourite fave");
+  same("organise organize organized");
+});
+
+Deno.test("tokenize writes numbers, ordinals and dates one way", () => {
+  const same = (words: string) =>
+    assert.equal(
+      new Set(tokenize(words)).size,
+      1,
+      `${words} -> ${tokenize(words)}`,
+    );
+  same("3 three 3rd 03");
+  same("21 21st");
+  same("12 twelve 12th");
+  same("September Sep Sept");
+  same("January jan");
+  // An ISO date reads as day, month and year, like "8 May 2023".
+  assert.deepEqual(tokenize("2023-05-08"), tokenize("8 May 2023"));
+  assert.deepEqual(
+    tokenize("May 8th, 2023").sort(),
+    tokenize("2023-05-08").sort(),
+  );
+  assert.deepEqual(tokenize("2023-13-40"), ["2023", "13", "40"]);
+});
+
+Deno.test("tokenize splits contractions and joins hyphenated words", () => {
+  // "n't" is "not", a stop word: "won't" leaves no "won" (-> win) behind.
+  assert.deepEqual(tokenize("won't can't didn't isn't"), []);
+  assert.deepEqual(tokenize("Caroline's kids"), ["carolin", "child"]);
+  assert.deepEqual(tokenize("Caroline’s"), ["carolin"]);
+  // A hyphenated word also yields its joined form, so it meets "selfcare".
+  assert.deepEqual(tokenize("self-care"), ["self", "care", "selfcar"]);
+  assert.ok(tokenize("self-care").includes(tokenize("selfcare")[0]));
+  assert.deepEqual(tokenize("e-mail")[2], tokenize("email")[0]);
+  // Parts with digits are not joined; the builtin embedder asks for no joins.
+  assert.deepEqual(tokenize("10-year"), ["10", "year"]);
+  assert.deepEqual(tokenize("self-care", false), ["self", "care"]);
 });
 
 Deno.test("tokenize keeps letters and digits of any script", () => {
