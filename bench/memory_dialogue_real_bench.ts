@@ -11,7 +11,7 @@ import { createLogger } from "../platform/log.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
 import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
-import { tokenize } from "../tools/memory/search_index.ts";
+import { queryTerms } from "../tools/memory/search_index.ts";
 import { MemoryService } from "../tools/memory/service.ts";
 import {
   REAL_SEED,
@@ -83,7 +83,7 @@ async function ranked(mode: Mode, q: RealQuestion): Promise<string[]> {
   }
   const rankings = await backend.search(q.namespace, {
     text: q.text,
-    terms: tokenize(q.text),
+    terms: queryTerms(q.text),
     limit: 10,
   });
   return rankings.lexical.map((hit) => hit.key);

@@ -33,7 +33,7 @@ export class BuiltinEmbedder implements Embedder {
 }
 
 function hashEmbed(text: string): Float32Array {
-  const words = tokenize(text, false); // joined "self-care" would only repeat its parts
+  const words = tokenize(text, false); // no joined forms or speaker terms: they would repeat words
   const counts = new Map<string, { weight: number; tf: number }>();
   const add = (feature: string, weight: number) => {
     const seen = counts.get(feature);

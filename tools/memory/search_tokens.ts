@@ -37,6 +37,14 @@ const TOKEN_RE = new RegExp(
 const HYPHEN_RE = /[-\u2010\u2011]/;
 /** ISO dates ("2023-05-08") read as people write them ("8 may 2023"). */
 const ISO_DATE_RE = /\b(\d{4})-(\d{1,2})-(\d{1,2})\b/g;
+/**
+ * A chat turn's speaker at the start of a line: "[date] Name: text" or
+ * "Name: text" (at most four words before the colon).
+ */
+const SPEAKER_RE =
+  /^[ \t]*(?:\[[^\]\n]{0,60}\][ \t]*)?([^\s:[\]][^:\n]{0,40}):[ \t]/gmu;
+/** Marks a speaker term: the tokenizer never yields "@" otherwise. */
+const SPEAKER_MARK = "@";
 /** "n't" is "not" (a stop word): "didn't" -> did not, "won't" -> wo not. */
 const NOT_RE = /n['\u2019]t\b/g;
 
@@ -49,10 +57,13 @@ const NOT_RE = /n['\u2019]t\b/g;
  * their joined form ("self-care" -> self, care, selfcare). CJK runs (no
  * spaces between words) become their characters plus character bigrams, so
  * both single characters and words match, with bigrams ranking higher (rarer).
- * `compounds: false` leaves the joined forms out (the builtin embedder: they
- * only restate the parts' features there).
+ * A chat turn's speaker ("Caroline: ...") also yields "@caroline", which
+ * `queryTerms` asks for, so turns said by the person a question names rank
+ * above turns that only mention them ("Wow Caroline, ...").
+ * `fields: false` leaves joined forms and speaker terms out (the builtin
+ * embedder: they only restate the words' features there).
  */
-export function tokenize(text: string, compounds = true): string[] {
+export function tokenize(text: string, fields = true): string[] {
   const tokens: string[] = [];
   let lower = text.normalize("NFKC").toLowerCase();
   if (lower.includes("-")) lower = lower.replace(ISO_DATE_RE, isoDate);
@@ -73,14 +84,29 @@ export function tokenize(text: string, compounds = true): string[] {
       for (const part of parts) {
         if (part && !STOPWORDS.has(part)) tokens.push(term(part));
       }
-      if (compounds && parts.every((part) => /^\p{L}+$/u.test(part))) {
+      if (fields && parts.every((part) => /^\p{L}+$/u.test(part))) {
         tokens.push(term(parts.join("")));
       }
     } else if (!STOPWORDS.has(match)) {
       tokens.push(term(match));
     }
   }
+  if (fields && lower.includes(":")) {
+    for (const [, name] of lower.matchAll(SPEAKER_RE)) {
+      const words = name.match(TOKEN_RE) ?? [];
+      if (words.length > 4) continue;
+      for (const word of words) {
+        if (!STOPWORDS.has(word)) tokens.push(SPEAKER_MARK + term(word));
+      }
+    }
+  }
   return tokens;
+}
+
+/** A query's terms: its tokens, and each as a speaker term (see `tokenize`). */
+export function queryTerms(text: string): string[] {
+  const tokens = tokenize(text);
+  return [...tokens, ...tokens.map((token) => SPEAKER_MARK + token)];
 }
 
 function isoDate(_: string, year: string, month: string, day: string): string {
@@ -91,10 +117,15 @@ function isoDate(_: string, year: string, month: string, day: string): string {
 const MONTHS = ("january february march april may june july august september " +
   "october november december").split(" ");
 
+/** Words ending in -ed that are no past tense: Snowball would cut them ("embed" -> "emb"). */
+const KEEP_ED = new Set(
+  "bed embed hundred infrared kindred naked red sacred shed shred sled wed wicked"
+    .split(" "),
+);
 /**
  * Words that Snowball leaves apart but mean the same: irregular verbs and
  * plurals, month abbreviations, number words, family words and British
- * spellings. Each maps to the word it is indexed as (then stemmed).
+ * spellings. Each group is "base form form...", kept as stem -> base's stem.
  */
 const ALIASES = new Map<string, string>();
 for (
@@ -112,17 +143,29 @@ for (
     "sleep slept, speak spoke spoken, spend spent, stand stood, " +
     "steal stole stolen, swim swam swum, take took taken, teach taught, " +
     "tell told, think thought, throw threw thrown, understand understood, " +
-    "wake woke woken, wear wore worn, win won, write wrote written",
+    "wake woke woken, wear wore worn, win won, write wrote written, " +
+    "hide hid hidden, dig dug, blow blew blown, tear tore torn, bend bent, " +
+    "lend lent, burn burnt, learn learnt, dream dreamt, stick stuck, " +
+    "swing swung, hang hung, freeze froze frozen, forgive forgave forgiven, " +
+    "seek sought, shake shook shaken, sink sank sunk, spin spun, " +
+    "strike struck, bleed bled, creep crept, deal dealt, flee fled, " +
+    "kneel knelt, leap leapt, shrink shrank shrunk, slide slid, " +
+    "sting stung, swear swore sworn, sweep swept, weave wove woven, " +
+    "weep wept, withdraw withdrew withdrawn, overcome overcame, lay laid",
     // irregular plurals
     "child children, man men, woman women, person people, foot feet, " +
     "tooth teeth, mouse mice, goose geese, wife wives, knife knives, " +
     "wolf wolves, shelf shelves, half halves",
     // family and everyday words said two ways, British spellings
-    "child kid kids kiddo, mother mom mum mommy mama, father dad daddy papa, " +
+    "child kid kiddo, mother mom mum mommy mama, father dad daddy papa, " +
     "grandmother grandma granny nana, grandfather grandpa granddad, " +
     "husband hubby, birthday bday, favorite fav fave favourite, " +
-    "photo pic pics, color colour, neighbor neighbour, center centre, " +
-    "theater theatre, organize organise, realize realise",
+    "photo pic, color colour, neighbor neighbour, center centre, " +
+    "theater theatre, organize organise, realize realise, favor favour, " +
+    "honor honour, humor humour, labor labour, behavior behaviour, " +
+    "flavor flavour, harbor harbour, rumor rumour, meter metre, " +
+    "liter litre, fiber fibre, program programme, gray grey, " +
+    "apologize apologise, recognize recognise",
     // month abbreviations
     "january jan, february feb, march mar, april apr, june jun, july jul, " +
     "august aug, september sep sept, october oct, november nov, december dec",
@@ -135,21 +178,17 @@ for (
   ].join(", ").split(", ")
 ) {
   const [base, ...forms] = group.split(" ");
-  for (const form of forms) ALIASES.set(form, base);
+  // By stem, so every form meets: "colours", "coloured" -> color.
+  for (const form of forms) ALIASES.set(stem(form), stem(base));
 }
 
-/** Words ending in -ed that are no past tense: Snowball would cut them ("embed" -> "emb"). */
-const KEEP_ED = new Set(
-  "bed embed hundred infrared kindred naked red sacred shed shred sled wed wicked"
-    .split(" "),
-);
 /** Terms of words already seen: the stemmer and the rules cost more than a map lookup. */
 const TERMS = new Map<string, string>();
 const MAX_TERMS = 50_000;
 
 /**
  * A word's index term: numbers and ordinals as plain digits ("3rd", "03" -> 3),
- * aliases resolved, then Snowball-stemmed; cached.
+ * else its Snowball stem, or the stem of the word it is an alias of; cached.
  */
 function term(raw: string): string {
   const word = raw.slice(0, MAX_TOKEN_CHARS);
@@ -157,17 +196,14 @@ function term(raw: string): string {
   if (found === undefined) {
     if (TERMS.size >= MAX_TERMS) TERMS.clear();
     const number = /^0*(\d+)(?:st|nd|rd|th)?$/.exec(word);
-    found = number ? number[1] : stem(alias(word));
+    if (number) found = number[1];
+    else {
+      const stemmed = stem(word);
+      found = ALIASES.get(stemmed) ?? stemmed;
+    }
     TERMS.set(word, found);
   }
   return found;
-}
-
-/** The word an alias stands for, plurals too ("moms" -> mother); else the word. */
-function alias(word: string): string {
-  const found = ALIASES.get(word) ??
-    (word.endsWith("s") ? ALIASES.get(word.slice(0, -1)) : undefined);
-  return found ?? word;
 }
 
 /**

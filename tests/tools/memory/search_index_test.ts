@@ -3,6 +3,7 @@ import type { Embedding, StoredEntry } from "../../../tools/memory/model.ts";
 import {
   fuse,
   indexText,
+  queryTerms,
   SearchIndex,
   tokenize,
 } from "../../../tools/memory/search_index.ts";
@@ -142,6 +143,66 @@ Deno.test("tokenize splits contractions and joins hyphenated words", () => {
   // Parts with digits are not joined; the builtin embedder asks for no joins.
   assert.deepEqual(tokenize("10-year"), ["10", "year"]);
   assert.deepEqual(tokenize("self-care", false), ["self", "care"]);
+});
+
+Deno.test("tokenize marks a chat turn's speaker; queryTerms asks for it", () => {
+  assert.deepEqual(
+    tokenize("[8 May, 2023] Caroline: I went to a support group"),
+    [
+      "8",
+      "may",
+      "2023",
+      "carolin",
+      "go",
+      "support",
+      "group",
+      "@carolin",
+    ],
+  );
+  assert.deepEqual(tokenize("key-1\nMary Ann: hi there\nBob: yes"), [
+    "key",
+    "1",
+    "mari",
+    "ann",
+    "hi",
+    "bob",
+    "yes",
+    "@mari",
+    "@ann",
+    "@bob",
+  ]);
+  // Not a speaker: a URL, a long clause before a colon, the embedder's view.
+  assert.ok(!tokenize("https://example.com").some((t) => t.startsWith("@")));
+  assert.ok(
+    !tokenize("we went out for dinner last night: great").some((t) =>
+      t.startsWith("@")
+    ),
+  );
+  assert.deepEqual(tokenize("Caroline: hello", false), ["carolin", "hello"]);
+  assert.deepEqual(queryTerms("When did Caroline go?"), [
+    "carolin",
+    "go",
+    "@carolin",
+    "@go",
+  ]);
+});
+
+Deno.test("a turn said by the person asked about outranks one said to them", () => {
+  const index = new SearchIndex();
+  index.upsert("t1", "[1 May] Mel: Wow Caroline, a support group!", null);
+  index.upsert(
+    "t2",
+    "[1 May] Caroline: I finally went to a support group meeting yesterday.",
+    null,
+  );
+  index.upsert("t3", "[2 May] Mel: I painted a sunset.", null);
+  const text = "When was Caroline at the support group?";
+  const keys = (terms: string[]) =>
+    index.search({ text, terms, limit: 3 }).lexical.map((hit) => hit.key);
+  // Plain BM25 prefers the shorter turn that only names her...
+  assert.deepEqual(keys(tokenize(text)), ["t1", "t2"]);
+  // ...the speaker term puts the turn she said first.
+  assert.deepEqual(keys(queryTerms(text)), ["t2", "t1"]);
 });
 
 Deno.test("tokenize keeps letters and digits of any script", () => {
