@@ -35,8 +35,6 @@ const TOKEN_RE = new RegExp(
   "gv",
 );
 const HYPHEN_RE = /[-\u2010\u2011]/;
-/** ISO dates ("2023-05-08") read as people write them ("8 may 2023"). */
-const ISO_DATE_RE = /\b(\d{4})-(\d{1,2})-(\d{1,2})\b/g;
 /**
  * A chat turn's speaker at the start of a line: "[date] Name: text" or
  * "Name: text" (at most four words before the colon).
@@ -45,7 +43,7 @@ const SPEAKER_RE =
   /^[ \t]*(?:\[[^\]\n]{0,60}\][ \t]*)?([^\s:[\]][^:\n]{0,40}):[ \t]/gmu;
 /** Marks a speaker term: the tokenizer never yields "@" otherwise. */
 const SPEAKER_MARK = "@";
-/** "n't" is "not" (a stop word): "didn't" -> did not, "won't" -> wo not. */
+/** "n't" is "not" (a stop word): "won't" -> wo not, so no "won" (-> win) is left. */
 const NOT_RE = /n['\u2019]t\b/g;
 
 /**
@@ -53,8 +51,8 @@ const NOT_RE = /n['\u2019]t\b/g;
  * dropped and English words stemmed (Snowball) after irregular forms meet
  * their base word (went -> go, children -> child); numbers, ordinals, number
  * words and month names meet ("three", "3rd", "03" -> 3; "Jan" -> january),
- * ISO dates read as day, month and year, and hyphenated words also yield
- * their joined form ("self-care" -> self, care, selfcare). CJK runs (no
+ * and hyphenated words also yield their joined form ("self-care" -> self,
+ * care, selfcare). CJK runs (no
  * spaces between words) become their characters plus character bigrams, so
  * both single characters and words match, with bigrams ranking higher (rarer).
  * A chat turn's speaker ("Caroline: ...") also yields "@caroline", which
@@ -66,7 +64,6 @@ const NOT_RE = /n['\u2019]t\b/g;
 export function tokenize(text: string, fields = true): string[] {
   const tokens: string[] = [];
   let lower = text.normalize("NFKC").toLowerCase();
-  if (lower.includes("-")) lower = lower.replace(ISO_DATE_RE, isoDate);
   if (lower.includes("'") || lower.includes("\u2019")) {
     lower = lower.replace(NOT_RE, " not");
   }
@@ -108,14 +105,6 @@ export function queryTerms(text: string): string[] {
   const tokens = tokenize(text);
   return [...tokens, ...tokens.map((token) => SPEAKER_MARK + token)];
 }
-
-function isoDate(_: string, year: string, month: string, day: string): string {
-  const name = MONTHS[Number(month) - 1];
-  return name ? `${Number(day)} ${name} ${year}` : `${year} ${month} ${day}`;
-}
-
-const MONTHS = ("january february march april may june july august september " +
-  "october november december").split(" ");
 
 /** Words ending in -ed that are no past tense: Snowball would cut them ("embed" -> "emb"). */
 const KEEP_ED = new Set(
