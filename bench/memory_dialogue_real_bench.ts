@@ -3,9 +3,12 @@
 // entry, questions whose evidence is one turn, recall@5 and MRR@10 of that
 // turn, on the tuning half and the held-out half of the templates. Plain BM25
 // is the same baseline as bench/memory_dialogue_bench.ts (lowercased
-// alphanumeric words, no stop words, no stemming, k1 1.2, b 0.75).
+// alphanumeric words, no stop words, no stemming, k1 1.2, b 0.75); lexical
+// is KvBackend.search with the query terms search_memory uses (queryTerms),
+// hybrid is MemoryService.search. Tune on the tuning half only.
 //
 //   deno bench -A bench/memory_dialogue_real_bench.ts
+//   BENCH_DIALOGUE_MISSES=hybrid:tuning deno run -A bench/memory_dialogue_real_bench.ts
 
 import { createLogger } from "../platform/log.ts";
 import { openKvStore } from "../platform/store_kv.ts";
