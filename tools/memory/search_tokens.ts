@@ -36,11 +36,11 @@ const TOKEN_RE = new RegExp(
 );
 const HYPHEN_RE = /[-\u2010\u2011]/;
 /**
- * A chat turn's speaker at the start of a line: "[date] Name: text" or
- * "Name: text" (at most four words before the colon).
+ * A chat turn's speaker at the start of a line: "[date] Name: text",
+ * "(date) Name: text" or "Name: text" (at most four words before the colon).
  */
 const SPEAKER_RE =
-  /^[ \t]*(?:\[[^\]\n]{0,60}\][ \t]*)?([^\s:[\]][^:\n]{0,40}):[ \t]/gmu;
+  /^[ \t]*(?:[[(][^\])\n]{0,60}[\])][ \t]*)?([^\s:[\]()][^:\n]{0,40}):[ \t]/gmu;
 /** Marks a speaker term: the tokenizer never yields "@" otherwise. */
 const SPEAKER_MARK = "@";
 /** "n't" is "not" (a stop word): "won't" -> wo not, so no "won" (-> win) is left. */

@@ -168,6 +168,9 @@ Deno.test("tokenize marks a chat turn's speaker; queryTerms asks for it", () => 
     "@ann",
     "@bob",
   ]);
+  assert.ok(
+    tokenize("(1:56 pm on 8 May, 2023) Mel: hi").includes("@mel"),
+  );
   // Not a speaker: a URL, a long clause before a colon, the embedder's view.
   assert.ok(!tokenize("https://example.com").some((t) => t.startsWith("@")));
   assert.ok(
