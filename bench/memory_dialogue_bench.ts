@@ -19,7 +19,7 @@ import { createLogger } from "../platform/log.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
 import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
-import { tokenize } from "../tools/memory/search_index.ts";
+import { queryTerms } from "../tools/memory/search_index.ts";
 import { MemoryService } from "../tools/memory/service.ts";
 import { int, pick, seeded } from "./bench_lib.ts";
 
@@ -427,7 +427,7 @@ async function ranked(mode: Mode, q: Question): Promise<string[]> {
   }
   const rankings = await backend.search(q.namespace, {
     text: q.text,
-    terms: tokenize(q.text),
+    terms: queryTerms(q.text),
     limit: 10,
   });
   return rankings.lexical.map((hit) => hit.key);

@@ -31,7 +31,7 @@ import { createLogger } from "../platform/log.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
 import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
-import { tokenize } from "../tools/memory/search_index.ts";
+import { queryTerms, tokenize } from "../tools/memory/search_index.ts";
 import { MemoryService } from "../tools/memory/service.ts";
 import {
   COMMON_WORDS,
@@ -349,7 +349,7 @@ async function ranked(mode: Mode, text: string): Promise<string[]> {
   const [vector] = await embedder.embed([text]);
   const rankings = await backend.search(NS, {
     text,
-    terms: mode === "lexical" ? tokenize(text) : [],
+    terms: mode === "lexical" ? queryTerms(text) : [],
     vector: mode === "vector" ? vector : undefined,
     embedder: mode === "vector" ? embedder.id : undefined,
     limit: 10,

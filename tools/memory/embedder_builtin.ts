@@ -19,7 +19,7 @@ const BUILTIN_DIMS = 256;
  * so stored vectors are recomputed rather than compared with new ones.
  */
 export class BuiltinEmbedder implements Embedder {
-  readonly id = `builtin:hash-v2:${BUILTIN_DIMS}`;
+  readonly id = `builtin:hash-v3:${BUILTIN_DIMS}`;
   // Its vectors mostly restate lexical overlap, so weak vector hits only add
   // noise to the fusion: measured by bench/memory_quality_bench.ts, where
   // weight 1 with any similarity scored recall@5 0.79 against lexical's 0.88;
@@ -74,7 +74,7 @@ function reserve(features: number): void {
 }
 
 function hashEmbed(text: string): Float32Array {
-  const words = tokenize(text);
+  const words = tokenize(text, false); // no joined forms or speaker terms: they would repeat words
   let bound = 0;
   for (const word of words) bound += word.length + 2;
   reserve(bound);

@@ -7,7 +7,7 @@ import type { Embedding, RankedKey, Rankings, SearchQuery } from "./model.ts";
 import { tokenize } from "./search_tokens.ts";
 import { unitScale, VectorSlab } from "./search_vectors.ts";
 
-export { indexText, tokenize } from "./search_tokens.ts";
+export { indexText, queryTerms, tokenize } from "./search_tokens.ts";
 
 // ---- ranking helpers -----------------------------------------------------------
 

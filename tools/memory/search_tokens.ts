@@ -6,11 +6,6 @@ import type { StoredEntry } from "./model.ts";
 
 const CJK = String
   .raw`\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}`;
-/** CJK letter runs, or runs of other letters/marks/digits (marks keep Indic words whole). */
-const TOKEN_RE = new RegExp(
-  String.raw`[[\p{L}\p{M}\p{N}]&&[${CJK}]]+|[[\p{L}\p{M}\p{N}]--[${CJK}]]+`,
-  "gv",
-);
 const CJK_RE = new RegExp(`^[${CJK}]`, "v");
 /** Below U+2E80 (CJK Radicals) nothing is CJK: skips the regex for most text. */
 const FIRST_CJK = 0x2e80;
@@ -19,7 +14,7 @@ const MAX_TOKEN_CHARS = 64;
 
 /**
  * English function words (NLTK's list, with the pieces contractions leave:
- * "I've" -> i, ve): questions are full of them ("what did ... do"), and their
+ * "I've" -> i, ve; "can't" -> ca not): questions are full of them ("what did ... do"), and their
  * small idf still adds noise over thousands of chat turns.
  */
 const STOPWORDS = new Set(
@@ -30,19 +25,50 @@ const STOPWORDS = new Set(
     "once only or other our ours ourselves out over own re s same she should so some such t " +
     "than that the their theirs them themselves then there these they this those through to " +
     "too under until up ve very was we were what when where which while who whom why will " +
-    "with would y you your yours yourself yourselves").split(" "),
+    "with would y you your yours yourself yourselves ca wo sha").split(" "),
 );
+
+/** A word, or words joined by hyphens ("self-care"), which also yield their joined form. */
+const TOKEN_RE = new RegExp(
+  String
+    .raw`[[\p{L}\p{M}\p{N}]&&[${CJK}]]+|[[\p{L}\p{M}\p{N}]--[${CJK}]]+(?:[\-\u2010\u2011][[\p{L}\p{M}\p{N}]--[${CJK}]]+)*`,
+  "gv",
+);
+const HYPHEN_RE = /[-\u2010\u2011]/;
+/**
+ * A chat turn's speaker at the start of a line: "[date] Name: text",
+ * "(date) Name: text" or "Name: text" (at most four words before the colon).
+ */
+const SPEAKER_RE =
+  /^[ \t]*(?:[[(][^\])\n]{0,60}[\])][ \t]*)?([^\s:[\]()][^:\n]{0,40}):[ \t]/gmu;
+/** Marks a speaker term: the tokenizer never yields "@" otherwise. */
+const SPEAKER_MARK = "@";
+/** "n't" is "not" (a stop word): "won't" -> wo not, so no "won" (-> win) is left. */
+const NOT_RE = /n['\u2019]t\b/g;
 
 /**
  * Lowercased NFKC tokens for indexing and querying. English stopwords are
- * dropped and English words stemmed (Snowball); CJK runs (no spaces between
- * words) become their characters plus character bigrams, so both single
- * characters and words match, with bigrams ranking higher (rarer).
+ * dropped and English words stemmed (Snowball) after irregular forms meet
+ * their base word (went -> go, children -> child); numbers, ordinals, number
+ * words and month names meet ("three", "3rd", "03" -> 3; "Jan" -> january),
+ * and hyphenated words also yield their joined form ("self-care" -> self,
+ * care, selfcare). CJK runs (no
+ * spaces between words) become their characters plus character bigrams, so
+ * both single characters and words match, with bigrams ranking higher (rarer).
+ * A chat turn's speaker ("Caroline: ...") also yields "@caroline", which
+ * `queryTerms` asks for, so turns said by the person a question names rank
+ * above turns that only mention them ("Wow Caroline, ...").
+ * `fields: false` leaves joined forms and speaker terms out (the builtin
+ * embedder: they only restate the words' features there).
  */
-export function tokenize(text: string): string[] {
+export function tokenize(text: string, fields = true): string[] {
   const tokens: string[] = [];
+  let lower = text.normalize("NFKC").toLowerCase();
+  if (lower.includes("'") || lower.includes("\u2019")) {
+    lower = lower.replace(NOT_RE, " not");
+  }
   // match() yields plain strings: much cheaper than matchAll's match objects.
-  const matches = text.normalize("NFKC").toLowerCase().match(TOKEN_RE) ?? [];
+  const matches = lower.match(TOKEN_RE) ?? [];
   for (const match of matches) {
     if (match.charCodeAt(0) >= FIRST_CJK && CJK_RE.test(match)) {
       const chars = [...match];
@@ -50,11 +76,34 @@ export function tokenize(text: string): string[] {
         tokens.push(chars[i]);
         if (i + 1 < chars.length) tokens.push(chars[i] + chars[i + 1]);
       }
+    } else if (HYPHEN_RE.test(match)) {
+      const parts = match.split(HYPHEN_RE);
+      for (const part of parts) {
+        if (part && !STOPWORDS.has(part)) tokens.push(term(part));
+      }
+      if (fields && parts.every((part) => /^\p{L}+$/u.test(part))) {
+        tokens.push(term(parts.join("")));
+      }
     } else if (!STOPWORDS.has(match)) {
-      tokens.push(stem(match.slice(0, MAX_TOKEN_CHARS)));
+      tokens.push(term(match));
+    }
+  }
+  if (fields && lower.includes(":")) {
+    for (const [, name] of lower.matchAll(SPEAKER_RE)) {
+      const words = name.match(TOKEN_RE) ?? [];
+      if (words.length > 4) continue;
+      for (const word of words) {
+        if (!STOPWORDS.has(word)) tokens.push(SPEAKER_MARK + term(word));
+      }
     }
   }
   return tokens;
+}
+
+/** A query's terms: its tokens, and each as a speaker term (see `tokenize`). */
+export function queryTerms(text: string): string[] {
+  const tokens = tokenize(text);
+  return [...tokens, ...tokens.map((token) => SPEAKER_MARK + token)];
 }
 
 /** Words ending in -ed that are no past tense: Snowball would cut them ("embed" -> "emb"). */
@@ -62,9 +111,89 @@ const KEEP_ED = new Set(
   "bed embed hundred infrared kindred naked red sacred shed shred sled wed wicked"
     .split(" "),
 );
-/** Stems of words already seen: the stemmer costs more than a map lookup. */
-const STEMS = new Map<string, string>();
-const MAX_STEMS = 50_000;
+/**
+ * Words that Snowball leaves apart but mean the same: irregular verbs and
+ * plurals, month abbreviations, number words, family words and British
+ * spellings. Each group is "base form form...", kept as stem -> base's stem.
+ */
+const ALIASES = new Map<string, string>();
+for (
+  const group of [
+    // irregular verbs: base, then past forms
+    "become became, begin began begun, break broke broken, bring brought, " +
+    "build built, buy bought, catch caught, choose chose chosen, come came, " +
+    "draw drew drawn, drink drank drunk, drive drove driven, eat ate eaten, " +
+    "fall fell fallen, feed fed, feel felt, fight fought, find found, " +
+    "fly flew flown, forget forgot forgotten, get got gotten, give gave given, " +
+    "go went gone goes, grow grew grown, hear heard, hold held, keep kept, " +
+    "know knew known, lead led, leave left, lose lost, make made, mean meant, " +
+    "meet met, pay paid, ride rode ridden, ring rang rung, run ran, say said, " +
+    "see saw seen, sell sold, send sent, shoot shot, sing sang sung, sit sat, " +
+    "sleep slept, speak spoke spoken, spend spent, stand stood, " +
+    "steal stole stolen, swim swam swum, take took taken, teach taught, " +
+    "tell told, think thought, throw threw thrown, understand understood, " +
+    "wake woke woken, wear wore worn, win won, write wrote written, " +
+    "hide hid hidden, dig dug, blow blew blown, tear tore torn, bend bent, " +
+    "lend lent, burn burnt, learn learnt, dream dreamt, stick stuck, " +
+    "swing swung, hang hung, freeze froze frozen, forgive forgave forgiven, " +
+    "seek sought, shake shook shaken, sink sank sunk, spin spun, " +
+    "strike struck, bleed bled, creep crept, deal dealt, flee fled, " +
+    "kneel knelt, leap leapt, shrink shrank shrunk, slide slid, " +
+    "sting stung, swear swore sworn, sweep swept, weave wove woven, " +
+    "weep wept, withdraw withdrew withdrawn, overcome overcame, lay laid",
+    // irregular plurals
+    "child children, man men, woman women, person people, foot feet, " +
+    "tooth teeth, mouse mice, goose geese, wife wives, knife knives, " +
+    "wolf wolves, shelf shelves, half halves",
+    // family and everyday words said two ways, British spellings
+    "child kid kiddo, mother mom mum mommy mama, father dad daddy papa, " +
+    "grandmother grandma granny nana, grandfather grandpa granddad, " +
+    "husband hubby, birthday bday, favorite fav fave favourite, " +
+    "photo pic, color colour, neighbor neighbour, center centre, " +
+    "theater theatre, organize organise, realize realise, favor favour, " +
+    "honor honour, humor humour, labor labour, behavior behaviour, " +
+    "flavor flavour, harbor harbour, rumor rumour, meter metre, " +
+    "liter litre, fiber fibre, program programme, gray grey, " +
+    "apologize apologise, recognize recognise",
+    // month abbreviations
+    "january jan, february feb, march mar, april apr, june jun, july jul, " +
+    "august aug, september sep sept, october oct, november nov, december dec",
+    // number words
+    "0 zero, 1 one, 2 two, 3 three, 4 four, 5 five, 6 six, 7 seven, 8 eight, " +
+    "9 nine, 10 ten, 11 eleven, 12 twelve, 13 thirteen, 14 fourteen, " +
+    "15 fifteen, 16 sixteen, 17 seventeen, 18 eighteen, 19 nineteen, " +
+    "20 twenty, 30 thirty, 40 forty, 50 fifty, 60 sixty, 70 seventy, " +
+    "80 eighty, 90 ninety",
+  ].join(", ").split(", ")
+) {
+  const [base, ...forms] = group.split(" ");
+  // By stem, so every form meets: "colours", "coloured" -> color.
+  for (const form of forms) ALIASES.set(stem(form), stem(base));
+}
+
+/** Terms of words already seen: the stemmer and the rules cost more than a map lookup. */
+const TERMS = new Map<string, string>();
+const MAX_TERMS = 50_000;
+
+/**
+ * A word's index term: numbers and ordinals as plain digits ("3rd", "03" -> 3),
+ * else its Snowball stem, or the stem of the word it is an alias of; cached.
+ */
+function term(raw: string): string {
+  const word = raw.slice(0, MAX_TOKEN_CHARS);
+  let found = TERMS.get(word);
+  if (found === undefined) {
+    if (TERMS.size >= MAX_TERMS) TERMS.clear();
+    const number = /^0*(\d+)(?:st|nd|rd|th)?$/.exec(word);
+    if (number) found = number[1];
+    else {
+      const stemmed = stem(word);
+      found = ALIASES.get(stemmed) ?? stemmed;
+    }
+    TERMS.set(word, found);
+  }
+  return found;
+}
 
 /**
  * Snowball's English stemmer (Porter2) for ASCII words of 3+ letters, so a
@@ -77,13 +206,7 @@ function stem(word: string): string {
   if (word.endsWith("s") && KEEP_ED.has(word.slice(0, -1))) {
     return word.slice(0, -1);
   }
-  let stemmed = STEMS.get(word);
-  if (stemmed === undefined) {
-    if (STEMS.size >= MAX_STEMS) STEMS.clear();
-    stemmed = stemEnglish(word);
-    STEMS.set(word, stemmed);
-  }
-  return stemmed;
+  return stemEnglish(word);
 }
 
 /** What the lexical index sees: a sensitive entry's value is ciphertext and is never indexed. */

@@ -6,7 +6,7 @@ import { messageOf } from "../../platform/errors.ts";
 import type { MemoryBackend } from "./backends/port.ts";
 import type { Embedder } from "./model.ts";
 import type { MemoryEntry, StoredEntry } from "./model.ts";
-import { fuse, tokenize } from "./search_index.ts";
+import { fuse, queryTerms } from "./search_index.ts";
 import type { MemoryStats } from "./stats.ts";
 
 export interface SearchHit {
@@ -113,7 +113,7 @@ export class HybridSearch {
     const depth = Math.max(limit * 4, 20); // fusion needs more than the final list from each ranking
     const rankings = await this.#backend.search(namespace, {
       text: query,
-      terms: tokenize(query),
+      terms: queryTerms(query),
       vector,
       embedder: vector ? this.#embedder.id : undefined,
       limit: depth,

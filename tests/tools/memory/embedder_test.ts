@@ -104,7 +104,7 @@ function openAi(url: string, extra: Record<string, unknown> = {}) {
 
 Deno.test("builtin embedder: deterministic unit vectors of 256 dims", async () => {
   const embedder = new BuiltinEmbedder();
-  assert.equal(embedder.id, "builtin:hash-v2:256");
+  assert.equal(embedder.id, "builtin:hash-v3:256");
   const [a, b, empty] = await embedder.embed([
     "Deno KV stores memories",
     "Deno KV stores memories",
@@ -130,7 +130,7 @@ function referenceEmbed(text: string): Float32Array {
     h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
     return (h ^ (h >>> 16)) >>> 0;
   };
-  const words = tokenize(text);
+  const words = tokenize(text, false);
   const counts = new Map<string, { weight: number; tf: number }>();
   const add = (feature: string, weight: number) => {
     const seen = counts.get(feature);
@@ -458,7 +458,7 @@ Deno.test("EmbedderConfig defaults and createEmbedder", () => {
     embedder_timeout_ms: 30000,
     embedder_batch_size: 64,
   });
-  assert.equal(createEmbedder(defaults, {}).id, "builtin:hash-v2:256");
+  assert.equal(createEmbedder(defaults, {}).id, "builtin:hash-v3:256");
 
   const openai = EmbedderConfig.parse({ embedder: "openai" });
   assert.throws(

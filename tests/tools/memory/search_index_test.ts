@@ -3,6 +3,7 @@ import type { Embedding, StoredEntry } from "../../../tools/memory/model.ts";
 import {
   fuse,
   indexText,
+  queryTerms,
   SearchIndex,
   tokenize,
 } from "../../../tools/memory/search_index.ts";
@@ -41,6 +42,7 @@ Deno.test("tokenize lowercases, applies NFKC and drops stopwords", () => {
     "prefer",
     "theme",
     "dark",
+    "themedark",
   ]);
   assert.deepEqual(tokenize(""), []);
   assert.deepEqual(tokenize("!!! ... ---"), []);
@@ -87,6 +89,120 @@ Deno.test("tokenize keeps a chat question's content words only", () => {
     "doctor",
     "tell",
   ]);
+});
+
+Deno.test("tokenize meets irregular forms, family words and spellings", () => {
+  const same = (words: string) =>
+    assert.equal(
+      new Set(tokenize(words)).size,
+      1,
+      `${words} -> ${tokenize(words)}`,
+    );
+  // Snowball leaves irregular past tenses and plurals apart.
+  same("go goes going went gone");
+  same("run ran running");
+  same("buy bought buying");
+  same("win won winning");
+  same("child children kid kids");
+  same("mom mother mum moms");
+  same("grandma grandmother");
+  same("favorite favourite fave");
+  same("organise organize organized");
+});
+
+Deno.test("tokenize writes numbers, ordinals and dates one way", () => {
+  const same = (words: string) =>
+    assert.equal(
+      new Set(tokenize(words)).size,
+      1,
+      `${words} -> ${tokenize(words)}`,
+    );
+  same("3 three 3rd 03");
+  same("21 21st");
+  same("12 twelve 12th");
+  same("September Sep Sept");
+  same("January jan");
+  assert.deepEqual(
+    tokenize("May 8th, 2023").sort(),
+    tokenize("8 may 2023").sort(),
+  );
+});
+
+Deno.test("tokenize splits contractions and joins hyphenated words", () => {
+  // "n't" is "not", a stop word: "won't" leaves no "won" (-> win) behind.
+  assert.deepEqual(tokenize("won't can't didn't isn't"), []);
+  assert.deepEqual(tokenize("Caroline's kids"), ["carolin", "child"]);
+  assert.deepEqual(tokenize("Caroline’s"), ["carolin"]);
+  // A hyphenated word also yields its joined form, so it meets "selfcare".
+  assert.deepEqual(tokenize("self-care"), ["self", "care", "selfcar"]);
+  assert.ok(tokenize("self-care").includes(tokenize("selfcare")[0]));
+  assert.deepEqual(tokenize("e-mail")[2], tokenize("email")[0]);
+  // Parts with digits are not joined; the builtin embedder asks for no joins.
+  assert.deepEqual(tokenize("10-year"), ["10", "year"]);
+  assert.deepEqual(tokenize("self-care", false), ["self", "care"]);
+});
+
+Deno.test("tokenize marks a chat turn's speaker; queryTerms asks for it", () => {
+  assert.deepEqual(
+    tokenize("[8 May, 2023] Caroline: I went to a support group"),
+    [
+      "8",
+      "may",
+      "2023",
+      "carolin",
+      "go",
+      "support",
+      "group",
+      "@carolin",
+    ],
+  );
+  assert.deepEqual(tokenize("key-1\nMary Ann: hi there\nBob: yes"), [
+    "key",
+    "1",
+    "mari",
+    "ann",
+    "hi",
+    "bob",
+    "yes",
+    "@mari",
+    "@ann",
+    "@bob",
+  ]);
+  assert.ok(
+    tokenize("(1:56 pm on 8 May, 2023) Mel: hi").includes("@mel"),
+  );
+  // Not a speaker: a URL, a long clause before a colon, the embedder's view.
+  assert.ok(!tokenize("https://example.com").some((t) => t.startsWith("@")));
+  assert.ok(
+    !tokenize("we went out for dinner last night: great").some((t) =>
+      t.startsWith("@")
+    ),
+  );
+  assert.deepEqual(tokenize("Caroline: hello", false), ["carolin", "hello"]);
+  assert.deepEqual(queryTerms("When did Caroline go?"), [
+    "carolin",
+    "go",
+    "@carolin",
+    "@go",
+  ]);
+});
+
+Deno.test("a turn said by the person asked about outranks one said to them", () => {
+  const index = new SearchIndex();
+  index.upsert("t1", "[1 May] Mel: Wow Caroline, a support group!", null);
+  index.upsert(
+    "t2",
+    "[1 May] Caroline: I finally went to a support group meeting yesterday.",
+    null,
+  );
+  index.upsert("t3", "[2 May] Mel: I painted a sunset.", null);
+  const text = "When was Caroline at the support group?";
+  const keys = (terms: string[]) =>
+    index.search({ text, terms, limit: 3 }).lexical.map((hit) => hit.key);
+  // Plain BM25 prefers the shorter turn that only names her...
+  assert.deepEqual(keys(tokenize(text)), ["t1", "t2"]);
+  // ...the speaker term puts the turn she said first.
+  assert.deepEqual(keys(queryTerms(text)), ["t2", "t1"]);
 });
 
 Deno.test("tokenize keeps letters and digits of any script", () => {

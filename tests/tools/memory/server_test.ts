@@ -42,7 +42,7 @@ Deno.test("memory over HTTP: every tool at /mcp/memory of agentd serve", async (
     const memory = health.servers.memory;
     assert.equal(memory.phase, "running");
     assert.equal(memory.details.storage, "local");
-    assert.equal(memory.details.embedder, "builtin:hash-v2:256");
+    assert.equal(memory.details.embedder, "builtin:hash-v3:256");
     assert.ok(memory.details.ops_per_second > 0);
     assert.ok(memory.details.search_latency_ms.count >= 2);
     assert.equal(memory.details.entries_per_namespace.pages, 7);
