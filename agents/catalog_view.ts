@@ -4,6 +4,11 @@
 // version (one get) with the view's before answering from memory. A changed
 // version rebuilds the view from a full listing; nothing is listed or parsed
 // per request otherwise. Works on any Store: no watch, no coordination.
+//
+// Reads in flight together share version gets: a read joins the next get to
+// start (never one already under way, which may predate a write the reader
+// has seen complete), so 16 concurrent reads cost about two gets, not 16,
+// and each still sees every commit that finished before it arrived.
 
 import type {
   JsonValue,
@@ -31,6 +36,10 @@ export class CatalogView<T extends { id: string; name: string }> {
     version: string | null;
     done: Promise<Snapshot<T> | undefined>;
   };
+  /** The version get under way. */
+  #checking?: Promise<string | null>;
+  /** The get that starts once #checking settles, shared by the reads that arrived meanwhile. */
+  #queued?: Promise<string | null>;
 
   constructor(
     private readonly store: Store,
@@ -45,8 +54,7 @@ export class CatalogView<T extends { id: string; name: string }> {
 
   /** The current records, or undefined when there are too many to keep. */
   async current(): Promise<Snapshot<T> | undefined> {
-    const stamp = await this.store.get(this.#versionKey());
-    const version = stamp?.version ?? null;
+    const version = await this.#version();
     if (this.#snapshot?.version === version) return this.#snapshot;
     // Requests arriving during a rebuild of the same version share it.
     if (this.#building?.version === version) return await this.#building.done;
@@ -60,6 +68,29 @@ export class CatalogView<T extends { id: string; name: string }> {
     } finally {
       if (this.#building?.done === done) this.#building = undefined;
     }
+  }
+
+  /** The version key's version, read after this call began. */
+  #version(): Promise<string | null> {
+    const checking = this.#checking;
+    if (checking === undefined) return this.#check();
+    this.#queued ??= checking.then(() => {}, () => {}).then(() => {
+      this.#queued = undefined;
+      return this.#check();
+    });
+    return this.#queued;
+  }
+
+  #check(): Promise<string | null> {
+    const checking = this.store.get(this.#versionKey()).then((stamp) =>
+      stamp?.version ?? null
+    );
+    this.#checking = checking;
+    const settle = () => {
+      if (this.#checking === checking) this.#checking = undefined;
+    };
+    checking.then(settle, settle);
+    return checking;
   }
 
   /** Lists after reading the version: a write in between only makes the next read rebuild again. */
