@@ -23,6 +23,8 @@ interface Snapshot<T> {
   version: string | null;
   /** In key (= id = creation) order, as the store lists them. */
   records: T[];
+  /** Every record as one page, shared by every read of this version (read-only). */
+  page: { data: T[]; next_cursor: null };
   byId: Map<string, T>;
   byName: Map<string, T>;
 }
@@ -109,6 +111,7 @@ export class CatalogView<T extends { id: string; name: string }> {
     return {
       version,
       records,
+      page: Object.freeze({ data: [...records], next_cursor: null }),
       byId: new Map(records.map((record) => [record.id, record])),
       byName: new Map(records.map((record) => [nameKey(record.name), record])),
     };
