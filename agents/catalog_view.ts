@@ -5,10 +5,8 @@
 // version rebuilds the view from a full listing; nothing is listed or parsed
 // per request otherwise. Works on any Store: no watch, no coordination.
 //
-// Reads in flight together share version gets: a read joins the next get to
-// start (never one already under way, which may predate a write the reader
-// has seen complete), so 16 concurrent reads cost about two gets, not 16,
-// and each still sees every commit that finished before it arrived.
+// Reads in flight together share version gets (platform/store_version.ts),
+// each still seeing every commit that finished before it began.
 
 import type {
   JsonValue,
@@ -17,6 +15,7 @@ import type {
   StoreKey,
 } from "../platform/store.ts";
 import { MAX_LIST_LIMIT } from "../platform/store.ts";
+import { VersionReader } from "../platform/store_version.ts";
 import { nameKey } from "./schemas.ts";
 
 interface Snapshot<T> {
@@ -38,16 +37,15 @@ export class CatalogView<T extends { id: string; name: string }> {
     version: string | null;
     done: Promise<Snapshot<T> | undefined>;
   };
-  /** The version get under way. */
-  #checking?: Promise<string | null>;
-  /** The get that starts once #checking settles, shared by the reads that arrived meanwhile. */
-  #queued?: Promise<string | null>;
+  readonly #version: VersionReader;
 
   constructor(
     private readonly store: Store,
     private readonly kind: string,
     private readonly parse: (value: JsonValue) => T,
-  ) {}
+  ) {
+    this.#version = new VersionReader(store, this.#versionKey());
+  }
 
   /** The mutation every commit that creates or deletes a record of this kind carries. */
   bump(): Mutation {
@@ -56,7 +54,7 @@ export class CatalogView<T extends { id: string; name: string }> {
 
   /** The current records, or undefined when there are too many to keep. */
   async current(): Promise<Snapshot<T> | undefined> {
-    const version = await this.#version();
+    const version = await this.#version.read();
     if (this.#snapshot?.version === version) return this.#snapshot;
     // Requests arriving during a rebuild of the same version share it.
     if (this.#building?.version === version) return await this.#building.done;
@@ -70,29 +68,6 @@ export class CatalogView<T extends { id: string; name: string }> {
     } finally {
       if (this.#building?.done === done) this.#building = undefined;
     }
-  }
-
-  /** The version key's version, read after this call began. */
-  #version(): Promise<string | null> {
-    const checking = this.#checking;
-    if (checking === undefined) return this.#check();
-    this.#queued ??= checking.then(() => {}, () => {}).then(() => {
-      this.#queued = undefined;
-      return this.#check();
-    });
-    return this.#queued;
-  }
-
-  #check(): Promise<string | null> {
-    const checking = this.store.get(this.#versionKey()).then((stamp) =>
-      stamp?.version ?? null
-    );
-    this.#checking = checking;
-    const settle = () => {
-      if (this.#checking === checking) this.#checking = undefined;
-    };
-    checking.then(settle, settle);
-    return checking;
   }
 
   /** Lists after reading the version: a write in between only makes the next read rebuild again. */
