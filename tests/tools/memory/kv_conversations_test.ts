@@ -126,3 +126,33 @@ for (const kind of ["kv", "memory"] as const) {
     }
   });
 }
+
+Deno.test("conversations: extra fields round-trip as JSON; a malformed stored message is reported, not returned", async () => {
+  const store = new MemoryStore();
+  try {
+    const conversations = new KvConversations(store, new GroupCommit(store));
+    await conversations.append("agent", "s", [{
+      role: "user",
+      content: "hi",
+      at: AT,
+      extra: { from: "bob", nested: { n: 1, gone: undefined }, list: [1, "a"] },
+    }]);
+    const [stored] = await conversations.history("agent", "s", 10);
+    assert.deepEqual(stored.extra, {
+      from: "bob",
+      nested: { n: 1 },
+      list: [1, "a"],
+    });
+    await store.set(["m", "agent", "s", "000000000001"], {
+      role: "assistant",
+      content: 42,
+      at: AT,
+    });
+    await assert.rejects(
+      conversations.history("agent", "s", 10),
+      /stored conversation message is unreadable/,
+    );
+  } finally {
+    await store.close();
+  }
+});

@@ -22,12 +22,6 @@ import { listAll } from "./kv_records.ts";
 /** Messages per commit when appending (plus the session record). */
 const MESSAGES_PER_COMMIT = 90;
 
-const MessageRecord = z.object({
-  role: z.string(),
-  content: z.string(),
-  at: z.string(),
-  extra: z.record(z.string(), z.json()).optional(),
-});
 const SessionRecord = z.object({ count: z.number().int().nonnegative() });
 
 /** Sessions whose record this process last saw, kept for the next append. */
@@ -194,21 +188,35 @@ function encodeMessage(message: Message): JsonValue {
   };
   if (message.extra !== undefined) {
     // JSON round trip: drops undefined and rejects what JSON cannot hold.
-    record.extra = z.record(z.string(), z.json()).parse(
-      JSON.parse(JSON.stringify(message.extra)),
-    );
+    const extra: JsonValue = JSON.parse(JSON.stringify(message.extra));
+    if (!isJsonObject(extra)) {
+      throw new Error("A message's extra fields must be a JSON object");
+    }
+    record.extra = extra;
   }
   return record;
 }
 
+/** Stored messages were written by encodeMessage: a shape check suffices (no zod per message). */
 function decodeMessage(value: JsonValue): Message {
-  const parsed = MessageRecord.safeParse(value);
-  if (!parsed.success) {
-    throw new Error(
-      `A stored conversation message is unreadable (${
-        parsed.error.issues[0]?.message
-      })`,
-    );
+  if (isJsonObject(value)) {
+    const { role, content, at, extra } = value;
+    if (
+      typeof role === "string" && typeof content === "string" &&
+      typeof at === "string" && (extra === undefined || isJsonObject(extra))
+    ) {
+      const message: Message = { role, content, at };
+      if (extra !== undefined) message.extra = extra;
+      return message;
+    }
   }
-  return parsed.data;
+  throw new Error(
+    "A stored conversation message is unreadable (expected {role, content, at} strings and an optional extra object)",
+  );
+}
+
+function isJsonObject(
+  value: JsonValue | undefined,
+): value is { [key: string]: JsonValue } {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
