@@ -4,6 +4,9 @@
 // version (one get) with the view's before answering from memory. A changed
 // version rebuilds the view from a full listing; nothing is listed or parsed
 // per request otherwise. Works on any Store: no watch, no coordination.
+//
+// Reads in flight together share version gets (platform/store_version.ts),
+// each still seeing every commit that finished before it began.
 
 import type {
   JsonValue,
@@ -12,12 +15,15 @@ import type {
   StoreKey,
 } from "../platform/store.ts";
 import { MAX_LIST_LIMIT } from "../platform/store.ts";
+import { VersionReader } from "../platform/store_version.ts";
 import { nameKey } from "./schemas.ts";
 
 interface Snapshot<T> {
   version: string | null;
   /** In key (= id = creation) order, as the store lists them. */
   records: T[];
+  /** Every record as one page, shared by every read of this version (read-only). */
+  page: { data: T[]; next_cursor: null };
   byId: Map<string, T>;
   byName: Map<string, T>;
 }
@@ -31,12 +37,15 @@ export class CatalogView<T extends { id: string; name: string }> {
     version: string | null;
     done: Promise<Snapshot<T> | undefined>;
   };
+  readonly #version: VersionReader;
 
   constructor(
     private readonly store: Store,
     private readonly kind: string,
     private readonly parse: (value: JsonValue) => T,
-  ) {}
+  ) {
+    this.#version = new VersionReader(store, this.#versionKey());
+  }
 
   /** The mutation every commit that creates or deletes a record of this kind carries. */
   bump(): Mutation {
@@ -45,8 +54,7 @@ export class CatalogView<T extends { id: string; name: string }> {
 
   /** The current records, or undefined when there are too many to keep. */
   async current(): Promise<Snapshot<T> | undefined> {
-    const stamp = await this.store.get(this.#versionKey());
-    const version = stamp?.version ?? null;
+    const version = await this.#version.read();
     if (this.#snapshot?.version === version) return this.#snapshot;
     // Requests arriving during a rebuild of the same version share it.
     if (this.#building?.version === version) return await this.#building.done;
@@ -78,6 +86,7 @@ export class CatalogView<T extends { id: string; name: string }> {
     return {
       version,
       records,
+      page: Object.freeze({ data: [...records], next_cursor: null }),
       byId: new Map(records.map((record) => [record.id, record])),
       byName: new Map(records.map((record) => [nameKey(record.name), record])),
     };

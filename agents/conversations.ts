@@ -8,6 +8,7 @@ import type { Logger } from "../platform/log.ts";
 import type { JsonValue, Store } from "../platform/store.ts";
 import type { ToolGateway } from "./gateway_link.ts";
 import type { IdSource } from "./ids.ts";
+import type { ModelTool } from "./model.ts";
 
 export interface ConversationMessage {
   role: "user" | "assistant";
@@ -29,14 +30,26 @@ export class Conversations {
     },
   ) {}
 
+  /**
+   * Where a turn keeps its conversation: by the memory server when `listed`
+   * (the gateway's tools for the agent, listed once per turn; undefined when
+   * the gateway is down or could not list) has both conversation tools.
+   */
+  static keptByMemory(listed: readonly ModelTool[] | undefined): boolean {
+    return listed !== undefined &&
+      listed.some((tool) => tool.name === HISTORY_TOOL) &&
+      listed.some((tool) => tool.name === STORE_TOOL);
+  }
+
   /** The latest `limit` user/assistant messages, oldest first. */
   async load(
     agent: string,
     session: string,
     limit: number,
+    viaMemory?: boolean,
   ): Promise<ConversationMessage[]> {
     if (limit === 0) return [];
-    if (await this.#viaMemory(agent)) {
+    if (viaMemory ?? await this.#viaMemory(agent)) {
       const outcome = await this.options.gateway.callTool(
         agent,
         HISTORY_TOOL,
@@ -60,8 +73,9 @@ export class Conversations {
     agent: string,
     session: string,
     messages: ConversationMessage[],
+    viaMemory?: boolean,
   ): Promise<void> {
-    if (await this.#viaMemory(agent)) {
+    if (viaMemory ?? await this.#viaMemory(agent)) {
       const outcome = await this.options.gateway.callTool(
         agent,
         STORE_TOOL,
@@ -102,9 +116,7 @@ export class Conversations {
     const gateway = this.options.gateway;
     if (!gateway.running()) return false;
     try {
-      const tools = await gateway.listTools(agent);
-      return tools.some((tool) => tool.name === HISTORY_TOOL) &&
-        tools.some((tool) => tool.name === STORE_TOOL);
+      return Conversations.keptByMemory(await gateway.listTools(agent));
     } catch (error) {
       this.options.log.warn("conversation_store_fallback", {
         agent,

@@ -177,7 +177,7 @@ export class Repository {
       page.limit >= 1 && page.limit <= MAX_LIST_LIMIT;
     const snapshot = valid ? await view.current() : undefined;
     if (snapshot !== undefined && snapshot.records.length <= page.limit) {
-      return { data: [...snapshot.records], next_cursor: null };
+      return snapshot.page;
     }
     return await this.#list([kind], page, parse);
   }

@@ -8,7 +8,7 @@ import { messageOf } from "../platform/errors.ts";
 import { Unavailable } from "./errors.ts";
 import type { Logger } from "../platform/log.ts";
 import type { AgentsConfig } from "./config.ts";
-import type { Conversations } from "./conversations.ts";
+import { Conversations } from "./conversations.ts";
 import type { ToolGateway, ToolOutcome } from "./gateway_link.ts";
 import type { LocalTool } from "./local_tool.ts";
 import type { Model, ModelMessage, ModelTool, ToolCall } from "./model.ts";
@@ -103,12 +103,16 @@ async function turn(
     : timeout;
   const timedOut = () => timeout.aborted && !request.signal?.aborted;
 
-  const tools = await toolsFor(deps, request);
+  // One listing per turn serves the model's tools and where the conversation is kept.
+  const listed = await listGateway(deps, request);
+  const tools = toolsFor(deps, request, listed);
+  const viaMemory = Conversations.keptByMemory(listed);
   const local = new Map(request.localTools.map((t) => [t.tool.name, t]));
   const history = await deps.conversations.load(
     agent.name,
     request.session,
     config.history_limit,
+    viaMemory,
   ).catch((error) => {
     throw new Unavailable(
       `Cannot load the conversation of agent "${agent.name}": ${
@@ -233,7 +237,7 @@ async function turn(
           tool_calls: records.map((record) => record.name),
         },
       },
-    ]);
+    ], viaMemory);
   } catch (error) {
     deps.log.warn("conversation_not_stored", {
       agent: agent.name,
@@ -250,20 +254,40 @@ async function turn(
   };
 }
 
-async function toolsFor(
+/**
+ * The gateway's tools for the agent; undefined when the gateway does not run,
+ * or cannot list while the agent has no gateway tools (its conversation is
+ * then kept in the agents store).
+ */
+async function listGateway(
   deps: TurnDeps,
   request: TurnRequest,
-): Promise<ModelTool[]> {
-  const tools: ModelTool[] = [];
-  if (request.gatewayTools.length > 0) {
-    let listed: ModelTool[];
-    try {
-      listed = await deps.gateway.listTools(request.agent.name);
-    } catch (error) {
+): Promise<ModelTool[] | undefined> {
+  const needed = request.gatewayTools.length > 0;
+  if (!needed && !deps.gateway.running()) return undefined;
+  try {
+    return await deps.gateway.listTools(request.agent.name);
+  } catch (error) {
+    if (needed) {
       throw new Unavailable(
         `Agent "${request.agent.name}" has tools, but ${messageOf(error)}`,
       );
     }
+    deps.log.warn("conversation_store_fallback", {
+      agent: request.agent.name,
+      error: messageOf(error),
+    });
+    return undefined;
+  }
+}
+
+function toolsFor(
+  deps: TurnDeps,
+  request: TurnRequest,
+  listed: readonly ModelTool[] | undefined,
+): ModelTool[] {
+  const tools: ModelTool[] = [];
+  if (request.gatewayTools.length > 0 && listed !== undefined) {
     const wanted = new Set(request.gatewayTools);
     const found = listed.filter((tool) => wanted.has(tool.name));
     if (found.length < wanted.size) {

@@ -18,8 +18,9 @@
 // The bench process drives both with fetch (keep-alive, Deno's connection
 // pool). On the GET path agentd also runs its logging middleware, the Host,
 // Origin, caller (bearer token; none configured here) and body-size guards,
-// zod validation of the query and the page from its in-process view of the
-// agents (agents/catalog_view.ts: one Deno KV get of a version key per request).
+// and answers from its in-process view of the agents (agents/catalog_view.ts:
+// a Deno KV get of a version key, shared by the requests in flight together;
+// the page serialized once per version; no query string, so no zod parse).
 //
 // The agent turn runs against tests/agents/model_server.ts, started in this
 // process (OpenAI chat completions, scripted per call). A send's script is one
@@ -30,10 +31,11 @@
 // one `tools/call store_memory` with the same arguments over agentd's
 // `/mcp/memory` with an MCP SDK client. Every send uses a new session_id, so
 // the conversation history is empty and every turn does the same work. Besides
-// those calls a turn does: the agent's KV read; tools/list of the gateway
-// three times (the agent's tools, and twice to see whether the memory server
+// those calls a turn does: the agent from its view (one version get); one
+// tools/list of the gateway (the agent's tools, and whether the memory server
 // keeps conversations); get_conversation_history and store_conversation
-// through the gateway (in process, bound to the agent), and the HTTP and zod
+// through the gateway (in process, bound to the agent; each writes an audit
+// record, and the append is one checked commit), and the HTTP and zod
 // handling of the send.
 //
 // Printed besides the bench table (Deno.bench: avg/p75/p99 per request):

@@ -10,12 +10,17 @@ import type { Logger } from "../platform/log.ts";
 import {
   asHttpError,
   eventStream,
+  hasQuery,
   jsonBody,
   operatorOnly,
+  pageResponse,
   queryOf,
 } from "./v1_http.ts";
 
 type Env = { Variables: GuardVariables };
+
+/** The list query's defaults, for a request with no query string. */
+const NO_QUERY = ListQuery.parse({});
 
 export function agentRoutes(
   service: AgentService,
@@ -27,8 +32,8 @@ export function agentRoutes(
     return c.json(await service.createAgent(input), 201);
   });
   app.get("/", async (c) => {
-    const { limit, cursor } = queryOf(c, ListQuery);
-    return c.json(await service.listAgents({ limit, cursor }));
+    const { limit, cursor } = hasQuery(c) ? queryOf(c, ListQuery) : NO_QUERY;
+    return pageResponse(c, await service.listAgents({ limit, cursor }));
   });
   app.get(
     "/:ref",

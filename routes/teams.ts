@@ -10,9 +10,18 @@ import {
   TeamExecute,
 } from "../agents/schemas.ts";
 import type { GuardVariables } from "../platform/http_guards.ts";
-import { jsonBody, operatorOnly, queryOf } from "./v1_http.ts";
+import {
+  hasQuery,
+  jsonBody,
+  operatorOnly,
+  pageResponse,
+  queryOf,
+} from "./v1_http.ts";
 
 type Env = { Variables: GuardVariables };
+
+/** The list query's defaults, for a request with no query string. */
+const NO_QUERY = ListQuery.parse({});
 
 export function teamRoutes(service: AgentService): Hono<Env> {
   const app = new Hono<Env>();
@@ -21,8 +30,8 @@ export function teamRoutes(service: AgentService): Hono<Env> {
     return c.json(await service.createTeam(input), 201);
   });
   app.get("/", async (c) => {
-    const { limit, cursor } = queryOf(c, ListQuery);
-    return c.json(await service.listTeams({ limit, cursor }));
+    const { limit, cursor } = hasQuery(c) ? queryOf(c, ListQuery) : NO_QUERY;
+    return pageResponse(c, await service.listTeams({ limit, cursor }));
   });
   app.get(
     "/:ref",

@@ -51,6 +51,24 @@ export async function jsonBody<T extends z.ZodType>(
   return validate(schema, value, "body");
 }
 
+/** Pages read from the agents' in-process view are shared per version: serialized once. */
+const pageBodies = new WeakMap<object, string>();
+
+/** `c.json(page)`, with the text kept for as long as the page object lives. */
+export function pageResponse(c: Context, page: object): Response {
+  let text = pageBodies.get(page);
+  if (text === undefined) {
+    text = JSON.stringify(page);
+    pageBodies.set(page, text);
+  }
+  return c.body(text, 200, { "content-type": "application/json" });
+}
+
+/** A URL without a query string: its parse is the schema's defaults, computed once by the caller. */
+export function hasQuery(c: Context): boolean {
+  return c.req.url.includes("?");
+}
+
 /** The query string, validated (unknown parameters are rejected). */
 export function queryOf<T extends z.ZodType>(
   c: Context,

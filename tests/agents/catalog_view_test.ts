@@ -35,11 +35,22 @@ function agent(name: string): Agent {
 }
 
 /** A daemon's view of the shared store that counts its lists. */
-function counting(store: Store): Store & { lists: number } {
+function counting(
+  store: Store,
+): Store & { lists: number; gets: number; hold?: Promise<void> } {
   const counted = {
     kind: store.kind,
     lists: 0,
-    get: (key: StoreKey) => store.get(key),
+    gets: 0,
+    /** While set, a get reads at once but answers only when it settles. */
+    hold: undefined as Promise<void> | undefined,
+    async get(key: StoreKey) {
+      counted.gets++;
+      const hold = counted.hold;
+      const entry = await store.get(key);
+      await hold;
+      return entry;
+    },
     getMany: (keys: readonly StoreKey[]) => store.getMany(keys),
     set: (key: StoreKey, value: JsonValue) => store.set(key, value),
     delete: (key: StoreKey) => store.delete(key),
@@ -93,6 +104,53 @@ Deno.test("catalog view: two daemons on one store see each other's creates and d
     const rest = await a.listAgents({ limit: 1, cursor: page.next_cursor });
     assert.equal(rest.data[0].name, "Third");
     assert.equal(rest.next_cursor, null);
+  } finally {
+    await shared.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("catalog view: concurrent reads share version gets, and each sees the writes that finished before it began", async () => {
+  const dir = await Deno.makeTempDir();
+  const shared = await openKvStore(join(dir, "store.kv"));
+  try {
+    const storeA = counting(shared);
+    const a = new Repository(storeA);
+    const b = new Repository(shared);
+    await b.createAgent(agent("One"));
+    assert.equal((await a.listAgents({ limit: 20 })).data.length, 1);
+
+    const gets = storeA.gets;
+    const pages = await Promise.all(
+      Array.from({ length: 16 }, () => a.listAgents({ limit: 20 })),
+    );
+    assert.ok(pages.every((page) => page.data.length === 1));
+    assert.ok(
+      storeA.gets - gets <= 2,
+      `16 concurrent reads made ${storeA.gets - gets} version gets`,
+    );
+
+    // A read starts while a version get is under way (held until released);
+    // another daemon writes then; the reads begun after the write finished
+    // must see it, so they cannot share the get that began before it.
+    for (let round = 0; round < 5; round++) {
+      const held = Promise.withResolvers<void>();
+      storeA.hold = held.promise;
+      const early = a.listAgents({ limit: 50 });
+      storeA.hold = undefined;
+      const created = await b.createAgent(agent(`Agent ${round}`));
+      const late = Promise.all(
+        Array.from({ length: 4 }, () => a.listAgents({ limit: 50 })),
+      );
+      held.resolve();
+      for (const page of await late) {
+        assert.ok(
+          page.data.some((record) => record.id === created.id),
+          `round ${round}: a read begun after the write missed it`,
+        );
+      }
+      await early;
+    }
   } finally {
     await shared.close();
     await Deno.remove(dir, { recursive: true });

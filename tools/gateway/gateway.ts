@@ -12,6 +12,7 @@ import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Metric } from "../../platform/metrics.ts";
 import type { JsonValue, Store } from "../../platform/store.ts";
+import { VersionReader } from "../../platform/store_version.ts";
 import { VERSION } from "../../platform/version.ts";
 import {
   type CallContext,
@@ -42,7 +43,7 @@ import {
   httpTarget,
   registeredUpstream,
   type Registration,
-  registrationsFingerprint,
+  REGISTRATIONS_VERSION,
   removeRegistration,
   storedRegistrations,
 } from "./registrations.ts";
@@ -106,7 +107,8 @@ export class Gateway implements DynamicTools {
   #checking: Promise<void> | undefined;
   #stopping = false;
   #autoDiscovery: AutoDiscovery | undefined;
-  #fingerprint: string | undefined;
+  #fingerprint: string | null | undefined;
+  #registrationsVersion: VersionReader | undefined;
   #refreshing: Promise<void> | undefined;
   /** Names being registered now: the health round must not add them from the store too. */
   readonly #registering = new Set<string>();
@@ -366,12 +368,17 @@ export class Gateway implements DynamicTools {
   /**
    * Before each list or call: when the stored registrations changed (another
    * daemon on a shared store registered or removed one), reconcile first, so
-   * the change is seen on the very next request. One small list per request.
+   * the change is seen on the very next request. One get of the registrations'
+   * version key per request, shared by requests in flight together.
    */
   async refresh(): Promise<void> {
-    let fingerprint: string;
+    let fingerprint: string | null;
     try {
-      fingerprint = await registrationsFingerprint(this.#options.store);
+      this.#registrationsVersion ??= new VersionReader(
+        this.#options.store,
+        [...REGISTRATIONS_VERSION],
+      );
+      fingerprint = await this.#registrationsVersion.read();
     } catch {
       return; // the store is away: serve what is known
     }

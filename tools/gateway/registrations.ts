@@ -3,7 +3,7 @@
 // restarts and are shared by every daemon on that store.
 
 import { messageOf } from "../../platform/errors.ts";
-import type { Store } from "../../platform/store.ts";
+import type { Mutation, Store } from "../../platform/store.ts";
 import { ToolError } from "../kit/mod.ts";
 import { UPSTREAM_NAME } from "./config.ts";
 import type { Upstream, UpstreamTarget } from "./upstream.ts";
@@ -21,21 +21,15 @@ const REGISTRATIONS = ["registrations"] as const;
 /** Only names of the gateway itself; `memory` etc. are taken once their peers are added. */
 const RESERVED = new Set(["gateway"]);
 
-/** Names and versions of the stored registrations: changes whenever any daemon registers or removes one. */
-export async function registrationsFingerprint(store: Store): Promise<string> {
-  const parts: string[] = [];
-  let cursor: string | null = null;
-  do {
-    const page = await store.list(REGISTRATIONS, {
-      cursor: cursor ?? undefined,
-      limit: 1000,
-    });
-    for (const entry of page.entries) {
-      parts.push(`${String(entry.key.at(-1))}@${entry.version}`);
-    }
-    cursor = page.cursor;
-  } while (cursor !== null);
-  return parts.join("\n");
+/** Set in the same commit as every registration added or removed, by any daemon on the store. */
+export const REGISTRATIONS_VERSION = ["registrations_version"] as const;
+
+function bumpVersion(): Mutation {
+  return {
+    type: "set",
+    key: [...REGISTRATIONS_VERSION],
+    value: crypto.randomUUID(),
+  };
 }
 
 export async function storedRegistrations(
@@ -191,7 +185,7 @@ export async function addRegistration(
   const key = [...REGISTRATIONS, name];
   const committed = await options.store.commit({
     checks: [{ key, version: null }],
-    mutations: [{ type: "set", key, value: { ...record } }],
+    mutations: [{ type: "set", key, value: { ...record } }, bumpVersion()],
   }).catch(async (error) => {
     await upstream.close();
     throw new ToolError(
@@ -245,7 +239,12 @@ export async function removeRegistration(
   store: Store,
   name: string,
 ): Promise<void> {
-  await store.delete([...REGISTRATIONS, name]);
+  await store.commit({
+    mutations: [
+      { type: "delete", key: [...REGISTRATIONS, name] },
+      bumpVersion(),
+    ],
+  });
 }
 
 export function httpTarget(

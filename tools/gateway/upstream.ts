@@ -312,7 +312,10 @@ export class Upstream {
               ),
           ),
       );
-      const parsed = CallToolResultSchema.parse(result);
+      // The SDK client already checked the result against CallToolResultSchema.
+      const parsed = isCallToolResult(result)
+        ? result
+        : CallToolResultSchema.parse(result);
       ok = parsed.isError !== true;
       return parsed;
     } catch (error) {
@@ -442,4 +445,11 @@ export class Upstream {
 /** Code-unit order: the same on every machine, unlike localeCompare. */
 export function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/** Narrows what `Client.callTool` returns (it also types the legacy `toolResult` shape). */
+function isCallToolResult(
+  result: CallToolResult | { toolResult: unknown },
+): result is CallToolResult {
+  return Array.isArray(Reflect.get(result, "content"));
 }

@@ -1,5 +1,11 @@
 // KvBackend's conversations: sessions and their messages in the Store (the
 // ["s", …] and ["m", …] rows of the layout in kv_records.ts).
+//
+// A turn reads a session's history, then appends to it. The history's newest
+// message was committed with the session record, so it gives that record's
+// count and version; the append then commits checked against that version
+// with no read of its own. A wrong guess (another writer got there first)
+// fails the check, and the append reads the record as before.
 
 import { z } from "zod";
 import {
@@ -16,17 +22,21 @@ import { listAll } from "./kv_records.ts";
 /** Messages per commit when appending (plus the session record). */
 const MESSAGES_PER_COMMIT = 90;
 
-const MessageRecord = z.object({
-  role: z.string(),
-  content: z.string(),
-  at: z.string(),
-  extra: z.record(z.string(), z.json()).optional(),
-});
 const SessionRecord = z.object({ count: z.number().int().nonnegative() });
+
+/** Sessions whose record this process last saw, kept for the next append. */
+const KNOWN_SESSIONS = 1024;
+
+/** A session record as last seen here: its count, and its version (null: absent). */
+interface KnownSession {
+  count: number;
+  version: string | null;
+}
 
 export class KvConversations {
   #store: Store;
   #writes: GroupCommit;
+  #known = new Map<string, KnownSession>();
 
   constructor(store: Store, writes: GroupCommit) {
     this.#store = store;
@@ -41,6 +51,22 @@ export class KvConversations {
   ): Promise<number> {
     const sessionKey: StoreKey = ["s", namespace, sessionId];
     const records = messages.map(encodeMessage);
+    const id = knownId(namespace, sessionId);
+    const known = this.#known.get(id);
+    this.#known.delete(id);
+    if (
+      known && records.length > 0 && records.length <= MESSAGES_PER_COMMIT
+    ) {
+      const total = known.count + records.length;
+      const committed = await this.#store.commit({
+        checks: [{ key: sessionKey, version: known.version }],
+        mutations: appendMutations(namespace, sessionId, known.count, records),
+      });
+      if (committed.ok) {
+        this.#remember(id, { count: total, version: committed.version });
+        return total;
+      }
+    }
     let total = records.length > 0
       ? 0
       : sessionCount((await this.#store.get(sessionKey))?.value ?? null);
@@ -52,18 +78,7 @@ export class KvConversations {
           const start = sessionCount(view.get(sessionKey));
           return {
             result: start + batch.length,
-            mutations: [
-              {
-                type: "set",
-                key: sessionKey,
-                value: { count: start + batch.length },
-              },
-              ...batch.map((value, j): Mutation => ({
-                type: "set",
-                key: ["m", namespace, sessionId, sequence(start + j)],
-                value,
-              })),
-            ],
+            mutations: appendMutations(namespace, sessionId, start, batch),
           };
         },
       });
@@ -84,11 +99,27 @@ export class KvConversations {
         limit: Math.min(MAX_LIST_LIMIT, limit - newestFirst.length),
         cursor,
       });
+      if (cursor === undefined) {
+        this.#remember(
+          knownId(namespace, sessionId),
+          knownFrom(page.entries[0]),
+        );
+      }
       newestFirst.push(...page.entries.map((r) => decodeMessage(r.value)));
       if (page.cursor === null) break;
       cursor = page.cursor;
     }
     return newestFirst.reverse();
+  }
+
+  #remember(id: string, known: KnownSession | undefined): void {
+    this.#known.delete(id);
+    if (known === undefined) return;
+    this.#known.set(id, known);
+    if (this.#known.size > KNOWN_SESSIONS) {
+      const oldest = this.#known.keys().next();
+      if (!oldest.done) this.#known.delete(oldest.value);
+    }
   }
 
   async sessions(namespace: string): Promise<string[]> {
@@ -98,6 +129,45 @@ export class KvConversations {
     }
     return ids;
   }
+}
+
+function knownId(namespace: string, sessionId: string): string {
+  return JSON.stringify([namespace, sessionId]);
+}
+
+/**
+ * The session record as the newest message implies it: the commit that wrote
+ * that message also set the record (one version per commit) to its sequence
+ * + 1. No message: no record (version null).
+ */
+function knownFrom(
+  newest: { key: StoreKey; version: string } | undefined,
+): KnownSession | undefined {
+  if (newest === undefined) return { count: 0, version: null };
+  const seq = newest.key[3];
+  if (typeof seq !== "string" || !/^\d{12}$/.test(seq)) return undefined;
+  return { count: Number(seq) + 1, version: newest.version };
+}
+
+/** The session record at its new count and the messages from sequence `start`. */
+function appendMutations(
+  namespace: string,
+  sessionId: string,
+  start: number,
+  records: readonly JsonValue[],
+): Mutation[] {
+  return [
+    {
+      type: "set",
+      key: ["s", namespace, sessionId],
+      value: { count: start + records.length },
+    },
+    ...records.map((value, j): Mutation => ({
+      type: "set",
+      key: ["m", namespace, sessionId, sequence(start + j)],
+      value,
+    })),
+  ];
 }
 
 function sessionCount(value: JsonValue | null): number {
@@ -118,21 +188,35 @@ function encodeMessage(message: Message): JsonValue {
   };
   if (message.extra !== undefined) {
     // JSON round trip: drops undefined and rejects what JSON cannot hold.
-    record.extra = z.record(z.string(), z.json()).parse(
-      JSON.parse(JSON.stringify(message.extra)),
-    );
+    const extra: JsonValue = JSON.parse(JSON.stringify(message.extra));
+    if (!isJsonObject(extra)) {
+      throw new Error("A message's extra fields must be a JSON object");
+    }
+    record.extra = extra;
   }
   return record;
 }
 
+/** Stored messages were written by encodeMessage: a shape check suffices (no zod per message). */
 function decodeMessage(value: JsonValue): Message {
-  const parsed = MessageRecord.safeParse(value);
-  if (!parsed.success) {
-    throw new Error(
-      `A stored conversation message is unreadable (${
-        parsed.error.issues[0]?.message
-      })`,
-    );
+  if (isJsonObject(value)) {
+    const { role, content, at, extra } = value;
+    if (
+      typeof role === "string" && typeof content === "string" &&
+      typeof at === "string" && (extra === undefined || isJsonObject(extra))
+    ) {
+      const message: Message = { role, content, at };
+      if (extra !== undefined) message.extra = extra;
+      return message;
+    }
   }
-  return parsed.data;
+  throw new Error(
+    "A stored conversation message is unreadable (expected {role, content, at} strings and an optional extra object)",
+  );
+}
+
+function isJsonObject(
+  value: JsonValue | undefined,
+): value is { [key: string]: JsonValue } {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -272,39 +272,41 @@ export class PgBackend implements MemoryBackend {
     const extras = messages.map((m) =>
       m.extra ? JSON.stringify(m.extra) : null
     );
-    return await this.#run(
-      "append_messages",
-      () =>
-        this.#sql.begin(async (tx) => {
-          const sessions = tx(T.sessions);
-          const where =
-            tx`namespace = ${namespace} AND session_id = ${sessionId}`;
-          if (messages.length === 0) {
-            const rows = await tx`SELECT message_count::int AS total
-            FROM ${sessions} WHERE ${where}`;
-            return rows.length ? TotalRow.parse(rows[0]).total : 0;
-          }
-          // The upsert locks the session row until commit, so concurrent
-          // appenders (any number of daemons) take disjoint seq ranges.
-          const [row] = await tx`INSERT INTO ${sessions}
-          (namespace, session_id, message_count)
-          VALUES (${namespace}, ${sessionId}, ${messages.length})
+    if (messages.length === 0) {
+      return await this.#run("append_messages", async (db) => {
+        const rows = await db`SELECT message_count::int AS total
+          FROM ${db(T.sessions)}
+          WHERE namespace = ${namespace} AND session_id = ${sessionId}`;
+        return rows.length ? TotalRow.parse(rows[0]).total : 0;
+      });
+    }
+    // One statement, one round trip: the upsert locks the session row until
+    // it ends, so concurrent appenders (any number of daemons) take disjoint
+    // seq ranges, and the messages go in with it or not at all.
+    return await this.#run("append_messages", async (db) => {
+      const sessions = db(T.sessions);
+      const n = messages.length;
+      const [row] = await db`WITH s AS (
+          INSERT INTO ${sessions} (namespace, session_id, message_count)
+          VALUES (${namespace}, ${sessionId}, ${n})
           ON CONFLICT (namespace, session_id) DO UPDATE
           SET message_count = ${sessions}.message_count + excluded.message_count,
             updated_at = now()
-          RETURNING message_count::int AS total`;
-          const { total } = TotalRow.parse(row);
-          const first = total - messages.length + 1;
-          await tx`INSERT INTO ${tx(T.messages)}
+          RETURNING message_count::int AS total
+        ), added AS (
+          INSERT INTO ${db(T.messages)}
           (namespace, session_id, seq, role, content, at, extra)
-          SELECT ${namespace}, ${sessionId}, ${first} + m.ord - 1,
+          SELECT ${namespace}, ${sessionId}, s.total - ${n}::int + m.ord::int,
             m.role, m.content, m.at::timestamptz, m.extra::jsonb
-          FROM unnest(${column("role")}::text[], ${column("content")}::text[],
+          FROM s, unnest(${column("role")}::text[], ${
+        column("content")
+      }::text[],
             ${column("at")}::text[], ${extras}::text[])
-            WITH ORDINALITY AS m(role, content, at, extra, ord)`;
-          return total;
-        }),
-    );
+            WITH ORDINALITY AS m(role, content, at, extra, ord)
+        )
+        SELECT total FROM s`;
+      return TotalRow.parse(row).total;
+    });
   }
 
   history(

@@ -1,0 +1,158 @@
+// KvConversations: a turn's history read lets its append commit with no read
+// of its own, and another writer in between (another daemon on the store)
+// still gets the sequence right.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type {
+  Check,
+  CommitResult,
+  ListOptions,
+  ListPage,
+  Mutation,
+  Store,
+  StoreKey,
+} from "../../../platform/store.ts";
+import { openKvStore } from "../../../platform/store_kv.ts";
+import { MemoryStore } from "../../../platform/store_memory.ts";
+import { GroupCommit } from "../../../tools/memory/backends/kv_group_commit.ts";
+import { KvConversations } from "../../../tools/memory/backends/kv_conversations.ts";
+import type { Message } from "../../../tools/memory/model.ts";
+
+const AT = "2026-01-01T00:00:00.000Z";
+
+/** Counts the store operations a conversation makes. */
+class CountingStore {
+  reads = 0;
+  commits = 0;
+  constructor(private readonly inner: Store) {}
+  get(key: StoreKey) {
+    this.reads++;
+    return this.inner.get(key);
+  }
+  getMany(keys: readonly StoreKey[]) {
+    this.reads++;
+    return this.inner.getMany(keys);
+  }
+  list(prefix: StoreKey, options?: ListOptions): Promise<ListPage> {
+    this.reads++;
+    return this.inner.list(prefix, options);
+  }
+  commit(
+    op: { checks?: Check[]; mutations: Mutation[] },
+  ): Promise<CommitResult> {
+    this.commits++;
+    return this.inner.commit(op);
+  }
+}
+
+function counted(inner: Store): { store: Store; counts: CountingStore } {
+  const counts = new CountingStore(inner);
+  const store = new Proxy(inner, {
+    get(target, name) {
+      if (
+        name === "get" || name === "getMany" || name === "list" ||
+        name === "commit"
+      ) {
+        const method = Reflect.get(counts, name);
+        return typeof method === "function" ? method.bind(counts) : method;
+      }
+      const value = Reflect.get(target, name);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { store, counts };
+}
+
+function exchange(n: number): Message[] {
+  return [
+    { role: "user", content: `question ${n}`, at: AT },
+    {
+      role: "assistant",
+      content: `answer ${n}`,
+      at: AT,
+      extra: { stop_reason: "end_turn" },
+    },
+  ];
+}
+
+for (const kind of ["kv", "memory"] as const) {
+  Deno.test(`conversations (${kind}): a turn is one history read and one commit; another writer in between keeps the order`, async () => {
+    const dir = await Deno.makeTempDir({ prefix: "agentd-conv-" });
+    const inner = kind === "kv"
+      ? await openKvStore(join(dir, "store.kv"))
+      : new MemoryStore();
+    try {
+      const { store, counts } = counted(inner);
+      const here = new KvConversations(store, new GroupCommit(store));
+      // Another daemon sharing the store.
+      const there = new KvConversations(inner, new GroupCommit(inner));
+
+      for (let turn = 0; turn < 3; turn++) {
+        const reads = counts.reads;
+        const commits = counts.commits;
+        const history = await here.history("agent", "s1", 50);
+        assert.equal(history.length, turn * 2);
+        assert.equal(
+          await here.append("agent", "s1", exchange(turn)),
+          turn * 2 + 2,
+        );
+        assert.equal(counts.reads - reads, 1, `turn ${turn}: reads`);
+        assert.equal(counts.commits - commits, 1, `turn ${turn}: commits`);
+      }
+
+      // After this process read the history, another writer appends: the
+      // guessed version fails its check, and the append reads and retries.
+      await here.history("agent", "s1", 50);
+      assert.equal(await there.append("agent", "s1", exchange(100)), 8);
+      assert.equal(await here.append("agent", "s1", exchange(3)), 10);
+      // Twice in a row with no read in between: the commit's version is known.
+      assert.equal(await here.append("agent", "s1", exchange(4)), 12);
+
+      const all = await there.history("agent", "s1", 100);
+      assert.deepEqual(
+        all.map((m) => m.content),
+        [0, 1, 2, 100, 3, 4].flatMap((n) => [`question ${n}`, `answer ${n}`]),
+      );
+      assert.deepEqual(all[1].extra, { stop_reason: "end_turn" });
+      // A new session: its history says there is no record yet.
+      await here.history("agent", "s2", 50);
+      assert.equal(await here.append("agent", "s2", exchange(0)), 2);
+      assert.equal(await there.append("agent", "s2", exchange(1)), 4);
+      assert.equal((await here.history("agent", "s2", 10)).length, 4);
+    } finally {
+      await inner.close();
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
+
+Deno.test("conversations: extra fields round-trip as JSON; a malformed stored message is reported, not returned", async () => {
+  const store = new MemoryStore();
+  try {
+    const conversations = new KvConversations(store, new GroupCommit(store));
+    await conversations.append("agent", "s", [{
+      role: "user",
+      content: "hi",
+      at: AT,
+      extra: { from: "bob", nested: { n: 1, gone: undefined }, list: [1, "a"] },
+    }]);
+    const [stored] = await conversations.history("agent", "s", 10);
+    assert.deepEqual(stored.extra, {
+      from: "bob",
+      nested: { n: 1 },
+      list: [1, "a"],
+    });
+    await store.set(["m", "agent", "s", "000000000001"], {
+      role: "assistant",
+      content: 42,
+      at: AT,
+    });
+    await assert.rejects(
+      conversations.history("agent", "s", 10),
+      /stored conversation message is unreadable/,
+    );
+  } finally {
+    await store.close();
+  }
+});
