@@ -10,6 +10,9 @@ import {
 } from "../../platform/policy.ts";
 import { MemoryStore } from "../../platform/store_memory.ts";
 import { AuditTrail, redactArgs } from "../../tools/kit/audit.ts";
+import { Guard } from "../../tools/kit/guard.ts";
+import type { CallContext } from "../../tools/kit/mod.ts";
+import { capturedLog } from "../helpers.ts";
 
 const click: ToolFacts = {
   server: "desktop-control",
@@ -190,4 +193,48 @@ Deno.test("policy: audit records of calls ending together share commits, each st
   // One more after the burst is written too (no record waits for a next one).
   await trail.append(record(300));
   assert.equal((await trail.query({ limit: 10_000 })).length, 301);
+});
+
+Deno.test("policy: a call is answered without waiting for its audit commit; queries and shutdown flush it", async () => {
+  const store = new MemoryStore();
+  const commit = store.commit.bind(store);
+  const release = Promise.withResolvers<void>();
+  let held = 0;
+  store.commit = async (op) => {
+    held++;
+    await release.promise; // the disk is slow: no commit ends until released
+    return commit(op);
+  };
+  const { log } = capturedLog("info");
+  const guard = new Guard(store, log, PolicyConfig.parse({}));
+  const call: CallContext = {
+    signal: new AbortController().signal,
+    caller: {},
+    progress: () => Promise.resolve(),
+    log: () => Promise.resolve(),
+    sample: () => Promise.reject(new Error("no sampling here")),
+    elicit: () => Promise.reject(new Error("no elicitation here")),
+    releaseStream: () => {},
+  };
+  const result = await guard.run(
+    { ...click, server: "memory", tool: "search_memory", args: { q: "x" } },
+    call,
+    () => Promise.resolve({ content: [{ type: "text", text: "ok" }] }),
+  );
+  assert.equal(result.content[0].type, "text");
+  assert.equal(held, 1, "the record's commit is under way, not done");
+  let queried = false;
+  const query = guard.audit.query().then((records) => {
+    queried = true;
+    return records;
+  });
+  const flushed = guard.audit.flush();
+  await Promise.resolve();
+  assert.equal(queried, false, "a query waits for the queued record");
+  release.resolve();
+  await flushed;
+  const records = await query;
+  assert.equal(records.length, 1);
+  assert.equal(records[0].tool, "search_memory");
+  assert.equal(records[0].outcome, "ok");
 });

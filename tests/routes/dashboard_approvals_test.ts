@@ -168,9 +168,11 @@ Deno.test({
         textOf(secondResult),
         /operator \(dashboard\) declined memory\.store_memory.*"ask-memo-stores"/,
       );
-      assert.match(
-        await page.$eval("#approvals-state", (n) => n.textContent ?? ""),
-        /Denied: memory\.store_memory/,
+      // The page shows the outcome when its POST answers, which can come after
+      // the client's result: wait for it.
+      await page.waitForFunction(
+        `/Denied: memory\\.store_memory/.test(document.querySelector("#approvals-state")?.textContent ?? "")`,
+        { timeout: 15_000, polling: 100 },
       );
 
       // 3. Approve for session: this call and the session's next one run.

@@ -105,6 +105,11 @@ export class AuditTrail {
     private readonly clock: () => number = Date.now,
   ) {}
 
+  /**
+   * Queues the record and resolves once it is committed. Callers on a call's
+   * path do not wait for it (see `Guard.run`): the record joins the next
+   * group commit, `flush()` and `query()` wait for what is queued.
+   */
   async append(record: Omit<AuditRecord, "id" | "time">): Promise<void> {
     const now = this.clock();
     const time = new Date(now).toISOString();
@@ -150,6 +155,11 @@ export class AuditTrail {
     });
   }
 
+  /** Resolves once every record appended so far is committed (or failed). */
+  async flush(): Promise<void> {
+    while (this.#committing) await this.#committing;
+  }
+
   /** Deletes audit records and settled approvals older than the retention period. */
   async prune(now = this.clock()): Promise<number> {
     const cutoff = new Date(now - this.retentionDays() * 86_400_000)
@@ -177,6 +187,7 @@ export class AuditTrail {
 
   /** Records in time order, filtered. */
   async query(query: AuditQuery = {}): Promise<AuditRecord[]> {
+    await this.flush(); // a call answered before this query is in it
     const limit = Math.min(query.limit ?? 1000, 10_000);
     const found: AuditRecord[] = [];
     let cursor: string | undefined;

@@ -319,6 +319,8 @@ export class HostedServer {
         timeout_ms: timeoutMs,
       });
     }
+    // The audit records of the calls just drained are written before exit.
+    await this.guard?.audit.flush();
     if (wasRunning && this.#runtime?.stop) {
       try {
         await this.#runtime.stop();

@@ -168,7 +168,7 @@ export function createSdkServer(
         const parsed = entry.input.safeParse(args);
         if (!parsed.success) {
           host.countCall(name, false, 0);
-          await host.guard?.recordInvalid({
+          host.guard?.recordInvalid({
             server: spec.id,
             tool: name,
             args,
