@@ -108,3 +108,36 @@ Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heav
   );
   assert.deepEqual(heavy, []);
 });
+
+// Idle memory (bench/README.md): a daemon that never starts a browser or takes
+// a screenshot does not hold puppeteer-core or the npm image codecs.
+const LOADED_ON_FIRST_USE = ["puppeteer-core", "fast-png", "jpeg-js"];
+
+Deno.test("agentd serve loads puppeteer-core and the image codecs only on first use", async () => {
+  const entries = [
+    "main.ts",
+    "cli/serve.ts",
+    "cli/http_face.ts",
+    ...[
+      "gateway",
+      "browser-automation",
+      "extension-bridge",
+      "in-page",
+      "desktop-control",
+      "memory",
+      "platform-auth",
+    ].map((id) => `tools/${id}/mod.ts`),
+  ];
+  const loaded = new Set<string>();
+  for (const entry of entries) {
+    for (const specifier of await codeClosure(entry)) loaded.add(specifier);
+  }
+  assert.ok(
+    loaded.has(`${root}platform/browser.ts`),
+    "the graph walk reached the browser seam",
+  );
+  const npm = [...loaded].filter((s) =>
+    LOADED_ON_FIRST_USE.some((name) => s.startsWith(`npm:/${name}@`))
+  );
+  assert.deepEqual(npm, []);
+});
