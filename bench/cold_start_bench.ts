@@ -6,7 +6,9 @@
 //   floor:   a one-tool Deno server on the same SDK (what Deno + the SDK cost)
 // The first start of each is not counted (it fills Deno's transpile and V8
 // code caches and writes agentd's secret key). Prints p50/p95 and the ratio
-// agentd ÷ peer (goal ≤ 0.6).
+// agentd ÷ peer (goal ≤ 0.6). On Linux it also prints the whole-process CPU
+// (user + sys, from /usr/bin/time) of a start that reads EOF on stdin and
+// exits: steadier than wall time on a loaded machine.
 //
 //   deno run -A bench/cold_start_bench.ts        (BENCH_STARTS, default 15)
 
@@ -34,6 +36,8 @@ interface Variant {
   command: Command;
   samples: number[];
   tools: number;
+  /** Seconds of CPU (user + sys) per start, whole process. */
+  cpu: number[];
 }
 
 const variants: Variant[] = [
@@ -42,18 +46,21 @@ const variants: Variant[] = [
     command: agentdCommand(["mcp", "memory", "--data-dir", tempDir()]),
     samples: [],
     tools: 0,
+    cpu: [],
   },
   {
     label: "peer: server-memory (node)",
     command: peerCommand(join(tempDir(), "memory.jsonl")),
     samples: [],
     tools: 0,
+    cpu: [],
   },
   {
     label: "floor: one-tool Deno + SDK server",
     command: { command: DENO, args: ["run", "-A", FLOOR] },
     samples: [],
     tools: 0,
+    cpu: [],
   },
 ];
 
@@ -77,6 +84,30 @@ async function start(command: Command): Promise<[number, number]> {
   }
 }
 
+const CPU_STARTS = Number(Deno.env.get("BENCH_CPU_STARTS") ?? 8);
+const TIME = "/usr/bin/time";
+
+/** User + sys seconds of one start that reads EOF and exits, or undefined without /usr/bin/time. */
+async function cpuOfStart(command: Command): Promise<number | undefined> {
+  try {
+    await Deno.stat(TIME);
+  } catch {
+    return undefined;
+  }
+  const out = await new Deno.Command(TIME, {
+    args: ["-f", "cpu %U %S", command.command, ...command.args],
+    cwd: ROOT,
+    env: { ...Deno.env.toObject(), ...command.env },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  const match = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(
+    new TextDecoder().decode(out.stderr),
+  );
+  return match ? Number(match[1]) + Number(match[2]) : undefined;
+}
+
 try {
   for (const variant of variants) {
     const [, tools] = await start(variant.command);
@@ -85,6 +116,10 @@ try {
   }
   for (const variant of inTurn(variants, STARTS)) {
     variant.samples.push((await start(variant.command))[0]);
+  }
+  for (const variant of inTurn(variants, CPU_STARTS)) {
+    const seconds = await cpuOfStart(variant.command);
+    if (seconds !== undefined) variant.cpu.push(seconds);
   }
 } finally {
   cleanUp();
@@ -103,4 +138,8 @@ console.table(variants.map((v) => ({
   "min ms": ms(Math.min(...v.samples)),
   // Below 1: faster than the node peer.
   "÷ peer p50": (p50(v) / p50(peer)).toFixed(2),
+  "CPU s, median": v.cpu.length ? percentile(v.cpu, 50).toFixed(2) : "n/a",
+  "CPU ÷ peer": v.cpu.length && peer.cpu.length
+    ? (percentile(v.cpu, 50) / percentile(peer.cpu, 50)).toFixed(2)
+    : "n/a",
 })));

@@ -4,7 +4,6 @@
 
 import type { BaseConfig } from "../platform/config.ts";
 import type { ShutdownSignal } from "../platform/lifecycle.ts";
-import { jwtVerifier } from "../platform/jwt.ts";
 import type { Logger } from "../platform/log.ts";
 import type { Store } from "../platform/store.ts";
 import { VERSION } from "../platform/version.ts";
@@ -14,6 +13,7 @@ import type { A2AService } from "../agents/a2a/mod.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
 import { McpHttpEndpoint } from "../tools/kit/mcp_http.ts";
 import { shutdown, StartupError } from "./boot.ts";
+import { lazy } from "../platform/lazy.ts";
 
 export async function serveHttp(options: {
   hosts: HostedServer[];
@@ -40,6 +40,12 @@ export async function serveHttp(options: {
       }),
     ]),
   );
+  // jose loads only when JWTs are configured.
+  const jwt = base.jwt &&
+    (await lazy<typeof import("../platform/jwt.ts")>(
+      "../platform/jwt.ts",
+      import.meta.url,
+    )).jwtVerifier(base.jwt);
   const app = createApp({
     hosts,
     endpoints,
@@ -50,7 +56,7 @@ export async function serveHttp(options: {
     maxBodyBytes: base.max_body_bytes,
     token: base.token,
     agentTokens: base.agent_tokens,
-    jwt: base.jwt && jwtVerifier(base.jwt),
+    jwt,
     agents: options.agents,
     a2a: options.a2a,
     version: VERSION,

@@ -11,7 +11,8 @@ import {
 } from "./browser_discovery.ts";
 import { messageOf } from "./errors.ts";
 import type { Logger } from "./log.ts";
-import { type Browser, puppeteer } from "./puppeteer.ts";
+import type { Browser } from "./puppeteer.ts";
+import { lazy } from "./lazy.ts";
 import type { JsonValue } from "./store.ts";
 
 export { findBrowser, probeDebuggingPort };
@@ -208,6 +209,7 @@ export class BrowserConnection {
 
   async #attach(endpoint: DebuggingEndpoint): Promise<Browser> {
     try {
+      const { puppeteer } = await loadPuppeteer();
       const browser = await puppeteer.connect({
         browserWSEndpoint: endpoint.webSocketDebuggerUrl,
         defaultViewport: null, // leave the user's windows as they are
@@ -245,6 +247,7 @@ export class BrowserConnection {
     await Deno.mkdir(options.profileDir, { recursive: true });
     const root = Deno.build.os !== "windows" && Deno.uid() === 0;
     try {
+      const { puppeteer } = await loadPuppeteer();
       const browser = await puppeteer.launch({
         executablePath: executable,
         headless: options.headless,
@@ -382,4 +385,10 @@ export class BrowserConnection {
     }
     this.#options.log.info("browser_closed", { pid: this.#pid });
   }
+}
+
+// puppeteer-core loads on the first launch or attach: an idle daemon that
+// never starts a browser does not hold its module graph (bench/README.md).
+function loadPuppeteer(): Promise<typeof import("./puppeteer.ts")> {
+  return lazy("./puppeteer.ts", import.meta.url);
 }

@@ -4,7 +4,7 @@
 
 import { z } from "zod";
 import type { LogLevel } from "./log.ts";
-import { JwtConfig } from "./jwt.ts";
+import { JwtConfig } from "./jwt_config.ts";
 import {
   ConfigError,
   type ConfigSources,

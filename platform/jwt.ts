@@ -7,7 +7,9 @@ import { createRemoteJWKSet, errors, jwtVerify, SignJWT } from "jose";
 // The seam for jose: the platform-auth server verifies tokens with these.
 export { createRemoteJWKSet, decodeJwt, errors, jwtVerify } from "jose";
 export type { JWTPayload } from "jose";
-import { z } from "zod";
+// The config section lives apart so that validating a config file needs no jose.
+export { JwtConfig } from "./jwt_config.ts";
+import type { JwtConfig } from "./jwt_config.ts";
 
 const AGENT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 /** Asymmetric algorithms accepted from a JWKS; HS256 only with a shared secret. */
@@ -23,28 +25,6 @@ const JWKS_ALGORITHMS = [
   "ES512",
   "EdDSA",
 ];
-
-/** The daemon's `jwt` config section. */
-export const JwtConfig = z.strictObject({
-  secret: z.string().min(32, {
-    error: "expected at least 32 characters (an HS256 secret)",
-  }).optional()
-    .describe("HS256 secret JWTs are signed with"),
-  jwks_url: z.url({ protocol: /^https?$/ }).optional()
-    .describe("JWKS URL of the keys JWTs are signed with (RS/PS/ES/EdDSA)"),
-  issuer: z.string().min(1).optional()
-    .describe("Required `iss` claim"),
-  audience: z.string().min(1).optional()
-    .describe("Required `aud` claim"),
-  agent_claim: z.string().min(1).default("agent")
-    .describe("Claim naming the agent the caller is bound to"),
-}).refine(
-  (jwt) => (jwt.secret === undefined) !== (jwt.jwks_url === undefined),
-  {
-    error: "set exactly one of jwt.secret and jwt.jwks_url",
-  },
-);
-export type JwtConfig = z.output<typeof JwtConfig>;
 
 export type JwtCheck =
   | { ok: true; agent: string }

@@ -66,6 +66,20 @@ const FORBIDDEN_NPM = [
   "@a2a-js/sdk",
   // Only a postgres:// memory store needs the driver.
   "postgres",
+  // JWT verification: the config section is platform/jwt_config.ts.
+  "jose",
+  "jpeg-js",
+  "fast-png",
+];
+// Local modules that pull a heavy library or the daemon's HTTP side.
+const FORBIDDEN_LOCAL = [
+  "platform/jwt.ts",
+  "platform/oauth.ts",
+  "platform/puppeteer.ts",
+  "platform/browser.ts",
+  "platform/image_codec.ts",
+  "platform/store_pg.ts",
+  "tools/kit/mcp_http.ts",
 ];
 
 Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heavy libraries", async () => {
@@ -83,7 +97,8 @@ Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heav
     (path.startsWith("tools/") && !path.startsWith("tools/kit/") &&
       !path.startsWith("tools/memory/") && path !== "tools/registry.ts") ||
     ["cli/http_face.ts", "cli/agents.ts", "cli/serve.ts", "cli/doctor.ts"]
-      .includes(path)
+      .includes(path) ||
+    FORBIDDEN_LOCAL.includes(path)
   );
   assert.deepEqual(offending, []);
   const npm = [...loaded].filter((s) => s.startsWith("npm:"));
@@ -92,4 +107,37 @@ Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heav
     FORBIDDEN_NPM.some((name) => s.startsWith(`npm:/${name}@`))
   );
   assert.deepEqual(heavy, []);
+});
+
+// Idle memory (bench/README.md): a daemon that never starts a browser or takes
+// a screenshot does not hold puppeteer-core or the npm image codecs.
+const LOADED_ON_FIRST_USE = ["puppeteer-core", "fast-png", "jpeg-js"];
+
+Deno.test("agentd serve loads puppeteer-core and the image codecs only on first use", async () => {
+  const entries = [
+    "main.ts",
+    "cli/serve.ts",
+    "cli/http_face.ts",
+    ...[
+      "gateway",
+      "browser-automation",
+      "extension-bridge",
+      "in-page",
+      "desktop-control",
+      "memory",
+      "platform-auth",
+    ].map((id) => `tools/${id}/mod.ts`),
+  ];
+  const loaded = new Set<string>();
+  for (const entry of entries) {
+    for (const specifier of await codeClosure(entry)) loaded.add(specifier);
+  }
+  assert.ok(
+    loaded.has(`${root}platform/browser.ts`),
+    "the graph walk reached the browser seam",
+  );
+  const npm = [...loaded].filter((s) =>
+    LOADED_ON_FIRST_USE.some((name) => s.startsWith(`npm:/${name}@`))
+  );
+  assert.deepEqual(npm, []);
 });

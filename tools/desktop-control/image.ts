@@ -7,7 +7,7 @@ import {
   TJ,
   type TurboJpegLibrary,
 } from "../../ffi/turbojpeg.ts";
-import { encodeJpeg, encodePng } from "../../platform/image_codec.ts";
+import { lazy } from "../../platform/lazy.ts";
 import type { Frame } from "./desktop.ts";
 
 /** Packed BGRX pixels, 4 bytes each, rows without padding. */
@@ -180,13 +180,18 @@ export class ImageEncoder {
     return this.#turbo ? "libturbojpeg" : "jpeg-js";
   }
 
-  encode(pixels: Pixels, format: ImageFormat, quality: number): Uint8Array {
+  async encode(
+    pixels: Pixels,
+    format: ImageFormat,
+    quality: number,
+  ): Promise<Uint8Array> {
+    const turbo = this.#turbo;
+    if (format !== "png" && turbo && this.#handle) {
+      return this.#turboJpeg(turbo, this.#handle, pixels, quality);
+    }
+    const { encodeJpeg, encodePng } = await loadCodec();
     if (format === "png") {
       return encodePng(reorder(pixels, 3), pixels.width, pixels.height, 3);
-    }
-    const turbo = this.#turbo;
-    if (turbo && this.#handle) {
-      return this.#turboJpeg(turbo, this.#handle, pixels, quality);
     }
     return encodeJpeg(reorder(pixels, 4), pixels.width, pixels.height, quality);
   }
@@ -237,4 +242,10 @@ export class ImageEncoder {
     this.#turbo?.close();
     this.#turbo = undefined;
   }
+}
+
+// The npm codecs load on the first screenshot that needs them: an idle
+// daemon does not hold them (bench/README.md, idle memory).
+function loadCodec(): Promise<typeof import("../../platform/image_codec.ts")> {
+  return lazy("../../platform/image_codec.ts", import.meta.url);
 }

@@ -43,7 +43,7 @@ export const screenshot = tool({
       call,
       "screenshot",
       { region: region ?? null, format: chosen },
-      () => {
+      async () => {
         const screen = ctx.desktop.screen();
         const area: Region = region
           ? {
@@ -63,7 +63,7 @@ export const screenshot = tool({
           ctx.desktop.capture(area),
           ctx.config.max_long_side,
         );
-        const bytes = ctx.encoder.encode(
+        const bytes = await ctx.encoder.encode(
           pixels,
           chosen,
           ctx.config.jpeg_quality,

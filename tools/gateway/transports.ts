@@ -55,14 +55,17 @@ export async function openTransport(
     const passThroughAuth = target.passThroughAuth;
     return new StreamableHTTPClientTransport(new URL(target.url), {
       requestInit: { headers },
-      fetch: (input, init) => {
+      fetch: async (input, init) => {
         const authorization = passThroughAuth
           ? passThrough.getStore()
           : undefined;
-        if (authorization === undefined) return fetch(input, init);
-        const merged = new Headers(init?.headers);
-        merged.set("authorization", authorization);
-        return fetch(input, { ...init, headers: merged });
+        let sent = init;
+        if (authorization !== undefined) {
+          const merged = new Headers(init?.headers);
+          merged.set("authorization", authorization);
+          sent = { ...init, headers: merged };
+        }
+        return endsOnAbort(await fetch(input, sent), init?.signal ?? undefined);
       },
     });
   }
@@ -116,4 +119,21 @@ export async function withTimeout<T>(
   } finally {
     clearTimeout(timer);
   }
+}
+
+// An aborted fetch errors its body, but Deno 2.9 may keep the connection of
+// an SSE response open (bench/README.md, idle memory); cancelling the body
+// itself closes it. JSON answers are read whole and need no relay.
+function endsOnAbort(
+  response: Response,
+  signal: AbortSignal | undefined,
+): Response {
+  const body = response.body;
+  const sse = response.headers.get("content-type")?.startsWith(
+    "text/event-stream",
+  );
+  if (!body || !signal || !sse) return response;
+  const relay = new TransformStream<Uint8Array, Uint8Array>();
+  body.pipeTo(relay.writable, { signal }).catch(() => {});
+  return new Response(relay.readable, response);
 }
