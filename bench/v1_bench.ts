@@ -439,7 +439,7 @@ try {
       join(dir, "data"),
       "--config",
       config,
-    ]),
+    ], (Deno.env.get("BENCH_V1_DENO_FLAGS") ?? "").split(" ").filter(Boolean)),
     env: {
       OPENAI_BASE_URL: model.openaiBaseUrl,
       OPENAI_API_KEY: TEST_API_KEY,
