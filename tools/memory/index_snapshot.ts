@@ -23,7 +23,7 @@ type Section =
   | Uint32Array
   | Float32Array;
 
-export function encodeIndex(data: IndexData): Uint8Array {
+export function encodeIndex(data: IndexData): Uint8Array<ArrayBuffer> {
   const header: Header = {
     keys: data.keys,
     embedders: data.embedders,
