@@ -1,10 +1,13 @@
 // The binary form of a SearchIndex snapshot (IndexData): a small JSON header
 // (keys, terms, tags, embedders) followed by the typed-array sections, each
 // length-prefixed and 4-byte aligned. Little-endian, as Deno's platforms are.
+// The vector rows are not in it: they are stored as separate byte streams
+// (one per slab, `data.slabs[i].rows`) and read straight into the slab's wasm
+// memory. Decoded sections are views of the bytes, not copies.
 // A snapshot that does not parse is rebuilt from the entries by the caller.
 
 import type { IndexData } from "./search_index.ts";
-import type { SlabData } from "./search_vectors.ts";
+import { VectorSlab } from "./search_vectors.ts";
 
 const MAGIC = 0x31584d41; // "AMX1"
 
@@ -46,7 +49,7 @@ export function encodeIndex(data: IndexData): Uint8Array<ArrayBuffer> {
     data.postingOffsets,
     data.postingSlots,
     data.postingTfs,
-    ...data.slabs.flatMap((s) => [s.rows, s.slots, s.invNorms]),
+    ...data.slabs.flatMap((s) => [s.slots, s.invNorms]),
   ];
   let size = 4;
   for (const s of sections) size += 4 + pad(s.byteLength);
@@ -62,15 +65,19 @@ export function encodeIndex(data: IndexData): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-/** Throws on anything malformed; SearchIndex.fromData checks the parts agree. */
+/**
+ * Throws on anything malformed; SearchIndex.fromData checks the parts agree.
+ * Each slab's `rows` is a view of a prepared slab's memory, for the caller to
+ * fill with that slab's row bytes before SearchIndex.fromData.
+ */
 export function decodeIndex(bytes: Uint8Array<ArrayBuffer>): IndexData {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.byteLength < 8 || view.getUint32(0, true) !== MAGIC) {
     throw new Error("index snapshot: not a snapshot");
   }
   let at = 4;
-  /** A copy of the next section, so the snapshot's bytes can be dropped. */
-  const next = (): ArrayBuffer => {
+  /** The next section, as a view of `bytes`. */
+  const next = (): Uint8Array<ArrayBuffer> => {
     if (at + 4 > bytes.byteLength) throw new Error("index snapshot: truncated");
     const length = view.getUint32(at, true);
     const start = bytes.byteOffset + at + 4;
@@ -78,18 +85,28 @@ export function decodeIndex(bytes: Uint8Array<ArrayBuffer>): IndexData {
       throw new Error("index snapshot: truncated");
     }
     at += 4 + pad(length);
-    return bytes.buffer.slice(start, start + length);
+    return new Uint8Array(bytes.buffer, start, length);
   };
   const header = parseHeader(new TextDecoder().decode(next()));
+  // Sections start 4-byte aligned when `bytes` does (a fresh buffer); else copied.
+  const aligned = (section: Uint8Array<ArrayBuffer>, size: number) => {
+    if (section.byteLength % size) {
+      throw new Error("index snapshot: misaligned");
+    }
+    return section.byteOffset % 4 === 0
+      ? section
+      : new Uint8Array(section.buffer.slice(
+        section.byteOffset,
+        section.byteOffset + section.byteLength,
+      ));
+  };
   const u32 = () => {
-    const buffer = next();
-    if (buffer.byteLength % 4) throw new Error("index snapshot: misaligned");
-    return new Uint32Array(buffer);
+    const s = aligned(next(), 4);
+    return new Uint32Array(s.buffer, s.byteOffset, s.byteLength / 4);
   };
   const u16 = () => {
-    const buffer = next();
-    if (buffer.byteLength % 2) throw new Error("index snapshot: misaligned");
-    return new Uint16Array(buffer);
+    const s = aligned(next(), 2);
+    return new Uint16Array(s.buffer, s.byteOffset, s.byteLength / 2);
   };
   const data: IndexData = {
     keys: header.keys,
@@ -97,7 +114,7 @@ export function decodeIndex(bytes: Uint8Array<ArrayBuffer>): IndexData {
     tags: header.tags,
     terms: header.terms,
     lengths: u32(),
-    sensitive: new Uint8Array(next()),
+    sensitive: next(),
     embedderOf: u16(),
     tagOffsets: u32(),
     tagIds: u32(),
@@ -106,18 +123,29 @@ export function decodeIndex(bytes: Uint8Array<ArrayBuffer>): IndexData {
     postingTfs: u16(),
     slabs: [],
   };
-  for (const slab of header.slabs) {
-    const rows = new Int8Array(next());
+  for (const slabHeader of header.slabs) {
     const slots = u32();
-    const invNorms = new Float32Array(u32().buffer);
-    const part: SlabData = {
-      dim: slab.dim,
-      count: slab.count,
+    const norms = aligned(next(), 4);
+    const invNorms = new Float32Array(
+      norms.buffer,
+      norms.byteOffset,
+      norms.byteLength / 4,
+    );
+    const { slab, rows } = VectorSlab.prepare(
+      slabHeader.dim,
+      slabHeader.count,
+      slots,
+      invNorms,
+    );
+    data.slabs.push({
+      dim: slabHeader.dim,
+      count: slabHeader.count,
       rows,
       slots,
       invNorms,
-    };
-    data.slabs.push({ ...part, embedder: slab.embedder });
+      slab,
+      embedder: slabHeader.embedder,
+    });
   }
   if (at !== bytes.byteLength) {
     throw new Error("index snapshot: trailing bytes");

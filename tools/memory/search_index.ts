@@ -86,20 +86,28 @@ export interface IndexData {
 }
 
 export class SearchIndex {
-  #slotOf = new Map<string, number>();
+  /** key → slot; built on first use after a load (a start needs only #keys). */
+  #slotOfMap: Map<string, number> | null = new Map();
   #keys: string[] = [];
+  #live = new Uint8Array(16);
+  #count = 0;
   #free: number[] = [];
   #lengths = new Uint32Array(16);
   #sensitive = new Uint8Array(16);
   #embedderOf = new Uint16Array(16);
   #vectorRow = new Int32Array(16).fill(-1);
   #totalLength = 0;
-  /** Each slot's distinct term ids, to take it out of the postings. */
-  #docTerms = new Arena();
+  /** Each slot's distinct term ids, to take it out of the postings; derived on first use after a load. */
+  #docTermsArena: Arena | null = new Arena();
   #docTags = new Arena();
   #terms = new Dictionary();
-  #postSlots: Uint32Array[] = [];
-  #postTfs: Uint16Array[] = [];
+  /** A term's own postings once changed after a load; before that, its range of #base. */
+  #postSlots: (Uint32Array | undefined)[] = [];
+  #postTfs: (Uint16Array | undefined)[] = [];
+  /** The loaded snapshot's postings, one array for all terms (no object per term). */
+  #base: { offsets: Uint32Array; slots: Uint32Array; tfs: Uint16Array } | null =
+    null;
+  #termCount = 0;
   #df = new Uint32Array(16);
   #tags = new Dictionary();
   #tagCounts = new Uint32Array(16);
@@ -110,7 +118,7 @@ export class SearchIndex {
   #scratch = new Float64Array(0);
 
   get size(): number {
-    return this.#slotOf.size;
+    return this.#count;
   }
 
   /**
@@ -128,20 +136,22 @@ export class SearchIndex {
     this.#ensure(slot + 1);
     this.#slotOf.set(key, slot);
     this.#keys[slot] = key;
+    this.#live[slot] = 1;
+    this.#count++;
     const tokens = tokenize(text);
     const ids: number[] = [];
     for (const term of tokens) {
       const t = this.#terms.intern(term);
-      if (t === this.#postSlots.length) {
-        this.#postSlots.push(new Uint32Array(2));
-        this.#postTfs.push(new Uint16Array(2));
+      if (t === this.#termCount) {
+        this.#termCount++;
+        this.#postSlots[t] = new Uint32Array(2);
+        this.#postTfs[t] = new Uint16Array(2);
         this.#df = grown(this.#df, t + 1, (n) => new Uint32Array(n));
       }
       const size = this.#df[t];
-      let slots = this.#postSlots[t];
+      let [slots, tfs] = this.#own(t);
       // This document's postings are appended last, so a repeat is the last one.
       if (size > 0 && slots[size - 1] === slot) {
-        const tfs = this.#postTfs[t];
         if (tfs[size - 1] < MAX_TF) tfs[size - 1]++;
         continue;
       }
@@ -151,14 +161,14 @@ export class SearchIndex {
           size + 1,
           (n) => new Uint32Array(n),
         );
-        this.#postTfs[t] = grown(
-          this.#postTfs[t],
+        tfs = this.#postTfs[t] = grown(
+          tfs,
           size + 1,
           (n) => new Uint16Array(n),
         );
       }
       slots[size] = slot;
-      this.#postTfs[t][size] = 1;
+      tfs[size] = 1;
       this.#df[t] = size + 1;
       ids.push(t);
     }
@@ -193,10 +203,11 @@ export class SearchIndex {
     const slot = this.#slotOf.get(key);
     if (slot === undefined) return;
     this.#slotOf.delete(key);
+    this.#live[slot] = 0;
+    this.#count--;
     for (const t of this.#docTerms.get(slot)) {
       const last = this.#df[t] - 1;
-      const slots = this.#postSlots[t];
-      const tfs = this.#postTfs[t];
+      const [slots, tfs] = this.#own(t);
       const i = slots.subarray(0, last + 1).lastIndexOf(slot);
       slots[i] = slots[last];
       tfs[i] = tfs[last];
@@ -229,7 +240,20 @@ export class SearchIndex {
 
   /** Live entries' metadata, in slot order. */
   *metas(): Generator<[string, EntryMeta]> {
-    for (const [key, slot] of this.#slotOf) yield [key, this.#metaOf(slot)];
+    for (let slot = 0; slot < this.#keys.length; slot++) {
+      if (this.#live[slot]) yield [this.#keys[slot], this.#metaOf(slot)];
+    }
+  }
+
+  /** Keys of entries that are not sensitive and whose vector is not by `embedder`, in slot order. */
+  *staleKeys(embedder: string): Generator<string> {
+    const id = (this.#embedders.id(embedder) ?? -1) + 1;
+    for (let slot = 0; slot < this.#keys.length; slot++) {
+      if (
+        this.#live[slot] && !this.#sensitive[slot] &&
+        this.#embedderOf[slot] !== id
+      ) yield this.#keys[slot];
+    }
   }
 
   /** Entries carrying `tag`. */
@@ -255,7 +279,64 @@ export class SearchIndex {
     };
   }
 
+  get #slotOf(): Map<string, number> {
+    if (this.#slotOfMap) return this.#slotOfMap;
+    const map = new Map<string, number>();
+    for (let slot = 0; slot < this.#keys.length; slot++) {
+      if (this.#live[slot]) map.set(this.#keys[slot], slot);
+    }
+    return this.#slotOfMap = map;
+  }
+
+  get #docTerms(): Arena {
+    if (this.#docTermsArena) return this.#docTermsArena;
+    // Counting sort of the postings by slot.
+    const slots = this.#keys.length;
+    const offsets = new Uint32Array(slots + 1);
+    for (let t = 0; t < this.#termCount; t++) {
+      const [posting] = this.#view(t);
+      for (let i = 0; i < this.#df[t]; i++) offsets[posting[i] + 1]++;
+    }
+    for (let s = 0; s < slots; s++) offsets[s + 1] += offsets[s];
+    const fill = offsets.slice(0, slots);
+    const ids = new Uint32Array(offsets[slots]);
+    for (let t = 0; t < this.#termCount; t++) {
+      const [posting] = this.#view(t);
+      for (let i = 0; i < this.#df[t]; i++) ids[fill[posting[i]]++] = t;
+    }
+    return this.#docTermsArena = Arena.fromOffsets(offsets, ids);
+  }
+
+  /** A term's postings (slots, tfs; the first df[t] count), without copying. */
+  #view(t: number): [Uint32Array, Uint16Array] {
+    const slots = this.#postSlots[t];
+    const tfs = this.#postTfs[t];
+    if (slots && tfs) return [slots, tfs];
+    const base = this.#base;
+    if (!base) throw new Error(`search index: term ${t} has no postings`);
+    const [from, to] = [base.offsets[t], base.offsets[t + 1]];
+    return [base.slots.subarray(from, to), base.tfs.subarray(from, to)];
+  }
+
+  /** A term's postings as arrays of its own, copied out of #base on its first change. */
+  #own(t: number): [Uint32Array, Uint16Array] {
+    const slots = this.#postSlots[t];
+    const tfs = this.#postTfs[t];
+    if (slots && tfs) return [slots, tfs];
+    const [baseSlots, baseTfs] = this.#view(t);
+    const own: [Uint32Array, Uint16Array] = [
+      new Uint32Array(Math.max(2, baseSlots.length)),
+      new Uint16Array(Math.max(2, baseSlots.length)),
+    ];
+    own[0].set(baseSlots);
+    own[1].set(baseTfs);
+    this.#postSlots[t] = own[0];
+    this.#postTfs[t] = own[1];
+    return own;
+  }
+
   #ensure(slots: number): void {
+    this.#live = grown(this.#live, slots, (n) => new Uint8Array(n));
     this.#lengths = grown(this.#lengths, slots, (n) => new Uint32Array(n));
     this.#sensitive = grown(this.#sensitive, slots, (n) => new Uint8Array(n));
     this.#embedderOf = grown(
@@ -269,7 +350,7 @@ export class SearchIndex {
   }
 
   #lexical(terms: string[], limit: number): RankedKey[] {
-    const n = this.#slotOf.size;
+    const n = this.#count;
     if (limit === 0 || n === 0) return [];
     if (this.#scratch.length < this.#keys.length) {
       this.#scratch = new Float64Array(this.#keys.length * 2);
@@ -281,8 +362,7 @@ export class SearchIndex {
       const t = this.#terms.id(term);
       const df = t === undefined ? 0 : this.#df[t];
       if (t === undefined || df === 0) continue;
-      const slots = this.#postSlots[t];
-      const tfs = this.#postTfs[t];
+      const [slots, tfs] = this.#view(t);
       // Lucene's idf: always positive, so a term in most documents still counts a little.
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
       for (let i = 0; i < df; i++) {
@@ -322,7 +402,7 @@ export class SearchIndex {
     const slotMap = new Int32Array(this.#keys.length).fill(-1);
     const keys: string[] = [];
     for (let s = 0; s < this.#keys.length; s++) {
-      if (this.#slotOf.get(this.#keys[s]) === s) {
+      if (this.#live[s]) {
         slotMap[s] = keys.length;
         keys.push(this.#keys[s]);
       }
@@ -355,18 +435,18 @@ export class SearchIndex {
     }
     const terms: string[] = [];
     let postings = 0;
-    for (let t = 0; t < this.#terms.size; t++) postings += this.#df[t];
+    for (let t = 0; t < this.#termCount; t++) postings += this.#df[t];
     const postingSlots = new Uint32Array(postings);
     const postingTfs = new Uint16Array(postings);
     const offsets: number[] = [0];
     let at = 0;
-    for (let t = 0; t < this.#terms.size; t++) {
+    for (let t = 0; t < this.#termCount; t++) {
       const df = this.#df[t];
       if (df === 0) continue;
       terms.push(this.#terms.text[t]);
-      const slots = this.#postSlots[t];
+      const [slots, tfs] = this.#view(t);
       for (let i = 0; i < df; i++) postingSlots[at + i] = slotMap[slots[i]];
-      postingTfs.set(this.#postTfs[t].subarray(0, df), at);
+      postingTfs.set(tfs.subarray(0, df), at);
       at += df;
       offsets.push(at);
     }
@@ -406,10 +486,11 @@ export class SearchIndex {
       data.postingOffsets.length !== data.terms.length + 1 ||
       data.postingSlots.length !== data.postingTfs.length
     ) fail("section sizes disagree");
-    data.keys.forEach((key, slot) => index.#slotOf.set(key, slot));
-    if (index.#slotOf.size !== n) fail("duplicate keys");
     index.#keys = data.keys;
+    index.#slotOfMap = null;
+    index.#count = n;
     index.#ensure(Math.max(n, 16));
+    index.#live.fill(1, 0, n);
     index.#lengths.set(data.lengths);
     index.#sensitive.set(data.sensitive);
     index.#embedderOf.set(data.embedderOf);
@@ -429,34 +510,28 @@ export class SearchIndex {
     }
     index.#terms = Dictionary.of(data.terms);
     index.#df = new Uint32Array(Math.max(data.terms.length, 16));
-    const perDoc = new Uint32Array(n + 1);
     const offsets = data.postingOffsets;
     for (let t = 0; t < data.terms.length; t++) {
       const [from, to] = [offsets[t], offsets[t + 1]];
       if (to < from || to > data.postingSlots.length) {
         fail("postings out of range");
       }
-      index.#postSlots.push(data.postingSlots.subarray(from, to));
-      index.#postTfs.push(data.postingTfs.subarray(from, to));
       index.#df[t] = to - from;
-      for (let i = from; i < to; i++) {
-        const slot = data.postingSlots[i];
-        if (slot >= n) fail("posting slot out of range");
-        perDoc[slot + 1]++;
-      }
     }
-    // Each document's term list, derived from the postings (counting sort).
-    for (let s = 0; s < n; s++) perDoc[s + 1] += perDoc[s];
-    const fill = perDoc.slice(0, n);
-    const docTerms = new Uint32Array(perDoc[n]);
-    for (let t = 0; t < data.terms.length; t++) {
-      for (let i = offsets[t]; i < offsets[t + 1]; i++) {
-        docTerms[fill[data.postingSlots[i]]++] = t;
-      }
+    index.#base = {
+      offsets,
+      slots: data.postingSlots,
+      tfs: data.postingTfs,
+    };
+    index.#termCount = data.terms.length;
+    index.#postSlots.length = index.#termCount;
+    index.#postTfs.length = index.#termCount;
+    for (const slot of data.postingSlots) {
+      if (slot >= n) fail("posting slot out of range");
     }
-    index.#docTerms = Arena.fromOffsets(perDoc, docTerms);
+    index.#docTermsArena = null;
     for (const slabData of data.slabs) {
-      const slab = VectorSlab.fromData(slabData);
+      const slab = slabData.slab ?? VectorSlab.fromData(slabData);
       index.#slabs[slabData.embedder] = slab;
       for (let row = 0; row < slab.count; row++) {
         const slot = slab.slotOf(row);

@@ -110,6 +110,8 @@ export interface SlabData {
   rows: Int8Array;
   slots: Uint32Array;
   invNorms: Float32Array;
+  /** A slab `rows` already lives in (see VectorSlab.prepare): taken as it is. */
+  slab?: VectorSlab;
 }
 
 /** One embedder's int8 rows in wasm memory; removal moves the last row in. */
@@ -119,7 +121,7 @@ export class VectorSlab {
   #count = 0;
   /** row -> slot */
   #slots: Uint32Array = new Uint32Array(16);
-  #invNorms = new Float32Array(16);
+  #invNorms: Float32Array = new Float32Array(16);
   #memory = new WebAssembly.Memory({ initial: 1 });
   #dots = dotsKernel(this.#memory);
 
@@ -141,6 +143,29 @@ export class VectorSlab {
     slab.#invNorms = data.invNorms.slice();
     slab.#count = data.count;
     return slab;
+  }
+
+  /**
+   * A slab of `count` rows whose bytes the caller writes into `rows` (a view
+   * of its wasm memory), so a snapshot's rows are read into place, not copied.
+   */
+  static prepare(
+    dim: number,
+    count: number,
+    slots: Uint32Array,
+    invNorms: Float32Array,
+  ): { slab: VectorSlab; rows: Int8Array } {
+    const slab = new VectorSlab(dim);
+    if (slots.length !== count || invNorms.length !== count) {
+      throw new Error("vector slab: section sizes disagree");
+    }
+    // Room for the rows, a query and one score per row: no growth before the next add.
+    slab.#reserve(count * slab.stride + slab.stride * 2 + count * 4 + 16);
+    slab.#slots = slots;
+    slab.#invNorms = invNorms;
+    slab.#count = count;
+    const rows = new Int8Array(slab.#memory.buffer, 0, count * slab.stride);
+    return { slab, rows };
   }
 
   get count(): number {
@@ -236,7 +261,9 @@ export class VectorSlab {
     const have = this.#memory.buffer.byteLength;
     if (bytes <= have) return;
     const pages = Math.ceil((bytes - have) / 65536);
-    this.#memory.grow(Math.max(pages, Math.ceil(have / 65536 / 4)));
+    // A slab that starts empty grows by a quarter at least; a prepared one exactly.
+    const slack = have > 65536 ? Math.ceil(have / 65536 / 4) : 0;
+    this.#memory.grow(Math.max(pages, slack));
   }
 }
 

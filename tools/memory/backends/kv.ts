@@ -303,11 +303,9 @@ export class KvBackend implements MemoryBackend {
   ): Promise<StoredEntry[]> {
     const keys: StoreKey[] = [];
     outer: for (const [namespace, state] of this.#indexes.entries()) {
-      for (const [key, meta] of state.index.metas()) {
+      for (const key of state.index.staleKeys(embedder)) {
         if (keys.length >= limit) break outer;
-        if (!meta.sensitive && meta.embedder !== embedder) {
-          keys.push(["e", namespace, key]);
-        }
+        keys.push(["e", namespace, key]);
       }
     }
     const entries: StoredEntry[] = [];

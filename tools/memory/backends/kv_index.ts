@@ -14,6 +14,7 @@
 // Layout (beside kv_records.ts's):
 //   ["x", ns]             head of the saved snapshot (Head below)
 //   ["y", ns, id, i]      part i of snapshot `id`: base64 of ≤ PART_BYTES
+//   ["y", ns, id, "r", k, i]  part i of the vector rows of its slab k
 //   ["j", ns, key]        journal: id of the last write of `key` not yet in a snapshot
 
 import { Buffer } from "node:buffer";
@@ -38,7 +39,14 @@ import {
 
 /** Bump when the snapshot's binary form or meaning changes. */
 export const INDEX_FORMAT = 1;
-const PART_BYTES = 768 * 1024;
+/**
+ * Raw bytes per part: its base64 (60,000 characters) stays under the KV
+ * store's 60 KiB inline value, so a part is one KV row (no chunk lookup) and
+ * its text a young-generation string (no old-space growth while loading).
+ */
+const PART_BYTES = 45_000;
+/** Parts per commit when saving, and per getMany when loading. */
+const PARTS_PER_OP = 10;
 /** Journal rows that make a background save: max(MIN, entries × RATIO). */
 const SAVE_MIN = 1000;
 const SAVE_RATIO = 0.25;
@@ -47,6 +55,8 @@ const CLOSE_MIN = 100;
 /** A rebuilt namespace this large is saved right after the start. */
 const REBUILD_SAVE_MIN = 1000;
 const BATCH = 90;
+/** Snapshot parts read at once. */
+const READERS = 4;
 
 /** Tokenizer output on a fixed text: a change of stemmer, stop words or splitting changes it. */
 const PROBE = "The Runners were running quickly past 3 houses in Zürich on " +
@@ -60,6 +70,8 @@ const Head = z.object({
   id: z.string(),
   parts: z.number().int().min(0),
   bytes: z.number().int().min(0),
+  /** Bytes of each slab's vector rows, stored apart (see index_snapshot.ts). */
+  rows: z.array(z.number().int().min(0)),
   entries: z.number().int().min(0),
   saved_at: z.string(),
 });
@@ -186,16 +198,16 @@ export class IndexStore {
       }
     };
     try {
-      const blob = encodeIndex(state.index.export());
+      const data = state.index.export();
+      const blob = encodeIndex(data);
       const entries = state.index.size;
       const id = crypto.randomUUID();
-      const parts = Math.ceil(blob.length / PART_BYTES);
-      for (let i = 0; i < parts; i++) {
-        const part = blob.subarray(i * PART_BYTES, (i + 1) * PART_BYTES);
-        await this.#store.set(
-          ["y", namespace, id, i],
-          Buffer.from(part.buffer, part.byteOffset, part.byteLength)
-            .toString("base64"),
+      const parts = await this.#writeStream(["y", namespace, id], blob);
+      for (const [k, slab] of data.slabs.entries()) {
+        const rows = slab.rows;
+        await this.#writeStream(
+          ["y", namespace, id, "r", k],
+          new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength),
         );
       }
       const head: z.infer<typeof Head> = {
@@ -204,6 +216,7 @@ export class IndexStore {
         id,
         parts,
         bytes: blob.length,
+        rows: data.slabs.map((slab) => slab.rows.byteLength),
         entries,
         saved_at: new Date().toISOString(),
       };
@@ -295,27 +308,22 @@ export class IndexStore {
     if (head.tokenizer !== TOKENIZER_FINGERPRINT) {
       throw new Error("snapshot made with another tokenizer");
     }
-    const blob = new Uint8Array(head.bytes);
-    let at = 0;
-    for (let i = 0; i < head.parts; i += 8) {
-      const keys: StoreKey[] = [];
-      for (let j = i; j < Math.min(head.parts, i + 8); j++) {
-        keys.push(["y", namespace, head.id, j]);
-      }
-      for (const record of await this.#store.getMany(keys)) {
-        if (!record || typeof record.value !== "string") {
-          throw new Error("snapshot part missing");
-        }
-        const bytes = Buffer.from(record.value, "base64");
-        if (at + bytes.length > blob.length) {
-          throw new Error("snapshot parts longer than its head says");
-        }
-        blob.set(bytes, at);
-        at += bytes.length;
-      }
+    if (head.parts !== Math.ceil(head.bytes / PART_BYTES)) {
+      throw new Error("snapshot head disagrees with its size");
     }
-    if (at !== blob.length) throw new Error("snapshot truncated");
-    const index = SearchIndex.fromData(decodeIndex(blob));
+    const blob = new Uint8Array(head.bytes);
+    await this.#readStream(["y", namespace, head.id], blob);
+    const data = decodeIndex(blob);
+    if (data.slabs.length !== head.rows.length) {
+      throw new Error("snapshot head disagrees with its vector slabs");
+    }
+    for (const [k, slab] of data.slabs.entries()) {
+      if (slab.rows.byteLength !== head.rows[k]) {
+        throw new Error("snapshot head disagrees with its vector rows");
+      }
+      await this.#readStream(["y", namespace, head.id, "r", k], slab.rows);
+    }
+    const index = SearchIndex.fromData(data);
     if (index.size !== head.entries) {
       throw new Error("snapshot entry count disagrees with its head");
     }
@@ -337,6 +345,68 @@ export class IndexStore {
       if (entry) indexEntry(index, entry);
     }
     return indexes;
+  }
+
+  /** Writes `bytes` as base64 parts under `prefix`; returns how many. */
+  async #writeStream(prefix: StoreKey, bytes: Uint8Array): Promise<number> {
+    const parts = Math.ceil(bytes.length / PART_BYTES);
+    for (let first = 0; first < parts; first += PARTS_PER_OP) {
+      const mutations: Mutation[] = [];
+      for (let i = first; i < Math.min(parts, first + PARTS_PER_OP); i++) {
+        const part = bytes.subarray(i * PART_BYTES, (i + 1) * PART_BYTES);
+        mutations.push({
+          type: "set",
+          key: [...prefix, i],
+          value: Buffer.from(part.buffer, part.byteOffset, part.byteLength)
+            .toString("base64"),
+        });
+      }
+      const result = await this.#store.commit({ mutations });
+      if (!result.ok) throw new Error("snapshot part write refused");
+    }
+    return parts;
+  }
+
+  /** Reads the parts under `prefix` into `target`, which must be filled exactly. */
+  async #readStream(
+    prefix: StoreKey,
+    target: Uint8Array | Int8Array,
+  ): Promise<void> {
+    const parts = Math.ceil(target.byteLength / PART_BYTES);
+    const bytes = new Uint8Array(
+      target.buffer,
+      target.byteOffset,
+      target.byteLength,
+    );
+    // A few reads in flight: they overlap, and only their parts' text is held at once.
+    let next = 0;
+    const reader = async () => {
+      while (next < parts) {
+        const first = next;
+        next += PARTS_PER_OP;
+        const keys: StoreKey[] = [];
+        for (let i = first; i < Math.min(parts, first + PARTS_PER_OP); i++) {
+          keys.push([...prefix, i]);
+        }
+        const records = await this.#store.getMany(keys);
+        records.forEach((record, j) => decodePart(record?.value, first + j));
+      }
+    };
+    const decodePart = (value: unknown, i: number) => {
+      if (typeof value !== "string") throw new Error("snapshot part missing");
+      const expected = Math.min(PART_BYTES, bytes.length - i * PART_BYTES);
+      // Decoded straight into place: no buffer per part.
+      const into = bytes.subarray(i * PART_BYTES, i * PART_BYTES + expected);
+      let written = -1;
+      try {
+        const result = into.setFromBase64(value);
+        if (result.read === value.length) written = result.written;
+      } catch {
+        // Not base64: damaged.
+      }
+      if (written !== expected) throw new Error("snapshot part damaged");
+    };
+    await Promise.all(Array.from({ length: READERS }, reader));
   }
 
   async #rebuild(namespace: string): Promise<SearchIndex> {
