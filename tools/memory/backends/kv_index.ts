@@ -13,11 +13,10 @@
 //
 // Layout (beside kv_records.ts's):
 //   ["x", ns]             head of the saved snapshot (Head below)
-//   ["y", ns, id, i]      part i of snapshot `id`: base64 of ≤ PART_BYTES
+//   ["y", ns, id, i]      part i of snapshot `id` (kv_index_parts.ts)
 //   ["y", ns, id, "r", k, i]  part i of the vector rows of its slab k
 //   ["j", ns, key]        journal: id of the last write of `key` not yet in a snapshot
 
-import { Buffer } from "node:buffer";
 import { z } from "zod";
 import type { Logger } from "../../../platform/log.ts";
 import { messageOf } from "../../../platform/errors.ts";
@@ -28,7 +27,13 @@ import type {
   StoreKey,
 } from "../../../platform/store.ts";
 import { decodeIndex, encodeIndex } from "../index_snapshot.ts";
-import { SearchIndex, tokenize } from "../search_index.ts";
+import { SearchIndex } from "../search_index.ts";
+import {
+  partsOf,
+  readStream,
+  TOKENIZER_FINGERPRINT,
+  writeStream,
+} from "./kv_index_parts.ts";
 import type { StoredEntry } from "../model.ts";
 import { decodeEntry, listAll } from "./kv_records.ts";
 import {
@@ -39,14 +44,6 @@ import {
 
 /** Bump when the snapshot's binary form or meaning changes. */
 export const INDEX_FORMAT = 1;
-/**
- * Raw bytes per part: its base64 (60,000 characters) stays under the KV
- * store's 60 KiB inline value, so a part is one KV row (no chunk lookup) and
- * its text a young-generation string (no old-space growth while loading).
- */
-const PART_BYTES = 45_000;
-/** Parts per commit when saving, and per getMany when loading. */
-const PARTS_PER_OP = 10;
 /** Journal rows that make a background save: max(MIN, entries × RATIO). */
 const SAVE_MIN = 1000;
 const SAVE_RATIO = 0.25;
@@ -55,14 +52,6 @@ const CLOSE_MIN = 100;
 /** A rebuilt namespace this large is saved right after the start. */
 const REBUILD_SAVE_MIN = 1000;
 const BATCH = 90;
-/** Snapshot parts read at once. */
-const READERS = 4;
-
-/** Tokenizer output on a fixed text: a change of stemmer, stop words or splitting changes it. */
-const PROBE = "The Runners were running quickly past 3 houses in Zürich on " +
-  "2024-05-01; naïve résumés, don't stop! 東京タワー user.preferences/theme-dark " +
-  "analysis renovating relaxation I've hundred embedded";
-export const TOKENIZER_FINGERPRINT = fnv1a(tokenize(PROBE).join(" "));
 
 const Head = z.object({
   format: z.number(),
@@ -202,10 +191,11 @@ export class IndexStore {
       const blob = encodeIndex(data);
       const entries = state.index.size;
       const id = crypto.randomUUID();
-      const parts = await this.#writeStream(["y", namespace, id], blob);
+      const parts = await writeStream(this.#store, ["y", namespace, id], blob);
       for (const [k, slab] of data.slabs.entries()) {
         const rows = slab.rows;
-        await this.#writeStream(
+        await writeStream(
+          this.#store,
           ["y", namespace, id, "r", k],
           new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength),
         );
@@ -308,11 +298,11 @@ export class IndexStore {
     if (head.tokenizer !== TOKENIZER_FINGERPRINT) {
       throw new Error("snapshot made with another tokenizer");
     }
-    if (head.parts !== Math.ceil(head.bytes / PART_BYTES)) {
+    if (head.parts !== partsOf(head.bytes)) {
       throw new Error("snapshot head disagrees with its size");
     }
     const blob = new Uint8Array(head.bytes);
-    await this.#readStream(["y", namespace, head.id], blob);
+    await readStream(this.#store, ["y", namespace, head.id], blob);
     const data = decodeIndex(blob);
     if (data.slabs.length !== head.rows.length) {
       throw new Error("snapshot head disagrees with its vector slabs");
@@ -321,7 +311,11 @@ export class IndexStore {
       if (slab.rows.byteLength !== head.rows[k]) {
         throw new Error("snapshot head disagrees with its vector rows");
       }
-      await this.#readStream(["y", namespace, head.id, "r", k], slab.rows);
+      await readStream(
+        this.#store,
+        ["y", namespace, head.id, "r", k],
+        slab.rows,
+      );
     }
     const index = SearchIndex.fromData(data);
     if (index.size !== head.entries) {
@@ -345,68 +339,6 @@ export class IndexStore {
       if (entry) indexEntry(index, entry);
     }
     return indexes;
-  }
-
-  /** Writes `bytes` as base64 parts under `prefix`; returns how many. */
-  async #writeStream(prefix: StoreKey, bytes: Uint8Array): Promise<number> {
-    const parts = Math.ceil(bytes.length / PART_BYTES);
-    for (let first = 0; first < parts; first += PARTS_PER_OP) {
-      const mutations: Mutation[] = [];
-      for (let i = first; i < Math.min(parts, first + PARTS_PER_OP); i++) {
-        const part = bytes.subarray(i * PART_BYTES, (i + 1) * PART_BYTES);
-        mutations.push({
-          type: "set",
-          key: [...prefix, i],
-          value: Buffer.from(part.buffer, part.byteOffset, part.byteLength)
-            .toString("base64"),
-        });
-      }
-      const result = await this.#store.commit({ mutations });
-      if (!result.ok) throw new Error("snapshot part write refused");
-    }
-    return parts;
-  }
-
-  /** Reads the parts under `prefix` into `target`, which must be filled exactly. */
-  async #readStream(
-    prefix: StoreKey,
-    target: Uint8Array | Int8Array,
-  ): Promise<void> {
-    const parts = Math.ceil(target.byteLength / PART_BYTES);
-    const bytes = new Uint8Array(
-      target.buffer,
-      target.byteOffset,
-      target.byteLength,
-    );
-    // A few reads in flight: they overlap, and only their parts' text is held at once.
-    let next = 0;
-    const reader = async () => {
-      while (next < parts) {
-        const first = next;
-        next += PARTS_PER_OP;
-        const keys: StoreKey[] = [];
-        for (let i = first; i < Math.min(parts, first + PARTS_PER_OP); i++) {
-          keys.push([...prefix, i]);
-        }
-        const records = await this.#store.getMany(keys);
-        records.forEach((record, j) => decodePart(record?.value, first + j));
-      }
-    };
-    const decodePart = (value: unknown, i: number) => {
-      if (typeof value !== "string") throw new Error("snapshot part missing");
-      const expected = Math.min(PART_BYTES, bytes.length - i * PART_BYTES);
-      // Decoded straight into place: no buffer per part.
-      const into = bytes.subarray(i * PART_BYTES, i * PART_BYTES + expected);
-      let written = -1;
-      try {
-        const result = into.setFromBase64(value);
-        if (result.read === value.length) written = result.written;
-      } catch {
-        // Not base64: damaged.
-      }
-      if (written !== expected) throw new Error("snapshot part damaged");
-    };
-    await Promise.all(Array.from({ length: READERS }, reader));
   }
 
   async #rebuild(namespace: string): Promise<SearchIndex> {
@@ -523,12 +455,4 @@ export class IndexStore {
 
 function threshold(state: Namespace): number {
   return Math.max(SAVE_MIN, Math.ceil(state.index.size * SAVE_RATIO));
-}
-
-function fnv1a(text: string): string {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  }
-  return (hash >>> 0).toString(16).padStart(8, "0");
 }
