@@ -1,5 +1,6 @@
 // Memory server search latency at 10k (and, with BENCH_MEMORY_LARGE=1, 100k)
 // entries in one namespace, start time and memory at that size, and stores/s.
+// BENCH_MEMORY_MILLION=1 adds an in-process search run over 1M entries.
 //
 // The store is written in-process with the server's own KvBackend.put and
 // builtin embeddings, at the place `agentd mcp memory --data-dir <dir>` reads
@@ -10,11 +11,15 @@
 // Then `deno run -A main.ts mcp memory --data-dir <dir>` is driven over stdio
 // by the MCP SDK Client in this process:
 //   start          spawn → first tools/list answer; the server loads its
-//                  index behind that (memory_index_loaded log line)
+//                  index behind that (memory_index_loaded log line): index
+//                  ready is spawn → that line. Each size starts twice: from
+//                  the persisted index (saved when populate closed the
+//                  backend), then with its snapshot head deleted (rebuilt
+//                  from the entries, as every start did before)
+//   RSS            VmRSS once the index is ready, after the queries, and VmHWM
 //   search_memory  200 distinct 3-word queries (limit 10) after 20 warm-up
 //                  queries; p50/p95 of the client-side round trip
 //   one word       200 one-word queries, against the peer's search_nodes
-//   RSS            VmRSS/VmHWM after start and after the queries
 //   stores/s       2,000 sequential store_memory calls over stdio on an empty
 //                  store; 4 concurrent HTTP clients × 500 on `agentd serve`
 // Peer: @modelcontextprotocol/server-memory on Node with the same 10k notes
@@ -26,9 +31,12 @@
 //
 //   deno bench -A bench/memory_search_bench.ts
 //   BENCH_MEMORY_LARGE=1 deno bench -A bench/memory_search_bench.ts
+//   BENCH_MEMORY_MILLION=1 deno bench -A bench/memory_search_bench.ts
 
 import { join } from "node:path";
 import { z } from "zod";
+import { openKvStore } from "../platform/store_kv.ts";
+import { millionRun } from "./memory_million.ts";
 import { Client, StdioClientTransport } from "../platform/mcp_sdk.ts";
 import {
   agentdCommand,
@@ -56,6 +64,7 @@ import {
 } from "./bench_lib.ts";
 
 const LARGE = Deno.env.get("BENCH_MEMORY_LARGE") === "1";
+const MILLION = Deno.env.get("BENCH_MEMORY_MILLION") === "1";
 const SIZES = LARGE ? [10_000, 100_000] : [10_000];
 const QUERIES = 200;
 const WARMUP = 20;
@@ -72,7 +81,12 @@ const ToolResult = z.object({
 const Hits = z.object({ hits: z.array(z.unknown()) });
 const Entities = z.object({ entities: z.array(z.unknown()) });
 const ToolList = z.object({ tools: z.array(z.object({ name: z.string() })) });
-const IndexLoaded = z.object({ entries: z.number(), ms: z.number() });
+const IndexLoaded = z.object({
+  entries: z.number(),
+  ms: z.number(),
+  loaded: z.number().optional(),
+  rebuilt: z.number().optional(),
+});
 
 interface Server {
   label: string;
@@ -81,8 +95,10 @@ interface Server {
   /** Spawn → first tools/list answer. */
   startMs: number;
   /** From the memory_index_loaded log line. */
-  index?: { entries: number; ms: number; atMs: number };
+  index?: z.infer<typeof IndexLoaded> & { atMs: number };
   afterStart?: ProcessMemory;
+  /** Once the index is ready. */
+  afterIndex?: ProcessMemory;
 }
 
 function entries(count: number, seed = 42): Iterable<EntryInput> {
@@ -147,6 +163,37 @@ async function startStdio(label: string, cmd: Command): Promise<Server> {
     startMs,
     afterStart: memoryOf(pid),
   });
+}
+
+/** Waits for the memory_index_loaded line, then reads the RSS. */
+async function indexReady(server: Server): Promise<void> {
+  const deadline = performance.now() + START_TIMEOUT_MS;
+  while (!server.index) {
+    if (performance.now() > deadline) throw new Error("index never loaded");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  server.afterIndex = memoryOf(server.pid);
+}
+
+/** Deletes the index snapshot head, so the next start rebuilds from the entries. */
+async function dropSnapshot(dir: string): Promise<void> {
+  const kv = await openKvStore(join(dir, "store.kv"));
+  await kv.delete(["svc-memory", "entries", "x", NAMESPACE]);
+  await kv.close();
+}
+
+function startRow(server: Server, label: string): Record<string, string> {
+  const how = server.index?.loaded ? "loaded" : "rebuilt";
+  return {
+    server: label,
+    "start ms": server.startMs.toFixed(0),
+    "index ready ms": server.index
+      ? `${server.index.atMs.toFixed(0)} (${how}, load ${server.index.ms})`
+      : "?",
+    "RSS index ready MiB": mib(server.afterIndex?.rssKiB ?? NaN),
+    "RSS after queries MiB": mib(memoryOf(server.pid)?.rssKiB ?? NaN),
+    "peak MiB": mib(memoryOf(server.pid)?.hwmKiB ?? NaN),
+  };
 }
 
 function parseJson(line: string): unknown {
@@ -335,10 +382,28 @@ try {
         .toFixed(0),
       "store.kv MiB": fileMiB(join(dir, "store.kv")),
     });
+    // First a start that rebuilds (snapshot head removed), then one that loads the snapshot it saved.
+    await dropSnapshot(dir);
+    const rebuilding = await startStdio(
+      `agentd ${size / 1000}k rebuild`,
+      agentdCommand(["mcp", "memory", "--data-dir", dir]),
+    );
+    await indexReady(rebuilding);
+    await searchLatency(
+      "warm-up",
+      rebuilding,
+      threeWord.slice(0, 40),
+      "search_memory",
+    );
+    memories.push(
+      startRow(rebuilding, `agentd, ${size / 1000}k, no snapshot: rebuild`),
+    );
+    await rebuilding.client.close();
     const server = await startStdio(
       `agentd ${size / 1000}k`,
       agentdCommand(["mcp", "memory", "--data-dir", dir]),
     );
+    await indexReady(server);
     servers.set(size, server);
     latencies.push(
       await searchLatency(
@@ -369,22 +434,15 @@ try {
       memories.push({
         server: "peer: server-memory, 10k entities",
         "start ms": peer.startMs.toFixed(0),
-        "index load ms": "(none: reads the file per call)",
-        "RSS after start MiB": mib(peer.afterStart?.rssKiB ?? NaN),
+        "index ready ms": "(none: reads the file per call)",
+        "RSS index ready MiB": mib(peer.afterStart?.rssKiB ?? NaN),
         "RSS after queries MiB": mib(memoryOf(peer.pid)?.rssKiB ?? NaN),
         "peak MiB": mib(memoryOf(peer.pid)?.hwmKiB ?? NaN),
         "data MiB": `${fileMiB(file)} (JSONL)`,
       });
     }
     memories.push({
-      server: `agentd mcp memory, ${size / 1000}k entries`,
-      "start ms": server.startMs.toFixed(0),
-      "index load ms": server.index
-        ? `${server.index.ms} (logged at ${server.index.atMs.toFixed(0)})`
-        : "?",
-      "RSS after start MiB": mib(server.afterStart?.rssKiB ?? NaN),
-      "RSS after queries MiB": mib(memoryOf(server.pid)?.rssKiB ?? NaN),
-      "peak MiB": mib(memoryOf(server.pid)?.hwmKiB ?? NaN),
+      ...startRow(server, `agentd, ${size / 1000}k, persisted index`),
       "data MiB": `${fileMiB(join(dir, "store.kv"))} (store.kv)`,
     });
   }
@@ -412,6 +470,10 @@ console.table(latencies.map((l) => ({
   "max ms": ms(Math.max(...l.samples)),
   "results/query": l.results.toFixed(1),
 })));
+if (MILLION) {
+  console.log("\n1M entries, in process (SearchIndex, builtin embedder)");
+  console.table(await millionRun(threeWord));
+}
 console.log("\nStores");
 console.table(stores.map((s) => ({
   writer: s.label,

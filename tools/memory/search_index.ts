@@ -1,48 +1,19 @@
 // In-memory search over one namespace: BM25 over an incrementally maintained
-// inverted index, and exact cosine similarity over Float32 slabs scanned by a
-// tiny WebAssembly SIMD kernel (with a plain JS fallback).
+// inverted index, and exact cosine similarity over int8 vector slabs scanned
+// by a tiny WebAssembly SIMD kernel (with a plain JS fallback). Everything per
+// entry lives in typed arrays (no JS object per entry), and the whole index
+// exports to / imports from IndexData, which index_snapshot.ts persists.
 // Tokenizer: search_tokens.ts; vector slabs: search_vectors.ts.
 
 import type { Embedding, RankedKey, Rankings, SearchQuery } from "./model.ts";
 import { tokenize } from "./search_tokens.ts";
-import { unitScale, VectorSlab } from "./search_vectors.ts";
+import { quantiseRow, type SlabData, VectorSlab } from "./search_vectors.ts";
+import { Arena, Dictionary, grown } from "./index_arrays.ts";
+import { compareKeys, TopK } from "./index_rank.ts";
 
 export { indexText, queryTerms, tokenize } from "./search_tokens.ts";
 
 // ---- ranking helpers -----------------------------------------------------------
-
-/** Keeps the `limit` best (score desc, then key asc) of a stream of candidates. */
-class TopK {
-  #hits: { id: number; score: number }[] = [];
-  /** Once `limit` hits are kept, anything scoring below the worst of them is dropped at once. */
-  #floor = -Infinity;
-
-  constructor(readonly limit: number, readonly keyOf: (id: number) => string) {}
-
-  push(id: number, score: number): void {
-    if (this.limit === 0 || score < this.#floor) return;
-    this.#hits.push({ id, score });
-    if (this.#hits.length >= 2 * this.limit + 256) this.#prune();
-  }
-
-  result(): RankedKey[] {
-    this.#prune();
-    return this.#hits.map((h) => ({ key: this.keyOf(h.id), score: h.score }));
-  }
-
-  #prune(): void {
-    this.#hits.sort((a, b) =>
-      b.score - a.score || compareKeys(this.keyOf(a.id), this.keyOf(b.id))
-    );
-    if (this.#hits.length < this.limit) return;
-    this.#hits.length = this.limit;
-    this.#floor = this.#hits[this.limit - 1].score;
-  }
-}
-
-function compareKeys(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 /** Reciprocal rank fusion: score = Σ 1/(k + rank), rank 1-based, per ranking a key appears in. */
 export function fuse(
@@ -83,86 +54,148 @@ export function fuse(
 
 const K1 = 1.2;
 const B = 0.75;
+/** Term frequencies are kept as uint16; BM25 is flat long before that. */
+const MAX_TF = 65535;
 
-/** One term's postings: parallel growable arrays of slots and term frequencies. */
-interface Posting {
-  term: string;
-  slots: Uint32Array;
-  tfs: Uint32Array;
-  size: number;
+/** What an entry carries besides its text and vector, for list-by-tag and re-embedding. */
+export interface EntryMeta {
+  tags: string[];
+  sensitive: boolean;
+  embedder: string | null;
+}
+
+/** The whole index with live slots renumbered 0..n-1: what a snapshot holds. */
+export interface IndexData {
+  keys: string[];
+  lengths: Uint32Array;
+  sensitive: Uint8Array;
+  /** 0: no embedding; else 1 + index into `embedders`. */
+  embedderOf: Uint16Array;
+  embedders: string[];
+  tags: string[];
+  /** n + 1 offsets into tagIds. */
+  tagOffsets: Uint32Array;
+  tagIds: Uint32Array;
+  terms: string[];
+  /** terms + 1 offsets into postingSlots/postingTfs. */
+  postingOffsets: Uint32Array;
+  postingSlots: Uint32Array;
+  postingTfs: Uint16Array;
+  /** `embedder`: index into `embedders`. */
+  slabs: (SlabData & { embedder: number })[];
 }
 
 export class SearchIndex {
-  #slotOf = new Map<string, number>();
+  /** key → slot; built on first use after a load (a start needs only #keys). */
+  #slotOfMap: Map<string, number> | null = new Map();
   #keys: string[] = [];
-  #terms: (Posting[] | undefined)[] = [];
-  #lengths: number[] = [];
-  #vectors: ({ slab: VectorSlab; row: number } | undefined)[] = [];
+  #live = new Uint8Array(16);
+  #count = 0;
   #free: number[] = [];
-  #postings = new Map<string, Posting>();
-  #slabs = new Map<string, VectorSlab>();
+  #lengths = new Uint32Array(16);
+  #sensitive = new Uint8Array(16);
+  #embedderOf = new Uint16Array(16);
+  #vectorRow = new Int32Array(16).fill(-1);
   #totalLength = 0;
+  /** Each slot's distinct term ids, to take it out of the postings; derived on first use after a load. */
+  #docTermsArena: Arena | null = new Arena();
+  #docTags = new Arena();
+  #terms = new Dictionary();
+  /** A term's own postings once changed after a load; before that, its range of #base. */
+  #postSlots: (Uint32Array | undefined)[] = [];
+  #postTfs: (Uint16Array | undefined)[] = [];
+  /** The loaded snapshot's postings, one array for all terms (no object per term). */
+  #base: { offsets: Uint32Array; slots: Uint32Array; tfs: Uint16Array } | null =
+    null;
+  #termCount = 0;
+  #df = new Uint32Array(16);
+  #tags = new Dictionary();
+  #tagCounts = new Uint32Array(16);
+  #embedders = new Dictionary();
+  /** By embedder id. */
+  #slabs: (VectorSlab | undefined)[] = [];
   /** Per-slot BM25 accumulator, kept zeroed between searches. */
   #scratch = new Float64Array(0);
 
   get size(): number {
-    return this.#slotOf.size;
+    return this.#count;
   }
 
   /**
    * Adds or replaces `key`. Not indexed: a zero or non-finite vector, and one
    * whose length differs from the first vector of the same embedder.
    */
-  upsert(key: string, text: string, embedding: Embedding | null): void {
+  upsert(
+    key: string,
+    text: string,
+    embedding: Embedding | null,
+    meta: { tags?: readonly string[]; sensitive?: boolean } = {},
+  ): void {
     this.remove(key);
     const slot = this.#free.pop() ?? this.#keys.length;
+    this.#ensure(slot + 1);
     this.#slotOf.set(key, slot);
     this.#keys[slot] = key;
+    this.#live[slot] = 1;
+    this.#count++;
     const tokens = tokenize(text);
-    const postings: Posting[] = [];
+    const ids: number[] = [];
     for (const term of tokens) {
-      let p = this.#postings.get(term);
-      if (!p) {
-        p = {
-          term,
-          slots: new Uint32Array(2),
-          tfs: new Uint32Array(2),
-          size: 0,
-        };
-        this.#postings.set(term, p);
+      const t = this.#terms.intern(term);
+      if (t === this.#termCount) {
+        this.#termCount++;
+        this.#postSlots[t] = new Uint32Array(2);
+        this.#postTfs[t] = new Uint16Array(2);
+        this.#df = grown(this.#df, t + 1, (n) => new Uint32Array(n));
       }
+      const size = this.#df[t];
+      let [slots, tfs] = this.#own(t);
       // This document's postings are appended last, so a repeat is the last one.
-      if (p.size > 0 && p.slots[p.size - 1] === slot) {
-        p.tfs[p.size - 1]++;
+      if (size > 0 && slots[size - 1] === slot) {
+        if (tfs[size - 1] < MAX_TF) tfs[size - 1]++;
         continue;
       }
-      if (p.size === p.slots.length) {
-        p.slots = grow(p.slots);
-        p.tfs = grow(p.tfs);
-      }
-      p.slots[p.size] = slot;
-      p.tfs[p.size++] = 1;
-      postings.push(p);
-    }
-    this.#terms[slot] = postings;
-    this.#lengths[slot] = tokens.length;
-    this.#totalLength += tokens.length;
-    this.#vectors[slot] = undefined;
-    const scale = embedding && unitScale(embedding.vector);
-    if (embedding && scale) {
-      let slab = this.#slabs.get(embedding.embedder);
-      if (!slab) {
-        this.#slabs.set(
-          embedding.embedder,
-          slab = new VectorSlab(embedding.vector.length),
+      if (size === slots.length) {
+        slots = this.#postSlots[t] = grown(
+          slots,
+          size + 1,
+          (n) => new Uint32Array(n),
+        );
+        tfs = this.#postTfs[t] = grown(
+          tfs,
+          size + 1,
+          (n) => new Uint16Array(n),
         );
       }
-      if (slab.dim === embedding.vector.length) {
-        this.#vectors[slot] = {
-          slab,
-          row: slab.add(embedding.vector, scale, slot),
-        };
-      }
+      slots[size] = slot;
+      tfs[size] = 1;
+      this.#df[t] = size + 1;
+      ids.push(t);
+    }
+    this.#docTerms.set(slot, ids);
+    this.#lengths[slot] = tokens.length;
+    this.#totalLength += tokens.length;
+    this.#sensitive[slot] = meta.sensitive ? 1 : 0;
+    const tagIds = [...new Set(meta.tags ?? [])].map((tag) =>
+      this.#tags.intern(tag)
+    );
+    this.#tagCounts = grown(
+      this.#tagCounts,
+      this.#tags.size,
+      (n) => new Uint32Array(n),
+    );
+    for (const id of tagIds) this.#tagCounts[id]++;
+    this.#docTags.set(slot, tagIds);
+    this.#vectorRow[slot] = -1;
+    this.#embedderOf[slot] = 0;
+    if (!embedding) return;
+    const e = this.#embedders.intern(embedding.embedder);
+    this.#embedderOf[slot] = e + 1;
+    const row = quantiseRow(embedding.vector);
+    if (!row) return;
+    const slab = this.#slabs[e] ??= new VectorSlab(embedding.vector.length);
+    if (slab.dim === embedding.vector.length) {
+      this.#vectorRow[slot] = slab.add(row, slot);
     }
   }
 
@@ -170,26 +203,63 @@ export class SearchIndex {
     const slot = this.#slotOf.get(key);
     if (slot === undefined) return;
     this.#slotOf.delete(key);
-    for (const p of this.#terms[slot] ?? []) {
-      const i = p.slots.subarray(0, p.size).lastIndexOf(slot);
-      p.size--;
-      p.slots[i] = p.slots[p.size];
-      p.tfs[i] = p.tfs[p.size];
-      if (p.size === 0) this.#postings.delete(p.term);
+    this.#live[slot] = 0;
+    this.#count--;
+    for (const t of this.#docTerms.get(slot)) {
+      const last = this.#df[t] - 1;
+      const [slots, tfs] = this.#own(t);
+      const i = slots.subarray(0, last + 1).lastIndexOf(slot);
+      slots[i] = slots[last];
+      tfs[i] = tfs[last];
+      this.#df[t] = last;
     }
+    this.#docTerms.clear(slot);
+    for (const id of this.#docTags.get(slot)) this.#tagCounts[id]--;
+    this.#docTags.clear(slot);
     this.#totalLength -= this.#lengths[slot];
-    const vector = this.#vectors[slot];
-    if (vector) {
-      const moved = vector.slab.remove(vector.row);
-      const movedVector = moved === undefined
-        ? undefined
-        : this.#vectors[moved];
-      if (movedVector) movedVector.row = vector.row;
+    const row = this.#vectorRow[slot];
+    const slab = this.#slabs[this.#embedderOf[slot] - 1];
+    if (row >= 0 && slab) {
+      const moved = slab.remove(row);
+      if (moved !== undefined) this.#vectorRow[moved] = row;
     }
-    this.#terms[slot] = undefined;
-    this.#vectors[slot] = undefined;
+    this.#vectorRow[slot] = -1;
+    this.#embedderOf[slot] = 0;
     this.#keys[slot] = "";
     this.#free.push(slot);
+  }
+
+  has(key: string): boolean {
+    return this.#slotOf.has(key);
+  }
+
+  meta(key: string): EntryMeta | undefined {
+    const slot = this.#slotOf.get(key);
+    return slot === undefined ? undefined : this.#metaOf(slot);
+  }
+
+  /** Live entries' metadata, in slot order. */
+  *metas(): Generator<[string, EntryMeta]> {
+    for (let slot = 0; slot < this.#keys.length; slot++) {
+      if (this.#live[slot]) yield [this.#keys[slot], this.#metaOf(slot)];
+    }
+  }
+
+  /** Keys of entries that are not sensitive and whose vector is not by `embedder`, in slot order. */
+  *staleKeys(embedder: string): Generator<string> {
+    const id = (this.#embedders.id(embedder) ?? -1) + 1;
+    for (let slot = 0; slot < this.#keys.length; slot++) {
+      if (
+        this.#live[slot] && !this.#sensitive[slot] &&
+        this.#embedderOf[slot] !== id
+      ) yield this.#keys[slot];
+    }
+  }
+
+  /** Entries carrying `tag`. */
+  tagCount(tag: string): number {
+    const id = this.#tags.id(tag);
+    return id === undefined ? 0 : this.#tagCounts[id];
   }
 
   search(query: SearchQuery): Rankings {
@@ -200,8 +270,87 @@ export class SearchIndex {
     };
   }
 
+  #metaOf(slot: number): EntryMeta {
+    const e = this.#embedderOf[slot];
+    return {
+      tags: [...this.#docTags.get(slot)].map((id) => this.#tags.text[id]),
+      sensitive: this.#sensitive[slot] === 1,
+      embedder: e === 0 ? null : this.#embedders.text[e - 1],
+    };
+  }
+
+  get #slotOf(): Map<string, number> {
+    if (this.#slotOfMap) return this.#slotOfMap;
+    const map = new Map<string, number>();
+    for (let slot = 0; slot < this.#keys.length; slot++) {
+      if (this.#live[slot]) map.set(this.#keys[slot], slot);
+    }
+    return this.#slotOfMap = map;
+  }
+
+  get #docTerms(): Arena {
+    if (this.#docTermsArena) return this.#docTermsArena;
+    // Counting sort of the postings by slot.
+    const slots = this.#keys.length;
+    const offsets = new Uint32Array(slots + 1);
+    for (let t = 0; t < this.#termCount; t++) {
+      const [posting] = this.#view(t);
+      for (let i = 0; i < this.#df[t]; i++) offsets[posting[i] + 1]++;
+    }
+    for (let s = 0; s < slots; s++) offsets[s + 1] += offsets[s];
+    const fill = offsets.slice(0, slots);
+    const ids = new Uint32Array(offsets[slots]);
+    for (let t = 0; t < this.#termCount; t++) {
+      const [posting] = this.#view(t);
+      for (let i = 0; i < this.#df[t]; i++) ids[fill[posting[i]]++] = t;
+    }
+    return this.#docTermsArena = Arena.fromOffsets(offsets, ids);
+  }
+
+  /** A term's postings (slots, tfs; the first df[t] count), without copying. */
+  #view(t: number): [Uint32Array, Uint16Array] {
+    const slots = this.#postSlots[t];
+    const tfs = this.#postTfs[t];
+    if (slots && tfs) return [slots, tfs];
+    const base = this.#base;
+    if (!base) throw new Error(`search index: term ${t} has no postings`);
+    const [from, to] = [base.offsets[t], base.offsets[t + 1]];
+    return [base.slots.subarray(from, to), base.tfs.subarray(from, to)];
+  }
+
+  /** A term's postings as arrays of its own, copied out of #base on its first change. */
+  #own(t: number): [Uint32Array, Uint16Array] {
+    const slots = this.#postSlots[t];
+    const tfs = this.#postTfs[t];
+    if (slots && tfs) return [slots, tfs];
+    const [baseSlots, baseTfs] = this.#view(t);
+    const own: [Uint32Array, Uint16Array] = [
+      new Uint32Array(Math.max(2, baseSlots.length)),
+      new Uint16Array(Math.max(2, baseSlots.length)),
+    ];
+    own[0].set(baseSlots);
+    own[1].set(baseTfs);
+    this.#postSlots[t] = own[0];
+    this.#postTfs[t] = own[1];
+    return own;
+  }
+
+  #ensure(slots: number): void {
+    this.#live = grown(this.#live, slots, (n) => new Uint8Array(n));
+    this.#lengths = grown(this.#lengths, slots, (n) => new Uint32Array(n));
+    this.#sensitive = grown(this.#sensitive, slots, (n) => new Uint8Array(n));
+    this.#embedderOf = grown(
+      this.#embedderOf,
+      slots,
+      (n) => new Uint16Array(n),
+    );
+    const rows = this.#vectorRow.length;
+    this.#vectorRow = grown(this.#vectorRow, slots, (n) => new Int32Array(n));
+    this.#vectorRow.fill(-1, rows);
+  }
+
   #lexical(terms: string[], limit: number): RankedKey[] {
-    const n = this.#slotOf.size;
+    const n = this.#count;
     if (limit === 0 || n === 0) return [];
     if (this.#scratch.length < this.#keys.length) {
       this.#scratch = new Float64Array(this.#keys.length * 2);
@@ -210,13 +359,15 @@ export class SearchIndex {
     const touched: number[] = [];
     const avgLength = this.#totalLength / n || 1;
     for (const term of new Set(terms)) {
-      const p = this.#postings.get(term);
-      if (!p) continue;
+      const t = this.#terms.id(term);
+      const df = t === undefined ? 0 : this.#df[t];
+      if (t === undefined || df === 0) continue;
+      const [slots, tfs] = this.#view(t);
       // Lucene's idf: always positive, so a term in most documents still counts a little.
-      const idf = Math.log(1 + (n - p.size + 0.5) / (p.size + 0.5));
-      for (let i = 0; i < p.size; i++) {
-        const slot = p.slots[i];
-        const tf = p.tfs[i];
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      for (let i = 0; i < df; i++) {
+        const slot = slots[i];
+        const tf = tfs[i];
         if (scores[slot] === 0) touched.push(slot);
         const norm = K1 * (1 - B + B * this.#lengths[slot] / avgLength);
         scores[slot] += idf * tf * (K1 + 1) / (tf + norm);
@@ -232,25 +383,164 @@ export class SearchIndex {
 
   /** Only rows with positive similarity count as hits. */
   #vector(query: SearchQuery, limit: number): RankedKey[] {
-    const slab = query.embedder === undefined
+    const e = query.embedder === undefined
       ? undefined
-      : this.#slabs.get(query.embedder);
+      : this.#embedders.id(query.embedder);
+    const slab = e === undefined ? undefined : this.#slabs[e];
     const vector = query.vector;
-    const scale = vector && unitScale(vector);
-    if (!slab || !vector || !scale || vector.length !== slab.dim || !limit) {
-      return [];
-    }
-    const scores = slab.scores(vector, scale);
-    const top = new TopK(limit, (row) => this.#keys[slab.slots[row]]);
+    if (!slab || !vector || vector.length !== slab.dim || !limit) return [];
+    const scores = slab.scores(vector);
+    const top = new TopK(limit, (row) => this.#keys[slab.slotOf(row)]);
     for (let row = 0; row < scores.length; row++) {
       if (scores[row] > 0) top.push(row, scores[row]);
     }
     return top.result();
   }
-}
 
-function grow(array: Uint32Array): Uint32Array {
-  const bigger = new Uint32Array(array.length * 2);
-  bigger.set(array);
-  return bigger;
+  /** A compact copy of the index (live slots renumbered in slot order). */
+  export(): IndexData {
+    const slotMap = new Int32Array(this.#keys.length).fill(-1);
+    const keys: string[] = [];
+    for (let s = 0; s < this.#keys.length; s++) {
+      if (this.#live[s]) {
+        slotMap[s] = keys.length;
+        keys.push(this.#keys[s]);
+      }
+    }
+    const n = keys.length;
+    const live = (s: number) => slotMap[s] >= 0;
+    const pick = <T extends Uint32Array | Uint8Array | Uint16Array>(
+      from: T,
+      to: T,
+    ): T => {
+      for (let s = 0; s < slotMap.length; s++) {
+        if (live(s)) to[slotMap[s]] = from[s];
+      }
+      return to;
+    };
+    const tagMap = new Int32Array(this.#tags.size).fill(-1);
+    const tags: string[] = [];
+    for (let id = 0; id < this.#tags.size; id++) {
+      if (this.#tagCounts[id] > 0) {
+        tagMap[id] = tags.length;
+        tags.push(this.#tags.text[id]);
+      }
+    }
+    const tagOffsets = new Uint32Array(n + 1);
+    const tagIds: number[] = [];
+    for (let s = 0; s < slotMap.length; s++) {
+      if (!live(s)) continue;
+      for (const id of this.#docTags.get(s)) tagIds.push(tagMap[id]);
+      tagOffsets[slotMap[s] + 1] = tagIds.length;
+    }
+    const terms: string[] = [];
+    let postings = 0;
+    for (let t = 0; t < this.#termCount; t++) postings += this.#df[t];
+    const postingSlots = new Uint32Array(postings);
+    const postingTfs = new Uint16Array(postings);
+    const offsets: number[] = [0];
+    let at = 0;
+    for (let t = 0; t < this.#termCount; t++) {
+      const df = this.#df[t];
+      if (df === 0) continue;
+      terms.push(this.#terms.text[t]);
+      const [slots, tfs] = this.#view(t);
+      for (let i = 0; i < df; i++) postingSlots[at + i] = slotMap[slots[i]];
+      postingTfs.set(tfs.subarray(0, df), at);
+      at += df;
+      offsets.push(at);
+    }
+    const slabs: IndexData["slabs"] = [];
+    this.#slabs.forEach((slab, embedder) => {
+      if (slab && slab.count > 0) {
+        slabs.push({ ...slab.data(slotMap), embedder });
+      }
+    });
+    return {
+      keys,
+      lengths: pick(this.#lengths, new Uint32Array(n)),
+      sensitive: pick(this.#sensitive, new Uint8Array(n)),
+      embedderOf: pick(this.#embedderOf, new Uint16Array(n)),
+      embedders: [...this.#embedders.text],
+      tags,
+      tagOffsets,
+      tagIds: Uint32Array.from(tagIds),
+      terms,
+      postingOffsets: Uint32Array.from(offsets),
+      postingSlots,
+      postingTfs,
+      slabs,
+    };
+  }
+
+  /** The index `data` describes; throws when its parts disagree (a damaged snapshot). */
+  static fromData(data: IndexData): SearchIndex {
+    const index = new SearchIndex();
+    const n = data.keys.length;
+    const fail = (what: string) => {
+      throw new Error(`index snapshot: ${what}`);
+    };
+    if (
+      data.lengths.length !== n || data.sensitive.length !== n ||
+      data.embedderOf.length !== n || data.tagOffsets.length !== n + 1 ||
+      data.postingOffsets.length !== data.terms.length + 1 ||
+      data.postingSlots.length !== data.postingTfs.length
+    ) fail("section sizes disagree");
+    index.#keys = data.keys;
+    index.#slotOfMap = null;
+    index.#count = n;
+    index.#ensure(Math.max(n, 16));
+    index.#live.fill(1, 0, n);
+    index.#lengths.set(data.lengths);
+    index.#sensitive.set(data.sensitive);
+    index.#embedderOf.set(data.embedderOf);
+    for (let s = 0; s < n; s++) {
+      index.#totalLength += data.lengths[s];
+      if (data.embedderOf[s] > data.embedders.length) {
+        fail("embedder out of range");
+      }
+    }
+    index.#embedders = Dictionary.of(data.embedders);
+    index.#tags = Dictionary.of(data.tags);
+    index.#docTags = Arena.fromOffsets(data.tagOffsets, data.tagIds);
+    index.#tagCounts = new Uint32Array(Math.max(data.tags.length, 16));
+    for (const id of data.tagIds) {
+      if (id >= data.tags.length) fail("tag out of range");
+      index.#tagCounts[id]++;
+    }
+    index.#terms = Dictionary.of(data.terms);
+    index.#df = new Uint32Array(Math.max(data.terms.length, 16));
+    const offsets = data.postingOffsets;
+    for (let t = 0; t < data.terms.length; t++) {
+      const [from, to] = [offsets[t], offsets[t + 1]];
+      if (to < from || to > data.postingSlots.length) {
+        fail("postings out of range");
+      }
+      index.#df[t] = to - from;
+    }
+    index.#base = {
+      offsets,
+      slots: data.postingSlots,
+      tfs: data.postingTfs,
+    };
+    index.#termCount = data.terms.length;
+    index.#postSlots.length = index.#termCount;
+    index.#postTfs.length = index.#termCount;
+    for (const slot of data.postingSlots) {
+      if (slot >= n) fail("posting slot out of range");
+    }
+    index.#docTermsArena = null;
+    for (const slabData of data.slabs) {
+      const slab = slabData.slab ?? VectorSlab.fromData(slabData);
+      index.#slabs[slabData.embedder] = slab;
+      for (let row = 0; row < slab.count; row++) {
+        const slot = slab.slotOf(row);
+        if (slot >= n || data.embedderOf[slot] !== slabData.embedder + 1) {
+          fail("vector row out of range");
+        }
+        index.#vectorRow[slot] = row;
+      }
+    }
+    return index;
+  }
 }

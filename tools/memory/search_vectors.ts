@@ -1,5 +1,6 @@
-// Vector storage for SearchIndex: one embedder's unit vectors in a slab of
-// wasm memory, scanned by a tiny WebAssembly SIMD kernel (or a JS loop).
+// Vector storage for SearchIndex: one embedder's vectors as int8 rows (the
+// form they are stored in, see kv_records.ts quantise) in a slab of wasm
+// memory, scanned by a tiny WebAssembly SIMD kernel (or a JS loop).
 
 type DotsFn = (
   rows: number,
@@ -10,41 +11,42 @@ type DotsFn = (
 ) => void;
 
 /**
- * The kernel, assembled by hand from this WAT (v128 = f32x4, 8 floats per step):
+ * The kernel, assembled with wabt 1.0.37 (npm `wabt`, wat2wasm) from this WAT:
  *
  *   (module (import "e" "m" (memory 1))
  *    (func (export "dots") (param $rows i32) (param $query i32) (param $count i32)
  *                          (param $stride i32) (param $out i32)   ;; byte offsets/sizes
- *     (local $i i32) (local $a v128) (local $b v128)
- *     (block (loop
- *       (br_if 1 (i32.eqz (local.get $count)))
- *       (local.set $a (v128.const i64x2 0 0)) (local.set $b (v128.const i64x2 0 0))
- *       (local.set $i (i32.const 0))
- *       (loop
- *         (local.set $a (f32x4.add (local.get $a) (f32x4.mul (v128.load (local.get $rows))
- *           (v128.load (i32.add (local.get $query) (local.get $i))))))
- *         (local.set $b (f32x4.add (local.get $b) (f32x4.mul (v128.load offset=16 (local.get $rows))
- *           (v128.load offset=16 (i32.add (local.get $query) (local.get $i))))))
- *         (local.set $rows (i32.add (local.get $rows) (i32.const 32)))
- *         (br_if 0 (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 32)))
+ *     (local $i i32) (local $acc v128) (local $v v128) (local $q i32)
+ *     (block $done (loop $row
+ *       (br_if $done (i32.eqz (local.get $count)))
+ *       (local.set $acc (v128.const i64x2 0 0)) (local.set $i (i32.const 0))
+ *       (local.set $q (local.get $query))
+ *       (loop $inner                                   ;; 16 int8 × 16 int16 per step
+ *         (local.set $v (v128.load (local.get $rows)))
+ *         (local.set $acc (i32x4.add (local.get $acc) (i32x4.dot_i16x8_s
+ *           (i16x8.extend_low_i8x16_s (local.get $v)) (v128.load (local.get $q)))))
+ *         (local.set $acc (i32x4.add (local.get $acc) (i32x4.dot_i16x8_s
+ *           (i16x8.extend_high_i8x16_s (local.get $v)) (v128.load offset=16 (local.get $q)))))
+ *         (local.set $rows (i32.add (local.get $rows) (i32.const 16)))
+ *         (local.set $q (i32.add (local.get $q) (i32.const 32)))
+ *         (br_if $inner (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 16)))
  *           (local.get $stride))))
- *       (local.set $a (f32x4.add (local.get $a) (local.get $b)))
- *       (f32.store (local.get $out) (lane0 + lane1 + lane2 + lane3 of $a))
+ *       (i32.store (local.get $out) (lane0 + lane1 + lane2 + lane3 of $acc))
  *       (local.set $out (i32.add (local.get $out) (i32.const 4)))
  *       (local.set $count (i32.sub (local.get $count) (i32.const 1)))
- *       (br 0)))))
+ *       (br $row))))
  *
- * out[r] = Σ rows[r][i]·query[i] for r < count; stride % 32 == 0. It is about
- * 5× faster than the JS loop (memory bound: 100k × 256 floats in ~6 ms).
+ * out[r] = Σ rows[r][i]·query[i] (int8 rows, int16 query, int32 sums) for
+ * r < count; stride (bytes of a row) % 16 == 0.
  */
 const DOTS_WASM =
-  "0061736d0100000001090160057f7f7f7f7f000208010165016d02000103020100" +
-  "07080104646f747300000abd0101ba0102017f027b024003402002450d01fd0c00000000" +
-  "0000000000000000000000002106fd0c0000000000000000000000000000000021074100" +
-  "2105034020062000fd000400200120056afd000400fde601fde401210620072000fd0004" +
-  "10200120056afd000410fde601fde4012107200041206a2100200541206a22052003490d" +
-  "000b20062007fde401210620042006fd1f002006fd1f01922006fd1f02922006fd1f0392" +
-  "380200200441046a2104200241016b21020c000b0b0b";
+  "0061736d0100000001090160057f7f7f7f7f000208010165016d020001030201000708" +
+  "0104646f747300000aad0101aa0103017f027b017f024003402002450d01fd0c000000" +
+  "000000000000000000000000002106410021052001210803402000fd00040021072006" +
+  "2007fd87012008fd000400fdba01fdae01210620062007fd88012008fd000410fdba01" +
+  "fdae012106200041106a2100200841206a2108200541106a22052003490d000b200420" +
+  "06fd1b002006fd1b016a2006fd1b022006fd1b036a6a360200200441046a2104200241" +
+  "016b21020c000b0b0b";
 
 let dotsModule: WebAssembly.Module | null | undefined;
 
@@ -66,92 +68,207 @@ function dotsKernel(memory: WebAssembly.Memory): DotsFn {
       dots(rows, query, count, stride, out);
   }
   return (rows, query, count, stride, out) => {
-    const f = new Float32Array(memory.buffer);
-    const [dim, q, o] = [stride / 4, query / 4, out / 4];
-    for (let r = 0, base = rows / 4; r < count; r++, base += dim) {
+    const i8 = new Int8Array(memory.buffer);
+    const q = new Int16Array(memory.buffer, query, stride);
+    const o = new Int32Array(memory.buffer, out, count);
+    for (let r = 0, base = rows; r < count; r++, base += stride) {
       let s = 0;
-      for (let i = 0; i < dim; i++) s += f[base + i] * f[q + i];
-      f[o + r] = s;
+      for (let i = 0; i < stride; i++) s += i8[base + i] * q[i];
+      o[r] = s;
     }
   };
 }
 
-/** One embedder's unit vectors, row after row in wasm memory; removal moves the last row in. */
+/** A vector as the store keeps it: int8 components (max ±127) and 1/‖int8‖. */
+export interface Int8Row {
+  i8: Int8Array;
+  invNorm: number;
+}
+
+/** Symmetric int8 quantisation, as kv_records.ts stores vectors; null for zero or non-finite vectors. */
+export function quantiseRow(vector: Float32Array): Int8Row | null {
+  let max = 0;
+  for (let i = 0; i < vector.length; i++) {
+    max = Math.max(max, Math.abs(vector[i]));
+  }
+  if (!(max > 0) || !Number.isFinite(max)) return null;
+  const scale = max / 127;
+  const i8 = new Int8Array(vector.length);
+  let sum = 0;
+  for (let i = 0; i < vector.length; i++) {
+    i8[i] = Math.round(vector[i] / scale);
+    sum += i8[i] * i8[i];
+  }
+  return sum > 0 ? { i8, invNorm: 1 / Math.sqrt(sum) } : null;
+}
+
+/** The parts of a slab a snapshot holds (rows in row order). */
+export interface SlabData {
+  dim: number;
+  count: number;
+  /** count × stride bytes. */
+  rows: Int8Array;
+  slots: Uint32Array;
+  invNorms: Float32Array;
+  /** A slab `rows` already lives in (see VectorSlab.prepare): taken as it is. */
+  slab?: VectorSlab;
+}
+
+/** One embedder's int8 rows in wasm memory; removal moves the last row in. */
 export class VectorSlab {
+  /** Bytes per row: dim rounded up to the kernel's 16-byte step. */
   readonly stride: number;
+  #count = 0;
   /** row -> slot */
-  readonly slots: number[] = [];
+  #slots: Uint32Array = new Uint32Array(16);
+  #invNorms: Float32Array = new Float32Array(16);
   #memory = new WebAssembly.Memory({ initial: 1 });
   #dots = dotsKernel(this.#memory);
 
   constructor(readonly dim: number) {
-    this.stride = Math.ceil(dim / 8) * 8;
+    this.stride = Math.ceil(dim / 16) * 16;
   }
 
-  /** Writes `vector` times `scale` (see unitScale); returns its row. */
-  add(vector: Float32Array, scale: number, slot: number): number {
-    const row = this.slots.length;
-    this.#reserve((row + 1) * this.stride);
-    writeScaled(
-      new Float32Array(this.#memory.buffer, row * this.stride * 4, this.stride),
-      vector,
-      scale,
+  static fromData(data: SlabData): VectorSlab {
+    const slab = new VectorSlab(data.dim);
+    if (
+      data.rows.length !== data.count * slab.stride ||
+      data.slots.length !== data.count || data.invNorms.length !== data.count
+    ) {
+      throw new Error("vector slab: section sizes disagree");
+    }
+    slab.#reserve(data.rows.length);
+    new Int8Array(slab.#memory.buffer).set(data.rows);
+    slab.#slots = data.slots.slice();
+    slab.#invNorms = data.invNorms.slice();
+    slab.#count = data.count;
+    return slab;
+  }
+
+  /**
+   * A slab of `count` rows whose bytes the caller writes into `rows` (a view
+   * of its wasm memory), so a snapshot's rows are read into place, not copied.
+   */
+  static prepare(
+    dim: number,
+    count: number,
+    slots: Uint32Array,
+    invNorms: Float32Array,
+  ): { slab: VectorSlab; rows: Int8Array } {
+    const slab = new VectorSlab(dim);
+    if (slots.length !== count || invNorms.length !== count) {
+      throw new Error("vector slab: section sizes disagree");
+    }
+    // Room for the rows, a query and one score per row: no growth before the next add.
+    slab.#reserve(count * slab.stride + slab.stride * 2 + count * 4 + 16);
+    slab.#slots = slots;
+    slab.#invNorms = invNorms;
+    slab.#count = count;
+    const rows = new Int8Array(slab.#memory.buffer, 0, count * slab.stride);
+    return { slab, rows };
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  slotOf(row: number): number {
+    return this.#slots[row];
+  }
+
+  /** A copy of the live rows, for a snapshot; `slotMap` renumbers slots. */
+  data(slotMap: Int32Array): SlabData {
+    const count = this.#count;
+    const slots = new Uint32Array(count);
+    for (let r = 0; r < count; r++) slots[r] = slotMap[this.#slots[r]];
+    return {
+      dim: this.dim,
+      count,
+      rows: new Int8Array(this.#memory.buffer, 0, count * this.stride).slice(),
+      slots,
+      invNorms: this.#invNorms.slice(0, count),
+    };
+  }
+
+  /** Appends `row` for `slot`; returns its row number. */
+  add(row: Int8Row, slot: number): number {
+    const at = this.#count;
+    this.#reserve((at + 1) * this.stride);
+    const bytes = new Int8Array(
+      this.#memory.buffer,
+      at * this.stride,
+      this.stride,
     );
-    this.slots.push(slot);
-    return row;
+    bytes.set(row.i8);
+    bytes.fill(0, row.i8.length);
+    if (at === this.#slots.length) {
+      this.#slots = growU32(this.#slots);
+      const norms = new Float32Array(this.#invNorms.length * 2);
+      norms.set(this.#invNorms);
+      this.#invNorms = norms;
+    }
+    this.#slots[at] = slot;
+    this.#invNorms[at] = row.invNorm;
+    this.#count++;
+    return at;
   }
 
   /** Returns the slot whose row moved into `row`, if any. */
   remove(row: number): number | undefined {
-    const last = this.slots.length - 1;
-    const moved = this.slots.pop();
-    if (row === last || moved === undefined) return undefined;
-    const f = new Float32Array(this.#memory.buffer);
-    f.copyWithin(
+    const last = --this.#count;
+    if (row === last) return undefined;
+    new Int8Array(this.#memory.buffer).copyWithin(
       row * this.stride,
       last * this.stride,
       (last + 1) * this.stride,
     );
-    this.slots[row] = moved;
-    return moved;
+    this.#slots[row] = this.#slots[last];
+    this.#invNorms[row] = this.#invNorms[last];
+    return this.#slots[row];
   }
 
-  /** Cosine similarity of every row with `query` (a view, valid until the next call). */
-  scores(query: Float32Array, scale: number): Float32Array {
-    const count = this.slots.length;
+  /** Cosine similarity of every row with `query` (a fresh array, one per row). */
+  scores(query: Float32Array): Float32Array {
+    const count = this.#count;
+    const out = new Float32Array(count);
+    let max = 0;
+    for (let i = 0; i < query.length; i++) {
+      max = Math.max(max, Math.abs(query[i]));
+    }
+    if (count === 0 || !(max > 0) || !Number.isFinite(max)) return out;
+    // int8 × int16 sums must stay within int32 over the whole row.
+    const top = Math.min(32767, Math.floor(0x7fffffff / (this.stride * 127)));
     const queryAt = count * this.stride;
-    this.#reserve(queryAt + this.stride + count);
-    writeScaled(
-      new Float32Array(this.#memory.buffer, queryAt * 4, this.stride),
-      query,
-      scale,
-    );
-    const outAt = queryAt + this.stride;
-    this.#dots(0, queryAt * 4, count, this.stride * 4, outAt * 4);
-    return new Float32Array(this.#memory.buffer, outAt * 4, count);
+    const outAt = queryAt + this.stride * 2;
+    this.#reserve(outAt + count * 4);
+    const q = new Int16Array(this.#memory.buffer, queryAt, this.stride);
+    let sum = 0;
+    for (let i = 0; i < query.length; i++) {
+      q[i] = Math.round(query[i] / max * top);
+      sum += q[i] * q[i];
+    }
+    q.fill(0, query.length);
+    if (sum === 0) return out;
+    this.#dots(0, queryAt, count, this.stride, outAt);
+    const dots = new Int32Array(this.#memory.buffer, outAt, count);
+    const inv = 1 / Math.sqrt(sum);
+    for (let r = 0; r < count; r++) out[r] = dots[r] * this.#invNorms[r] * inv;
+    return out;
   }
 
-  #reserve(floats: number): void {
+  #reserve(bytes: number): void {
+    // Query and output follow the rows: keep room for them (queryAt/outAt are 16-aligned).
     const have = this.#memory.buffer.byteLength;
-    if (floats * 4 <= have) return;
-    const pages = Math.ceil((floats * 4 - have) / 65536);
-    this.#memory.grow(Math.max(pages, Math.ceil(have / 65536 / 2)));
+    if (bytes <= have) return;
+    const pages = Math.ceil((bytes - have) / 65536);
+    // A slab that starts empty grows by a quarter at least; a prepared one exactly.
+    const slack = have > 65536 ? Math.ceil(have / 65536 / 4) : 0;
+    this.#memory.grow(Math.max(pages, slack));
   }
 }
 
-/** 1/‖vector‖, or null for a zero vector (it can match nothing) or one holding NaN/Infinity. */
-export function unitScale(vector: Float32Array): number | null {
-  let sum = 0;
-  for (let i = 0; i < vector.length; i++) sum += vector[i] * vector[i];
-  return sum > 0 && Number.isFinite(sum) ? 1 / Math.sqrt(sum) : null;
-}
-
-/** Copies `vector` × `scale` into `target`, zero-padding the rest. */
-function writeScaled(
-  target: Float32Array,
-  vector: Float32Array,
-  scale: number,
-): void {
-  for (let i = 0; i < vector.length; i++) target[i] = vector[i] * scale;
-  target.fill(0, vector.length);
+export function growU32(array: Uint32Array, min = 0): Uint32Array {
+  const bigger = new Uint32Array(Math.max(array.length * 2, min, 16));
+  bigger.set(array);
+  return bigger;
 }

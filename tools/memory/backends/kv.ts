@@ -1,10 +1,11 @@
 // MemoryBackend over the platform Store (a Deno KV file, or remote KV over KV
 // Connect, which is just another KvStore). Search runs on in-memory indexes
-// built at open and kept in sync by this process's writes, so writes by other
-// processes sharing a remote KV are seen by search only after a restart.
+// loaded at open (from persisted snapshots, kv_index.ts) and kept in sync by
+// this process's writes, so writes by other processes sharing a remote KV
+// are seen by search only after a restart.
 //
-// Record layout: kv_records.ts; indexes and write queue:
-// kv_namespaces.ts; conversations: kv_conversations.ts.
+// Record layout: kv_records.ts; indexes: kv_namespaces.ts, persisted by
+// kv_index.ts; conversations: kv_conversations.ts.
 
 import type { Logger } from "../../../platform/log.ts";
 import {
@@ -16,6 +17,7 @@ import {
 import { EntryNotFound, type ListQuery, type MemoryBackend } from "./port.ts";
 import { KvConversations } from "./kv_conversations.ts";
 import { NamespaceIndexes } from "./kv_namespaces.ts";
+import { IndexStore, journalMutation, newWriteId } from "./kv_index.ts";
 import { GroupCommit } from "./kv_group_commit.ts";
 import {
   countOf,
@@ -51,6 +53,7 @@ export class KvBackend implements MemoryBackend {
   readonly kind: string;
   #store: Store;
   #indexes = new NamespaceIndexes();
+  #persisted: IndexStore;
   #writes: GroupCommit;
   #conversations: KvConversations;
 
@@ -58,13 +61,15 @@ export class KvBackend implements MemoryBackend {
     this.#store = store;
     this.#writes = new GroupCommit(store);
     this.#conversations = new KvConversations(store, this.#writes);
+    this.#persisted = new IndexStore(store, this.#indexes, options.logger);
     this.kind = options.kind ?? "local";
   }
 
   /**
-   * Opens the backend and indexes every entry (one SearchIndex per
-   * namespace). The backend owns `store`: close() closes it (closing a
-   * scoped view leaves the underlying store open).
+   * Opens the backend and loads every namespace's index (one SearchIndex per
+   * namespace) from its snapshot plus journal, or rebuilds it from the
+   * entries (kv_index.ts). The backend owns `store`: close() closes it
+   * (closing a scoped view leaves the underlying store open).
    */
   static async open(
     store: Store,
@@ -72,28 +77,17 @@ export class KvBackend implements MemoryBackend {
   ): Promise<KvBackend> {
     const backend = new KvBackend(store, options);
     const started = performance.now();
-    let entries = 0;
-    for await (const record of listAll(store, ["e"])) {
-      const [, namespace, key] = record.key;
-      if (typeof namespace !== "string" || typeof key !== "string") continue;
-      try {
-        backend.#indexes.track(decodeEntry(namespace, key, record.value));
-        entries++;
-      } catch (error) {
-        // One bad record must not keep the server down; get() still reports it.
-        options.logger?.warn("memory_entry_unreadable", {
-          namespace,
-          entry: key,
-          error,
-        });
-      }
-    }
+    const report = await backend.#persisted.load();
     options.logger?.info("memory_index_loaded", {
-      namespaces: backend.#indexes.size,
-      entries,
+      ...report,
       ms: Math.round(performance.now() - started),
     });
     return backend;
+  }
+
+  /** Saves the namespace's index snapshot now (tests, benches); false if another process saved one. */
+  saveIndex(namespace: string): Promise<boolean> {
+    return this.#persisted.save(namespace);
   }
 
   async get(namespace: string, key: string): Promise<StoredEntry | null> {
@@ -130,6 +124,7 @@ export class KvBackend implements MemoryBackend {
     const { namespace: ns, key } = entry;
     const entryKey: StoreKey = ["e", ns, key];
     const counterKey: StoreKey = ["n", ns];
+    const writeId = newWriteId();
     return await this.#writes.write({
       // The tag rows too: read with the batch and checked, the commit need not re-read them.
       reads: [entryKey, counterKey, ...tags.map((tag) => ["t", ns, tag, key])],
@@ -148,7 +143,7 @@ export class KvBackend implements MemoryBackend {
           value: kept
             ? encodeEntry({ ...written, created_at: old.created_at })
             : record,
-        }];
+        }, journalMutation(ns, key, writeId)];
         if (current === null) {
           mutations.push({
             type: "set",
@@ -174,7 +169,7 @@ export class KvBackend implements MemoryBackend {
         return {
           result: old,
           mutations,
-          applied: () => this.#indexes.track(stored),
+          applied: () => this.#indexes.track(stored, writeId),
         };
       },
     });
@@ -183,6 +178,7 @@ export class KvBackend implements MemoryBackend {
   delete(namespace: string, key: string): Promise<boolean> {
     const entryKey: StoreKey = ["e", namespace, key];
     const counterKey: StoreKey = ["n", namespace];
+    const writeId = newWriteId();
     return this.#writes.write({
       reads: [entryKey, counterKey],
       plan: (view) => {
@@ -192,6 +188,7 @@ export class KvBackend implements MemoryBackend {
         const count = countValue(view.get(counterKey)) - 1;
         const mutations: Mutation[] = [
           { type: "delete", key: entryKey },
+          journalMutation(namespace, key, writeId),
           count > 0
             ? { type: "set", key: counterKey, value: count }
             : { type: "delete", key: counterKey },
@@ -203,7 +200,7 @@ export class KvBackend implements MemoryBackend {
         return {
           result: true,
           mutations,
-          applied: () => this.#indexes.untrack(namespace, key),
+          applied: () => this.#indexes.untrack(namespace, key, writeId),
         };
       },
     });
@@ -247,7 +244,7 @@ export class KvBackend implements MemoryBackend {
     cursor: ListCursor | null,
   ): Promise<EntryPage> {
     const state = this.#indexes.get(namespace);
-    const count = (tag: string) => state?.tagCounts.get(tag) ?? 0;
+    const count = (tag: string) => state?.index.tagCount(tag) ?? 0;
     const walk = cursor?.tag ??
       tags.reduce((best, tag) => count(tag) < count(best) ? tag : best);
     const prefix: StoreKey = ["t", namespace, walk];
@@ -263,7 +260,7 @@ export class KvBackend implements MemoryBackend {
       const full = page.entries.findIndex((row) => {
         const key = row.key[3];
         if (typeof key !== "string") return false;
-        const meta = state?.meta.get(key);
+        const meta = state?.index.meta(key);
         if (!meta || others.every((tag) => meta.tags.includes(tag))) {
           keys.push(key);
         }
@@ -322,11 +319,9 @@ export class KvBackend implements MemoryBackend {
   ): Promise<StoredEntry[]> {
     const keys: StoreKey[] = [];
     outer: for (const [namespace, state] of this.#indexes.entries()) {
-      for (const [key, meta] of state.meta) {
+      for (const key of state.index.staleKeys(embedder)) {
         if (keys.length >= limit) break outer;
-        if (!meta.sensitive && meta.embedder !== embedder) {
-          keys.push(["e", namespace, key]);
-        }
+        keys.push(["e", namespace, key]);
       }
     }
     const entries: StoredEntry[] = [];
@@ -348,6 +343,7 @@ export class KvBackend implements MemoryBackend {
     embedding: StoredEntry["embedding"],
   ): Promise<void> {
     const entryKey: StoreKey = ["e", namespace, key];
+    const writeId = newWriteId();
     return this.#writes.write({
       reads: [entryKey],
       plan: (view) => {
@@ -368,8 +364,8 @@ export class KvBackend implements MemoryBackend {
             type: "set",
             key: entryKey,
             value,
-          }],
-          applied: () => this.#indexes.track(updated),
+          }, journalMutation(namespace, key, writeId)],
+          applied: () => this.#indexes.track(updated, writeId),
         };
       },
     });
@@ -401,6 +397,7 @@ export class KvBackend implements MemoryBackend {
 
   async close(): Promise<void> {
     await this.#writes.settled();
+    await this.#persisted.close();
     await this.#store.close();
   }
 }

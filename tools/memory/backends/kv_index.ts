@@ -1,0 +1,458 @@
+// Persisted search indexes of KvBackend: per namespace a snapshot of its
+// SearchIndex (binary, index_snapshot.ts) in a few large values, and a
+// journal of the keys written since, so a start reads a few values per
+// namespace instead of re-tokenising and re-embedding every entry.
+//
+// The entries stay the truth and the snapshot is a cache. Every entry write
+// commits its journal row in the same atomic commit (KvBackend.put/delete/
+// setEmbedding), so whatever crashes when, snapshot + journal replay equal
+// the entries. A snapshot that is missing, damaged, truncated, or of another
+// format or tokenizer is rebuilt from the entries. Vectors are kept per
+// embedder id, so a change of embedder needs no rebuild: the re-embedding job
+// rewrites the entries, and their journal rows carry the new vectors.
+//
+// Layout (beside kv_records.ts's):
+//   ["x", ns]             head of the saved snapshot (Head below)
+//   ["y", ns, id, i]      part i of snapshot `id` (kv_index_parts.ts)
+//   ["y", ns, id, "r", k, i]  part i of the vector rows of its slab k
+//   ["j", ns, key]        journal: id of the last write of `key` not yet in a snapshot
+
+import { z } from "zod";
+import type { Logger } from "../../../platform/log.ts";
+import { messageOf } from "../../../platform/errors.ts";
+import type {
+  JsonValue,
+  Mutation,
+  Store,
+  StoreKey,
+} from "../../../platform/store.ts";
+import { decodeIndex, encodeIndex } from "../index_snapshot.ts";
+import { SearchIndex } from "../search_index.ts";
+import {
+  partsOf,
+  readStream,
+  TOKENIZER_FINGERPRINT,
+  writeStream,
+} from "./kv_index_parts.ts";
+import type { StoredEntry } from "../model.ts";
+import { decodeEntry, listAll } from "./kv_records.ts";
+import {
+  indexEntry,
+  type Namespace,
+  type NamespaceIndexes,
+} from "./kv_namespaces.ts";
+
+/** Bump when the snapshot's binary form or meaning changes. */
+export const INDEX_FORMAT = 1;
+/** Journal rows that make a background save: max(MIN, entries × RATIO). */
+const SAVE_MIN = 1000;
+const SAVE_RATIO = 0.25;
+/** At close, fewer pending rows than this are left to replay (unless no snapshot exists). */
+const CLOSE_MIN = 100;
+/** A rebuilt namespace this large is saved right after the start. */
+const REBUILD_SAVE_MIN = 1000;
+const BATCH = 90;
+
+const Head = z.object({
+  format: z.number(),
+  tokenizer: z.string(),
+  id: z.string(),
+  parts: z.number().int().min(0),
+  bytes: z.number().int().min(0),
+  /** Bytes of each slab's vector rows, stored apart (see index_snapshot.ts). */
+  rows: z.array(z.number().int().min(0)),
+  entries: z.number().int().min(0),
+  saved_at: z.string(),
+});
+
+const PROCESS = crypto.randomUUID().slice(0, 8);
+let writes = 0;
+
+/** A write's journal id, unique across processes sharing the store. */
+export function newWriteId(): string {
+  return `${PROCESS}.${(writes++).toString(36)}`;
+}
+
+export function journalMutation(
+  namespace: string,
+  key: string,
+  writeId: string,
+): Mutation {
+  return { type: "set", key: ["j", namespace, key], value: writeId };
+}
+
+/** How the indexes came to be at start (the `memory_index_loaded` log line). */
+export interface LoadReport {
+  namespaces: number;
+  entries: number;
+  /** Namespaces read from a snapshot. */
+  loaded: number;
+  /** Namespaces rebuilt from their entries. */
+  rebuilt: number;
+  /** Journal rows replayed over snapshots. */
+  replayed: number;
+}
+
+export class IndexStore {
+  #store: Store;
+  #indexes: NamespaceIndexes;
+  #logger?: Logger;
+  /** The head version this process last read or wrote, per namespace. */
+  #heads = new Map<string, string | null>();
+  /** Namespaces another process saved: only a restart may save them again. */
+  #foreign = new Set<string>();
+  #queue = new Set<string>();
+  #saving: Promise<void> | null = null;
+  #closed = false;
+
+  constructor(store: Store, indexes: NamespaceIndexes, logger?: Logger) {
+    this.#store = store;
+    this.#indexes = indexes;
+    this.#logger = logger;
+    indexes.onChange = (namespace) => this.#consider(namespace);
+  }
+
+  async load(): Promise<LoadReport> {
+    const names = new Set<string>();
+    for (const prefix of ["x", "n"]) {
+      for await (const record of listAll(this.#store, [prefix])) {
+        if (typeof record.key[1] === "string") names.add(record.key[1]);
+      }
+    }
+    // No snapshot at all (a store from before them): one pass over every entry, as before.
+    const built = names.size === 0 || !(await this.#hasHeads())
+      ? await this.#rebuildAll()
+      : new Map<string, SearchIndex>();
+    for (const namespace of built.keys()) names.add(namespace);
+    const report: LoadReport = {
+      namespaces: 0,
+      entries: 0,
+      loaded: 0,
+      rebuilt: 0,
+      replayed: 0,
+    };
+    for (const namespace of names) {
+      const { state, loaded, replayed } = await this.#load(
+        namespace,
+        built.get(namespace),
+      );
+      if (state.index.size === 0 && state.pending.size === 0) continue;
+      this.#indexes.set(namespace, state);
+      report.namespaces++;
+      report.entries += state.index.size;
+      report.replayed += replayed;
+      if (loaded) report.loaded++;
+      else report.rebuilt++;
+      if (
+        (!loaded && state.index.size >= REBUILD_SAVE_MIN) ||
+        state.pending.size >= threshold(state)
+      ) this.#schedule(namespace);
+    }
+    return report;
+  }
+
+  /** Waits for a running save, then saves what a restart would otherwise replay at length. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#saving;
+    for (const [namespace, state] of this.#indexes.entries()) {
+      const pending = state.pending.size;
+      const unsaved = (this.#heads.get(namespace) ?? null) === null;
+      if (pending >= CLOSE_MIN || (pending > 0 && unsaved)) {
+        await this.#trySave(namespace);
+      }
+    }
+  }
+
+  /** Resolves when no background save is running. */
+  async settled(): Promise<void> {
+    while (this.#saving) await this.#saving;
+  }
+
+  /**
+   * Saves `namespace`'s index as a new snapshot and drops the journal rows it
+   * covers. Returns false when another process saved one meanwhile.
+   */
+  async save(namespace: string): Promise<boolean> {
+    const state = this.#indexes.get(namespace);
+    if (!state || this.#foreign.has(namespace)) return false;
+    const started = performance.now();
+    const known = this.#heads.get(namespace) ?? null;
+    // Taken now, with the index as it is now: later writes stay pending.
+    const captured = state.pending;
+    state.pending = new Map();
+    const restore = () => {
+      for (const [key, id] of captured) {
+        if (!state.pending.has(key)) state.pending.set(key, id);
+      }
+    };
+    try {
+      const data = state.index.export();
+      const blob = encodeIndex(data);
+      const entries = state.index.size;
+      const id = crypto.randomUUID();
+      const parts = await writeStream(this.#store, ["y", namespace, id], blob);
+      for (const [k, slab] of data.slabs.entries()) {
+        const rows = slab.rows;
+        await writeStream(
+          this.#store,
+          ["y", namespace, id, "r", k],
+          new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength),
+        );
+      }
+      const head: z.infer<typeof Head> = {
+        format: INDEX_FORMAT,
+        tokenizer: TOKENIZER_FINGERPRINT,
+        id,
+        parts,
+        bytes: blob.length,
+        rows: data.slabs.map((slab) => slab.rows.byteLength),
+        entries,
+        saved_at: new Date().toISOString(),
+      };
+      const result = await this.#store.commit({
+        checks: [{ key: ["x", namespace], version: known }],
+        mutations: [{ type: "set", key: ["x", namespace], value: head }],
+      });
+      if (!result.ok) {
+        // Another process saved its own index: keeping our journal rows keeps the store right.
+        this.#foreign.add(namespace);
+        restore();
+        await this.#dropParts(namespace, null, id);
+        this.#logger?.info("memory_index_not_saved", {
+          namespace,
+          reason: "another process saved this namespace's index",
+        });
+        return false;
+      }
+      this.#heads.set(namespace, result.version);
+      await this.#dropJournal(namespace, captured);
+      await this.#dropParts(namespace, id, null);
+      this.#logger?.info("memory_index_saved", {
+        namespace,
+        entries,
+        bytes: blob.length,
+        parts,
+        ms: Math.round(performance.now() - started),
+      });
+      return true;
+    } catch (error) {
+      restore();
+      throw error;
+    }
+  }
+
+  async #load(namespace: string, built?: SearchIndex): Promise<
+    { state: Namespace; loaded: boolean; replayed: number }
+  > {
+    const head = built ? null : await this.#store.get(["x", namespace]);
+    this.#heads.set(namespace, head?.version ?? null);
+    let index: SearchIndex | null = null;
+    if (head) {
+      try {
+        index = await this.#readSnapshot(namespace, head.value);
+      } catch (error) {
+        this.#logger?.info("memory_index_rebuilt", {
+          namespace,
+          reason: messageOf(error),
+        });
+      }
+    }
+    const loaded = index !== null;
+    if (!index) index = built ?? await this.#rebuild(namespace);
+    const state: Namespace = { index, pending: new Map() };
+    const journal: [string, string][] = [];
+    for await (const row of listAll(this.#store, ["j", namespace])) {
+      const key = row.key[2];
+      if (typeof key === "string" && typeof row.value === "string") {
+        journal.push([key, row.value]);
+      }
+    }
+    if (loaded) {
+      for (let i = 0; i < journal.length; i += BATCH) {
+        const keys = journal.slice(i, i + BATCH).map(([key]) => key);
+        const records = await this.#store.getMany(
+          keys.map((key) => ["e", namespace, key]),
+        );
+        records.forEach((record, j) => {
+          const entry = record &&
+            this.#decode(namespace, keys[j], record.value);
+          if (entry) indexEntry(index, entry);
+          else index.remove(keys[j]);
+        });
+      }
+    }
+    for (const [key, id] of journal) state.pending.set(key, id);
+    return { state, loaded, replayed: loaded ? journal.length : 0 };
+  }
+
+  async #readSnapshot(namespace: string, value: unknown): Promise<SearchIndex> {
+    const parsed = Head.safeParse(value);
+    if (!parsed.success) throw new Error("snapshot head unreadable");
+    const head = parsed.data;
+    if (head.format !== INDEX_FORMAT) {
+      throw new Error(
+        `snapshot format ${head.format}, expected ${INDEX_FORMAT}`,
+      );
+    }
+    if (head.tokenizer !== TOKENIZER_FINGERPRINT) {
+      throw new Error("snapshot made with another tokenizer");
+    }
+    if (head.parts !== partsOf(head.bytes)) {
+      throw new Error("snapshot head disagrees with its size");
+    }
+    const blob = new Uint8Array(head.bytes);
+    await readStream(this.#store, ["y", namespace, head.id], blob);
+    const data = decodeIndex(blob);
+    if (data.slabs.length !== head.rows.length) {
+      throw new Error("snapshot head disagrees with its vector slabs");
+    }
+    for (const [k, slab] of data.slabs.entries()) {
+      if (slab.rows.byteLength !== head.rows[k]) {
+        throw new Error("snapshot head disagrees with its vector rows");
+      }
+      await readStream(
+        this.#store,
+        ["y", namespace, head.id, "r", k],
+        slab.rows,
+      );
+    }
+    const index = SearchIndex.fromData(data);
+    if (index.size !== head.entries) {
+      throw new Error("snapshot entry count disagrees with its head");
+    }
+    return index;
+  }
+
+  async #hasHeads(): Promise<boolean> {
+    return (await this.#store.list(["x"], { limit: 1 })).entries.length > 0;
+  }
+
+  async #rebuildAll(): Promise<Map<string, SearchIndex>> {
+    const indexes = new Map<string, SearchIndex>();
+    for await (const record of listAll(this.#store, ["e"])) {
+      const [, namespace, key] = record.key;
+      if (typeof namespace !== "string" || typeof key !== "string") continue;
+      let index = indexes.get(namespace);
+      if (!index) indexes.set(namespace, index = new SearchIndex());
+      const entry = this.#decode(namespace, key, record.value);
+      if (entry) indexEntry(index, entry);
+    }
+    return indexes;
+  }
+
+  async #rebuild(namespace: string): Promise<SearchIndex> {
+    const index = new SearchIndex();
+    for await (const record of listAll(this.#store, ["e", namespace])) {
+      const key = record.key[2];
+      if (typeof key !== "string") continue;
+      const entry = this.#decode(namespace, key, record.value);
+      if (entry) indexEntry(index, entry);
+    }
+    return index;
+  }
+
+  #decode(
+    namespace: string,
+    key: string,
+    value: JsonValue,
+  ): StoredEntry | null {
+    try {
+      return decodeEntry(namespace, key, value);
+    } catch (error) {
+      // One bad record must not keep the server down; get() still reports it.
+      this.#logger?.warn("memory_entry_unreadable", {
+        namespace,
+        entry: key,
+        error,
+      });
+      return null;
+    }
+  }
+
+  /** Deletes the captured journal rows still holding the captured write ids. */
+  async #dropJournal(
+    namespace: string,
+    captured: Map<string, string>,
+  ): Promise<void> {
+    const keys = [...captured.keys()];
+    for (let i = 0; i < keys.length; i += BATCH) {
+      const batch = keys.slice(i, i + BATCH);
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const rows = await this.#store.getMany(
+          batch.map((key) => ["j", namespace, key]),
+        );
+        const done = rows.flatMap((row, j) =>
+          row && row.value === captured.get(batch[j]) ? [row] : []
+        );
+        if (done.length === 0) break;
+        const result = await this.#store.commit({
+          checks: done.map((row) => ({ key: row.key, version: row.version })),
+          mutations: done.map((row) => ({ type: "delete", key: row.key })),
+        });
+        // Lost a race with a new write of one of these keys: read again.
+        if (result.ok) break;
+      }
+    }
+  }
+
+  /** Deletes the parts of snapshots other than `keep` (or only those of `only`). */
+  async #dropParts(
+    namespace: string,
+    keep: string | null,
+    only: string | null,
+  ): Promise<void> {
+    const doomed: StoreKey[] = [];
+    for await (const row of listAll(this.#store, ["y", namespace])) {
+      const id = row.key[2];
+      if (only === null ? id !== keep : id === only) doomed.push(row.key);
+    }
+    for (let i = 0; i < doomed.length; i += BATCH) {
+      await this.#store.commit({
+        mutations: doomed.slice(i, i + BATCH).map((key) => ({
+          type: "delete",
+          key,
+        })),
+      });
+    }
+  }
+
+  #consider(namespace: string): void {
+    const state = this.#indexes.get(namespace);
+    if (state && !this.#closed && state.pending.size >= threshold(state)) {
+      this.#schedule(namespace);
+    }
+  }
+
+  #schedule(namespace: string): void {
+    if (this.#foreign.has(namespace)) return;
+    this.#queue.add(namespace);
+    // Started after the current commit's callbacks, in the background.
+    this.#saving ??= Promise.resolve().then(async () => {
+      try {
+        for (const next of this.#queue) {
+          this.#queue.delete(next);
+          if (!this.#closed) await this.#trySave(next);
+        }
+      } finally {
+        this.#saving = null;
+      }
+    });
+  }
+
+  async #trySave(namespace: string): Promise<void> {
+    try {
+      await this.save(namespace);
+    } catch (error) {
+      // The journal still holds every change: only the next start is slower.
+      this.#logger?.warn("memory_index_save_failed", {
+        namespace,
+        error: messageOf(error),
+      });
+    }
+  }
+}
+
+function threshold(state: Namespace): number {
+  return Math.max(SAVE_MIN, Math.ceil(state.index.size * SAVE_RATIO));
+}

@@ -1,0 +1,105 @@
+// Byte streams of KvBackend's index snapshots (kv_index.ts) in the Store: a
+// stream is base64 parts under a key prefix, written a few per commit and read
+// a few at a time, decoded straight into their place. And the fingerprint of
+// the tokenizer a snapshot was made with.
+
+import { Buffer } from "node:buffer";
+import type { Mutation, Store, StoreKey } from "../../../platform/store.ts";
+import { tokenize } from "../search_index.ts";
+
+/**
+ * Raw bytes per part: its base64 (60,000 characters) stays under the KV
+ * store's 60 KiB inline value, so a part is one KV row (no chunk lookup) and
+ * its text a young-generation string (no old-space growth while loading).
+ */
+const PART_BYTES = 45_000;
+/** Parts per commit when saving, and per getMany when loading. */
+const PARTS_PER_OP = 10;
+/** Snapshot parts read at once. */
+const READERS = 4;
+
+/** Tokenizer output on a fixed text: a change of stemmer, stop words or splitting changes it. */
+const PROBE = "The Runners were running quickly past 3 houses in Zürich on " +
+  "2024-05-01; naïve résumés, don't stop! 東京タワー user.preferences/theme-dark " +
+  "analysis renovating relaxation I've hundred embedded";
+export const TOKENIZER_FINGERPRINT = fnv1a(tokenize(PROBE).join(" "));
+
+/** Parts of a stream of `bytes` bytes. */
+export function partsOf(bytes: number): number {
+  return Math.ceil(bytes / PART_BYTES);
+}
+
+/** Writes `bytes` as base64 parts under `prefix`; returns how many. */
+export async function writeStream(
+  store: Store,
+  prefix: StoreKey,
+  bytes: Uint8Array,
+): Promise<number> {
+  const parts = Math.ceil(bytes.length / PART_BYTES);
+  for (let first = 0; first < parts; first += PARTS_PER_OP) {
+    const mutations: Mutation[] = [];
+    for (let i = first; i < Math.min(parts, first + PARTS_PER_OP); i++) {
+      const part = bytes.subarray(i * PART_BYTES, (i + 1) * PART_BYTES);
+      mutations.push({
+        type: "set",
+        key: [...prefix, i],
+        value: Buffer.from(part.buffer, part.byteOffset, part.byteLength)
+          .toString("base64"),
+      });
+    }
+    const result = await store.commit({ mutations });
+    if (!result.ok) throw new Error("snapshot part write refused");
+  }
+  return parts;
+}
+
+/** Reads the parts under `prefix` into `target`, which must be filled exactly. */
+export async function readStream(
+  store: Store,
+  prefix: StoreKey,
+  target: Uint8Array | Int8Array,
+): Promise<void> {
+  const parts = Math.ceil(target.byteLength / PART_BYTES);
+  const bytes = new Uint8Array(
+    target.buffer,
+    target.byteOffset,
+    target.byteLength,
+  );
+  // A few reads in flight: they overlap, and only their parts' text is held at once.
+  let next = 0;
+  const reader = async () => {
+    while (next < parts) {
+      const first = next;
+      next += PARTS_PER_OP;
+      const keys: StoreKey[] = [];
+      for (let i = first; i < Math.min(parts, first + PARTS_PER_OP); i++) {
+        keys.push([...prefix, i]);
+      }
+      const records = await store.getMany(keys);
+      records.forEach((record, j) => decodePart(record?.value, first + j));
+    }
+  };
+  const decodePart = (value: unknown, i: number) => {
+    if (typeof value !== "string") throw new Error("snapshot part missing");
+    const expected = Math.min(PART_BYTES, bytes.length - i * PART_BYTES);
+    // Decoded straight into place: no buffer per part.
+    const into = bytes.subarray(i * PART_BYTES, i * PART_BYTES + expected);
+    let written = -1;
+    try {
+      const result = into.setFromBase64(value);
+      if (result.read === value.length) written = result.written;
+    } catch {
+      // Not base64: damaged.
+    }
+    if (written !== expected) throw new Error("snapshot part damaged");
+  };
+  await Promise.all(Array.from({ length: READERS }, reader));
+}
+
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, "0");
+}

@@ -1,0 +1,190 @@
+// The binary form of a SearchIndex snapshot (IndexData): a small JSON header
+// (keys, terms, tags, embedders) followed by the typed-array sections, each
+// length-prefixed and 4-byte aligned. Little-endian, as Deno's platforms are.
+// The vector rows are not in it: they are stored as separate byte streams
+// (one per slab, `data.slabs[i].rows`) and read straight into the slab's wasm
+// memory. Decoded sections are views of the bytes, not copies.
+// A snapshot that does not parse is rebuilt from the entries by the caller.
+
+import type { IndexData } from "./search_index.ts";
+import { VectorSlab } from "./search_vectors.ts";
+
+const MAGIC = 0x31584d41; // "AMX1"
+
+interface Header {
+  keys: string[];
+  embedders: string[];
+  tags: string[];
+  terms: string[];
+  slabs: { embedder: number; dim: number; count: number }[];
+}
+
+type Section =
+  | Uint8Array
+  | Int8Array
+  | Uint16Array
+  | Uint32Array
+  | Float32Array;
+
+export function encodeIndex(data: IndexData): Uint8Array<ArrayBuffer> {
+  const header: Header = {
+    keys: data.keys,
+    embedders: data.embedders,
+    tags: data.tags,
+    terms: data.terms,
+    slabs: data.slabs.map((s) => ({
+      embedder: s.embedder,
+      dim: s.dim,
+      count: s.count,
+    })),
+  };
+  const json = new TextEncoder().encode(JSON.stringify(header));
+  const sections: Section[] = [
+    json,
+    data.lengths,
+    data.sensitive,
+    data.embedderOf,
+    data.tagOffsets,
+    data.tagIds,
+    data.postingOffsets,
+    data.postingSlots,
+    data.postingTfs,
+    ...data.slabs.flatMap((s) => [s.slots, s.invNorms]),
+  ];
+  let size = 4;
+  for (const s of sections) size += 4 + pad(s.byteLength);
+  const out = new Uint8Array(size);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, MAGIC, true);
+  let at = 4;
+  for (const s of sections) {
+    view.setUint32(at, s.byteLength, true);
+    out.set(new Uint8Array(s.buffer, s.byteOffset, s.byteLength), at + 4);
+    at += 4 + pad(s.byteLength);
+  }
+  return out;
+}
+
+/**
+ * Throws on anything malformed; SearchIndex.fromData checks the parts agree.
+ * Each slab's `rows` is a view of a prepared slab's memory, for the caller to
+ * fill with that slab's row bytes before SearchIndex.fromData.
+ */
+export function decodeIndex(bytes: Uint8Array<ArrayBuffer>): IndexData {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.byteLength < 8 || view.getUint32(0, true) !== MAGIC) {
+    throw new Error("index snapshot: not a snapshot");
+  }
+  let at = 4;
+  /** The next section, as a view of `bytes`. */
+  const next = (): Uint8Array<ArrayBuffer> => {
+    if (at + 4 > bytes.byteLength) throw new Error("index snapshot: truncated");
+    const length = view.getUint32(at, true);
+    const start = bytes.byteOffset + at + 4;
+    if (at + 4 + length > bytes.byteLength) {
+      throw new Error("index snapshot: truncated");
+    }
+    at += 4 + pad(length);
+    return new Uint8Array(bytes.buffer, start, length);
+  };
+  const header = parseHeader(new TextDecoder().decode(next()));
+  // Sections start 4-byte aligned when `bytes` does (a fresh buffer); else copied.
+  const aligned = (section: Uint8Array<ArrayBuffer>, size: number) => {
+    if (section.byteLength % size) {
+      throw new Error("index snapshot: misaligned");
+    }
+    return section.byteOffset % 4 === 0
+      ? section
+      : new Uint8Array(section.buffer.slice(
+        section.byteOffset,
+        section.byteOffset + section.byteLength,
+      ));
+  };
+  const u32 = () => {
+    const s = aligned(next(), 4);
+    return new Uint32Array(s.buffer, s.byteOffset, s.byteLength / 4);
+  };
+  const u16 = () => {
+    const s = aligned(next(), 2);
+    return new Uint16Array(s.buffer, s.byteOffset, s.byteLength / 2);
+  };
+  const data: IndexData = {
+    keys: header.keys,
+    embedders: header.embedders,
+    tags: header.tags,
+    terms: header.terms,
+    lengths: u32(),
+    sensitive: next(),
+    embedderOf: u16(),
+    tagOffsets: u32(),
+    tagIds: u32(),
+    postingOffsets: u32(),
+    postingSlots: u32(),
+    postingTfs: u16(),
+    slabs: [],
+  };
+  for (const slabHeader of header.slabs) {
+    const slots = u32();
+    const norms = aligned(next(), 4);
+    const invNorms = new Float32Array(
+      norms.buffer,
+      norms.byteOffset,
+      norms.byteLength / 4,
+    );
+    const { slab, rows } = VectorSlab.prepare(
+      slabHeader.dim,
+      slabHeader.count,
+      slots,
+      invNorms,
+    );
+    data.slabs.push({
+      dim: slabHeader.dim,
+      count: slabHeader.count,
+      rows,
+      slots,
+      invNorms,
+      slab,
+      embedder: slabHeader.embedder,
+    });
+  }
+  if (at !== bytes.byteLength) {
+    throw new Error("index snapshot: trailing bytes");
+  }
+  return data;
+}
+
+function pad(n: number): number {
+  return (n + 3) & ~3;
+}
+
+function parseHeader(text: string): Header {
+  const value: unknown = JSON.parse(text);
+  const strings = (v: unknown): v is string[] =>
+    Array.isArray(v) && v.every((s) => typeof s === "string");
+  const count = (v: unknown): v is number =>
+    typeof v === "number" && Number.isInteger(v) && v >= 0;
+  if (
+    typeof value !== "object" || value === null ||
+    !("keys" in value) || !strings(value.keys) ||
+    !("embedders" in value) || !strings(value.embedders) ||
+    !("tags" in value) || !strings(value.tags) ||
+    !("terms" in value) || !strings(value.terms) ||
+    !("slabs" in value) || !Array.isArray(value.slabs)
+  ) throw new Error("index snapshot: bad header");
+  const slabs: Header["slabs"] = [];
+  for (const s of value.slabs) {
+    if (
+      typeof s !== "object" || s === null || !("embedder" in s) ||
+      !count(s.embedder) || !("dim" in s) || !count(s.dim) ||
+      !("count" in s) || !count(s.count)
+    ) throw new Error("index snapshot: bad slab header");
+    slabs.push({ embedder: s.embedder, dim: s.dim, count: s.count });
+  }
+  return {
+    keys: value.keys,
+    embedders: value.embedders,
+    tags: value.tags,
+    terms: value.terms,
+    slabs,
+  };
+}
