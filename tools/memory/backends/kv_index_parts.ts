@@ -21,7 +21,8 @@ const READERS = 4;
 /** Tokenizer output on a fixed text: a change of stemmer, stop words or splitting changes it. */
 const PROBE = "The Runners were running quickly past 3 houses in Zürich on " +
   "2024-05-01; naïve résumés, don't stop! 東京タワー user.preferences/theme-dark " +
-  "analysis renovating relaxation I've hundred embedded";
+  "analysis renovating relaxation I've hundred embedded\n" +
+  "[7 May 2023] Caroline: my kids went to mom's on the 3rd, won't colour it";
 export const TOKENIZER_FINGERPRINT = fnv1a(tokenize(PROBE).join(" "));
 
 /** Parts of a stream of `bytes` bytes. */
