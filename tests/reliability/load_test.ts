@@ -175,6 +175,11 @@ Deno.test("load: 200 concurrent MCP clients, mixed tools and /v1 sends: no error
     let end = 0;
     do {
       end = await peakDuring(() => round(rounds++));
+      if (LONG && rounds % 20 === 0) {
+        console.log(
+          `  round ${rounds}: RSS peak ${(end / MIB).toFixed(0)} MiB`,
+        );
+      }
     } while (LONG ? Date.now() - started < SOAK_MS : rounds < WARM_ROUNDS + 4);
     const heapEnd = await daemon.heapAfterGc();
     assert.deepEqual(errors.slice(0, 5), [], `${errors.length} errors`);
