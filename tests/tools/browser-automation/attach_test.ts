@@ -82,7 +82,10 @@ Deno.test({
       const browser = await startHarness({ cdpPort: port });
       let closed = false;
       try {
-        // The page the user had open is the one the server reads.
+        // The page the user had open is the one the server reads (once the
+        // user's browser has parsed it: it may still be loading under load).
+        const ready = await browser.call("wait_for", { selector: "#title" });
+        assert.ok(!ready.isError, textOf(ready));
         const title = await browser.call("get_text", { selector: "#title" });
         assert.ok(!title.isError, textOf(title));
         assert.equal(textOf(title), "Welcome home");
