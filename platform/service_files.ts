@@ -38,6 +38,8 @@ export function agentdCommand(runtime: {
     "-A",
     "--unstable-kv",
     "--unstable-no-legacy-abort",
+    // The start task's heap setting (bench/README.md: idle and loaded RSS).
+    "--v8-flags=--max-semi-space-size=1",
     main,
   ];
 }

@@ -20,6 +20,7 @@ const RUN_FLAGS = [
   "-A",
   "--unstable-kv",
   "--unstable-no-legacy-abort",
+  "--v8-flags=--max-semi-space-size=1",
 ];
 
 // A fake systemctl/launchctl: logs its argv; FAKE_ACTIVE makes the service
