@@ -152,7 +152,7 @@ export function createSdkServer(
       const args = request.params.arguments ?? {};
       const entry = catalog.get(name);
       const dynamic = entry ? undefined : host.dynamicTools();
-      await dynamic?.refresh?.();
+      await dynamic?.refresh?.(name);
       if (!entry && !dynamic?.has(name)) {
         const own = [...catalog.keys()];
         const more = dynamic?.list().length ?? 0;

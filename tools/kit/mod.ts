@@ -160,8 +160,8 @@ export interface SessionPreferences {
 
 /** Tools a server adds at run time (the gateway's aggregate), listed after its own. */
 export interface DynamicTools {
-  /** Catches up with changes other daemons made in a shared store; awaited before each list and call. */
-  refresh?(): Promise<void>;
+  /** Catches up with changes other daemons made in a shared store; awaited before each list and call (`tool`: the one called). */
+  refresh?(tool?: string): Promise<void>;
   list(): Tool[];
   /** The whole tools/list for one client, replacing the server's own and `list()`; undefined: the usual list. */
   listFor?(
