@@ -52,6 +52,12 @@ export class GatewayLink implements ToolGateway {
    * miss servers registered through another daemon sharing the store.
    */
   async listTools(agent: string): Promise<ModelTool[]> {
+    const peer = this.peer;
+    if (peer?.listTools !== undefined) {
+      // The list does not depend on the caller; in process it needs no client.
+      if (!this.running()) throw new GatewayUnavailable(peer);
+      return (await peer.listTools()).map(modelToolOf);
+    }
     const client = await this.#client(agent);
     const tools: ModelTool[] = [];
     let cursor: string | undefined;

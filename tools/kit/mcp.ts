@@ -8,6 +8,7 @@ import {
   AjvJsonSchemaValidator,
   CallToolRequestSchema,
   type CallToolResult,
+  type ClientCapabilities,
   CreateMessageResultSchema,
   ElicitResultSchema,
   ErrorCode,
@@ -103,6 +104,20 @@ class LazySchemaValidator implements jsonSchemaValidator {
   }
 }
 
+/** What tools/list answers a client with `client` capabilities. */
+async function listTools(
+  host: HostedServer,
+  client: ClientCapabilities | undefined,
+  preferences: SessionPreferences,
+): Promise<Tool[]> {
+  const dynamic = host.dynamicTools();
+  await dynamic?.refresh?.();
+  return dynamic?.listFor?.(client, preferences) ?? [
+    ...[...toolCatalog(host).values()].map((entry) => entry.listing),
+    ...dynamic?.list() ?? [],
+  ];
+}
+
 /** One SDK server: one per HTTP session, per stdio process or per in-process link. */
 export function createSdkServer(
   host: HostedServer,
@@ -133,17 +148,9 @@ export function createSdkServer(
     return {};
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const dynamic = host.dynamicTools();
-    await dynamic?.refresh?.();
-    return {
-      tools: dynamic?.listFor?.(server.getClientCapabilities(), preferences) ??
-        [
-          ...[...catalog.values()].map((entry) => entry.listing),
-          ...dynamic?.list() ?? [],
-        ],
-    };
-  });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: await listTools(host, server.getClientCapabilities(), preferences),
+  }));
 
   server.setRequestHandler(
     CallToolRequestSchema,
@@ -372,6 +379,8 @@ export function peerOf(host: HostedServer): Peer {
     phase: () => host.phase.phase,
     error: () => host.phase.state.error,
     connect: (caller) => connectInProcess(host, caller),
+    // A linked client declares no capabilities: the SDK's Client sends `{}`.
+    listTools: () => listTools(host, {}, {}),
     sessionClosed: (sessionId) => host.sessionClosed(sessionId),
   };
 }

@@ -148,6 +148,8 @@ export interface Peer {
   error(): string | undefined;
   /** A new client-side transport whose requests reach the peer as `caller`. */
   connect(caller: Caller): Promise<Transport>;
+  /** tools/list as a linked client gets it, without the JSON-RPC round trip. */
+  listTools?(): Promise<Tool[]>;
   /** An outer MCP session the peer may have served (through a link) has ended. */
   sessionClosed(sessionId: string): void;
 }
