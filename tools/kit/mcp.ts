@@ -24,7 +24,7 @@ import {
   type Transport,
 } from "../../platform/mcp_sdk.ts";
 import type { HostedServer } from "./host.ts";
-import { runToolCall, toolCatalog } from "./tool_call.ts";
+import { directLink, runToolCall, toolCatalog } from "./tool_call.ts";
 import {
   type CallContext,
   identityLine,
@@ -254,6 +254,7 @@ export function peerOf(host: HostedServer): Peer {
     connect: (caller) => connectInProcess(host, caller),
     // A linked client declares no capabilities: the SDK's Client sends `{}`.
     listTools: () => listTools(host, {}, {}),
+    link: (caller) => directLink(host, caller),
     sessionClosed: (sessionId) => host.sessionClosed(sessionId),
   };
 }

@@ -25,6 +25,8 @@ import type { Metric } from "../../platform/metrics.ts";
 import type { JsonValue, Store } from "../../platform/store.ts";
 
 import type { Caller } from "../../platform/identity.ts";
+import type { DirectLink } from "./tool_call.ts";
+export type { DirectLink } from "./tool_call.ts";
 
 /** What a handler can do while it runs, besides returning a result. */
 export interface CallContext {
@@ -150,6 +152,8 @@ export interface Peer {
   connect(caller: Caller): Promise<Transport>;
   /** tools/list as a linked client gets it, without the JSON-RPC round trip. */
   listTools?(): Promise<Tool[]>;
+  /** tools/call as a linked client bound to `caller` gets it, without the JSON-RPC round trip. */
+  link?(caller: Caller): DirectLink;
   /** An outer MCP session the peer may have served (through a link) has ended. */
   sessionClosed(sessionId: string): void;
 }

@@ -13,6 +13,8 @@ import type { HostedServer } from "./host.ts";
 import { outerCall } from "./guard.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { describeIssues } from "../../platform/validation.ts";
+import type { Caller } from "../../platform/identity.ts";
+import { authInfoFor, callerOf, linkedSession } from "./mcp_identity.ts";
 import {
   type CallContext,
   errorResult,
@@ -161,4 +163,122 @@ export async function runToolCall(
     session: logSession,
   });
   return result;
+}
+
+/** What a linked caller passes with one call (as the SDK client's request options). */
+export interface LinkedCallOptions {
+  signal?: AbortSignal;
+  /** The SDK client's default when absent: 60 s. */
+  timeoutMs?: number;
+  /** Progress messages, when the caller wants them (the SDK's `onprogress`). */
+  onProgress?: (message: string) => void;
+}
+
+/** One caller's in-process link to a hosted server's tools/call. */
+export interface DirectLink {
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: LinkedCallOptions,
+  ): Promise<CallToolResult>;
+}
+
+/** The SDK client's request timeout when none is given. */
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+/**
+ * tools/call as an SDK client without capabilities gets it over a linked
+ * transport bound to `caller` (same dispatch, same errors, timeout and
+ * cancellation), without the JSON-RPC round trip and its schema checks.
+ */
+export function directLink(host: HostedServer, caller: Caller): DirectLink {
+  const connection = crypto.randomUUID();
+  const auth = authInfoFor(caller);
+  return {
+    async callTool(name, args, options) {
+      const signal = options.signal;
+      signal?.throwIfAborted();
+      const controller = new AbortController();
+      const cancelled = Promise.withResolvers<never>();
+      const cancel = (reason: unknown) => {
+        // As the SDK: the server's signal gets the reason as text, the caller an McpError.
+        controller.abort(String(reason));
+        cancelled.reject(
+          reason instanceof McpError
+            ? reason
+            : new McpError(ErrorCode.RequestTimeout, String(reason)),
+        );
+      };
+      const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+      const timer = setTimeout(
+        () =>
+          cancel(
+            McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", {
+              timeout,
+            }),
+          ),
+        timeout,
+      );
+      const onAbort = () => cancel(signal?.reason);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const onProgress = options.onProgress;
+      const call: CallContext = {
+        signal: controller.signal,
+        sessionId: linkedSession.getStore(),
+        caller: callerOf(auth.extra),
+        authorization: auth.token || undefined,
+        progress(_progress, _total, message) {
+          if (onProgress && message) onProgress(message);
+          return Promise.resolve();
+        },
+        async log() {}, // the linked client asks for no log messages
+        sample: () =>
+          Promise.reject(
+            new ToolError(
+              "The client does not support sampling (no `sampling` capability).",
+            ),
+          ),
+        elicit: () =>
+          Promise.reject(
+            new ToolError(
+              "The client does not support elicitation (no `elicitation` capability).",
+            ),
+          ),
+        releaseStream() {},
+      };
+      const answer = runToolCall(host, {
+        connection,
+        name,
+        args,
+        call,
+        logSession: undefined,
+      }).catch((error) => {
+        throw asReceived(error);
+      });
+      try {
+        return await Promise.race([answer, cancelled.promise]);
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      }
+    },
+  };
+}
+
+/** An error thrown by the dispatch as an SDK client receives it (a JSON-RPC error). */
+function asReceived(error: unknown): McpError {
+  const code = typeof error === "object" && error !== null
+    ? Reflect.get(error, "code")
+    : undefined;
+  const message = error instanceof Error ? error.message : undefined;
+  const data = typeof error === "object" && error !== null
+    ? Reflect.get(error, "data")
+    : undefined;
+  return McpError.fromError(
+    typeof code === "number" && Number.isSafeInteger(code)
+      ? code
+      : ErrorCode.InternalError,
+    message ?? "Internal error",
+    data,
+  );
 }
