@@ -6,12 +6,20 @@
 import { messageOf } from "../platform/errors.ts";
 import { Client, type Tool } from "../platform/mcp_sdk.ts";
 import { VERSION } from "../platform/version.ts";
-import type { Peer } from "../tools/kit/mod.ts";
+import type { DirectLink, Peer } from "../tools/kit/mod.ts";
 import type { ModelTool } from "./model.ts";
 
 export interface ToolOutcome {
   text: string;
   isError: boolean;
+}
+
+/** The parts of a tools/call result a turn reads. */
+interface CallAnswer {
+  [key: string]: unknown;
+  content?: unknown;
+  structuredContent?: unknown;
+  isError?: unknown;
 }
 
 /** The gateway as agents see it. */
@@ -39,6 +47,8 @@ export interface ToolGateway {
 /** The gateway as a peer in this process, one cached MCP client per agent name. */
 export class GatewayLink implements ToolGateway {
   readonly #clients = new Map<string, Promise<Client>>();
+  /** One link per agent, as one client per agent: "approve for the session" lasts as long. */
+  readonly #links = new Map<string, DirectLink>();
 
   /** `peer` is undefined when the daemon does not run the gateway. */
   constructor(private readonly peer: Peer | undefined) {}
@@ -52,6 +62,12 @@ export class GatewayLink implements ToolGateway {
    * miss servers registered through another daemon sharing the store.
    */
   async listTools(agent: string): Promise<ModelTool[]> {
+    const peer = this.peer;
+    if (peer?.listTools !== undefined) {
+      // The list does not depend on the caller; in process it needs no client.
+      if (!this.running()) throw new GatewayUnavailable(peer);
+      return (await peer.listTools()).map(modelToolOf);
+    }
     const client = await this.#client(agent);
     const tools: ModelTool[] = [];
     let cursor: string | undefined;
@@ -73,9 +89,40 @@ export class GatewayLink implements ToolGateway {
       onProgress?: (message: string) => void;
     },
   ): Promise<ToolOutcome> {
+    const result = await this.#call(agent, name, args, options);
+    const blocks = Array.isArray(result.content) ? result.content : [];
+    const parts: string[] = [];
+    for (const block of blocks) parts.push(blockText(block));
+    if (parts.length === 0 && result.structuredContent !== undefined) {
+      parts.push(JSON.stringify(result.structuredContent));
+    }
+    return { text: parts.join("\n"), isError: result.isError === true };
+  }
+
+  /** In process through the kit's direct link when the peer offers one; else as an MCP client. */
+  async #call(
+    agent: string,
+    name: string,
+    args: Record<string, unknown>,
+    options: {
+      signal?: AbortSignal;
+      timeoutMs?: number;
+      onProgress?: (message: string) => void;
+    },
+  ): Promise<CallAnswer> {
+    const peer = this.peer;
+    if (peer?.link !== undefined) {
+      if (!this.running()) throw new GatewayUnavailable(peer);
+      let link = this.#links.get(agent);
+      if (link === undefined) {
+        link = peer.link({ agent });
+        this.#links.set(agent, link);
+      }
+      return await link.callTool(name, args, options);
+    }
     const client = await this.#client(agent);
     const onProgress = options.onProgress;
-    const result = await client.callTool(
+    return await client.callTool(
       { name, arguments: args },
       undefined,
       {
@@ -86,16 +133,10 @@ export class GatewayLink implements ToolGateway {
         }),
       },
     );
-    const blocks = Array.isArray(result.content) ? result.content : [];
-    const parts: string[] = [];
-    for (const block of blocks) parts.push(blockText(block));
-    if (parts.length === 0 && result.structuredContent !== undefined) {
-      parts.push(JSON.stringify(result.structuredContent));
-    }
-    return { text: parts.join("\n"), isError: result.isError === true };
   }
 
   async forget(agent: string): Promise<void> {
+    this.#links.delete(agent);
     const pending = this.#clients.get(agent);
     this.#clients.delete(agent);
     await pending?.then((client) => client.close()).catch(() => {});

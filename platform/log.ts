@@ -179,7 +179,7 @@ const RESERVED = new Set(["time", "level", "event"]);
 interface Shared {
   minRank: number;
   debug: boolean;
-  sink: (line: string) => void;
+  sink: (line: string, level: LogLevel) => void;
   clock: () => number;
   secrets: Set<string>;
 }
@@ -215,6 +215,7 @@ function makeLogger(shared: Shared, context: Record<string, unknown>): Logger {
     // Redact at write time so secrets registered after child() still apply.
     shared.sink(
       JSON.stringify(redact(record, shared.secrets, { stacks: shared.debug })),
+      level,
     );
   };
   return {
@@ -229,18 +230,54 @@ function makeLogger(shared: Shared, context: Record<string, unknown>): Logger {
   };
 }
 
-function stderrSink(): (line: string) => void {
-  const encoder = new TextEncoder();
-  return (line) => {
-    const bytes = encoder.encode(line + "\n");
-    let written = 0;
-    try {
-      // writeSync may write partially (e.g. a full pipe); loop until done.
-      while (written < bytes.length) {
-        written += Deno.stderr.writeSync(bytes.subarray(written));
-      }
-    } catch {
-      // stderr closed (EPIPE): logging must never take the daemon down.
+/**
+ * Lines of one turn of the event loop go to stderr in one write (each write
+ * is a syscall that wakes the reader). Shared by every stderr logger, so the
+ * order holds across them; warn and error lines flush at once, and the queue
+ * is flushed before exit (`unload`) and on an uncaught error.
+ */
+const stderrQueue: {
+  lines: string[];
+  timer: ReturnType<typeof setTimeout> | undefined;
+  hooked: boolean;
+} = { lines: [], timer: undefined, hooked: false };
+
+function flushStderr(): void {
+  const queue = stderrQueue;
+  if (queue.timer !== undefined) {
+    clearTimeout(queue.timer);
+    queue.timer = undefined;
+  }
+  if (queue.lines.length === 0) return;
+  const bytes = new TextEncoder().encode(queue.lines.join(""));
+  queue.lines = [];
+  let written = 0;
+  try {
+    // writeSync may write partially (e.g. a full pipe); loop until done.
+    while (written < bytes.length) {
+      written += Deno.stderr.writeSync(bytes.subarray(written));
+    }
+  } catch {
+    // stderr closed (EPIPE): logging must never take the daemon down.
+  }
+}
+
+function stderrSink(): (line: string, level: LogLevel) => void {
+  const queue = stderrQueue;
+  if (!queue.hooked) {
+    queue.hooked = true;
+    globalThis.addEventListener("unload", flushStderr);
+    globalThis.addEventListener("error", flushStderr);
+    globalThis.addEventListener("unhandledrejection", flushStderr);
+  }
+  return (line, level) => {
+    queue.lines.push(line + "\n");
+    if (LEVEL_RANK[level] >= LEVEL_RANK.warn) return flushStderr();
+    if (queue.timer === undefined) {
+      const timer = setTimeout(flushStderr, 0);
+      // The flush must not keep the process alive; `unload` covers the end.
+      Deno.unrefTimer(timer);
+      queue.timer = timer;
     }
   };
 }

@@ -242,3 +242,34 @@ Deno.test("log: default sink writes to stderr, not stdout", async () => {
   assert.ok(line.endsWith("\n"));
   assert.equal(JSON.parse(line).event, "hello");
 });
+
+Deno.test("log: stderr lines arrive in order and none is lost at Deno.exit, a natural end, or an uncaught error", async () => {
+  const log = new URL("../../platform/log.ts", import.meta.url).href;
+  const endings: Record<string, string> = {
+    exit: "Deno.exit(3);",
+    end: "",
+    throw: 'setTimeout(() => { throw new Error("boom"); }, 0);',
+  };
+  for (const [ending, code] of Object.entries(endings)) {
+    const script = `import { createLogger } from ${JSON.stringify(log)};
+const a = createLogger(); const b = createLogger({ base: { b: 1 } });
+a.info("one"); b.info("two"); a.warn("three"); a.info("four");
+await Promise.resolve(); b.info("five");
+${code}`;
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--no-check", script],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    const events = new TextDecoder().decode(output.stderr).split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line).event);
+    assert.deepEqual(
+      events,
+      ["one", "two", "three", "four", "five"],
+      `${ending}: ${new TextDecoder().decode(output.stderr)}`,
+    );
+    if (ending === "exit") assert.equal(output.code, 3);
+    if (ending === "throw") assert.notEqual(output.code, 0);
+  }
+});

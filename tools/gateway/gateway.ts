@@ -369,9 +369,17 @@ export class Gateway implements DynamicTools {
    * Before each list or call: when the stored registrations changed (another
    * daemon on a shared store registered or removed one), reconcile first, so
    * the change is seen on the very next request. One get of the registrations'
-   * version key per request, shared by requests in flight together.
+   * version key per request, shared by requests in flight together. None for a
+   * call of a built-in server's tool (`tool`): a registration is its own group,
+   * never named like a built-in, so it can neither add nor change that tool.
    */
-  async refresh(): Promise<void> {
+  async refresh(tool?: string): Promise<void> {
+    if (tool !== undefined) {
+      const entry = this.#catalog.get(tool);
+      if (entry && this.upstreams.get(entry.group)?.source === "builtin") {
+        return;
+      }
+    }
     let fingerprint: string | null;
     try {
       this.#registrationsVersion ??= new VersionReader(

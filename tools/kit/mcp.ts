@@ -3,14 +3,13 @@
 // from `createSdkServer`, so validation, logging and errors are the same.
 
 import process from "node:process";
-import { z } from "zod";
 import {
   AjvJsonSchemaValidator,
   CallToolRequestSchema,
   type CallToolResult,
+  type ClientCapabilities,
   CreateMessageResultSchema,
   ElicitResultSchema,
-  ErrorCode,
   InMemoryTransport,
   type JsonSchemaType,
   type JsonSchemaValidator,
@@ -18,7 +17,6 @@ import {
   ListToolsRequestSchema,
   type LoggingLevel,
   LoggingLevelSchema,
-  McpError,
   Server,
   SetLevelRequestSchema,
   StdioServerTransport,
@@ -26,17 +24,13 @@ import {
   type Transport,
 } from "../../platform/mcp_sdk.ts";
 import type { HostedServer } from "./host.ts";
-import { outerCall } from "./guard.ts";
-import { messageOf } from "../../platform/errors.ts";
-import { describeIssues } from "../../platform/validation.ts";
+import { directLink, runToolCall, toolCatalog } from "./tool_call.ts";
 import {
   type CallContext,
-  errorResult,
   identityLine,
   identityOf,
   type Peer,
   type SessionPreferences,
-  type ToolDef,
   ToolError,
 } from "./mod.ts";
 import type { Caller } from "../../platform/identity.ts";
@@ -53,43 +47,6 @@ import {
   linkedSessionOf,
 } from "./mcp_identity.ts";
 
-interface ToolEntry {
-  def: ToolDef<unknown>;
-  input: z.ZodObject;
-  listing: Tool;
-}
-
-/** The shape MCP requires of a tool's input schema; zod's output always has it. */
-const ObjectSchema = z.looseObject({
-  type: z.literal("object"),
-  properties: z.record(z.string(), z.looseObject({})).optional(),
-  required: z.array(z.string()).optional(),
-});
-
-/** Listings are derived from the spec once per host, not once per session. */
-const catalogs = new WeakMap<HostedServer, Map<string, ToolEntry>>();
-
-function toolCatalog(host: HostedServer): Map<string, ToolEntry> {
-  let catalog = catalogs.get(host);
-  if (catalog) return catalog;
-  catalog = new Map();
-  for (const def of host.spec.tools) {
-    const input = def.input.strict();
-    const listing: Tool = {
-      name: def.name,
-      description: def.description,
-      inputSchema: ObjectSchema.parse(
-        z.toJSONSchema(input, { target: "draft-2020-12", io: "input" }),
-      ),
-    };
-    if (def.title !== undefined) listing.title = def.title;
-    if (def.annotations !== undefined) listing.annotations = def.annotations;
-    catalog.set(def.name, { def, input, listing });
-  }
-  catalogs.set(host, catalog);
-  return catalog;
-}
-
 /**
  * The SDK builds an Ajv instance (with formats) per server by default, most
  * of a session's memory; it is only needed to check elicitation replies.
@@ -101,6 +58,20 @@ class LazySchemaValidator implements jsonSchemaValidator {
     this.#ajv ??= new AjvJsonSchemaValidator();
     return this.#ajv.getValidator<T>(schema);
   }
+}
+
+/** What tools/list answers a client with `client` capabilities. */
+async function listTools(
+  host: HostedServer,
+  client: ClientCapabilities | undefined,
+  preferences: SessionPreferences,
+): Promise<Tool[]> {
+  const dynamic = host.dynamicTools();
+  await dynamic?.refresh?.();
+  return dynamic?.listFor?.(client, preferences) ?? [
+    ...[...toolCatalog(host).values()].map((entry) => entry.listing),
+    ...dynamic?.list() ?? [],
+  ];
 }
 
 /** One SDK server: one per HTTP session, per stdio process or per in-process link. */
@@ -122,7 +93,6 @@ export function createSdkServer(
       jsonSchemaValidator: new LazySchemaValidator(),
     },
   );
-  const catalog = toolCatalog(host);
   /** Names this connection for "approve for the rest of the session" where there is no MCP session. */
   const connection = crypto.randomUUID();
   let minLevel: LoggingLevel | undefined;
@@ -133,89 +103,13 @@ export function createSdkServer(
     return {};
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const dynamic = host.dynamicTools();
-    await dynamic?.refresh?.();
-    return {
-      tools: dynamic?.listFor?.(server.getClientCapabilities(), preferences) ??
-        [
-          ...[...catalog.values()].map((entry) => entry.listing),
-          ...dynamic?.list() ?? [],
-        ],
-    };
-  });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: await listTools(host, server.getClientCapabilities(), preferences),
+  }));
 
   server.setRequestHandler(
     CallToolRequestSchema,
-    async (request, extra): Promise<CallToolResult> => {
-      const name = request.params.name;
-      const args = request.params.arguments ?? {};
-      const entry = catalog.get(name);
-      const dynamic = entry ? undefined : host.dynamicTools();
-      await dynamic?.refresh?.();
-      if (!entry && !dynamic?.has(name)) {
-        const own = [...catalog.keys()];
-        const more = dynamic?.list().length ?? 0;
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `Unknown tool "${name}" on server "${spec.id}". Available: ${
-            own.join(", ")
-          }${more > 0 ? ` and ${more} more (see tools/list)` : ""}`,
-        );
-      }
-      let run: (call: CallContext) => Promise<CallToolResult>;
-      if (entry) {
-        const parsed = entry.input.safeParse(args);
-        if (!parsed.success) {
-          host.countCall(name, false, 0);
-          host.guard?.recordInvalid({
-            server: spec.id,
-            tool: name,
-            args,
-            caller: callerOf(extra.authInfo?.extra),
-          }, extra.sessionId ?? linkedSessionOf(extra.authInfo?.extra));
-          return errorResult(
-            `Invalid arguments for ${name}: ${describeIssues(parsed.error)}`,
-          );
-        }
-        const handle = (call: CallContext) =>
-          entry.def.handle(host.context(), parsed.data, call);
-        const guard = host.guard;
-        run = !guard ? handle : (call) =>
-          guard.run(
-            {
-              server: spec.id,
-              tool: name,
-              args,
-              caller: call.caller,
-              annotations: entry.def.annotations,
-            },
-            call,
-            () => handle(call),
-            connection,
-          );
-      } else {
-        run = (call) => {
-          host.context(); // throws the readable "not running" error
-          if (!dynamic) throw new ToolError(`${name} is not available`);
-          // Calls to built-in servers are judged and audited at the callee, which asks a person through this call.
-          const forward = () =>
-            outerCall.run(
-              outerCall.getStore() ?? call,
-              () => dynamic.call(name, args, call),
-            );
-          const guard = host.guard;
-          const external = guard?.externalTarget(name, spec.id);
-          if (!guard || !external) return forward();
-          return guard.run(
-            { ...external, args, caller: call.caller },
-            call,
-            forward,
-            connection,
-          );
-        };
-      }
-      const started = performance.now();
+    (request, extra): Promise<CallToolResult> => {
       const progressToken = request.params._meta?.progressToken;
       const call: CallContext = {
         signal: extra.signal,
@@ -262,27 +156,13 @@ export function createSdkServer(
           extra.closeSSEStream?.();
         },
       };
-      let result: CallToolResult;
-      try {
-        result = await host.inFlight.run(() => run(call));
-      } catch (error) {
-        result = error instanceof ToolError
-          ? errorResult(error.message, error.content)
-          : errorResult(`${name} failed: ${messageOf(error)}`);
-        if (!(error instanceof ToolError)) {
-          host.log.error("tool_failed", { tool: name, error });
-        }
-      }
-      const ok = result.isError !== true;
-      const elapsed = performance.now() - started;
-      host.countCall(name, ok, elapsed);
-      host.log.info("tool_call", {
-        tool: name,
-        ok,
-        duration_ms: Math.round(elapsed),
-        session: extra.sessionId,
+      return runToolCall(host, {
+        connection,
+        name: request.params.name,
+        args: request.params.arguments ?? {},
+        call,
+        logSession: extra.sessionId,
       });
-      return result;
     },
   );
 
@@ -372,6 +252,9 @@ export function peerOf(host: HostedServer): Peer {
     phase: () => host.phase.phase,
     error: () => host.phase.state.error,
     connect: (caller) => connectInProcess(host, caller),
+    // A linked client declares no capabilities: the SDK's Client sends `{}`.
+    listTools: () => listTools(host, {}, {}),
+    link: (caller) => directLink(host, caller),
     sessionClosed: (sessionId) => host.sessionClosed(sessionId),
   };
 }

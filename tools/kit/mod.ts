@@ -25,6 +25,8 @@ import type { Metric } from "../../platform/metrics.ts";
 import type { JsonValue, Store } from "../../platform/store.ts";
 
 import type { Caller } from "../../platform/identity.ts";
+import type { DirectLink } from "./tool_call.ts";
+export type { DirectLink } from "./tool_call.ts";
 
 /** What a handler can do while it runs, besides returning a result. */
 export interface CallContext {
@@ -148,6 +150,10 @@ export interface Peer {
   error(): string | undefined;
   /** A new client-side transport whose requests reach the peer as `caller`. */
   connect(caller: Caller): Promise<Transport>;
+  /** tools/list as a linked client gets it, without the JSON-RPC round trip. */
+  listTools?(): Promise<Tool[]>;
+  /** tools/call as a linked client bound to `caller` gets it, without the JSON-RPC round trip. */
+  link?(caller: Caller): DirectLink;
   /** An outer MCP session the peer may have served (through a link) has ended. */
   sessionClosed(sessionId: string): void;
 }
@@ -160,8 +166,8 @@ export interface SessionPreferences {
 
 /** Tools a server adds at run time (the gateway's aggregate), listed after its own. */
 export interface DynamicTools {
-  /** Catches up with changes other daemons made in a shared store; awaited before each list and call. */
-  refresh?(): Promise<void>;
+  /** Catches up with changes other daemons made in a shared store; awaited before each list and call (`tool`: the one called). */
+  refresh?(tool?: string): Promise<void>;
   list(): Tool[];
   /** The whole tools/list for one client, replacing the server's own and `list()`; undefined: the usual list. */
   listFor?(

@@ -1,0 +1,284 @@
+// One tools/call on a hosted server, the same for every way in: the SDK
+// server's handler (stdio, HTTP, linked transports) and a direct in-process
+// link. Validation, policy, audit, metrics and the tool_call line live here.
+
+import { z } from "zod";
+import {
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  type Tool,
+} from "../../platform/mcp_sdk.ts";
+import type { HostedServer } from "./host.ts";
+import { outerCall } from "./guard.ts";
+import { messageOf } from "../../platform/errors.ts";
+import { describeIssues } from "../../platform/validation.ts";
+import type { Caller } from "../../platform/identity.ts";
+import { authInfoFor, callerOf, linkedSession } from "./mcp_identity.ts";
+import {
+  type CallContext,
+  errorResult,
+  type ToolDef,
+  ToolError,
+} from "./mod.ts";
+
+export interface ToolEntry {
+  def: ToolDef<unknown>;
+  input: z.ZodObject;
+  listing: Tool;
+}
+
+/** The shape MCP requires of a tool's input schema; zod's output always has it. */
+const ObjectSchema = z.looseObject({
+  type: z.literal("object"),
+  properties: z.record(z.string(), z.looseObject({})).optional(),
+  required: z.array(z.string()).optional(),
+});
+
+/** Listings are derived from the spec once per host, not once per session. */
+const catalogs = new WeakMap<HostedServer, Map<string, ToolEntry>>();
+
+export function toolCatalog(host: HostedServer): Map<string, ToolEntry> {
+  let catalog = catalogs.get(host);
+  if (catalog) return catalog;
+  catalog = new Map();
+  for (const def of host.spec.tools) {
+    const input = def.input.strict();
+    const listing: Tool = {
+      name: def.name,
+      description: def.description,
+      inputSchema: ObjectSchema.parse(
+        z.toJSONSchema(input, { target: "draft-2020-12", io: "input" }),
+      ),
+    };
+    if (def.title !== undefined) listing.title = def.title;
+    if (def.annotations !== undefined) listing.annotations = def.annotations;
+    catalog.set(def.name, { def, input, listing });
+  }
+  catalogs.set(host, catalog);
+  return catalog;
+}
+
+export interface ToolCallRequest {
+  /** Names this connection for "approve for the rest of the session" where there is no MCP session. */
+  connection: string;
+  name: string;
+  args: Record<string, unknown>;
+  call: CallContext;
+  /** The MCP session for the tool_call line (undefined on linked transports). */
+  logSession: string | undefined;
+}
+
+export async function runToolCall(
+  host: HostedServer,
+  request: ToolCallRequest,
+): Promise<CallToolResult> {
+  const { connection, name, args, call, logSession } = request;
+  const spec = host.spec;
+  const catalog = toolCatalog(host);
+  const entry = catalog.get(name);
+  const dynamic = entry ? undefined : host.dynamicTools();
+  await dynamic?.refresh?.(name);
+  if (!entry && !dynamic?.has(name)) {
+    const own = [...catalog.keys()];
+    const more = dynamic?.list().length ?? 0;
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Unknown tool "${name}" on server "${spec.id}". Available: ${
+        own.join(", ")
+      }${more > 0 ? ` and ${more} more (see tools/list)` : ""}`,
+    );
+  }
+  let run: (call: CallContext) => Promise<CallToolResult>;
+  if (entry) {
+    const parsed = entry.input.safeParse(args);
+    if (!parsed.success) {
+      host.countCall(name, false, 0);
+      host.guard?.recordInvalid({
+        server: spec.id,
+        tool: name,
+        args,
+        caller: call.caller,
+      }, call.sessionId);
+      return errorResult(
+        `Invalid arguments for ${name}: ${describeIssues(parsed.error)}`,
+      );
+    }
+    const handle = (call: CallContext) =>
+      entry.def.handle(host.context(), parsed.data, call);
+    const guard = host.guard;
+    run = !guard ? handle : (call) =>
+      guard.run(
+        {
+          server: spec.id,
+          tool: name,
+          args,
+          caller: call.caller,
+          annotations: entry.def.annotations,
+        },
+        call,
+        () => handle(call),
+        connection,
+      );
+  } else {
+    run = (call) => {
+      host.context(); // throws the readable "not running" error
+      if (!dynamic) throw new ToolError(`${name} is not available`);
+      // Calls to built-in servers are judged and audited at the callee, which asks a person through this call.
+      const forward = () =>
+        outerCall.run(
+          outerCall.getStore() ?? call,
+          () => dynamic.call(name, args, call),
+        );
+      const guard = host.guard;
+      const external = guard?.externalTarget(name, spec.id);
+      if (!guard || !external) return forward();
+      return guard.run(
+        { ...external, args, caller: call.caller },
+        call,
+        forward,
+        connection,
+      );
+    };
+  }
+  const started = performance.now();
+  let result: CallToolResult;
+  try {
+    result = await host.inFlight.run(() => run(call));
+  } catch (error) {
+    result = error instanceof ToolError
+      ? errorResult(error.message, error.content)
+      : errorResult(`${name} failed: ${messageOf(error)}`);
+    if (!(error instanceof ToolError)) {
+      host.log.error("tool_failed", { tool: name, error });
+    }
+  }
+  const ok = result.isError !== true;
+  const elapsed = performance.now() - started;
+  host.countCall(name, ok, elapsed);
+  host.log.info("tool_call", {
+    tool: name,
+    ok,
+    duration_ms: Math.round(elapsed),
+    session: logSession,
+  });
+  return result;
+}
+
+/** What a linked caller passes with one call (as the SDK client's request options). */
+export interface LinkedCallOptions {
+  signal?: AbortSignal;
+  /** The SDK client's default when absent: 60 s. */
+  timeoutMs?: number;
+  /** Progress messages, when the caller wants them (the SDK's `onprogress`). */
+  onProgress?: (message: string) => void;
+}
+
+/** One caller's in-process link to a hosted server's tools/call. */
+export interface DirectLink {
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: LinkedCallOptions,
+  ): Promise<CallToolResult>;
+}
+
+/** The SDK client's request timeout when none is given. */
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+/**
+ * tools/call as an SDK client without capabilities gets it over a linked
+ * transport bound to `caller` (same dispatch, same errors, timeout and
+ * cancellation), without the JSON-RPC round trip and its schema checks.
+ */
+export function directLink(host: HostedServer, caller: Caller): DirectLink {
+  const connection = crypto.randomUUID();
+  const auth = authInfoFor(caller);
+  return {
+    async callTool(name, args, options) {
+      const signal = options.signal;
+      signal?.throwIfAborted();
+      const controller = new AbortController();
+      const cancelled = Promise.withResolvers<never>();
+      const cancel = (reason: unknown) => {
+        // As the SDK: the server's signal gets the reason as text, the caller an McpError.
+        controller.abort(String(reason));
+        cancelled.reject(
+          reason instanceof McpError
+            ? reason
+            : new McpError(ErrorCode.RequestTimeout, String(reason)),
+        );
+      };
+      const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+      const timer = setTimeout(
+        () =>
+          cancel(
+            McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", {
+              timeout,
+            }),
+          ),
+        timeout,
+      );
+      const onAbort = () => cancel(signal?.reason);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const onProgress = options.onProgress;
+      const call: CallContext = {
+        signal: controller.signal,
+        sessionId: linkedSession.getStore(),
+        caller: callerOf(auth.extra),
+        authorization: auth.token || undefined,
+        progress(_progress, _total, message) {
+          if (onProgress && message) onProgress(message);
+          return Promise.resolve();
+        },
+        async log() {}, // the linked client asks for no log messages
+        sample: () =>
+          Promise.reject(
+            new ToolError(
+              "The client does not support sampling (no `sampling` capability).",
+            ),
+          ),
+        elicit: () =>
+          Promise.reject(
+            new ToolError(
+              "The client does not support elicitation (no `elicitation` capability).",
+            ),
+          ),
+        releaseStream() {},
+      };
+      const answer = runToolCall(host, {
+        connection,
+        name,
+        args,
+        call,
+        logSession: undefined,
+      }).catch((error) => {
+        throw asReceived(error);
+      });
+      try {
+        return await Promise.race([answer, cancelled.promise]);
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      }
+    },
+  };
+}
+
+/** An error thrown by the dispatch as an SDK client receives it (a JSON-RPC error). */
+function asReceived(error: unknown): McpError {
+  const code = typeof error === "object" && error !== null
+    ? Reflect.get(error, "code")
+    : undefined;
+  const message = error instanceof Error ? error.message : undefined;
+  const data = typeof error === "object" && error !== null
+    ? Reflect.get(error, "data")
+    : undefined;
+  return McpError.fromError(
+    typeof code === "number" && Number.isSafeInteger(code)
+      ? code
+      : ErrorCode.InternalError,
+    message ?? "Internal error",
+    data,
+  );
+}
