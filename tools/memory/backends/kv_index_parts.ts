@@ -15,9 +15,14 @@ import { tokenize } from "../search_index.ts";
  * its text a young-generation string (no old-space growth while loading).
  */
 const PART_BYTES = 45_000;
-/** Parts per commit when saving, and per getMany when loading. */
-const PARTS_PER_OP = 10;
-/** Snapshot parts read at once. */
+/** Parts per commit when saving. */
+const PARTS_PER_COMMIT = 10;
+/**
+ * Parts per getMany and reads in flight when loading. Measured at 100k
+ * entries: 2 × 2 leaves the process 35 MiB smaller after the load than
+ * 4 × 10 (V8's heap and the allocator grow with larger reads), as fast.
+ */
+const PARTS_PER_READ = 2;
 const READERS = 2;
 
 /** Where a part of a stream is kept (the id of the snapshot that wrote it) and its bytes' hash. */
@@ -84,8 +89,8 @@ async function writeParts(
   which: readonly number[],
   part: (i: number) => [StoreKey, Uint8Array],
 ): Promise<void> {
-  for (let first = 0; first < which.length; first += PARTS_PER_OP) {
-    const mutations: Mutation[] = which.slice(first, first + PARTS_PER_OP)
+  for (let first = 0; first < which.length; first += PARTS_PER_COMMIT) {
+    const mutations: Mutation[] = which.slice(first, first + PARTS_PER_COMMIT)
       .map((i) => {
         const [key, bytes] = part(i);
         return {
@@ -125,9 +130,9 @@ export async function readStream(
   const reader = async () => {
     while (next < parts) {
       const first = next;
-      next += PARTS_PER_OP;
+      next += PARTS_PER_READ;
       const keys: StoreKey[] = [];
-      for (let i = first; i < Math.min(parts, first + PARTS_PER_OP); i++) {
+      for (let i = first; i < Math.min(parts, first + PARTS_PER_READ); i++) {
         keys.push(keyOf(i));
       }
       const records = await store.getMany(keys);
