@@ -3,13 +3,16 @@
 // length-prefixed and 4-byte aligned. Little-endian, as Deno's platforms are.
 // The vector rows are not in it: they are stored as separate byte streams
 // (one per slab, `data.slabs[i].rows`) and read straight into the slab's wasm
-// memory. Decoded sections are views of the bytes, not copies.
+// memory. Integer sections whose values are small (lengths, tag ids, posting
+// slots as zigzag deltas, term frequencies, a slab's row → slot map) are
+// LEB128 varints: about a third of their fixed-width size. Decoded sections
+// are fresh arrays, so the snapshot's bytes are garbage once decoded.
 // A snapshot that does not parse is rebuilt from the entries by the caller.
 
 import type { IndexData } from "./search_index.ts";
 import { VectorSlab } from "./search_vectors.ts";
 
-const MAGIC = 0x31584d41; // "AMX1"
+const MAGIC = 0x32584d41; // "AMX2"
 
 interface Header {
   keys: string[];
@@ -41,15 +44,15 @@ export function encodeIndex(data: IndexData): Uint8Array<ArrayBuffer> {
   const json = new TextEncoder().encode(JSON.stringify(header));
   const sections: Section[] = [
     json,
-    data.lengths,
+    packVarints(data.lengths, false),
     data.sensitive,
     data.embedderOf,
     data.tagOffsets,
-    data.tagIds,
+    packVarints(data.tagIds, false),
     data.postingOffsets,
-    data.postingSlots,
-    data.postingTfs,
-    ...data.slabs.flatMap((s) => [s.slots, s.invNorms]),
+    packVarints(data.postingSlots, true),
+    packVarints(data.postingTfs, false),
+    ...data.slabs.flatMap((s) => [packVarints(s.slots, true), s.invNorms]),
   ];
   let size = 4;
   for (const s of sections) size += 4 + pad(s.byteLength);
@@ -100,37 +103,53 @@ export function decodeIndex(bytes: Uint8Array<ArrayBuffer>): IndexData {
         section.byteOffset + section.byteLength,
       ));
   };
+  // Copies: nothing decoded keeps the snapshot's bytes alive.
   const u32 = () => {
     const s = aligned(next(), 4);
-    return new Uint32Array(s.buffer, s.byteOffset, s.byteLength / 4);
+    return new Uint32Array(s.buffer, s.byteOffset, s.byteLength / 4).slice();
   };
   const u16 = () => {
     const s = aligned(next(), 2);
-    return new Uint16Array(s.buffer, s.byteOffset, s.byteLength / 2);
+    return new Uint16Array(s.buffer, s.byteOffset, s.byteLength / 2).slice();
   };
+  const n = header.keys.length;
+  const lengths = unpackVarints(next(), new Uint32Array(n), false);
+  const sensitive = next().slice();
+  const embedderOf = u16();
+  const tagOffsets = u32();
+  if (tagOffsets.length !== n + 1) {
+    throw new Error("index snapshot: tag offsets disagree with its keys");
+  }
+  const tagIds = unpackVarints(next(), new Uint32Array(tagOffsets[n]), false);
+  const postingOffsets = u32();
+  const postings = postingOffsets.at(-1) ?? 0;
   const data: IndexData = {
     keys: header.keys,
     embedders: header.embedders,
     tags: header.tags,
     terms: header.terms,
-    lengths: u32(),
-    sensitive: next(),
-    embedderOf: u16(),
-    tagOffsets: u32(),
-    tagIds: u32(),
-    postingOffsets: u32(),
-    postingSlots: u32(),
-    postingTfs: u16(),
+    lengths,
+    sensitive,
+    embedderOf,
+    tagOffsets,
+    tagIds,
+    postingOffsets,
+    postingSlots: unpackVarints(next(), new Uint32Array(postings), true),
+    postingTfs: unpackVarints(next(), new Uint16Array(postings), false),
     slabs: [],
   };
   for (const slabHeader of header.slabs) {
-    const slots = u32();
+    const slots = unpackVarints(
+      next(),
+      new Uint32Array(slabHeader.count),
+      true,
+    );
     const norms = aligned(next(), 4);
     const invNorms = new Float32Array(
       norms.buffer,
       norms.byteOffset,
       norms.byteLength / 4,
-    );
+    ).slice();
     const { slab, rows } = VectorSlab.prepare(
       slabHeader.dim,
       slabHeader.count,
@@ -151,6 +170,67 @@ export function decodeIndex(bytes: Uint8Array<ArrayBuffer>): IndexData {
     throw new Error("index snapshot: trailing bytes");
   }
   return data;
+}
+
+/**
+ * LEB128 varints of `values`; with `delta`, of the zigzag differences between
+ * neighbours (posting slots and row slots mostly ascend: 1–2 bytes each).
+ */
+function packVarints(
+  values: Uint32Array | Uint16Array,
+  delta: boolean,
+): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(values.length * 5);
+  let at = 0;
+  let previous = 0;
+  for (let i = 0; i < values.length; i++) {
+    let v = values[i];
+    if (delta) {
+      const d = v - previous;
+      previous = v;
+      v = d >= 0 ? d * 2 : -d * 2 - 1;
+    }
+    while (v >= 0x80) {
+      out[at++] = (v & 0x7f) | 0x80;
+      v = Math.floor(v / 128);
+    }
+    out[at++] = v;
+  }
+  return out.slice(0, at);
+}
+
+/** Fills `into` from packVarints' bytes, which must hold exactly its length. */
+function unpackVarints<T extends Uint32Array | Uint16Array>(
+  bytes: Uint8Array,
+  into: T,
+  delta: boolean,
+): T {
+  const max = into instanceof Uint16Array ? 0xffff : 0xffffffff;
+  let at = 0;
+  let previous = 0;
+  for (let i = 0; i < into.length; i++) {
+    let v = 0;
+    let scale = 1;
+    let byte = 0x80;
+    while (byte & 0x80) {
+      if (at >= bytes.length || scale > 2 ** 35) {
+        throw new Error("index snapshot: bad varint section");
+      }
+      byte = bytes[at++];
+      v += (byte & 0x7f) * scale;
+      scale *= 128;
+    }
+    if (delta) {
+      v = previous + (v % 2 ? -(v + 1) / 2 : v / 2);
+      previous = v;
+    }
+    if (v < 0 || v > max) throw new Error("index snapshot: value out of range");
+    into[i] = v;
+  }
+  if (at !== bytes.length) {
+    throw new Error("index snapshot: bad varint section");
+  }
+  return into;
 }
 
 function pad(n: number): number {

@@ -128,6 +128,64 @@ Deno.test("writes after the snapshot are replayed from the journal", async () =>
   }
 });
 
+Deno.test("a later save rewrites only the vector-row parts that changed", async () => {
+  const path = tempPath();
+  const head = async (kv: Awaited<ReturnType<typeof openKvStore>>) => {
+    const value = (await kv.get(["x", NS]))?.value;
+    assert.ok(value && typeof value === "object" && !Array.isArray(value));
+    const { id, row_parts } = value;
+    assert.ok(typeof id === "string" && Array.isArray(row_parts));
+    const parts = row_parts.map((slab) =>
+      Array.isArray(slab) ? slab.map((ref) => Array.isArray(ref) && ref[0]) : []
+    );
+    return { id, parts };
+  };
+  try {
+    await seeded(path);
+    let kv = await openKvStore(path);
+    const first = await head(kv);
+    await kv.close();
+    // 342 live rows of 256 bytes in parts of 45,000: 0 full, 1 partial; 150 more fill 1 and start 2.
+    assert.deepEqual(first.parts, [[first.id, first.id]]);
+    {
+      const { backend } = await openReporting(await openKvStore(path));
+      for (let i = 0; i < 150; i++) {
+        await backend.put(await entry(N + i), "upsert");
+      }
+      await backend.close(); // 150 pending: close saves
+    }
+    kv = await openKvStore(path);
+    const second = await head(kv);
+    assert.notEqual(second.id, first.id);
+    assert.deepEqual(second.parts, [[first.id, second.id, second.id]]);
+    // Nothing else is left: the first snapshot's other parts are gone.
+    const keys = (await kv.list(["y", NS], { limit: 1000 })).entries
+      .map((row) => JSON.stringify(row.key.slice(2)));
+    assert.deepEqual(
+      keys.sort(),
+      [
+        JSON.stringify([first.id, "r", 0, 0]),
+        JSON.stringify([second.id, 0]),
+        JSON.stringify([second.id, "r", 0, 1]),
+        JSON.stringify([second.id, "r", 0, 2]),
+      ].sort(),
+    );
+    await kv.close();
+    const { backend, report } = await openReporting(await openKvStore(path));
+    let loaded;
+    try {
+      assert.equal(report.loaded, 1);
+      assert.equal(report.replayed, 0);
+      loaded = await rankings(backend, await queries());
+    } finally {
+      await backend.close();
+    }
+    assert.deepEqual(loaded, (await rebuilt(path)).results);
+  } finally {
+    await Deno.remove(join(path, ".."), { recursive: true });
+  }
+});
+
 /** Each way a snapshot can disagree, applied to the stored head or parts. */
 const DAMAGE: Record<
   string,

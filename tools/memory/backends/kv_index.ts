@@ -14,7 +14,8 @@
 // Layout (beside kv_records.ts's):
 //   ["x", ns]             head of the saved snapshot (Head below)
 //   ["y", ns, id, i]      part i of snapshot `id` (kv_index_parts.ts)
-//   ["y", ns, id, "r", k, i]  part i of the vector rows of its slab k
+//   ["y", ns, id, "r", k, i]  part i of the vector rows of slab k, written by
+//                         snapshot `id` and kept while a later head refers to it
 //   ["j", ns, key]        journal: id of the last write of `key` not yet in a snapshot
 
 import { z } from "zod";
@@ -29,9 +30,11 @@ import type {
 import { decodeIndex, encodeIndex } from "../index_snapshot.ts";
 import { SearchIndex } from "../search_index.ts";
 import {
+  type PartRef,
   partsOf,
   readStream,
   TOKENIZER_FINGERPRINT,
+  writeChangedParts,
   writeStream,
 } from "./kv_index_parts.ts";
 import type { StoredEntry } from "../model.ts";
@@ -43,7 +46,7 @@ import {
 } from "./kv_namespaces.ts";
 
 /** Bump when the snapshot's binary form or meaning changes. */
-export const INDEX_FORMAT = 1;
+export const INDEX_FORMAT = 2;
 /** Journal rows that make a background save: max(MIN, entries × RATIO). */
 const SAVE_MIN = 1000;
 const SAVE_RATIO = 0.25;
@@ -61,6 +64,8 @@ const Head = z.object({
   bytes: z.number().int().min(0),
   /** Bytes of each slab's vector rows, stored apart (see index_snapshot.ts). */
   rows: z.array(z.number().int().min(0)),
+  /** Per slab, per part of its rows: the snapshot id holding it and its hash. */
+  row_parts: z.array(z.array(z.tuple([z.string(), z.string()]))),
   entries: z.number().int().min(0),
   saved_at: z.string(),
 });
@@ -99,6 +104,8 @@ export class IndexStore {
   #logger?: Logger;
   /** The head version this process last read or wrote, per namespace. */
   #heads = new Map<string, string | null>();
+  /** The row parts of the head this process last read or wrote, per namespace. */
+  #rowParts = new Map<string, PartRef[][]>();
   /** Namespaces another process saved: only a restart may save them again. */
   #foreign = new Set<string>();
   #queue = new Set<string>();
@@ -192,12 +199,19 @@ export class IndexStore {
       const entries = state.index.size;
       const id = crypto.randomUUID();
       const parts = await writeStream(this.#store, ["y", namespace, id], blob);
+      // Rows change in place or at the end: parts unchanged since the last head stay where they are.
+      const before = this.#rowParts.get(namespace) ?? [];
+      const rowParts: PartRef[][] = [];
       for (const [k, slab] of data.slabs.entries()) {
         const rows = slab.rows;
-        await writeStream(
-          this.#store,
-          ["y", namespace, id, "r", k],
-          new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength),
+        rowParts.push(
+          await writeChangedParts(
+            this.#store,
+            (source, i) => ["y", namespace, source, "r", k, i],
+            id,
+            new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength),
+            before[k] ?? [],
+          ),
         );
       }
       const head: z.infer<typeof Head> = {
@@ -207,6 +221,7 @@ export class IndexStore {
         parts,
         bytes: blob.length,
         rows: data.slabs.map((slab) => slab.rows.byteLength),
+        row_parts: rowParts,
         entries,
         saved_at: new Date().toISOString(),
       };
@@ -218,7 +233,7 @@ export class IndexStore {
         // Another process saved its own index: keeping our journal rows keeps the store right.
         this.#foreign.add(namespace);
         restore();
-        await this.#dropParts(namespace, null, id);
+        await this.#dropParts(namespace, (key) => key[2] === id);
         this.#logger?.info("memory_index_not_saved", {
           namespace,
           reason: "another process saved this namespace's index",
@@ -226,8 +241,9 @@ export class IndexStore {
         return false;
       }
       this.#heads.set(namespace, result.version);
+      this.#rowParts.set(namespace, rowParts);
       await this.#dropJournal(namespace, captured);
-      await this.#dropParts(namespace, id, null);
+      await this.#dropParts(namespace, (key) => !kept(head, key));
       this.#logger?.info("memory_index_saved", {
         namespace,
         entries,
@@ -302,18 +318,23 @@ export class IndexStore {
       throw new Error("snapshot head disagrees with its size");
     }
     const blob = new Uint8Array(head.bytes);
-    await readStream(this.#store, ["y", namespace, head.id], blob);
+    await readStream(this.#store, (i) => ["y", namespace, head.id, i], blob);
     const data = decodeIndex(blob);
-    if (data.slabs.length !== head.rows.length) {
+    if (
+      data.slabs.length !== head.rows.length ||
+      head.row_parts.length !== head.rows.length
+    ) {
       throw new Error("snapshot head disagrees with its vector slabs");
     }
     for (const [k, slab] of data.slabs.entries()) {
-      if (slab.rows.byteLength !== head.rows[k]) {
-        throw new Error("snapshot head disagrees with its vector rows");
-      }
+      const refs = head.row_parts[k];
+      if (
+        slab.rows.byteLength !== head.rows[k] ||
+        refs.length !== partsOf(head.rows[k])
+      ) throw new Error("snapshot head disagrees with its vector rows");
       await readStream(
         this.#store,
-        ["y", namespace, head.id, "r", k],
+        (i) => ["y", namespace, refs[i][0], "r", k, i],
         slab.rows,
       );
     }
@@ -321,6 +342,7 @@ export class IndexStore {
     if (index.size !== head.entries) {
       throw new Error("snapshot entry count disagrees with its head");
     }
+    this.#rowParts.set(namespace, head.row_parts);
     return index;
   }
 
@@ -396,16 +418,14 @@ export class IndexStore {
     }
   }
 
-  /** Deletes the parts of snapshots other than `keep` (or only those of `only`). */
+  /** Deletes the snapshot parts of `namespace` that `pick` picks. */
   async #dropParts(
     namespace: string,
-    keep: string | null,
-    only: string | null,
+    pick: (key: StoreKey) => boolean,
   ): Promise<void> {
     const doomed: StoreKey[] = [];
     for await (const row of listAll(this.#store, ["y", namespace])) {
-      const id = row.key[2];
-      if (only === null ? id !== keep : id === only) doomed.push(row.key);
+      if (pick(row.key)) doomed.push(row.key);
     }
     for (let i = 0; i < doomed.length; i += BATCH) {
       await this.#store.commit({
@@ -451,6 +471,14 @@ export class IndexStore {
       });
     }
   }
+}
+
+/** Whether the part at `key` (["y", ns, id, …]) belongs to `head`. */
+function kept(head: z.infer<typeof Head>, key: StoreKey): boolean {
+  if (key[3] !== "r") return key[2] === head.id;
+  const [k, i] = [key[4], key[5]];
+  if (typeof k !== "number" || typeof i !== "number") return false;
+  return head.row_parts[k]?.[i]?.[0] === key[2];
 }
 
 function threshold(state: Namespace): number {
