@@ -24,7 +24,7 @@ import {
   StdioServerTransport,
   type Tool,
   type Transport,
-} from "../../platform/mcp_sdk.ts";
+} from "../../platform/mcp_sdk_server.ts";
 import type { HostedServer } from "./host.ts";
 import { outerCall } from "./guard.ts";
 import { messageOf } from "../../platform/errors.ts";
