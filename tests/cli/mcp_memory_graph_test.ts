@@ -80,7 +80,17 @@ const FORBIDDEN_LOCAL = [
   "platform/image_codec.ts",
   "platform/store_pg.ts",
   "tools/kit/mcp_http.ts",
+  // The whole SDK seam, client side included: the kit's stdio path uses
+  // platform/mcp_sdk_server.ts.
+  "platform/mcp_sdk.ts",
+  // Hosted mode (MCP client, KV Connect, write queue) loads for --storage hosted only.
+  "tools/memory/backends/open_hosted.ts",
+  "tools/memory/backends/hosted.ts",
+  "tools/memory/backends/mcp.ts",
+  "tools/memory/backends/kv_connect.ts",
 ];
+// The SDK's client side (cross-spawn, eventsource-parser, the OAuth client).
+const SDK_CLIENT = /^npm:\/@modelcontextprotocol\/sdk@[^/]+\/client(\/|$)/;
 
 Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heavy libraries", async () => {
   const loaded = new Set<string>();
@@ -107,6 +117,7 @@ Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heav
     FORBIDDEN_NPM.some((name) => s.startsWith(`npm:/${name}@`))
   );
   assert.deepEqual(heavy, []);
+  assert.deepEqual(npm.filter((s) => SDK_CLIENT.test(s)), []);
 });
 
 // Idle memory (bench/README.md): a daemon that never starts a browser or takes

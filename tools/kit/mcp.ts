@@ -22,7 +22,7 @@ import {
   StdioServerTransport,
   type Tool,
   type Transport,
-} from "../../platform/mcp_sdk.ts";
+} from "../../platform/mcp_sdk_server.ts";
 import type { HostedServer } from "./host.ts";
 import { directLink, runToolCall, toolCatalog } from "./tool_call.ts";
 import {

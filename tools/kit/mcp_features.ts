@@ -19,7 +19,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
   UriTemplate,
-} from "../../platform/mcp_sdk.ts";
+} from "../../platform/mcp_sdk_server.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import type { HostedServer } from "./host.ts";

@@ -1,0 +1,72 @@
+// The MCP SDK's server side only, for the kit's stdio path: the same exports
+// as platform/mcp_sdk.ts without the client (Client and its stdio and HTTP
+// transports pull cross-spawn, eventsource-parser, pkce-challenge and the
+// OAuth client: ~25 ms of `agentd mcp memory`'s start) or the HTTP server
+// transport. Everything else imports platform/mcp_sdk.ts.
+
+export { Server } from "@modelcontextprotocol/sdk/server";
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.d.ts"
+export { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/inMemory.d.ts"
+export { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/shared/uriTemplate.d.ts"
+export { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/validation/ajv-provider.d.ts"
+export { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/validation/types.d.ts"
+export type {
+  JsonSchemaType,
+  JsonSchemaValidator,
+  jsonSchemaValidator,
+} from "@modelcontextprotocol/sdk/validation/types.js";
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/shared/transport.d.ts"
+export type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"
+export {
+  CallToolRequestSchema,
+  type CallToolResult,
+  CallToolResultSchema,
+  type ClientCapabilities,
+  CompleteRequestSchema,
+  type CompleteResult,
+  type ContentBlock,
+  type CreateMessageRequestParams,
+  CreateMessageRequestSchema,
+  type CreateMessageResult,
+  CreateMessageResultSchema,
+  type ElicitRequestFormParams,
+  ElicitRequestSchema,
+  type ElicitResult,
+  ElicitResultSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  type GetPromptResult,
+  isInitializeRequest,
+  type JSONRPCMessage,
+  LATEST_PROTOCOL_VERSION,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  type LoggingLevel,
+  LoggingLevelSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+  type Prompt,
+  type PromptMessage,
+  ReadResourceRequestSchema,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
+  ResourceUpdatedNotificationSchema,
+  type ServerCapabilities,
+  type ServerNotification,
+  type ServerRequest,
+  SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type Tool,
+  type ToolAnnotations,
+  ToolListChangedNotificationSchema,
+  UnsubscribeRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
