@@ -49,12 +49,17 @@ async function* lines(
   }
 }
 
-async function checkAfterCrash(path: string, acked: number): Promise<void> {
+async function checkAfterCrash(
+  path: string,
+  acked: number,
+  /** False where the kill may land after the save it races has finished. */
+  journalLeft: boolean,
+): Promise<void> {
   const { backend, report } = await openReporting(await openKvStore(path));
   let loaded;
   try {
     assert.equal(report.loaded, 1);
-    assert.ok(report.replayed > 0);
+    if (journalLeft) assert.ok(report.replayed > 0);
     // Every entry of an acknowledged wave is there (unless a later wave deleted it).
     const deleted = new Set(
       Array.from({ length: acked + 1 }, (_, r) => `note-${r * 13}`),
@@ -90,14 +95,14 @@ Deno.test("kill -9 between writes and saves leaves search exact after a restart"
       first,
       (line, saves) => saves >= 2 && line === "ack 8",
     );
-    await checkAfterCrash(first, acked);
-    // Killed between writes, one wave after a save.
+    await checkAfterCrash(first, acked, false);
+    // Killed between writes, one wave after a save (round 6 is journaled only).
     const second = join(dir, "second.kv");
     const acked2 = await writeAndKill(
       second,
       (line, saves) => saves >= 2 && line === "ack 6",
     );
-    await checkAfterCrash(second, acked2);
+    await checkAfterCrash(second, acked2, true);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
