@@ -25,8 +25,6 @@ import type { Metric } from "../../platform/metrics.ts";
 import type { JsonValue, Store } from "../../platform/store.ts";
 
 import type { Caller } from "../../platform/identity.ts";
-import type { DirectLink } from "./tool_call.ts";
-export type { DirectLink } from "./tool_call.ts";
 
 /** What a handler can do while it runs, besides returning a result. */
 export interface CallContext {
@@ -52,6 +50,23 @@ export interface CallContext {
    * a long call. A no-op where the transport cannot resume streams.
    */
   releaseStream(): void;
+}
+
+export interface LinkedCallOptions {
+  signal?: AbortSignal;
+  /** The SDK client's default when absent: 60 s. */
+  timeoutMs?: number;
+  /** Progress messages, when the caller wants them (the SDK's `onprogress`). */
+  onProgress?: (message: string) => void;
+}
+
+/** One caller's in-process link to a hosted server's tools/call. */
+export interface DirectLink {
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: LinkedCallOptions,
+  ): Promise<CallToolResult>;
 }
 
 export type ToolResult = CallToolResult;

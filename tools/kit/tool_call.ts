@@ -10,6 +10,7 @@ import {
   type Tool,
 } from "../../platform/mcp_sdk.ts";
 import type { HostedServer } from "./host.ts";
+import type { DirectLink } from "./mod.ts";
 import { outerCall } from "./guard.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { describeIssues } from "../../platform/validation.ts";
@@ -166,23 +167,6 @@ export async function runToolCall(
 }
 
 /** What a linked caller passes with one call (as the SDK client's request options). */
-export interface LinkedCallOptions {
-  signal?: AbortSignal;
-  /** The SDK client's default when absent: 60 s. */
-  timeoutMs?: number;
-  /** Progress messages, when the caller wants them (the SDK's `onprogress`). */
-  onProgress?: (message: string) => void;
-}
-
-/** One caller's in-process link to a hosted server's tools/call. */
-export interface DirectLink {
-  callTool(
-    name: string,
-    args: Record<string, unknown>,
-    options: LinkedCallOptions,
-  ): Promise<CallToolResult>;
-}
-
 /** The SDK client's request timeout when none is given. */
 const DEFAULT_TIMEOUT_MS = 60_000;
 
