@@ -1,8 +1,9 @@
-// The MCP SDK's server side only, for the kit's stdio path: the same exports
-// as platform/mcp_sdk.ts without the client (Client and its stdio and HTTP
+// The MCP SDK's server side only, for the kit's stdio path: what
+// platform/mcp_sdk.ts exports, without the client (Client and its stdio and HTTP
 // transports pull cross-spawn, eventsource-parser, pkce-challenge and the
 // OAuth client: ~25 ms of `agentd mcp memory`'s start) or the HTTP server
-// transport. Everything else imports platform/mcp_sdk.ts.
+// transport (mcp_sdk.ts re-exports this file and adds them). The @ts-types
+// hints: see platform/mcp_sdk.ts.
 
 export { Server } from "@modelcontextprotocol/sdk/server";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.d.ts"

@@ -8,7 +8,7 @@ import {
   ErrorCode,
   McpError,
   type Tool,
-} from "../../platform/mcp_sdk.ts";
+} from "../../platform/mcp_sdk_server.ts";
 import type { HostedServer } from "./host.ts";
 import type { DirectLink } from "./mod.ts";
 import { outerCall } from "./guard.ts";
