@@ -35,6 +35,10 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   /** Resolve once this log event appears (default `listening`). */
   readyEvent?: string;
+  /** Flags for `deno run` itself (before the module). */
+  denoFlags?: string[];
+  /** stderr lines that are not ours and not strays (e.g. the inspector's). */
+  noise?: RegExp;
 }
 
 /**
@@ -49,7 +53,7 @@ export async function spawnDaemon(
   options: SpawnOptions = {},
 ): Promise<Daemon> {
   const process = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", FIXTURE_CLI, ...args],
+    args: ["run", "-A", ...options.denoFlags ?? [], FIXTURE_CLI, ...args],
     cwd: ROOT,
     env: { NO_COLOR: "1", ...options.env },
     stdin: "null",
@@ -66,7 +70,10 @@ export async function spawnDaemon(
       if (parsed) {
         logs.push(parsed);
         if (parsed.event === readyEvent) ready.resolve(parsed);
-      } else if (line.trim() !== "" && !DENO_LAUNCHER.test(line)) {
+      } else if (
+        line.trim() !== "" && !DENO_LAUNCHER.test(line) &&
+        !options.noise?.test(line)
+      ) {
         stray.push(line);
       }
     }

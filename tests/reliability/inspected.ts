@@ -3,16 +3,7 @@
 // after a full GC: the leak signal the RSS (allocator and heap sizing noise)
 // cannot give.
 
-import {
-  type Daemon,
-  DENO_LAUNCHER,
-  FIXTURE_CLI,
-  freePort,
-  lines,
-  type LogLine,
-  parseLogLine,
-  ROOT,
-} from "../helpers.ts";
+import { type Daemon, freePort, spawnServe } from "../helpers.ts";
 
 /** What `deno task start` passes to V8 (deno.json); the soak measures that daemon. */
 export const START_V8_FLAGS = "--max-semi-space-size=1";
@@ -80,62 +71,13 @@ export async function spawnInspectedServe(
   env: Record<string, string>,
 ): Promise<InspectedDaemon> {
   const inspectorPort = freePort();
-  const process = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      `--inspect=127.0.0.1:${inspectorPort}`,
-      FIXTURE_CLI,
-      "serve",
-      "--port",
-      "0",
-      "--data-dir",
-      dataDir,
-    ],
-    cwd: ROOT,
-    env: { NO_COLOR: "1", DENO_V8_FLAGS: START_V8_FLAGS, ...env },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const logs: LogLine[] = [];
-  const stray: string[] = [];
-  const ready = Promise.withResolvers<LogLine>();
-  const drained = (async () => {
-    for await (const line of lines(process.stderr)) {
-      const parsed = parseLogLine(line);
-      if (parsed) {
-        logs.push(parsed);
-        if (parsed.event === "listening") ready.resolve(parsed);
-      } else if (
-        line.trim() !== "" && !DENO_LAUNCHER.test(line) &&
-        !INSPECTOR_NOISE.test(line)
-      ) {
-        stray.push(line);
-      }
-    }
-    ready.reject(new Error(`agentd exited early: ${stray.join("\n")}`));
-  })();
-  const status = Promise.all([process.status, drained]).then(([status]) =>
-    status
-  );
-  const listening = await ready.promise;
-  const port = typeof listening.port === "number" ? listening.port : 0;
+  const daemon = await spawnServe(dataDir, {
+    denoFlags: [`--inspect=127.0.0.1:${inspectorPort}`],
+    env: { DENO_V8_FLAGS: START_V8_FLAGS, ...env },
+    noise: INSPECTOR_NOISE,
+  });
   return {
-    process,
-    port,
-    url: `http://127.0.0.1:${port}`,
-    logs,
-    stray,
-    status,
-    async stop(signal: Deno.Signal = "SIGTERM") {
-      try {
-        process.kill(signal);
-      } catch {
-        // already exited
-      }
-      return await status;
-    },
+    ...daemon,
     heapAfterGc: () =>
       inspect(inspectorPort, async (call) => {
         const collected = await call("HeapProfiler.collectGarbage");
