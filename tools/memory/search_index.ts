@@ -13,43 +13,6 @@ import { compareKeys, TopK } from "./index_rank.ts";
 
 export { indexText, queryTerms, tokenize } from "./search_tokens.ts";
 
-// ---- ranking helpers -----------------------------------------------------------
-
-/** Reciprocal rank fusion: score = Σ 1/(k + rank), rank 1-based, per ranking a key appears in. */
-export function fuse(
-  rankings: Rankings,
-  limit: number,
-  options: { k?: number; vectorWeight?: number } = {},
-): {
-  key: string;
-  score: number;
-  lexical_rank?: number;
-  vector_rank?: number;
-}[] {
-  const fused = new Map<
-    string,
-    { key: string; score: number; lexical_rank?: number; vector_rank?: number }
-  >();
-  const k = options.k ?? 60;
-  const add = (
-    hits: RankedKey[],
-    field: "lexical_rank" | "vector_rank",
-    weight: number,
-  ) => {
-    hits.forEach((hit, i) => {
-      const item = fused.get(hit.key) ?? { key: hit.key, score: 0 };
-      item.score += weight / (k + i + 1);
-      item[field] = i + 1;
-      fused.set(hit.key, item);
-    });
-  };
-  add(rankings.lexical, "lexical_rank", 1);
-  add(rankings.vector, "vector_rank", options.vectorWeight ?? 1);
-  return [...fused.values()]
-    .sort((a, b) => b.score - a.score || compareKeys(a.key, b.key))
-    .slice(0, Math.max(0, limit));
-}
-
 // ---- the index -----------------------------------------------------------------
 
 const K1 = 1.2;

@@ -6,7 +6,8 @@ import { messageOf } from "../../platform/errors.ts";
 import type { MemoryBackend } from "./backends/port.ts";
 import type { Embedder } from "./model.ts";
 import type { MemoryEntry, StoredEntry } from "./model.ts";
-import { fuse, queryTerms } from "./search_index.ts";
+import { queryTerms } from "./search_index.ts";
+import { fuse } from "./index_rank.ts";
 import type { MemoryStats } from "./stats.ts";
 
 export interface SearchHit {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { Embedding, StoredEntry } from "../../../tools/memory/model.ts";
+import { fuse } from "../../../tools/memory/index_rank.ts";
 import {
-  fuse,
   indexText,
   queryTerms,
   SearchIndex,
