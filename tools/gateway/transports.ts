@@ -10,6 +10,7 @@ import {
 } from "../../platform/mcp_sdk.ts";
 import type { Logger } from "../../platform/log.ts";
 import { VERSION } from "../../platform/version.ts";
+import { endsOnAbort } from "../../platform/sse_fetch.ts";
 import type { Peer } from "../kit/mod.ts";
 
 export type UpstreamTarget =
@@ -119,21 +120,4 @@ export async function withTimeout<T>(
   } finally {
     clearTimeout(timer);
   }
-}
-
-// An aborted fetch errors its body, but Deno 2.9 may keep the connection of
-// an SSE response open (bench/README.md, idle memory); cancelling the body
-// itself closes it. JSON answers are read whole and need no relay.
-function endsOnAbort(
-  response: Response,
-  signal: AbortSignal | undefined,
-): Response {
-  const body = response.body;
-  const sse = response.headers.get("content-type")?.startsWith(
-    "text/event-stream",
-  );
-  if (!body || !signal || !sse) return response;
-  const relay = new TransformStream<Uint8Array, Uint8Array>();
-  body.pipeTo(relay.writable, { signal }).catch(() => {});
-  return new Response(relay.readable, response);
 }

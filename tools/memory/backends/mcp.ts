@@ -14,6 +14,7 @@ import {
   StreamableHTTPClientTransport,
 } from "../../../platform/mcp_sdk.ts";
 import { publicUrl } from "../../../platform/log.ts";
+import { sseSafeFetch } from "../../../platform/sse_fetch.ts";
 import type {
   BackendHealth,
   EntryPage,
@@ -312,7 +313,7 @@ export class McpBackend implements MemoryBackend {
       : { authorization: `Bearer ${this.#options.token}` };
     const transport = new StreamableHTTPClientTransport(
       new URL(this.#options.url),
-      { requestInit: { headers } },
+      { requestInit: { headers }, fetch: sseSafeFetch },
     );
     const client = new Client({ name: "agentd-memory", version: "1.0.0" });
     await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
