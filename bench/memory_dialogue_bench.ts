@@ -15,14 +15,8 @@
 //
 //   deno bench -A bench/memory_dialogue_bench.ts
 
-import { createLogger } from "../platform/log.ts";
-import { openKvStore } from "../platform/store_kv.ts";
-import { KvBackend } from "../tools/memory/backends/kv.ts";
-import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
-import { queryTerms } from "../tools/memory/search_index.ts";
-import { MemoryService } from "../tools/memory/service.ts";
 import { int, pick, seeded } from "./bench_lib.ts";
-import { plainBm25 } from "./plain_bm25.ts";
+import { dialogueSearch, type Mode, MODES } from "./dialogue_search.ts";
 
 const SEED = 20261126;
 const CONVERSATIONS = 12;
@@ -362,46 +356,9 @@ function shuffle<T>(items: T[]): T[] {
   return copy;
 }
 
-// ------------------------------------------------------------ the server's search
-
-const kv = await openKvStore(":memory:");
-const backend = await KvBackend.open(kv);
-const embedder = new BuiltinEmbedder();
-const memory = new MemoryService({
-  backend,
-  embedder,
-  dataKey: await crypto.subtle.generateKey(
-    { name: "AES-GCM", length: 256 },
-    false,
-    ["encrypt", "decrypt"],
-  ),
-  log: createLogger({ level: "error" }),
-});
-const caller = {};
-const plain = new Map<string, (query: string) => string[]>();
-for (const { namespace, turns } of conversations) {
-  plain.set(namespace, plainBm25(turns));
-  for (const turn of turns) {
-    await memory.store(caller, { namespace, key: turn.key, value: turn.value });
-  }
-}
-
-type Mode = "plain BM25" | "lexical" | "hybrid";
-const MODES: Mode[] = ["plain BM25", "lexical", "hybrid"];
-
-async function ranked(mode: Mode, q: Question): Promise<string[]> {
-  if (mode === "plain BM25") return plain.get(q.namespace)?.(q.text) ?? [];
-  if (mode === "hybrid") {
-    const { hits } = await memory.search(caller, q.namespace, q.text, 10);
-    return hits.map((h) => h.key);
-  }
-  const rankings = await backend.search(q.namespace, {
-    text: q.text,
-    terms: queryTerms(q.text),
-    limit: 10,
-  });
-  return rankings.lexical.map((hit) => hit.key);
-}
+const search = await dialogueSearch(conversations);
+const ranked = (mode: Mode, q: Question) =>
+  search.ranked(mode, q.namespace, q.text);
 
 const rows = [];
 for (const mode of MODES) {
@@ -436,7 +393,4 @@ Deno.bench({
   },
 });
 
-globalThis.addEventListener("unload", () => {
-  void memory.stop();
-  void backend.close();
-});
+globalThis.addEventListener("unload", () => search.close());

@@ -1,0 +1,72 @@
+// The three searches the dialogue benches compare over the same chat turns:
+// plain BM25 (the baseline), the memory server's lexical ranking
+// (`KvBackend.search`) and what `search_memory` returns (hybrid), each
+// turn stored one per entry as an agent keeps a conversation.
+
+import { createLogger } from "../platform/log.ts";
+import { openKvStore } from "../platform/store_kv.ts";
+import { KvBackend } from "../tools/memory/backends/kv.ts";
+import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
+import { queryTerms } from "../tools/memory/search_index.ts";
+import { MemoryService } from "../tools/memory/service.ts";
+import { plainBm25 } from "./plain_bm25.ts";
+
+export type Mode = "plain BM25" | "lexical" | "hybrid";
+export const MODES: Mode[] = ["plain BM25", "lexical", "hybrid"];
+
+export interface DialogueSearch {
+  /** The 10 best turn keys for `text` in `namespace`. */
+  ranked(mode: Mode, namespace: string, text: string): Promise<string[]>;
+  close(): void;
+}
+
+/** Stores every conversation's turns in a fresh in-memory store. */
+export async function dialogueSearch(
+  conversations: readonly {
+    namespace: string;
+    turns: readonly { key: string; value: string }[];
+  }[],
+): Promise<DialogueSearch> {
+  const backend = await KvBackend.open(await openKvStore(":memory:"));
+  const memory = new MemoryService({
+    backend,
+    embedder: new BuiltinEmbedder(),
+    dataKey: await crypto.subtle.generateKey(
+      { name: "AES-GCM", length: 256 },
+      false,
+      ["encrypt", "decrypt"],
+    ),
+    log: createLogger({ level: "error" }),
+  });
+  const caller = {};
+  const plain = new Map<string, (query: string) => string[]>();
+  for (const { namespace, turns } of conversations) {
+    plain.set(namespace, plainBm25(turns));
+    for (const turn of turns) {
+      await memory.store(caller, {
+        namespace,
+        key: turn.key,
+        value: turn.value,
+      });
+    }
+  }
+  return {
+    async ranked(mode, namespace, text) {
+      if (mode === "plain BM25") return plain.get(namespace)?.(text) ?? [];
+      if (mode === "hybrid") {
+        const { hits } = await memory.search(caller, namespace, text, 10);
+        return hits.map((h) => h.key);
+      }
+      const rankings = await backend.search(namespace, {
+        text,
+        terms: queryTerms(text),
+        limit: 10,
+      });
+      return rankings.lexical.map((hit) => hit.key);
+    },
+    close() {
+      void memory.stop();
+      void backend.close();
+    },
+  };
+}
