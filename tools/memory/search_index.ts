@@ -9,7 +9,7 @@ import type { Embedding, RankedKey, Rankings, SearchQuery } from "./model.ts";
 import { tokenize } from "./search_tokens.ts";
 import { quantiseRow, type SlabData, VectorSlab } from "./search_vectors.ts";
 import { Arena, Dictionary, grown } from "./index_arrays.ts";
-import { compareKeys, TopK } from "./index_rank.ts";
+import { TopK } from "./index_rank.ts";
 
 export { indexText, queryTerms, tokenize } from "./search_tokens.ts";
 
