@@ -33,7 +33,7 @@ import {
   type PartRef,
   partsOf,
   readStream,
-  TOKENIZER_FINGERPRINT,
+  tokenizerFingerprint,
   writeChangedParts,
   writeStream,
 } from "./kv_index_parts.ts";
@@ -216,7 +216,7 @@ export class IndexStore {
       }
       const head: z.infer<typeof Head> = {
         format: INDEX_FORMAT,
-        tokenizer: TOKENIZER_FINGERPRINT,
+        tokenizer: tokenizerFingerprint(),
         id,
         parts,
         bytes: blob.length,
@@ -311,7 +311,7 @@ export class IndexStore {
         `snapshot format ${head.format}, expected ${INDEX_FORMAT}`,
       );
     }
-    if (head.tokenizer !== TOKENIZER_FINGERPRINT) {
+    if (head.tokenizer !== tokenizerFingerprint()) {
       throw new Error("snapshot made with another tokenizer");
     }
     if (head.parts !== partsOf(head.bytes)) {

@@ -33,7 +33,13 @@ const PROBE = "The Runners were running quickly past 3 houses in Zürich on " +
   "2024-05-01; naïve résumés, don't stop! 東京タワー user.preferences/theme-dark " +
   "analysis renovating relaxation I've hundred embedded\n" +
   "[7 May 2023] Caroline: my kids went to mom's on the 3rd, won't colour it";
-export const TOKENIZER_FINGERPRINT = fnv1a(tokenize(PROBE).join(" "));
+let fingerprint: string | undefined;
+
+/** Computed on first use: tokenizing the probe is not start-up work. */
+export function tokenizerFingerprint(): string {
+  fingerprint ??= fnv1a(tokenize(PROBE).join(" "));
+  return fingerprint;
+}
 
 /** Parts of a stream of `bytes` bytes. */
 export function partsOf(bytes: number): number {
