@@ -3,7 +3,12 @@
 // no JS object per entry.
 
 export function grown<
-  T extends Uint32Array | Uint16Array | Uint8Array | Int32Array,
+  T extends
+    | Uint32Array
+    | Uint16Array
+    | Uint8Array
+    | Int32Array
+    | Float32Array,
 >(
   array: T,
   min: number,

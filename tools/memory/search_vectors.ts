@@ -2,6 +2,8 @@
 // form they are stored in, see kv_records.ts quantise) in a slab of wasm
 // memory, scanned by a tiny WebAssembly SIMD kernel (or a JS loop).
 
+import { grown } from "./index_arrays.ts";
+
 type DotsFn = (
   rows: number,
   query: number,
@@ -201,12 +203,8 @@ export class VectorSlab {
     );
     bytes.set(row.i8);
     bytes.fill(0, row.i8.length);
-    if (at === this.#slots.length) {
-      this.#slots = growU32(this.#slots);
-      const norms = new Float32Array(this.#invNorms.length * 2);
-      norms.set(this.#invNorms);
-      this.#invNorms = norms;
-    }
+    this.#slots = grown(this.#slots, at + 1, (n) => new Uint32Array(n));
+    this.#invNorms = grown(this.#invNorms, at + 1, (n) => new Float32Array(n));
     this.#slots[at] = slot;
     this.#invNorms[at] = row.invNorm;
     this.#count++;
@@ -265,10 +263,4 @@ export class VectorSlab {
     const slack = have > 65536 ? Math.ceil(have / 65536 / 4) : 0;
     this.#memory.grow(Math.max(pages, slack));
   }
-}
-
-export function growU32(array: Uint32Array, min = 0): Uint32Array {
-  const bigger = new Uint32Array(Math.max(array.length * 2, min, 16));
-  bigger.set(array);
-  return bigger;
 }
