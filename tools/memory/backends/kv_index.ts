@@ -25,6 +25,7 @@ import type {
   JsonValue,
   Mutation,
   Store,
+  StoreEntry,
   StoreKey,
 } from "../../../platform/store.ts";
 import { decodeIndex, encodeIndex } from "../index_snapshot.ts";
@@ -121,13 +122,18 @@ export class IndexStore {
 
   async load(): Promise<LoadReport> {
     const names = new Set<string>();
+    // The heads as listed: each namespace's load starts from its head, read once.
+    const heads = new Map<string, StoreEntry>();
     for (const prefix of ["x", "n"]) {
       for await (const record of listAll(this.#store, [prefix])) {
-        if (typeof record.key[1] === "string") names.add(record.key[1]);
+        const namespace = record.key[1];
+        if (typeof namespace !== "string") continue;
+        names.add(namespace);
+        if (prefix === "x") heads.set(namespace, record);
       }
     }
     // No snapshot at all (a store from before them): one pass over every entry, as before.
-    const built = names.size === 0 || !(await this.#hasHeads())
+    const built = heads.size === 0
       ? await this.#rebuildAll()
       : new Map<string, SearchIndex>();
     for (const namespace of built.keys()) names.add(namespace);
@@ -142,6 +148,7 @@ export class IndexStore {
       const { state, loaded, replayed } = await this.#load(
         namespace,
         built.get(namespace),
+        heads.get(namespace),
       );
       if (state.index.size === 0 && state.pending.size === 0) continue;
       this.#indexes.set(namespace, state);
@@ -258,10 +265,12 @@ export class IndexStore {
     }
   }
 
-  async #load(namespace: string, built?: SearchIndex): Promise<
-    { state: Namespace; loaded: boolean; replayed: number }
-  > {
-    const head = built ? null : await this.#store.get(["x", namespace]);
+  async #load(
+    namespace: string,
+    built: SearchIndex | undefined,
+    listed: StoreEntry | undefined,
+  ): Promise<{ state: Namespace; loaded: boolean; replayed: number }> {
+    const head = built ? null : listed;
     this.#heads.set(namespace, head?.version ?? null);
     let index: SearchIndex | null = null;
     if (head) {
@@ -344,10 +353,6 @@ export class IndexStore {
     }
     this.#rowParts.set(namespace, head.row_parts);
     return index;
-  }
-
-  async #hasHeads(): Promise<boolean> {
-    return (await this.#store.list(["x"], { limit: 1 })).entries.length > 0;
   }
 
   async #rebuildAll(): Promise<Map<string, SearchIndex>> {
