@@ -355,9 +355,12 @@ export class IndexStore {
     return index;
   }
 
-  async #rebuildAll(): Promise<Map<string, SearchIndex>> {
+  /** Indexes the entries under `prefix` (["e"] or ["e", ns]), per namespace. */
+  async #rebuildAll(
+    prefix: StoreKey = ["e"],
+  ): Promise<Map<string, SearchIndex>> {
     const indexes = new Map<string, SearchIndex>();
-    for await (const record of listAll(this.#store, ["e"])) {
+    for await (const record of listAll(this.#store, prefix)) {
       const [, namespace, key] = record.key;
       if (typeof namespace !== "string" || typeof key !== "string") continue;
       let index = indexes.get(namespace);
@@ -369,14 +372,8 @@ export class IndexStore {
   }
 
   async #rebuild(namespace: string): Promise<SearchIndex> {
-    const index = new SearchIndex();
-    for await (const record of listAll(this.#store, ["e", namespace])) {
-      const key = record.key[2];
-      if (typeof key !== "string") continue;
-      const entry = this.#decode(namespace, key, record.value);
-      if (entry) indexEntry(index, entry);
-    }
-    return index;
+    const built = await this.#rebuildAll(["e", namespace]);
+    return built.get(namespace) ?? new SearchIndex();
   }
 
   #decode(
