@@ -70,7 +70,6 @@ export class SearchIndex {
   /** The loaded snapshot's postings, one array for all terms (no object per term). */
   #base: { offsets: Uint32Array; slots: Uint32Array; tfs: Uint16Array } | null =
     null;
-  #termCount = 0;
   #df = new Uint32Array(16);
   #tags = new Dictionary();
   #tagCounts = new Uint32Array(16);
@@ -104,9 +103,9 @@ export class SearchIndex {
     const tokens = tokenize(text);
     const ids: number[] = [];
     for (const term of tokens) {
+      const known = this.#terms.size;
       const t = this.#terms.intern(term);
-      if (t === this.#termCount) {
-        this.#termCount++;
+      if (t === known) {
         this.#postSlots[t] = new Uint32Array(2);
         this.#postTfs[t] = new Uint16Array(2);
         this.#df = grown(this.#df, t + 1, (n) => new Uint32Array(n));
@@ -256,14 +255,14 @@ export class SearchIndex {
     // Counting sort of the postings by slot.
     const slots = this.#keys.length;
     const offsets = new Uint32Array(slots + 1);
-    for (let t = 0; t < this.#termCount; t++) {
+    for (let t = 0; t < this.#terms.size; t++) {
       const [posting] = this.#view(t);
       for (let i = 0; i < this.#df[t]; i++) offsets[posting[i] + 1]++;
     }
     for (let s = 0; s < slots; s++) offsets[s + 1] += offsets[s];
     const fill = offsets.slice(0, slots);
     const ids = new Uint32Array(offsets[slots]);
-    for (let t = 0; t < this.#termCount; t++) {
+    for (let t = 0; t < this.#terms.size; t++) {
       const [posting] = this.#view(t);
       for (let i = 0; i < this.#df[t]; i++) ids[fill[posting[i]]++] = t;
     }
@@ -398,12 +397,12 @@ export class SearchIndex {
     }
     const terms: string[] = [];
     let postings = 0;
-    for (let t = 0; t < this.#termCount; t++) postings += this.#df[t];
+    for (let t = 0; t < this.#terms.size; t++) postings += this.#df[t];
     const postingSlots = new Uint32Array(postings);
     const postingTfs = new Uint16Array(postings);
     const offsets: number[] = [0];
     let at = 0;
-    for (let t = 0; t < this.#termCount; t++) {
+    for (let t = 0; t < this.#terms.size; t++) {
       const df = this.#df[t];
       if (df === 0) continue;
       terms.push(this.#terms.text[t]);
@@ -486,9 +485,8 @@ export class SearchIndex {
       slots: data.postingSlots,
       tfs: data.postingTfs,
     };
-    index.#termCount = data.terms.length;
-    index.#postSlots.length = index.#termCount;
-    index.#postTfs.length = index.#termCount;
+    index.#postSlots.length = data.terms.length;
+    index.#postTfs.length = data.terms.length;
     for (const slot of data.postingSlots) {
       if (slot >= n) fail("posting slot out of range");
     }
