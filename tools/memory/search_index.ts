@@ -191,10 +191,6 @@ export class SearchIndex {
     this.#free.push(slot);
   }
 
-  has(key: string): boolean {
-    return this.#slotOf.has(key);
-  }
-
   meta(key: string): EntryMeta | undefined {
     const slot = this.#slotOf.get(key);
     return slot === undefined ? undefined : this.#metaOf(slot);
