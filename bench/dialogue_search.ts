@@ -3,12 +3,10 @@
 // (`KvBackend.search`) and what `search_memory` returns (hybrid), each
 // turn stored one per entry as an agent keeps a conversation.
 
-import { createLogger } from "../platform/log.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
-import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
 import { queryTerms } from "../tools/memory/search_index.ts";
-import { MemoryService } from "../tools/memory/service.ts";
+import { memoryService } from "./bench_lib.ts";
 import { plainBm25 } from "./plain_bm25.ts";
 
 export type Mode = "plain BM25" | "lexical" | "hybrid";
@@ -28,16 +26,7 @@ export async function dialogueSearch(
   }[],
 ): Promise<DialogueSearch> {
   const backend = await KvBackend.open(await openKvStore(":memory:"));
-  const memory = new MemoryService({
-    backend,
-    embedder: new BuiltinEmbedder(),
-    dataKey: await crypto.subtle.generateKey(
-      { name: "AES-GCM", length: 256 },
-      false,
-      ["encrypt", "decrypt"],
-    ),
-    log: createLogger({ level: "error" }),
-  });
+  const memory = await memoryService(backend);
   const caller = {};
   const plain = new Map<string, (query: string) => string[]>();
   for (const { namespace, turns } of conversations) {
