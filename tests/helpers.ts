@@ -421,6 +421,16 @@ export function responseTo(
   return undefined;
 }
 
+/** The text blocks of an MCP tool result, one per line. */
+export function textOf(result: Record<string, unknown>): string {
+  const blocks = Array.isArray(result.content) ? result.content : [];
+  return blocks.map((block) =>
+    typeof block === "object" && block !== null && "text" in block
+      ? String(block.text)
+      : ""
+  ).join("\n");
+}
+
 /**
  * A daemon's /health where every server runs, except desktop-control on a
  * machine without an X display (its error phase makes the daemon "degraded").
