@@ -59,3 +59,30 @@ export async function dialogueSearch(
     },
   };
 }
+
+/**
+ * Recall@5 and MRR@10 of each question's evidence turn under `mode`;
+ * `onMiss` sees the keys of each question whose turn is not in the top 5.
+ */
+export async function recallOf<
+  Q extends { namespace: string; text: string; key: string },
+>(
+  search: DialogueSearch,
+  mode: Mode,
+  asked: readonly Q[],
+  onMiss?: (q: Q, keys: string[]) => void,
+): Promise<{ "R@5": string; "MRR@10": string }> {
+  let recall5 = 0;
+  let mrr = 0;
+  for (const q of asked) {
+    const keys = await search.ranked(mode, q.namespace, q.text);
+    const rank = keys.indexOf(q.key) + 1;
+    if (rank >= 1 && rank <= 5) recall5++;
+    if (rank >= 1) mrr += 1 / rank;
+    if (rank < 1 || rank > 5) onMiss?.(q, keys);
+  }
+  return {
+    "R@5": (recall5 / asked.length).toFixed(3),
+    "MRR@10": (mrr / asked.length).toFixed(3),
+  };
+}
