@@ -540,6 +540,17 @@ export async function memoryService(
   });
 }
 
+/** A bench entry as the store keeps it, written at `now`, before its embedding. */
+export function unembedded(input: EntryInput, now: string): StoredEntry {
+  return {
+    ...input,
+    sensitive: false,
+    created_at: now,
+    updated_at: now,
+    embedding: null,
+  };
+}
+
 /**
  * Writes entries into `<dataDir>/store.kv` exactly where and how `agentd mcp
  * memory --data-dir <dataDir>` keeps them: the daemon scopes the store to
@@ -563,13 +574,7 @@ export async function populate(
     // 64 writes in flight, as concurrent callers would: they share commits.
     let wave: Promise<unknown>[] = [];
     for (const input of entries) {
-      const entry: StoredEntry = {
-        ...input,
-        sensitive: false,
-        created_at: now,
-        updated_at: now,
-        embedding: null,
-      };
+      const entry = unembedded(input, now);
       const [vector] = await embedder.embed([indexText(entry)]);
       entry.embedding = { embedder: embedder.id, vector };
       wave.push(backend.put(entry, "upsert"));
