@@ -14,9 +14,11 @@ import {
 } from "../platform/mcp_sdk.ts";
 import { scoped } from "../platform/store.ts";
 import { openKvStore } from "../platform/store_kv.ts";
+import { createLogger } from "../platform/log.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
 import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
-import type { StoredEntry } from "../tools/memory/model.ts";
+import type { Embedder, StoredEntry } from "../tools/memory/model.ts";
+import { MemoryService } from "../tools/memory/service.ts";
 import { indexText } from "../tools/memory/search_index.ts";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -521,6 +523,34 @@ export function queryText(
 
 // ------------------------------------------------------------ stores
 
+/** The memory server's service over `backend`, in this process: a fresh data key, quiet logs. */
+export async function memoryService(
+  backend: KvBackend,
+  embedder: Embedder = new BuiltinEmbedder(),
+): Promise<MemoryService> {
+  return new MemoryService({
+    backend,
+    embedder,
+    dataKey: await crypto.subtle.generateKey(
+      { name: "AES-GCM", length: 256 },
+      false,
+      ["encrypt", "decrypt"],
+    ),
+    log: createLogger({ level: "error" }),
+  });
+}
+
+/** A bench entry as the store keeps it, written at `now`, before its embedding. */
+export function unembedded(input: EntryInput, now: string): StoredEntry {
+  return {
+    ...input,
+    sensitive: false,
+    created_at: now,
+    updated_at: now,
+    embedding: null,
+  };
+}
+
 /**
  * Writes entries into `<dataDir>/store.kv` exactly where and how `agentd mcp
  * memory --data-dir <dataDir>` keeps them: the daemon scopes the store to
@@ -544,13 +574,7 @@ export async function populate(
     // 64 writes in flight, as concurrent callers would: they share commits.
     let wave: Promise<unknown>[] = [];
     for (const input of entries) {
-      const entry: StoredEntry = {
-        ...input,
-        sensitive: false,
-        created_at: now,
-        updated_at: now,
-        embedding: null,
-      };
+      const entry = unembedded(input, now);
       const [vector] = await embedder.embed([indexText(entry)]);
       entry.embedding = { embedder: embedder.id, vector };
       wave.push(backend.put(entry, "upsert"));

@@ -3,12 +3,10 @@
 // (`KvBackend.search`) and what `search_memory` returns (hybrid), each
 // turn stored one per entry as an agent keeps a conversation.
 
-import { createLogger } from "../platform/log.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
-import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
 import { queryTerms } from "../tools/memory/search_index.ts";
-import { MemoryService } from "../tools/memory/service.ts";
+import { memoryService } from "./bench_lib.ts";
 import { plainBm25 } from "./plain_bm25.ts";
 
 export type Mode = "plain BM25" | "lexical" | "hybrid";
@@ -28,16 +26,7 @@ export async function dialogueSearch(
   }[],
 ): Promise<DialogueSearch> {
   const backend = await KvBackend.open(await openKvStore(":memory:"));
-  const memory = new MemoryService({
-    backend,
-    embedder: new BuiltinEmbedder(),
-    dataKey: await crypto.subtle.generateKey(
-      { name: "AES-GCM", length: 256 },
-      false,
-      ["encrypt", "decrypt"],
-    ),
-    log: createLogger({ level: "error" }),
-  });
+  const memory = await memoryService(backend);
   const caller = {};
   const plain = new Map<string, (query: string) => string[]>();
   for (const { namespace, turns } of conversations) {
@@ -68,5 +57,32 @@ export async function dialogueSearch(
       void memory.stop();
       void backend.close();
     },
+  };
+}
+
+/**
+ * Recall@5 and MRR@10 of each question's evidence turn under `mode`;
+ * `onMiss` sees the keys of each question whose turn is not in the top 5.
+ */
+export async function recallOf<
+  Q extends { namespace: string; text: string; key: string },
+>(
+  search: DialogueSearch,
+  mode: Mode,
+  asked: readonly Q[],
+  onMiss?: (q: Q, keys: string[]) => void,
+): Promise<{ "R@5": string; "MRR@10": string }> {
+  let recall5 = 0;
+  let mrr = 0;
+  for (const q of asked) {
+    const keys = await search.ranked(mode, q.namespace, q.text);
+    const rank = keys.indexOf(q.key) + 1;
+    if (rank >= 1 && rank <= 5) recall5++;
+    if (rank >= 1) mrr += 1 / rank;
+    if (rank < 1 || rank > 5) onMiss?.(q, keys);
+  }
+  return {
+    "R@5": (recall5 / asked.length).toFixed(3),
+    "MRR@10": (mrr / asked.length).toFixed(3),
   };
 }

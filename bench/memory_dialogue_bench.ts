@@ -16,7 +16,12 @@
 //   deno bench -A bench/memory_dialogue_bench.ts
 
 import { int, pick, seeded } from "./bench_lib.ts";
-import { dialogueSearch, type Mode, MODES } from "./dialogue_search.ts";
+import {
+  dialogueSearch,
+  type Mode,
+  MODES,
+  recallOf,
+} from "./dialogue_search.ts";
 
 const SEED = 20261126;
 const CONVERSATIONS = 12;
@@ -362,18 +367,7 @@ const ranked = (mode: Mode, q: Question) =>
 
 const rows = [];
 for (const mode of MODES) {
-  let recall5 = 0;
-  let mrr = 0;
-  for (const q of questions) {
-    const rank = (await ranked(mode, q)).indexOf(q.key) + 1;
-    if (rank >= 1 && rank <= 5) recall5++;
-    if (rank >= 1) mrr += 1 / rank;
-  }
-  rows.push({
-    mode,
-    "R@5": (recall5 / questions.length).toFixed(3),
-    "MRR@10": (mrr / questions.length).toFixed(3),
-  });
+  rows.push({ mode, ...await recallOf(search, mode, questions) });
 }
 console.log(
   `\nDialogue recall: ${questions.length} questions over ${

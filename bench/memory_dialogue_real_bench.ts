@@ -15,7 +15,12 @@ import {
   realDialogues,
   type RealQuestion,
 } from "./memory_dialogue_real_set.ts";
-import { dialogueSearch, type Mode, MODES } from "./dialogue_search.ts";
+import {
+  dialogueSearch,
+  type Mode,
+  MODES,
+  recallOf,
+} from "./dialogue_search.ts";
 
 const { conversations, questions } = realDialogues();
 
@@ -28,27 +33,16 @@ const rows = [];
 for (const half of ["tuning", "held-out"] as const) {
   const asked = questions.filter((q) => q.half === half);
   for (const mode of MODES) {
-    let recall5 = 0;
-    let mrr = 0;
-    for (const q of asked) {
-      const keys = await ranked(mode, q);
-      const rank = keys.indexOf(q.key) + 1;
-      if (rank >= 1 && rank <= 5) recall5++;
-      if (rank >= 1) mrr += 1 / rank;
-      if (misses === `${mode}:${half}` && (rank < 1 || rank > 5)) {
+    const onMiss = misses === `${mode}:${half}`
+      ? (q: RealQuestion, keys: string[]) => {
         const turns = conversations.find((c) => c.namespace === q.namespace)
           ?.turns ?? [];
         const text = (key: string) => turns.find((t) => t.key === key)?.value;
         console.log(`MISS ${q.text}\n  want ${text(q.key)}`);
         for (const key of keys.slice(0, 3)) console.log(`  got  ${text(key)}`);
       }
-    }
-    rows.push({
-      half,
-      mode,
-      "R@5": (recall5 / asked.length).toFixed(3),
-      "MRR@10": (mrr / asked.length).toFixed(3),
-    });
+      : undefined;
+    rows.push({ half, mode, ...await recallOf(search, mode, asked, onMiss) });
   }
 }
 const count = (half: string) => questions.filter((q) => q.half === half).length;

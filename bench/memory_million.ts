@@ -7,7 +7,6 @@
 //
 //   deno run -A bench/memory_million.ts            (or BENCH_MEMORY_MILLION=1 with the search bench)
 
-import type { StoredEntry } from "../tools/memory/model.ts";
 import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
 import {
   indexText,
@@ -15,7 +14,14 @@ import {
   tokenize,
 } from "../tools/memory/search_index.ts";
 import { decodeIndex, encodeIndex } from "../tools/memory/index_snapshot.ts";
-import { fillerEntry, ms, percentile, queryText, seeded } from "./bench_lib.ts";
+import {
+  fillerEntry,
+  ms,
+  percentile,
+  queryText,
+  seeded,
+  unembedded,
+} from "./bench_lib.ts";
 
 const ENTRIES = Number(Deno.env.get("BENCH_MEMORY_MILLION_SIZE") ?? 1_000_000);
 const QUERIES = 200;
@@ -31,13 +37,7 @@ export async function millionRun(
   let started = performance.now();
   for (let i = 0; i < ENTRIES; i++) {
     const input = fillerEntry(random, i);
-    const entry: StoredEntry = {
-      ...input,
-      sensitive: false,
-      created_at: now,
-      updated_at: now,
-      embedding: null,
-    };
+    const entry = unembedded(input, now);
     const text = indexText(entry);
     const [vector] = await embedder.embed([text]);
     index.upsert(entry.key, text, { embedder: embedder.id, vector }, {

@@ -27,17 +27,16 @@
 //
 //   deno bench -A bench/memory_quality_bench.ts
 
-import { createLogger } from "../platform/log.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
 import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
 import { queryTerms, tokenize } from "../tools/memory/search_index.ts";
-import { MemoryService } from "../tools/memory/service.ts";
 import {
   COMMON_WORDS,
   type EntryInput,
   int,
   madeUpWords,
+  memoryService,
   paragraph,
   pick,
   seeded,
@@ -305,16 +304,7 @@ order.forEach((draft, i) => keyOf.set(draft, draft.key ?? `m-${i}`));
 const kv = await openKvStore(":memory:");
 const backend = await KvBackend.open(kv);
 const embedder = new BuiltinEmbedder();
-const memory = new MemoryService({
-  backend,
-  embedder,
-  dataKey: await crypto.subtle.generateKey(
-    { name: "AES-GCM", length: 256 },
-    false,
-    ["encrypt", "decrypt"],
-  ),
-  log: createLogger({ level: "error" }),
-});
+const memory = await memoryService(backend, embedder);
 const caller = {};
 const loadStarted = performance.now();
 for (const draft of order) {

@@ -25,11 +25,8 @@
 import { join } from "node:path";
 import { z } from "zod";
 import { Client, StdioClientTransport } from "../platform/mcp_sdk.ts";
-import { createLogger } from "../platform/log.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
-import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
-import { MemoryService } from "../tools/memory/service.ts";
 import {
   agentdCommand,
   cleanUp,
@@ -38,6 +35,7 @@ import {
   fillerEntry,
   killOnExit,
   memoryServeClients,
+  memoryService,
   ms,
   nodeVersion,
   peerCommand,
@@ -137,16 +135,7 @@ async function stdioClient(
 async function storesInProcess(lanes: number): Promise<Result> {
   const kv = await openKvStore(join(tempDir(), "store.kv"));
   const backend = await KvBackend.open(kv);
-  const memory = new MemoryService({
-    backend,
-    embedder: new BuiltinEmbedder(),
-    dataKey: await crypto.subtle.generateKey(
-      { name: "AES-GCM", length: 256 },
-      false,
-      ["encrypt", "decrypt"],
-    ),
-    log: createLogger({ level: "error" }),
-  });
+  const memory = await memoryService(backend);
   const items = entries(STORES, 4242);
   const cpu = cpuMs("self");
   const started = performance.now();

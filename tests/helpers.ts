@@ -388,6 +388,26 @@ export function spawnStdio(args: string[]): StdioSession {
 }
 
 /**
+ * `agentd mcp conformance` over stdio, initialized, with a slow_write (id 2)
+ * sent: the call in flight that shutdown and EOF must still answer.
+ */
+export async function stdioSlowWrite(
+  dataDir: string,
+  write: { key: string; value: string; delay_ms: number },
+): Promise<StdioSession> {
+  const session = spawnStdio(["mcp", "conformance", "--data-dir", dataDir]);
+  await session.send(INITIALIZE_REQUEST);
+  await session.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  await session.send({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "slow_write", arguments: write },
+  });
+  return session;
+}
+
+/**
  * An MCP SDK stdio transport that spawns `agentd <args>` (fixture servers),
  * with its stderr piped; `env` goes on top of the SDK's default environment.
  */
@@ -419,6 +439,16 @@ export function responseTo(
     }
   }
   return undefined;
+}
+
+/** The text blocks of an MCP tool result, one per line. */
+export function textOf(result: Record<string, unknown>): string {
+  const blocks = Array.isArray(result.content) ? result.content : [];
+  return blocks.map((block) =>
+    typeof block === "object" && block !== null && "text" in block
+      ? String(block.text)
+      : ""
+  ).join("\n");
 }
 
 /**

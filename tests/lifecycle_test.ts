@@ -8,10 +8,9 @@ import { openKvStore } from "../platform/store_kv.ts";
 import { REPEAT_SIGNAL_WINDOW_MS, signalGate } from "../platform/lifecycle.ts";
 import {
   assertRunningExceptDisplay,
-  INITIALIZE_REQUEST,
   responseTo,
   spawnServe,
-  spawnStdio,
+  stdioSlowWrite,
   tempDir,
   waitFor,
 } from "./helpers.ts";
@@ -97,17 +96,10 @@ Deno.test("lifecycle: SIGTERM during a slow call over HTTP drains it, flushes th
 
 Deno.test("lifecycle: SIGTERM during a slow call over stdio answers it, then exits 0", async () => {
   await using dir = await tempDir();
-  const session = spawnStdio(["mcp", "conformance", "--data-dir", dir.path]);
-  await session.send(INITIALIZE_REQUEST);
-  await session.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  await session.send({
-    jsonrpc: "2.0",
-    id: 2,
-    method: "tools/call",
-    params: {
-      name: "slow_write",
-      arguments: { key: "stdio", value: "kept", delay_ms: 1000 },
-    },
+  const session = await stdioSlowWrite(dir.path, {
+    key: "stdio",
+    value: "kept",
+    delay_ms: 1000,
   });
   await waitFor(
     () => session.stderr.join("\n"),

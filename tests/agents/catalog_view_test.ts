@@ -15,6 +15,7 @@ import type {
   Store,
   StoreKey,
 } from "../../platform/store.ts";
+import { tempDir } from "../helpers.ts";
 
 const ids = new IdSource();
 
@@ -65,94 +66,94 @@ function counting(
   return counted;
 }
 
+/** Two repositories on one KV store, as two daemons share it; A's store counts calls. */
+async function twoDaemons() {
+  const dir = await tempDir();
+  const shared = await openKvStore(join(dir.path, "store.kv"));
+  const storeA = counting(shared);
+  return {
+    storeA,
+    a: new Repository(storeA),
+    b: new Repository(shared),
+    async [Symbol.asyncDispose]() {
+      await shared.close();
+      await dir[Symbol.asyncDispose]();
+    },
+  };
+}
+
 Deno.test("catalog view: two daemons on one store see each other's creates and deletes; reads do not list", async () => {
-  const dir = await Deno.makeTempDir();
-  const shared = await openKvStore(join(dir, "store.kv"));
-  try {
-    const storeA = counting(shared);
-    const a = new Repository(storeA);
-    const b = new Repository(shared);
+  await using daemons = await twoDaemons();
+  const { storeA, a, b } = daemons;
 
-    assert.deepEqual(await a.listAgents({ limit: 20 }), {
-      data: [],
-      next_cursor: null,
-    });
-    const first = await b.createAgent(agent("First"));
-    assert.deepEqual((await a.listAgents({ limit: 20 })).data, [first]);
-    assert.deepEqual(await a.findAgent("first"), first, "by name, any case");
-    assert.deepEqual(await a.findAgent(first.id), first);
+  assert.deepEqual(await a.listAgents({ limit: 20 }), {
+    data: [],
+    next_cursor: null,
+  });
+  const first = await b.createAgent(agent("First"));
+  assert.deepEqual((await a.listAgents({ limit: 20 })).data, [first]);
+  assert.deepEqual(await a.findAgent("first"), first, "by name, any case");
+  assert.deepEqual(await a.findAgent(first.id), first);
 
-    const lists = storeA.lists;
-    for (let i = 0; i < 5; i++) {
-      assert.equal((await a.listAgents({ limit: 20 })).data.length, 1);
-      assert.deepEqual(await a.getAgent("First"), first);
-    }
-    assert.equal(storeA.lists, lists, "unchanged store: no list per read");
-
-    const second = await a.createAgent(agent("Second"));
-    assert.deepEqual((await b.listAgents({ limit: 20 })).data, [first, second]);
-    await b.deleteAgent(first);
-    assert.deepEqual((await a.listAgents({ limit: 20 })).data, [second]);
-    assert.equal(await a.findAgent("First"), undefined);
-    assert.equal(await a.findAgent(first.id), undefined);
-
-    // Pages smaller than the catalog come from the store, with its cursors.
-    await b.createAgent(agent("Third"));
-    const page = await a.listAgents({ limit: 1 });
-    assert.equal(page.data.length, 1);
-    assert.ok(page.next_cursor);
-    const rest = await a.listAgents({ limit: 1, cursor: page.next_cursor });
-    assert.equal(rest.data[0].name, "Third");
-    assert.equal(rest.next_cursor, null);
-  } finally {
-    await shared.close();
-    await Deno.remove(dir, { recursive: true });
+  const lists = storeA.lists;
+  for (let i = 0; i < 5; i++) {
+    assert.equal((await a.listAgents({ limit: 20 })).data.length, 1);
+    assert.deepEqual(await a.getAgent("First"), first);
   }
+  assert.equal(storeA.lists, lists, "unchanged store: no list per read");
+
+  const second = await a.createAgent(agent("Second"));
+  assert.deepEqual((await b.listAgents({ limit: 20 })).data, [first, second]);
+  await b.deleteAgent(first);
+  assert.deepEqual((await a.listAgents({ limit: 20 })).data, [second]);
+  assert.equal(await a.findAgent("First"), undefined);
+  assert.equal(await a.findAgent(first.id), undefined);
+
+  // Pages smaller than the catalog come from the store, with its cursors.
+  await b.createAgent(agent("Third"));
+  const page = await a.listAgents({ limit: 1 });
+  assert.equal(page.data.length, 1);
+  assert.ok(page.next_cursor);
+  const rest = await a.listAgents({ limit: 1, cursor: page.next_cursor });
+  assert.equal(rest.data[0].name, "Third");
+  assert.equal(rest.next_cursor, null);
 });
 
 Deno.test("catalog view: concurrent reads share version gets, and each sees the writes that finished before it began", async () => {
-  const dir = await Deno.makeTempDir();
-  const shared = await openKvStore(join(dir, "store.kv"));
-  try {
-    const storeA = counting(shared);
-    const a = new Repository(storeA);
-    const b = new Repository(shared);
-    await b.createAgent(agent("One"));
-    assert.equal((await a.listAgents({ limit: 20 })).data.length, 1);
+  await using daemons = await twoDaemons();
+  const { storeA, a, b } = daemons;
+  await b.createAgent(agent("One"));
+  assert.equal((await a.listAgents({ limit: 20 })).data.length, 1);
 
-    const gets = storeA.gets;
-    const pages = await Promise.all(
-      Array.from({ length: 16 }, () => a.listAgents({ limit: 20 })),
-    );
-    assert.ok(pages.every((page) => page.data.length === 1));
-    assert.ok(
-      storeA.gets - gets <= 2,
-      `16 concurrent reads made ${storeA.gets - gets} version gets`,
-    );
+  const gets = storeA.gets;
+  const pages = await Promise.all(
+    Array.from({ length: 16 }, () => a.listAgents({ limit: 20 })),
+  );
+  assert.ok(pages.every((page) => page.data.length === 1));
+  assert.ok(
+    storeA.gets - gets <= 2,
+    `16 concurrent reads made ${storeA.gets - gets} version gets`,
+  );
 
-    // A read starts while a version get is under way (held until released);
-    // another daemon writes then; the reads begun after the write finished
-    // must see it, so they cannot share the get that began before it.
-    for (let round = 0; round < 5; round++) {
-      const held = Promise.withResolvers<void>();
-      storeA.hold = held.promise;
-      const early = a.listAgents({ limit: 50 });
-      storeA.hold = undefined;
-      const created = await b.createAgent(agent(`Agent ${round}`));
-      const late = Promise.all(
-        Array.from({ length: 4 }, () => a.listAgents({ limit: 50 })),
+  // A read starts while a version get is under way (held until released);
+  // another daemon writes then; the reads begun after the write finished
+  // must see it, so they cannot share the get that began before it.
+  for (let round = 0; round < 5; round++) {
+    const held = Promise.withResolvers<void>();
+    storeA.hold = held.promise;
+    const early = a.listAgents({ limit: 50 });
+    storeA.hold = undefined;
+    const created = await b.createAgent(agent(`Agent ${round}`));
+    const late = Promise.all(
+      Array.from({ length: 4 }, () => a.listAgents({ limit: 50 })),
+    );
+    held.resolve();
+    for (const page of await late) {
+      assert.ok(
+        page.data.some((record) => record.id === created.id),
+        `round ${round}: a read begun after the write missed it`,
       );
-      held.resolve();
-      for (const page of await late) {
-        assert.ok(
-          page.data.some((record) => record.id === created.id),
-          `round ${round}: a read begun after the write missed it`,
-        );
-      }
-      await early;
     }
-  } finally {
-    await shared.close();
-    await Deno.remove(dir, { recursive: true });
+    await early;
   }
 });

@@ -13,22 +13,11 @@ import {
   StreamableHTTPClientTransport,
 } from "../../platform/mcp_sdk.ts";
 import { browserTestIgnore, launchChromium } from "../browser.ts";
-import { spawnServe, tempDir } from "../helpers.ts";
+import { spawnServe, tempDir, textOf } from "../helpers.ts";
 
 const OPERATOR = "dashboard-approvals-operator-0123456789";
 const MEMO = "dashboard-approvals-memo-agent-0123456789";
 const VALUE = "approved-value-SECRET-5e1d";
-
-type Result = Record<string, unknown>;
-
-function textOf(result: Result): string {
-  const blocks = Array.isArray(result.content) ? result.content : [];
-  return blocks.map((block) =>
-    typeof block === "object" && block !== null && "text" in block
-      ? String(block.text)
-      : ""
-  ).join("\n");
-}
 
 Deno.test({
   name:

@@ -2,26 +2,14 @@
 // one included, and the process then exits 0.
 
 import assert from "node:assert/strict";
-import {
-  INITIALIZE_REQUEST,
-  responseTo,
-  spawnStdio,
-  tempDir,
-} from "../helpers.ts";
+import { responseTo, stdioSlowWrite, tempDir } from "../helpers.ts";
 
 Deno.test("stdio: agentd answers every call that arrived before stdin closed, then exits 0", async () => {
   await using dir = await tempDir();
-  const session = spawnStdio(["mcp", "conformance", "--data-dir", dir.path]);
-  await session.send(INITIALIZE_REQUEST);
-  await session.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  await session.send({
-    jsonrpc: "2.0",
-    id: 2,
-    method: "tools/call",
-    params: {
-      name: "slow_write",
-      arguments: { key: "k", value: "v", delay_ms: 300 },
-    },
+  const session = await stdioSlowWrite(dir.path, {
+    key: "k",
+    value: "v",
+    delay_ms: 300,
   });
   for (let id = 3; id < 43; id++) {
     await session.send({

@@ -21,6 +21,25 @@ import { call, connectMemory } from "./scenario.ts";
 
 const T0 = "2026-01-01T00:00:00.000Z";
 
+/** The memory service over `backend` with a fresh data key and quiet logs. */
+async function service(
+  backend: KvBackend,
+  embedder: Embedder,
+  clock?: () => number,
+): Promise<MemoryService> {
+  return new MemoryService({
+    backend,
+    embedder,
+    dataKey: await crypto.subtle.generateKey(
+      { name: "AES-GCM", length: 256 },
+      false,
+      ["encrypt", "decrypt"],
+    ),
+    log: createLogger({ level: "error" }),
+    clock,
+  });
+}
+
 function entry(key: string, value: string, tags: string[] = []): StoredEntry {
   return {
     namespace: "ns",
@@ -146,17 +165,7 @@ Deno.test("store_memory keeps the created_at of the entry it replaces, decided i
     },
   };
   const backend = await KvBackend.open(counted);
-  const memory = new MemoryService({
-    backend,
-    embedder: new BuiltinEmbedder(),
-    dataKey: await crypto.subtle.generateKey(
-      { name: "AES-GCM", length: 256 },
-      false,
-      ["encrypt", "decrypt"],
-    ),
-    log: createLogger({ level: "error" }),
-    clock: () => now,
-  });
+  const memory = await service(backend, new BuiltinEmbedder(), () => now);
   try {
     const first = await memory.store({}, {
       namespace: "ns",
@@ -294,16 +303,7 @@ Deno.test("a remote embedder is off the write path: store answers first, the vec
     },
   };
   const backend = await KvBackend.open(new MemoryStore());
-  const memory = new MemoryService({
-    backend,
-    embedder: remote,
-    dataKey: await crypto.subtle.generateKey(
-      { name: "AES-GCM", length: 256 },
-      false,
-      ["encrypt", "decrypt"],
-    ),
-    log: createLogger({ level: "error" }),
-  });
+  const memory = await service(backend, remote);
   try {
     // Both stores are answered while the embedder has not answered at all.
     await Promise.all([

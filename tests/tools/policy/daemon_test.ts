@@ -19,6 +19,7 @@ import {
   runCli,
   spawnServe,
   tempDir,
+  textOf,
   waitFor,
 } from "../../helpers.ts";
 
@@ -26,17 +27,6 @@ const OPERATOR = "operator-token-0123456789-s3cr3t";
 const MEMO = "memo-agent-token-0123456789-s3cr3t";
 const FILE_SECRET = "file-content-SECRET-4f1c9e";
 const MEMORY_SECRET = "memory-value-SECRET-8b2d7a";
-
-type Result = Record<string, unknown>;
-
-function textOf(result: Result): string {
-  const blocks = Array.isArray(result.content) ? result.content : [];
-  return blocks.map((block) =>
-    typeof block === "object" && block !== null && "text" in block
-      ? String(block.text)
-      : ""
-  ).join("\n");
-}
 
 async function connect(
   url: string,

@@ -16,22 +16,13 @@ import { desktopControlServer } from "../../../tools/desktop-control/mod.ts";
 import { Guard } from "../../../tools/kit/guard.ts";
 import { HostedServer } from "../../../tools/kit/host.ts";
 import { connectInProcess } from "../../../tools/kit/mcp.ts";
-import { capturedLog } from "../../helpers.ts";
+import { capturedLog, textOf } from "../../helpers.ts";
 import { startXvfb, xTestIgnore } from "../desktop-control/xvfb.ts";
 
 function pointerOf(location: string): { x: number; y: number } {
   const match = location.match(/x:(\d+) y:(\d+)/);
   assert.ok(match, location);
   return { x: Number(match[1]), y: Number(match[2]) };
-}
-
-function textOf(result: Record<string, unknown>): string {
-  const blocks = Array.isArray(result.content) ? result.content : [];
-  return blocks.map((block) =>
-    typeof block === "object" && block !== null && "text" in block
-      ? String(block.text)
-      : ""
-  ).join("\n");
 }
 
 Deno.test({
