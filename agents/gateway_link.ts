@@ -6,7 +6,7 @@
 import { messageOf } from "../platform/errors.ts";
 import { Client, type Tool } from "../platform/mcp_sdk.ts";
 import { VERSION } from "../platform/version.ts";
-import type { DirectLink, Peer } from "../tools/kit/mod.ts";
+import type { DirectLink, LinkedCallOptions, Peer } from "../tools/kit/mod.ts";
 import type { ModelTool } from "./model.ts";
 
 export interface ToolOutcome {
@@ -32,12 +32,8 @@ export interface ToolGateway {
     agent: string,
     name: string,
     args: Record<string, unknown>,
-    options: {
-      signal?: AbortSignal;
-      timeoutMs?: number;
-      /** What the call says while it runs (e.g. that it waits for a person's approval). */
-      onProgress?: (message: string) => void;
-    },
+    /** `onProgress`: what the call says while it runs (e.g. that it waits for a person's approval). */
+    options: LinkedCallOptions,
   ): Promise<ToolOutcome>;
   /** Drops the link of an agent (deleted). */
   forget(agent: string): Promise<void>;
@@ -83,11 +79,7 @@ export class GatewayLink implements ToolGateway {
     agent: string,
     name: string,
     args: Record<string, unknown>,
-    options: {
-      signal?: AbortSignal;
-      timeoutMs?: number;
-      onProgress?: (message: string) => void;
-    },
+    options: LinkedCallOptions,
   ): Promise<ToolOutcome> {
     const result = await this.#call(agent, name, args, options);
     const blocks = Array.isArray(result.content) ? result.content : [];
@@ -104,11 +96,7 @@ export class GatewayLink implements ToolGateway {
     agent: string,
     name: string,
     args: Record<string, unknown>,
-    options: {
-      signal?: AbortSignal;
-      timeoutMs?: number;
-      onProgress?: (message: string) => void;
-    },
+    options: LinkedCallOptions,
   ): Promise<CallAnswer> {
     const peer = this.peer;
     if (peer?.link !== undefined) {
