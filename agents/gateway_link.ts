@@ -1,25 +1,16 @@
-// Agents reach tools only as MCP clients of the gateway, over the kit's Peer
+// Agents reach tools only through the gateway, over the kit's Peer direct
 // link (handed in by cli/) bound to the agent's identity ({agent: <name>}):
 // every call passes the gateway's validation, audit and limits, and memory's
 // own-namespace rule.
 
 import { messageOf } from "../platform/errors.ts";
-import { Client, type Tool } from "../platform/mcp_sdk.ts";
-import { VERSION } from "../platform/version.ts";
-import type { DirectLink, Peer } from "../tools/kit/mod.ts";
+import type { Tool } from "../platform/mcp_sdk.ts";
+import type { DirectLink, LinkedCallOptions, Peer } from "../tools/kit/mod.ts";
 import type { ModelTool } from "./model.ts";
 
 export interface ToolOutcome {
   text: string;
   isError: boolean;
-}
-
-/** The parts of a tools/call result a turn reads. */
-interface CallAnswer {
-  [key: string]: unknown;
-  content?: unknown;
-  structuredContent?: unknown;
-  isError?: unknown;
 }
 
 /** The gateway as agents see it. */
@@ -32,22 +23,17 @@ export interface ToolGateway {
     agent: string,
     name: string,
     args: Record<string, unknown>,
-    options: {
-      signal?: AbortSignal;
-      timeoutMs?: number;
-      /** What the call says while it runs (e.g. that it waits for a person's approval). */
-      onProgress?: (message: string) => void;
-    },
+    /** `onProgress`: what the call says while it runs (e.g. that it waits for a person's approval). */
+    options: LinkedCallOptions,
   ): Promise<ToolOutcome>;
   /** Drops the link of an agent (deleted). */
   forget(agent: string): Promise<void>;
   close(): Promise<void>;
 }
 
-/** The gateway as a peer in this process, one cached MCP client per agent name. */
+/** The gateway as a peer in this process, one direct link per agent name. */
 export class GatewayLink implements ToolGateway {
-  readonly #clients = new Map<string, Promise<Client>>();
-  /** One link per agent, as one client per agent: "approve for the session" lasts as long. */
+  /** One link per agent: "approve for the session" lasts as long. */
   readonly #links = new Map<string, DirectLink>();
 
   /** `peer` is undefined when the daemon does not run the gateway. */
@@ -59,37 +45,26 @@ export class GatewayLink implements ToolGateway {
 
   /**
    * Asked of the gateway each time (in process, cheap): a list kept here would
-   * miss servers registered through another daemon sharing the store.
+   * miss servers registered through another daemon sharing the store. The
+   * list does not depend on the caller.
    */
-  async listTools(agent: string): Promise<ModelTool[]> {
-    const peer = this.peer;
-    if (peer?.listTools !== undefined) {
-      // The list does not depend on the caller; in process it needs no client.
-      if (!this.running()) throw new GatewayUnavailable(peer);
-      return (await peer.listTools()).map(modelToolOf);
-    }
-    const client = await this.#client(agent);
-    const tools: ModelTool[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : undefined);
-      tools.push(...page.tools.map(modelToolOf));
-      cursor = page.nextCursor;
-    } while (cursor !== undefined);
-    return tools;
+  async listTools(_agent: string): Promise<ModelTool[]> {
+    return (await this.#peer().listTools()).map(modelToolOf);
   }
 
   async callTool(
     agent: string,
     name: string,
     args: Record<string, unknown>,
-    options: {
-      signal?: AbortSignal;
-      timeoutMs?: number;
-      onProgress?: (message: string) => void;
-    },
+    options: LinkedCallOptions,
   ): Promise<ToolOutcome> {
-    const result = await this.#call(agent, name, args, options);
+    const peer = this.#peer();
+    let link = this.#links.get(agent);
+    if (link === undefined) {
+      link = peer.link({ agent });
+      this.#links.set(agent, link);
+    }
+    const result = await link.callTool(name, args, options);
     const blocks = Array.isArray(result.content) ? result.content : [];
     const parts: string[] = [];
     for (const block of blocks) parts.push(blockText(block));
@@ -99,73 +74,23 @@ export class GatewayLink implements ToolGateway {
     return { text: parts.join("\n"), isError: result.isError === true };
   }
 
-  /** In process through the kit's direct link when the peer offers one; else as an MCP client. */
-  async #call(
-    agent: string,
-    name: string,
-    args: Record<string, unknown>,
-    options: {
-      signal?: AbortSignal;
-      timeoutMs?: number;
-      onProgress?: (message: string) => void;
-    },
-  ): Promise<CallAnswer> {
-    const peer = this.peer;
-    if (peer?.link !== undefined) {
-      if (!this.running()) throw new GatewayUnavailable(peer);
-      let link = this.#links.get(agent);
-      if (link === undefined) {
-        link = peer.link({ agent });
-        this.#links.set(agent, link);
-      }
-      return await link.callTool(name, args, options);
-    }
-    const client = await this.#client(agent);
-    const onProgress = options.onProgress;
-    return await client.callTool(
-      { name, arguments: args },
-      undefined,
-      {
-        signal: options.signal,
-        timeout: options.timeoutMs,
-        onprogress: onProgress && ((progress) => {
-          if (progress.message) onProgress(progress.message);
-        }),
-      },
-    );
-  }
-
-  async forget(agent: string): Promise<void> {
+  forget(agent: string): Promise<void> {
     this.#links.delete(agent);
-    const pending = this.#clients.get(agent);
-    this.#clients.delete(agent);
-    await pending?.then((client) => client.close()).catch(() => {});
+    return Promise.resolve();
   }
 
-  async close(): Promise<void> {
-    const all = [...this.#clients.keys()];
-    await Promise.all(all.map((agent) => this.forget(agent)));
+  close(): Promise<void> {
+    this.#links.clear();
+    return Promise.resolve();
   }
 
-  #client(agent: string): Promise<Client> {
+  /** The running gateway, or GatewayUnavailable. */
+  #peer(): Peer {
     const peer = this.peer;
     if (peer === undefined || !this.running()) {
-      return Promise.reject(new GatewayUnavailable(peer));
+      throw new GatewayUnavailable(peer);
     }
-    let pending = this.#clients.get(agent);
-    if (!pending) {
-      pending = peer.connect({ agent }).then(async (transport) => {
-        const client = new Client({
-          name: `agentd-agent-${agent}`,
-          version: VERSION,
-        });
-        await client.connect(transport);
-        return client;
-      });
-      pending.catch(() => this.#clients.delete(agent));
-      this.#clients.set(agent, pending);
-    }
-    return pending;
+    return peer;
   }
 }
 

@@ -5,7 +5,7 @@
 // read whole and need no relay.
 
 /** `response`, with an SSE body that ends (and frees its connection) when `signal` aborts. */
-export function endsOnAbort(
+function endsOnAbort(
   response: Response,
   signal: AbortSignal | undefined,
 ): Response {

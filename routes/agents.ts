@@ -3,24 +3,20 @@
 
 import { Hono } from "hono";
 import type { AgentService } from "../agents/service.ts";
-import { AgentCreate, ListQuery, SendRequest } from "../agents/schemas.ts";
+import { AgentCreate, SendRequest } from "../agents/schemas.ts";
 import { HttpError } from "../platform/http_errors.ts";
 import type { GuardVariables } from "../platform/http_guards.ts";
 import type { Logger } from "../platform/log.ts";
 import {
   asHttpError,
   eventStream,
-  hasQuery,
   jsonBody,
+  listQueryOf,
   operatorOnly,
   pageResponse,
-  queryOf,
 } from "./v1_http.ts";
 
 type Env = { Variables: GuardVariables };
-
-/** The list query's defaults, for a request with no query string. */
-const NO_QUERY = ListQuery.parse({});
 
 export function agentRoutes(
   service: AgentService,
@@ -32,7 +28,7 @@ export function agentRoutes(
     return c.json(await service.createAgent(input), 201);
   });
   app.get("/", async (c) => {
-    const { limit, cursor } = hasQuery(c) ? queryOf(c, ListQuery) : NO_QUERY;
+    const { limit, cursor } = listQueryOf(c);
     return pageResponse(c, await service.listAgents({ limit, cursor }));
   });
   app.get(

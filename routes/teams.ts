@@ -3,25 +3,17 @@
 
 import { Hono } from "hono";
 import type { AgentService } from "../agents/service.ts";
-import {
-  ListQuery,
-  RunListQuery,
-  TeamCreate,
-  TeamExecute,
-} from "../agents/schemas.ts";
+import { RunListQuery, TeamCreate, TeamExecute } from "../agents/schemas.ts";
 import type { GuardVariables } from "../platform/http_guards.ts";
 import {
-  hasQuery,
   jsonBody,
+  listQueryOf,
   operatorOnly,
   pageResponse,
   queryOf,
 } from "./v1_http.ts";
 
 type Env = { Variables: GuardVariables };
-
-/** The list query's defaults, for a request with no query string. */
-const NO_QUERY = ListQuery.parse({});
 
 export function teamRoutes(service: AgentService): Hono<Env> {
   const app = new Hono<Env>();
@@ -30,7 +22,7 @@ export function teamRoutes(service: AgentService): Hono<Env> {
     return c.json(await service.createTeam(input), 201);
   });
   app.get("/", async (c) => {
-    const { limit, cursor } = hasQuery(c) ? queryOf(c, ListQuery) : NO_QUERY;
+    const { limit, cursor } = listQueryOf(c);
     return pageResponse(c, await service.listTeams({ limit, cursor }));
   });
   app.get(

@@ -7,6 +7,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import { AgentError, type AgentErrorKind } from "../agents/errors.ts";
 import { ProviderError } from "../agents/model.ts";
+import { ListQuery } from "../agents/schemas.ts";
 import {
   errorBody,
   type ErrorStatus,
@@ -64,9 +65,12 @@ export function pageResponse(c: Context, page: object): Response {
   return c.body(text, 200, { "content-type": "application/json" });
 }
 
-/** A URL without a query string: its parse is the schema's defaults, computed once by the caller. */
-export function hasQuery(c: Context): boolean {
-  return c.req.url.includes("?");
+/** The list query's defaults, for a request with no query string (most list requests). */
+const NO_LIST_QUERY = ListQuery.parse({});
+
+/** `queryOf(c, ListQuery)`, without a parse when the URL has no query string. */
+export function listQueryOf(c: Context): z.infer<typeof ListQuery> {
+  return c.req.url.includes("?") ? queryOf(c, ListQuery) : NO_LIST_QUERY;
 }
 
 /** The query string, validated (unknown parameters are rejected). */

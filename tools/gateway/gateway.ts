@@ -108,7 +108,7 @@ export class Gateway implements DynamicTools {
   #stopping = false;
   #autoDiscovery: AutoDiscovery | undefined;
   #fingerprint: string | null | undefined;
-  #registrationsVersion: VersionReader | undefined;
+  readonly #registrationsVersion: VersionReader;
   #refreshing: Promise<void> | undefined;
   /** Names being registered now: the health round must not add them from the store too. */
   readonly #registering = new Set<string>();
@@ -132,6 +132,9 @@ export class Gateway implements DynamicTools {
     this.config = options.config;
     this.#log = options.log;
     this.#clock = options.clock ?? Date.now;
+    this.#registrationsVersion = new VersionReader(options.store, [
+      ...REGISTRATIONS_VERSION,
+    ]);
     this.#groups = new ReplicaGroups(this.upstreams, {
       config: this.config,
       log: this.#log,
@@ -382,10 +385,6 @@ export class Gateway implements DynamicTools {
     }
     let fingerprint: string | null;
     try {
-      this.#registrationsVersion ??= new VersionReader(
-        this.#options.store,
-        [...REGISTRATIONS_VERSION],
-      );
       fingerprint = await this.#registrationsVersion.read();
     } catch {
       return; // the store is away: serve what is known

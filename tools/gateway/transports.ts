@@ -10,7 +10,7 @@ import {
 } from "../../platform/mcp_sdk.ts";
 import type { Logger } from "../../platform/log.ts";
 import { VERSION } from "../../platform/version.ts";
-import { endsOnAbort } from "../../platform/sse_fetch.ts";
+import { sseSafeFetch } from "../../platform/sse_fetch.ts";
 import type { Peer } from "../kit/mod.ts";
 
 export type UpstreamTarget =
@@ -56,17 +56,14 @@ export async function openTransport(
     const passThroughAuth = target.passThroughAuth;
     return new StreamableHTTPClientTransport(new URL(target.url), {
       requestInit: { headers },
-      fetch: async (input, init) => {
+      fetch: (input, init) => {
         const authorization = passThroughAuth
           ? passThrough.getStore()
           : undefined;
-        let sent = init;
-        if (authorization !== undefined) {
-          const merged = new Headers(init?.headers);
-          merged.set("authorization", authorization);
-          sent = { ...init, headers: merged };
-        }
-        return endsOnAbort(await fetch(input, sent), init?.signal ?? undefined);
+        if (authorization === undefined) return sseSafeFetch(input, init);
+        const merged = new Headers(init?.headers);
+        merged.set("authorization", authorization);
+        return sseSafeFetch(input, { ...init, headers: merged });
       },
     });
   }

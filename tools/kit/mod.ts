@@ -166,9 +166,9 @@ export interface Peer {
   /** A new client-side transport whose requests reach the peer as `caller`. */
   connect(caller: Caller): Promise<Transport>;
   /** tools/list as a linked client gets it, without the JSON-RPC round trip. */
-  listTools?(): Promise<Tool[]>;
+  listTools(): Promise<Tool[]>;
   /** tools/call as a linked client bound to `caller` gets it, without the JSON-RPC round trip. */
-  link?(caller: Caller): DirectLink;
+  link(caller: Caller): DirectLink;
   /** An outer MCP session the peer may have served (through a link) has ended. */
   sessionClosed(sessionId: string): void;
 }

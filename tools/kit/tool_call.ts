@@ -15,7 +15,7 @@ import { outerCall } from "./guard.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import type { Caller } from "../../platform/identity.ts";
-import { authInfoFor, callerOf, linkedSession } from "./mcp_identity.ts";
+import { linkedSession } from "./mcp_identity.ts";
 import {
   type CallContext,
   errorResult,
@@ -166,7 +166,6 @@ export async function runToolCall(
   return result;
 }
 
-/** What a linked caller passes with one call (as the SDK client's request options). */
 /** The SDK client's request timeout when none is given. */
 const DEFAULT_TIMEOUT_MS = 60_000;
 
@@ -177,7 +176,6 @@ const DEFAULT_TIMEOUT_MS = 60_000;
  */
 export function directLink(host: HostedServer, caller: Caller): DirectLink {
   const connection = crypto.randomUUID();
-  const auth = authInfoFor(caller);
   return {
     async callTool(name, args, options) {
       const signal = options.signal;
@@ -209,8 +207,7 @@ export function directLink(host: HostedServer, caller: Caller): DirectLink {
       const call: CallContext = {
         signal: controller.signal,
         sessionId: linkedSession.getStore(),
-        caller: callerOf(auth.extra),
-        authorization: auth.token || undefined,
+        caller,
         progress(_progress, _total, message) {
           if (onProgress && message) onProgress(message);
           return Promise.resolve();
