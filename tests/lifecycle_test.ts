@@ -102,10 +102,9 @@ Deno.test("lifecycle: SIGTERM during a slow call over stdio answers it, then exi
     delay_ms: 1000,
   });
   await waitFor(
-    () => session.stderr.join("\n"),
-    (text) => text.includes('"event":"ready"'),
+    () => session.stdout.join("\n"),
+    (text) => text.includes("slow_write stdio waiting"),
   );
-  await new Promise((resolve) => setTimeout(resolve, 200));
   session.child.kill("SIGTERM");
   const status = await session.status;
 
