@@ -152,3 +152,40 @@ Deno.test("agentd serve loads puppeteer-core and the image codecs only on first 
   );
   assert.deepEqual(npm, []);
 });
+
+// The tokenizer's start-up work is done ahead of time (a generated alias
+// table, a pinned fingerprint) and snowball-stemmers runs on the first word
+// stemmed: a start and stop of `agentd mcp memory` on an empty store stems
+// nothing. Run in a child so no other test has stemmed first.
+Deno.test("agentd mcp memory starts and stops without running the stemmer", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "agentd-stem-" });
+  try {
+    const script = `
+      import { main } from "${root}main.ts";
+      import { stemmerLoaded } from "${root}platform/snowball.ts";
+      import { tokenize } from "${root}tools/memory/search_tokens.ts";
+      const code = await main(["mcp", "memory", "--data-dir", ${
+      JSON.stringify(dataDir)
+    }]);
+      const atStop = stemmerLoaded();
+      tokenize("running");
+      console.log(JSON.stringify({ code, atStop, afterText: stemmerLoaded() }));`;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--unstable-kv", script],
+      cwd: ROOT,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.ok(out.success, stderr);
+    const last = new TextDecoder().decode(out.stdout).trim().split("\n").at(-1);
+    assert.deepEqual(JSON.parse(last ?? "null"), {
+      code: 0,
+      atStop: false,
+      afterText: true,
+    });
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
