@@ -3,10 +3,12 @@
 
 import { stemEnglish } from "../../platform/snowball.ts";
 import type { StoredEntry } from "./model.ts";
+// Words Snowball leaves apart but that mean the same (went -> go, colour ->
+// color), as stems: generated from search_alias_groups.ts, so no start stems them.
+import { ALIASES } from "./search_aliases.ts";
 
 const CJK = String
   .raw`\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}`;
-const CJK_RE = new RegExp(`^[${CJK}]`, "v");
 /** Below U+2E80 (CJK Radicals) nothing is CJK: skips the regex for most text. */
 const FIRST_CJK = 0x2e80;
 /** Longer tokens (base64 blobs, hashes) are cut: they only bloat the index. */
@@ -28,12 +30,23 @@ const STOPWORDS = new Set(
     "with would y you your yours yourself yourselves ca wo sha").split(" "),
 );
 
-/** A word, or words joined by hyphens ("self-care"), which also yield their joined form. */
-const TOKEN_RE = new RegExp(
-  String
-    .raw`[[\p{L}\p{M}\p{N}]&&[${CJK}]]+|[[\p{L}\p{M}\p{N}]--[${CJK}]]+(?:[\-\u2010\u2011][[\p{L}\p{M}\p{N}]--[${CJK}]]+)*`,
-  "gv",
-);
+/**
+ * A CJK run's first character; and a word, or words joined by hyphens
+ * ("self-care"), which also yield their joined form. Compiled on first text:
+ * the Unicode set operations cost ~1 ms, and most starts tokenize nothing.
+ */
+let patterns: { cjk: RegExp; token: RegExp } | undefined;
+function compiled(): { cjk: RegExp; token: RegExp } {
+  patterns ??= {
+    cjk: new RegExp(`^[${CJK}]`, "v"),
+    token: new RegExp(
+      String
+        .raw`[[\p{L}\p{M}\p{N}]&&[${CJK}]]+|[[\p{L}\p{M}\p{N}]--[${CJK}]]+(?:[\-\u2010\u2011][[\p{L}\p{M}\p{N}]--[${CJK}]]+)*`,
+      "gv",
+    ),
+  };
+  return patterns;
+}
 const HYPHEN_RE = /[-\u2010\u2011]/;
 /**
  * A chat turn's speaker at the start of a line: "[date] Name: text",
@@ -63,6 +76,7 @@ const NOT_RE = /n['\u2019]t\b/g;
  */
 export function tokenize(text: string, fields = true): string[] {
   const tokens: string[] = [];
+  const { cjk: CJK_RE, token: TOKEN_RE } = compiled();
   let lower = text.normalize("NFKC").toLowerCase();
   if (lower.includes("'") || lower.includes("\u2019")) {
     lower = lower.replace(NOT_RE, " not");
@@ -111,66 +125,6 @@ const KEEP_ED = new Set(
   "bed embed hundred infrared kindred naked red sacred shed shred sled wed wicked"
     .split(" "),
 );
-/**
- * Words that Snowball leaves apart but mean the same: irregular verbs and
- * plurals, month abbreviations, number words, family words and British
- * spellings. Each group is "base form form...", kept as stem -> base's stem.
- */
-const ALIASES = new Map<string, string>();
-for (
-  const group of [
-    // irregular verbs: base, then past forms
-    "become became, begin began begun, break broke broken, bring brought, " +
-    "build built, buy bought, catch caught, choose chose chosen, come came, " +
-    "draw drew drawn, drink drank drunk, drive drove driven, eat ate eaten, " +
-    "fall fell fallen, feed fed, feel felt, fight fought, find found, " +
-    "fly flew flown, forget forgot forgotten, get got gotten, give gave given, " +
-    "go went gone goes, grow grew grown, hear heard, hold held, keep kept, " +
-    "know knew known, lead led, leave left, lose lost, make made, mean meant, " +
-    "meet met, pay paid, ride rode ridden, ring rang rung, run ran, say said, " +
-    "see saw seen, sell sold, send sent, shoot shot, sing sang sung, sit sat, " +
-    "sleep slept, speak spoke spoken, spend spent, stand stood, " +
-    "steal stole stolen, swim swam swum, take took taken, teach taught, " +
-    "tell told, think thought, throw threw thrown, understand understood, " +
-    "wake woke woken, wear wore worn, win won, write wrote written, " +
-    "hide hid hidden, dig dug, blow blew blown, tear tore torn, bend bent, " +
-    "lend lent, burn burnt, learn learnt, dream dreamt, stick stuck, " +
-    "swing swung, hang hung, freeze froze frozen, forgive forgave forgiven, " +
-    "seek sought, shake shook shaken, sink sank sunk, spin spun, " +
-    "strike struck, bleed bled, creep crept, deal dealt, flee fled, " +
-    "kneel knelt, leap leapt, shrink shrank shrunk, slide slid, " +
-    "sting stung, swear swore sworn, sweep swept, weave wove woven, " +
-    "weep wept, withdraw withdrew withdrawn, overcome overcame, lay laid",
-    // irregular plurals
-    "child children, man men, woman women, person people, foot feet, " +
-    "tooth teeth, mouse mice, goose geese, wife wives, knife knives, " +
-    "wolf wolves, shelf shelves, half halves",
-    // family and everyday words said two ways, British spellings
-    "child kid kiddo, mother mom mum mommy mama, father dad daddy papa, " +
-    "grandmother grandma granny nana, grandfather grandpa granddad, " +
-    "husband hubby, birthday bday, favorite fav fave favourite, " +
-    "photo pic, color colour, neighbor neighbour, center centre, " +
-    "theater theatre, organize organise, realize realise, favor favour, " +
-    "honor honour, humor humour, labor labour, behavior behaviour, " +
-    "flavor flavour, harbor harbour, rumor rumour, meter metre, " +
-    "liter litre, fiber fibre, program programme, gray grey, " +
-    "apologize apologise, recognize recognise",
-    // month abbreviations
-    "january jan, february feb, march mar, april apr, june jun, july jul, " +
-    "august aug, september sep sept, october oct, november nov, december dec",
-    // number words
-    "0 zero, 1 one, 2 two, 3 three, 4 four, 5 five, 6 six, 7 seven, 8 eight, " +
-    "9 nine, 10 ten, 11 eleven, 12 twelve, 13 thirteen, 14 fourteen, " +
-    "15 fifteen, 16 sixteen, 17 seventeen, 18 eighteen, 19 nineteen, " +
-    "20 twenty, 30 thirty, 40 forty, 50 fifty, 60 sixty, 70 seventy, " +
-    "80 eighty, 90 ninety",
-  ].join(", ").split(", ")
-) {
-  const [base, ...forms] = group.split(" ");
-  // By stem, so every form meets: "colours", "coloured" -> color.
-  for (const form of forms) ALIASES.set(stem(form), stem(base));
-}
-
 /** Terms of words already seen: the stemmer and the rules cost more than a map lookup. */
 const TERMS = new Map<string, string>();
 const MAX_TERMS = 50_000;
@@ -200,7 +154,7 @@ function term(raw: string): string {
  * word's forms meet (store/stores/stored/storing -> "store",
  * renovating/renovation -> "renov"); other words are kept as they are.
  */
-function stem(word: string): string {
+export function stem(word: string): string {
   if (word.length < 3 || !/^[a-z]+$/.test(word)) return word;
   if (KEEP_ED.has(word)) return word;
   if (word.endsWith("s") && KEEP_ED.has(word.slice(0, -1))) {

@@ -7,7 +7,6 @@
 
 import { Buffer } from "node:buffer";
 import type { Mutation, Store, StoreKey } from "../../../platform/store.ts";
-import { tokenize } from "../search_index.ts";
 
 /**
  * Raw bytes per part: its base64 (60,000 characters) stays under the KV
@@ -29,16 +28,25 @@ const READERS = 2;
 export type PartRef = [source: string, hash: string];
 
 /** Tokenizer output on a fixed text: a change of stemmer, stop words or splitting changes it. */
-const PROBE = "The Runners were running quickly past 3 houses in Zürich on " +
+export const TOKENIZER_PROBE =
+  "The Runners were running quickly past 3 houses in Zürich on " +
   "2024-05-01; naïve résumés, don't stop! 東京タワー user.preferences/theme-dark " +
   "analysis renovating relaxation I've hundred embedded\n" +
   "[7 May 2023] Caroline: my kids went to mom's on the 3rd, won't colour it";
-let fingerprint: string | undefined;
+/**
+ * `fingerprintOf(tokenize(TOKENIZER_PROBE))`, pinned so no start tokenizes:
+ * tests/tools/memory/tokenizer_fingerprint_test.ts recomputes it and fails
+ * on a tokenizer change until this is set to the new value.
+ */
+const TOKENIZER_FINGERPRINT = "99156c0b";
 
-/** Computed on first use: tokenizing the probe is not start-up work. */
 export function tokenizerFingerprint(): string {
-  fingerprint ??= fnv1a(tokenize(PROBE).join(" "));
-  return fingerprint;
+  return TOKENIZER_FINGERPRINT;
+}
+
+/** The fingerprint of a tokenizer's output on the probe. */
+export function fingerprintOf(tokens: string[]): string {
+  return fnv1a(tokens.join(" "));
 }
 
 /** Parts of a stream of `bytes` bytes. */
