@@ -152,3 +152,53 @@ Deno.test("agentd serve loads puppeteer-core and the image codecs only on first 
   );
   assert.deepEqual(npm, []);
 });
+
+// Idle memory (bench/README.md): `serve` validates every config section from
+// each server's config.ts, then loads only the servers it runs (all by
+// default) through the registry. Its own start graph therefore holds no
+// server module, and a config.ts holds no server code.
+const SERVER_FOLDERS = [
+  "gateway",
+  "browser-automation",
+  "extension-bridge",
+  "in-page",
+  "desktop-control",
+  "memory",
+  "platform-auth",
+];
+
+Deno.test("agentd serve's start graph holds no server module", async () => {
+  const loaded = new Set<string>();
+  for (
+    const entry of [
+      "main.ts",
+      "cli/serve.ts",
+      "cli/boot.ts",
+      "cli/http_face.ts",
+      "cli/agents.ts",
+    ]
+  ) {
+    for (const specifier of await codeClosure(entry)) loaded.add(specifier);
+  }
+  assert.ok(
+    loaded.has(`${root}routes/mod.ts`),
+    "the graph walk reached the routes",
+  );
+  const servers = [...loaded].filter((s) =>
+    SERVER_FOLDERS.some((id) => s.startsWith(`${root}tools/${id}/`))
+  );
+  assert.deepEqual(servers, []);
+});
+
+// Memory's config.ts imports its embedder and service defaults (its owner's files).
+Deno.test("a server's config section loads without the server", async () => {
+  for (const id of SERVER_FOLDERS.filter((id) => id !== "memory")) {
+    const local = [...await codeClosure(`tools/${id}/config.ts`)]
+      .filter((s) => !s.startsWith("npm:"))
+      .map((s) => s.slice(root.length));
+    assert.deepEqual(local, [`tools/${id}/config.ts`], id);
+  }
+  const memory = [...await codeClosure("tools/memory/config.ts")];
+  assert.ok(!memory.includes(`${root}tools/memory/mod.ts`));
+  assert.ok(!memory.includes(`${root}tools/kit/mcp.ts`));
+});
