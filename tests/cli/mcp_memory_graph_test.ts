@@ -120,11 +120,31 @@ Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heav
   assert.deepEqual(npm.filter((s) => SDK_CLIENT.test(s)), []);
 });
 
-// Idle memory (bench/README.md): a daemon that never starts a browser or takes
-// a screenshot does not hold puppeteer-core or the npm image codecs.
-const LOADED_ON_FIRST_USE = ["puppeteer-core", "fast-png", "jpeg-js"];
+// Idle memory (bench/README.md): a daemon that never starts a browser, takes
+// a screenshot, runs an OAuth grant or verifies a JWT does not hold
+// puppeteer-core, the npm image codecs, oauth4webapi or jose.
+const LOADED_ON_FIRST_USE = [
+  "puppeteer-core",
+  "fast-png",
+  "jpeg-js",
+  "oauth4webapi",
+  "jose",
+];
 
-Deno.test("agentd serve loads puppeteer-core and the image codecs only on first use", async () => {
+// Seams of those libraries, and the desktop backends with their FFI bindings:
+// desktop-control opens only this OS's backend, when it starts.
+const LOCAL_ON_FIRST_USE = [
+  "platform/oauth.ts",
+  "platform/jwt.ts",
+  "tools/desktop-control/desktop_x11.ts",
+  "tools/desktop-control/desktop_darwin.ts",
+  "tools/desktop-control/desktop_win32.ts",
+  "ffi/x11.ts",
+  "ffi/darwin.ts",
+  "ffi/win32.ts",
+];
+
+Deno.test("agentd serve loads puppeteer-core, the image codecs, oauth4webapi and jose only on first use", async () => {
   const entries = [
     "main.ts",
     "cli/serve.ts",
@@ -151,6 +171,8 @@ Deno.test("agentd serve loads puppeteer-core and the image codecs only on first 
     LOADED_ON_FIRST_USE.some((name) => s.startsWith(`npm:/${name}@`))
   );
   assert.deepEqual(npm, []);
+  const local = LOCAL_ON_FIRST_USE.filter((path) => loaded.has(root + path));
+  assert.deepEqual(local, []);
 });
 
 // Idle memory (bench/README.md): `serve` validates every config section from
