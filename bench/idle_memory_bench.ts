@@ -1,7 +1,8 @@
 // Idle memory of `agentd serve` (every server, no browser started) against a
 // bare Hono app on Deno (Deno.serve + one route), started in turn: VmRSS 3 s
 // after each process first logs that it listens. agentd runs with the V8
-// flags of `deno task start` and, for comparison, other V8 flag sets.
+// flags of `deno task start` and, for comparison, other V8 flag sets and one
+// server alone (`--servers memory`).
 //
 //   deno run -A bench/idle_memory_bench.ts     (BENCH_IDLE_RUNS, default 3)
 
@@ -29,7 +30,7 @@ interface Variant {
   samples: number[];
 }
 
-function serveArgs(v8: string[]): () => string[] {
+function serveArgs(v8: string[], extra: string[] = []): () => string[] {
   return () => {
     const dir = tempDir("agentd-idle-");
     return [
@@ -42,6 +43,7 @@ function serveArgs(v8: string[]): () => string[] {
       "0",
       "--data-dir",
       dir,
+      ...extra,
     ];
   };
 }
@@ -61,6 +63,12 @@ const variants: Variant[] = [
     samples: [],
   },
   { label: "agentd serve, Deno's defaults", args: serveArgs([]), samples: [] },
+  {
+    // Every config section is validated; only the memory server loads.
+    label: "agentd serve --servers memory, --max-semi-space-size=1",
+    args: serveArgs(["--max-semi-space-size=1"], ["--servers", "memory"]),
+    samples: [],
+  },
   {
     label: "bare Hono on Deno",
     args: () => ["run", "-A", "--config", join(ROOT, "deno.json"), bareFile],

@@ -24,6 +24,7 @@ import { HostedServer } from "../tools/kit/host.ts";
 import { Guard } from "../tools/kit/guard.ts";
 import { PolicyConfig } from "../platform/policy.ts";
 import type { AnyServerSpec, Peer } from "../tools/kit/mod.ts";
+import type { ServerSection } from "../tools/registry.ts";
 import { peerOf } from "../tools/kit/mcp.ts";
 import { UsageError } from "./args.ts";
 import { AgentsConfig } from "../agents/config.ts";
@@ -47,7 +48,8 @@ export interface Settings {
 
 export async function loadSettings(options: {
   flags: Record<string, unknown>;
-  specs: readonly AnyServerSpec[];
+  /** Whose config sections the file may hold: specs, or the catalog's sections alone. */
+  specs: readonly ServerSection[];
   env: Record<string, string>;
 }): Promise<Settings> {
   // The agent runtime's sections are known to every face, so one config file serves all.
@@ -95,10 +97,10 @@ export async function loadSettings(options: {
 }
 
 /** The specs named by `servers` (all when absent); an unknown id is an error naming the known ones. */
-export function selectServers(
+export function selectServers<S extends ServerSection>(
   settings: Settings,
-  specs: readonly AnyServerSpec[],
-): AnyServerSpec[] {
+  specs: readonly S[],
+): S[] {
   const wanted = settings.base.servers;
   if (wanted === undefined) return [...specs];
   const known = specs.map((spec) => spec.id);

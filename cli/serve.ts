@@ -56,9 +56,12 @@ export async function runServe(
   for (const [name, value] of Object.entries(values)) {
     if (name !== "help") flags[configKey(name)] = value;
   }
-  const all = await ctx.servers.load();
-  const settings = await loadSettings({ flags, specs: all, env: ctx.env });
-  const specs = selectServers(settings, all);
+  // Every section is validated; only the servers that run are loaded (idle memory).
+  const sections = await ctx.servers.sections();
+  const settings = await loadSettings({ flags, specs: sections, env: ctx.env });
+  const specs = await ctx.servers.load(
+    selectServers(settings, sections).map((section) => section.id),
+  );
   const base = settings.base;
   assertSafeBinding(base);
 

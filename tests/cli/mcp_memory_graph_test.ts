@@ -120,11 +120,31 @@ Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heav
   assert.deepEqual(npm.filter((s) => SDK_CLIENT.test(s)), []);
 });
 
-// Idle memory (bench/README.md): a daemon that never starts a browser or takes
-// a screenshot does not hold puppeteer-core or the npm image codecs.
-const LOADED_ON_FIRST_USE = ["puppeteer-core", "fast-png", "jpeg-js"];
+// Idle memory (bench/README.md): a daemon that never starts a browser, takes
+// a screenshot, runs an OAuth grant or verifies a JWT does not hold
+// puppeteer-core, the npm image codecs, oauth4webapi or jose.
+const LOADED_ON_FIRST_USE = [
+  "puppeteer-core",
+  "fast-png",
+  "jpeg-js",
+  "oauth4webapi",
+  "jose",
+];
 
-Deno.test("agentd serve loads puppeteer-core and the image codecs only on first use", async () => {
+// Seams of those libraries, and the desktop backends with their FFI bindings:
+// desktop-control opens only this OS's backend, when it starts.
+const LOCAL_ON_FIRST_USE = [
+  "platform/oauth.ts",
+  "platform/jwt.ts",
+  "tools/desktop-control/desktop_x11.ts",
+  "tools/desktop-control/desktop_darwin.ts",
+  "tools/desktop-control/desktop_win32.ts",
+  "ffi/x11.ts",
+  "ffi/darwin.ts",
+  "ffi/win32.ts",
+];
+
+Deno.test("agentd serve loads puppeteer-core, the image codecs, oauth4webapi and jose only on first use", async () => {
   const entries = [
     "main.ts",
     "cli/serve.ts",
@@ -151,6 +171,58 @@ Deno.test("agentd serve loads puppeteer-core and the image codecs only on first 
     LOADED_ON_FIRST_USE.some((name) => s.startsWith(`npm:/${name}@`))
   );
   assert.deepEqual(npm, []);
+  const local = LOCAL_ON_FIRST_USE.filter((path) => loaded.has(root + path));
+  assert.deepEqual(local, []);
+});
+
+// Idle memory (bench/README.md): `serve` validates every config section from
+// each server's config.ts, then loads only the servers it runs (all by
+// default) through the registry. Its own start graph therefore holds no
+// server module, and a config.ts holds no server code.
+const SERVER_FOLDERS = [
+  "gateway",
+  "browser-automation",
+  "extension-bridge",
+  "in-page",
+  "desktop-control",
+  "memory",
+  "platform-auth",
+];
+
+Deno.test("agentd serve's start graph holds no server module", async () => {
+  const loaded = new Set<string>();
+  for (
+    const entry of [
+      "main.ts",
+      "cli/serve.ts",
+      "cli/boot.ts",
+      "cli/http_face.ts",
+      "cli/agents.ts",
+    ]
+  ) {
+    for (const specifier of await codeClosure(entry)) loaded.add(specifier);
+  }
+  assert.ok(
+    loaded.has(`${root}routes/mod.ts`),
+    "the graph walk reached the routes",
+  );
+  const servers = [...loaded].filter((s) =>
+    SERVER_FOLDERS.some((id) => s.startsWith(`${root}tools/${id}/`))
+  );
+  assert.deepEqual(servers, []);
+});
+
+// Memory's config.ts imports its embedder and service defaults (its owner's files).
+Deno.test("a server's config section loads without the server", async () => {
+  for (const id of SERVER_FOLDERS.filter((id) => id !== "memory")) {
+    const local = [...await codeClosure(`tools/${id}/config.ts`)]
+      .filter((s) => !s.startsWith("npm:"))
+      .map((s) => s.slice(root.length));
+    assert.deepEqual(local, [`tools/${id}/config.ts`], id);
+  }
+  const memory = [...await codeClosure("tools/memory/config.ts")];
+  assert.ok(!memory.includes(`${root}tools/memory/mod.ts`));
+  assert.ok(!memory.includes(`${root}tools/kit/mcp.ts`));
 });
 
 // The tokenizer's start-up work is done ahead of time (a generated alias

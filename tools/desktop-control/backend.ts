@@ -1,37 +1,53 @@
 // Picks the Desktop backend for this OS and opens it with its clipboard.
 // Opening checks the display and permissions: a failure says how to fix it.
+// Only this OS's backend (and its FFI bindings) is imported: idle memory.
 
 import type { DesktopControlConfig } from "./config.ts";
 import type { Clipboard, Desktop } from "./desktop.ts";
 import { CommandClipboard } from "./clipboard_command.ts";
-import { X11Clipboard } from "./clipboard_x11.ts";
-import { DarwinDesktop } from "./desktop_darwin.ts";
-import { Win32Desktop } from "./desktop_win32.ts";
-import { X11Desktop } from "./desktop_x11.ts";
+import { lazy } from "../../platform/lazy.ts";
 
 export interface OpenedDesktop {
   desktop: Desktop;
   clipboard: Clipboard;
 }
 
-export function openDesktop(
+export async function openDesktop(
   config: DesktopControlConfig,
   env: Readonly<Record<string, string>>,
-): OpenedDesktop {
+): Promise<OpenedDesktop> {
   const os = Deno.build.os;
   // macOS and Windows backends are untested (no such machine in CI): AGENTS.md says so.
   if (os === "darwin") {
+    const { DarwinDesktop } = await lazy<typeof import("./desktop_darwin.ts")>(
+      "./desktop_darwin.ts",
+      import.meta.url,
+    );
     return {
       desktop: DarwinDesktop.open(),
       clipboard: new CommandClipboard(os),
     };
   }
   if (os === "windows") {
+    const { Win32Desktop } = await lazy<typeof import("./desktop_win32.ts")>(
+      "./desktop_win32.ts",
+      import.meta.url,
+    );
     return {
       desktop: Win32Desktop.open(),
       clipboard: new CommandClipboard(os),
     };
   }
+  const [{ X11Desktop }, { X11Clipboard }] = await Promise.all([
+    lazy<typeof import("./desktop_x11.ts")>(
+      "./desktop_x11.ts",
+      import.meta.url,
+    ),
+    lazy<typeof import("./clipboard_x11.ts")>(
+      "./clipboard_x11.ts",
+      import.meta.url,
+    ),
+  ]);
   const name = config.display ?? env.DISPLAY;
   const desktop = X11Desktop.open(name);
   const clipboard = new X11Clipboard({

@@ -42,10 +42,10 @@ export const desktopControlServer = defineServer<DesktopControl>({
     fileRead,
     fileWrite,
   ],
-  start(deps) {
+  async start(deps) {
     const config = DesktopControlConfig.parse(deps.config);
     // Throws DesktopUnavailable (no display, refused, missing library): the server stays in error.
-    const { desktop, clipboard } = openDesktop(config, deps.env);
+    const { desktop, clipboard } = await openDesktop(config, deps.env);
     const control = new DesktopControl(config, {
       desktop,
       clipboard,
@@ -59,10 +59,10 @@ export const desktopControlServer = defineServer<DesktopControl>({
       jpeg_encoder: control.encoder.jpegEncoder,
       allowed_roots: config.allowed_roots.length,
     });
-    return Promise.resolve({
+    return {
       context: control,
       health: () => control.health(),
       stop: () => control.stop(),
-    });
+    };
   },
 });

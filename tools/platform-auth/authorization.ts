@@ -2,7 +2,6 @@
 // bound to the platform that expires), the device flow (RFC 8628) for
 // headless machines, client credentials, and api_key probes.
 
-import { oauth } from "../../platform/oauth.ts";
 import {
   type CallbackOutcome,
   type LoopbackReceiver,
@@ -18,6 +17,7 @@ import {
   clientCredentialsGrant,
   exchangeCode,
   GrantRejected,
+  oauthLibrary,
   pollDeviceCode,
   ProviderUnavailable,
   startDeviceAuthorization,
@@ -108,6 +108,7 @@ export class Authorizations {
     record: PlatformRecord,
   ): Promise<{ [key: string]: JsonValue }> {
     const provider = await this.auth.provider(record);
+    const oauth = await oauthLibrary();
     const redirectUri = this.#redirectUri(record);
     const codeVerifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();

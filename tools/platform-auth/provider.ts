@@ -2,18 +2,26 @@
 // explicit endpoints, client authentication, and every grant we use. No
 // protocol is written here; this file only wires the library.
 
-import {
-  type AuthorizationServer,
-  type Client,
-  type ClientAuth,
-  type DeviceAuthorizationResponse,
-  type IntrospectionResponse,
-  oauth,
-  type TokenEndpointResponse,
+import type {
+  AuthorizationServer,
+  Client,
+  ClientAuth,
+  DeviceAuthorizationResponse,
+  IntrospectionResponse,
+  TokenEndpointResponse,
 } from "../../platform/oauth.ts";
+import { lazy } from "../../platform/lazy.ts";
 import { isLoopback } from "../../platform/http_guards.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { PlatformConfig } from "./config.ts";
+
+/** oauth4webapi, loaded on the first grant or discovery, not with the server (idle memory). */
+export async function oauthLibrary() {
+  return (await lazy<typeof import("../../platform/oauth.ts")>(
+    "../../platform/oauth.ts",
+    import.meta.url,
+  )).oauth;
+}
 
 export interface Provider {
   as: AuthorizationServer;
@@ -73,6 +81,7 @@ export async function resolveProvider(
   clientSecret: string | undefined,
   timeoutMs: number,
 ): Promise<Provider> {
+  const oauth = await oauthLibrary();
   const insecure = usesHttp(settings);
   let as: AuthorizationServer;
   if (settings.issuer !== undefined && settings.token_endpoint === undefined) {
@@ -110,6 +119,7 @@ async function discover(
   insecure: boolean,
   timeoutMs: number,
 ): Promise<AuthorizationServer> {
+  const oauth = await oauthLibrary();
   let lastError: unknown;
   // OIDC discovery first, then RFC 8414.
   for (const algorithm of ["oidc", "oauth2"] as const) {
@@ -129,7 +139,9 @@ async function discover(
   );
 }
 
-function options(provider: Provider) {
+type OAuth = Awaited<ReturnType<typeof oauthLibrary>>;
+
+function options(oauth: OAuth, provider: Provider) {
   return {
     [oauth.allowInsecureRequests]: provider.insecure,
     signal: AbortSignal.timeout(provider.timeoutMs),
@@ -172,7 +184,7 @@ export async function exchangeCode(
   callback: URLSearchParams,
   expected: { state: string; redirectUri: string; codeVerifier: string },
 ): Promise<TokenEndpointResponse> {
-  return await translate(async () => {
+  return await translate(async (oauth) => {
     const params = oauth.validateAuthResponse(
       provider.as,
       provider.client,
@@ -186,7 +198,7 @@ export async function exchangeCode(
       params,
       expected.redirectUri,
       expected.codeVerifier,
-      options(provider),
+      options(oauth, provider),
     );
     return await oauth.processAuthorizationCodeResponse(
       provider.as,
@@ -200,13 +212,13 @@ export async function refreshGrant(
   provider: Provider,
   refreshToken: string,
 ): Promise<TokenEndpointResponse> {
-  return await translate(async () => {
+  return await translate(async (oauth) => {
     const response = await oauth.refreshTokenGrantRequest(
       provider.as,
       provider.client,
       provider.auth,
       refreshToken,
-      options(provider),
+      options(oauth, provider),
     );
     return await oauth.processRefreshTokenResponse(
       provider.as,
@@ -220,7 +232,7 @@ export async function clientCredentialsGrant(
   provider: Provider,
   scopes: readonly string[],
 ): Promise<TokenEndpointResponse> {
-  return await translate(async () => {
+  return await translate(async (oauth) => {
     const parameters: Record<string, string> = {};
     if (scopes.length > 0) parameters.scope = scopes.join(" ");
     const response = await oauth.clientCredentialsGrantRequest(
@@ -228,7 +240,7 @@ export async function clientCredentialsGrant(
       provider.client,
       provider.auth,
       parameters,
-      options(provider),
+      options(oauth, provider),
     );
     return await oauth.processClientCredentialsResponse(
       provider.as,
@@ -242,7 +254,7 @@ export async function startDeviceAuthorization(
   provider: Provider,
   scopes: readonly string[],
 ): Promise<DeviceAuthorizationResponse> {
-  return await translate(async () => {
+  return await translate(async (oauth) => {
     const parameters: Record<string, string> = {};
     if (scopes.length > 0) parameters.scope = scopes.join(" ");
     const response = await oauth.deviceAuthorizationRequest(
@@ -250,7 +262,7 @@ export async function startDeviceAuthorization(
       provider.client,
       provider.auth,
       parameters,
-      options(provider),
+      options(oauth, provider),
     );
     return await oauth.processDeviceAuthorizationResponse(
       provider.as,
@@ -266,13 +278,13 @@ export async function pollDeviceCode(
   deviceCode: string,
 ): Promise<TokenEndpointResponse | "pending" | "slow_down"> {
   try {
-    return await translate(async () => {
+    return await translate(async (oauth) => {
       const response = await oauth.deviceCodeGrantRequest(
         provider.as,
         provider.client,
         provider.auth,
         deviceCode,
-        options(provider),
+        options(oauth, provider),
       );
       return await oauth.processDeviceCodeResponse(
         provider.as,
@@ -294,13 +306,16 @@ export async function revoke(
   token: string,
   hint: "access_token" | "refresh_token",
 ): Promise<void> {
-  await translate(async () => {
+  await translate(async (oauth) => {
     const response = await oauth.revocationRequest(
       provider.as,
       provider.client,
       provider.auth,
       token,
-      { ...options(provider), additionalParameters: { token_type_hint: hint } },
+      {
+        ...options(oauth, provider),
+        additionalParameters: { token_type_hint: hint },
+      },
     );
     await oauth.processRevocationResponse(response);
   });
@@ -310,13 +325,13 @@ export async function introspect(
   provider: Provider,
   token: string,
 ): Promise<IntrospectionResponse> {
-  return await translate(async () => {
+  return await translate(async (oauth) => {
     const response = await oauth.introspectionRequest(
       provider.as,
       provider.client,
       provider.auth,
       token,
-      options(provider),
+      options(oauth, provider),
     );
     return await oauth.processIntrospectionResponse(
       provider.as,
@@ -327,9 +342,10 @@ export async function introspect(
 }
 
 /** Library errors → GrantRejected (an OAuth error answer) or ProviderUnavailable (network, 5xx). */
-async function translate<T>(body: () => Promise<T>): Promise<T> {
+async function translate<T>(body: (oauth: OAuth) => Promise<T>): Promise<T> {
+  const oauth = await oauthLibrary();
   try {
-    return await body();
+    return await body(oauth);
   } catch (error) {
     if (error instanceof oauth.ResponseBodyError) {
       if (error.status >= 500) {

@@ -2,12 +2,7 @@
 // offers it, JWT verification against the issuer's JWKS otherwise, RFC 7009
 // revocation at the provider.
 
-import {
-  createRemoteJWKSet,
-  decodeJwt,
-  errors,
-  jwtVerify,
-} from "../../platform/jwt.ts";
+import { lazy } from "../../platform/lazy.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { ToolError } from "../kit/mod.ts";
@@ -18,7 +13,17 @@ import type { PlatformRecord } from "./vault.ts";
 
 type Verdict = "valid" | "expired" | "revoked" | "invalid";
 
-function expiryOf(token: string): number | undefined {
+// jose loads on the first validation, not with the server (idle memory).
+const jose = () =>
+  lazy<typeof import("../../platform/jwt.ts")>(
+    "../../platform/jwt.ts",
+    import.meta.url,
+  );
+
+function expiryOf(
+  token: string,
+  decodeJwt: (token: string) => { exp?: number },
+): number | undefined {
   if (token.split(".").length !== 3) return undefined;
   try {
     const exp = decodeJwt(token).exp;
@@ -65,7 +70,8 @@ export async function validateToken(
   const provider = await auth.provider(record);
   // What we know of the token's expiry: its JWT claim, or the stored token's record.
   const stored = await auth.vault.token(platform);
-  const knownExpiry = expiryOf(token) ??
+  const { createRemoteJWKSet, decodeJwt, errors, jwtVerify } = await jose();
+  const knownExpiry = expiryOf(token, decodeJwt) ??
     (stored?.access_token === token ? stored.expires_at : undefined);
   if (provider.as.introspection_endpoint !== undefined) {
     let result;

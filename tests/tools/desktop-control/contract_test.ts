@@ -13,7 +13,7 @@ Deno.test({
   sanitizeResources: false,
   async fn() {
     const x = Deno.build.os === "linux" ? await startXvfb() : undefined;
-    const { desktop, clipboard } = openDesktop(
+    const { desktop, clipboard } = await openDesktop(
       DesktopControlConfig.parse({}),
       x ? { DISPLAY: x.display, PATH: "/usr/bin:/bin" } : Deno.env.toObject(),
     );
