@@ -48,7 +48,7 @@ function hook(
 const kvProto = Deno.Kv.prototype;
 hook(kvProto, "get", ([key]) => countOp("get", key));
 hook(kvProto, "getMany", ([keys]) => {
-  if (Array.isArray(keys)) { for (const key of keys) countOp("getMany", key); }
+  if (Array.isArray(keys)) countOp(`getMany(${keys.length})`, keys[0]);
 });
 hook(kvProto, "list", ([selector]) =>
   countOp(
@@ -162,6 +162,33 @@ async function gets(n: number): Promise<void> {
 // Warm up (JIT, caches), then profile.
 if (what === "turn") { for (let i = 0; i < 50; i++) await send(); }
 else await gets(1000);
+
+/** CPU seconds of this process so far (Linux /proc, 10 ms ticks). */
+function cpuSeconds(): number {
+  const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1]
+    .split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+// V1_PROFILE_CPU=1: no profiler, only wall and CPU per request (for before/after runs).
+if (Deno.env.get("V1_PROFILE_CPU")) {
+  const cpu = cpuSeconds();
+  const begun = performance.now();
+  if (what === "turn") { for (let i = 0; i < count; i++) await send(); }
+  else await gets(count);
+  console.log(
+    `${what} ${what === "turn" ? kind : ""} × ${count}: ${
+      ((performance.now() - begun) / count).toFixed(3)
+    } ms wall, ${
+      ((cpuSeconds() - cpu) * 1000 / count).toFixed(3)
+    } ms CPU each (this process: daemon, client and model server)`,
+  );
+  await model.close();
+  Deno.kill(Deno.pid, "SIGTERM");
+  await daemon;
+  await Deno.remove(dir, { recursive: true });
+  Deno.exit(0);
+}
 
 const session_ = new Session();
 session_.connect();
