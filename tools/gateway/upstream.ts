@@ -210,30 +210,33 @@ export class Upstream {
   }
 
   async #listTools(client: Client): Promise<Tool[]> {
-    const tools: Tool[] = [];
-    let cursor: string | undefined;
     // A built-in server's list as its linked client gets it, without the round trip.
-    if (this.target.kind === "builtin") {
-      tools.push(
-        ...await withTimeout(
-          this.target.peer.listTools(),
-          this.#options.healthTimeoutMs,
-          "tools/list",
-        ),
-      );
-    } else {do {
-        const page = await client.listTools(cursor ? { cursor } : undefined, {
-          timeout: this.#options.healthTimeoutMs,
-        });
-        tools.push(...page.tools);
-        cursor = page.nextCursor;
-      } while (cursor);}
+    const tools = this.target.kind === "builtin"
+      ? await withTimeout(
+        this.target.peer.listTools(),
+        this.#options.healthTimeoutMs,
+        "tools/list",
+      )
+      : await this.#listPages(client);
     return tools.filter((tool) =>
       (this.filter === undefined || this.filter.has(tool.name)) &&
       // Tools nested twice already come from gateways of gateways: dropping
       // them keeps two gateways that register each other from growing forever.
       tool.name.split(SEPARATOR).length <= 2
     );
+  }
+
+  async #listPages(client: Client): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined, {
+        timeout: this.#options.healthTimeoutMs,
+      });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return tools;
   }
 
   /** Every tool of the upstream, ignoring the filter (to validate a registration). */
@@ -338,7 +341,7 @@ export class Upstream {
                 ),
             ),
       );
-      // The SDK client already checked the result against CallToolResultSchema.
+      // The SDK client (or, for a built-in server, the kit's dispatch) gave a CallToolResult.
       const parsed = isCallToolResult(result)
         ? result
         : CallToolResultSchema.parse(result);
