@@ -108,12 +108,24 @@ export class GatewayUnavailable extends Error {
   }
 }
 
+/**
+ * The gateway hands out the same listing objects until its catalog changes,
+ * so each turn reuses their model form instead of copying 30-odd tools.
+ * Shared between turns: read-only.
+ */
+const modelTools = new WeakMap<Tool, ModelTool>();
+
 function modelToolOf(tool: Tool): ModelTool {
-  return {
-    name: tool.name,
-    description: tool.description ?? tool.title ?? tool.name,
-    parameters: { ...tool.inputSchema },
-  };
+  let model = modelTools.get(tool);
+  if (model === undefined) {
+    model = {
+      name: tool.name,
+      description: tool.description ?? tool.title ?? tool.name,
+      parameters: { ...tool.inputSchema },
+    };
+    modelTools.set(tool, model);
+  }
+  return model;
 }
 
 function blockText(block: unknown): string {

@@ -29,6 +29,9 @@ function normalizedName(name: string): string {
   return hostnameOf(lower.startsWith("[") ? lower : `[${lower}]`) ?? lower;
 }
 
+/** Host headers whose verdict `hostGuard` keeps. */
+const MAX_VERDICTS = 64;
+
 export interface HostGuardOptions {
   /** The address the daemon is bound to. */
   bindHost: string;
@@ -48,12 +51,23 @@ export function hostGuard(options: HostGuardOptions): MiddlewareHandler {
   if (!wildcard && !isLoopback(options.bindHost)) {
     allowed.add(normalizedName(options.bindHost));
   }
-  return async (c, next) => {
-    const header = c.req.header("host");
-    const hostname = header === undefined ? undefined : hostnameOf(header);
-    const ok = hostname !== undefined &&
+  const admits = (header: string): boolean => {
+    const hostname = hostnameOf(header);
+    return hostname !== undefined &&
       (isLoopback(hostname) || allowed.has(hostname) ||
         (wildcard && allowed.size === 0));
+  };
+  // Clients send the same few Host headers: the verdict is kept per header,
+  // sparing a URL parse per request; bounded, as the header is the client's.
+  const verdicts = new Map<string, boolean>();
+  return async (c, next) => {
+    const header = c.req.header("host");
+    let ok = header === undefined ? false : verdicts.get(header);
+    if (ok === undefined && header !== undefined) {
+      ok = admits(header);
+      if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+      verdicts.set(header, ok);
+    }
     if (!ok) {
       return errorResponse(
         403,

@@ -16,7 +16,7 @@ import {
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import { LatencyWindow } from "../../platform/metrics.ts";
-import type { CallContext } from "../kit/mod.ts";
+import type { CallContext, DirectLink, Peer } from "../kit/mod.ts";
 import type { Caller } from "../../platform/identity.ts";
 import type { AdminServer, UpstreamState } from "./admin_view.ts";
 import { linkedSession } from "../kit/mcp_identity.ts";
@@ -89,8 +89,12 @@ export class Upstream {
   readonly #clock: () => number;
   #client: Client | undefined;
   #connecting: Promise<void> | undefined;
-  /** Built-in upstreams: one link per caller identity, so the server sees who calls. */
-  readonly #callerClients = new Map<string, Promise<Client>>();
+  /**
+   * Built-in upstreams: calls take the kit's direct link (no JSON-RPC, no SDK
+   * checks at either end), one per caller identity so the server sees who calls.
+   * The SDK client stays for initialize, ping, list_changed and resources.
+   */
+  readonly #links = new Map<string, DirectLink>();
   #pid: number | null = null;
   /** Bumped whenever a connection is dropped on purpose; a stale child's exit is ignored. */
   #generation = 0;
@@ -206,6 +210,23 @@ export class Upstream {
   }
 
   async #listTools(client: Client): Promise<Tool[]> {
+    // A built-in server's list as its linked client gets it, without the round trip.
+    const tools = this.target.kind === "builtin"
+      ? await withTimeout(
+        this.target.peer.listTools(),
+        this.#options.healthTimeoutMs,
+        "tools/list",
+      )
+      : await this.#listPages(client);
+    return tools.filter((tool) =>
+      (this.filter === undefined || this.filter.has(tool.name)) &&
+      // Tools nested twice already come from gateways of gateways: dropping
+      // them keeps two gateways that register each other from growing forever.
+      tool.name.split(SEPARATOR).length <= 2
+    );
+  }
+
+  async #listPages(client: Client): Promise<Tool[]> {
     const tools: Tool[] = [];
     let cursor: string | undefined;
     do {
@@ -215,12 +236,7 @@ export class Upstream {
       tools.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor);
-    return tools.filter((tool) =>
-      (this.filter === undefined || this.filter.has(tool.name)) &&
-      // Tools nested twice already come from gateways of gateways: dropping
-      // them keeps two gateways that register each other from growing forever.
-      tool.name.split(SEPARATOR).length <= 2
-    );
+    return tools;
   }
 
   /** Every tool of the upstream, ignoring the filter (to validate a registration). */
@@ -283,7 +299,11 @@ export class Upstream {
     args: Record<string, unknown>,
     call: CallContext,
   ): Promise<CallToolResult> {
-    const client = await this.#clientFor(call.caller);
+    const client = this.#client;
+    if (!client || this.state !== "healthy") {
+      throw new UpstreamUnreachable(this.lastError ?? `not connected`);
+    }
+    const target = this.target;
     this.inFlight++;
     const started = performance.now();
     let ok = false;
@@ -293,26 +313,35 @@ export class Upstream {
       const result = await linkedSession.run(
         session || undefined,
         () =>
-          passThrough.run(
-            call.authorization,
-            () =>
-              client.callTool(
-                { name: tool, arguments: args },
-                CallToolResultSchema,
-                {
-                  timeout: this.#options.callTimeoutMs,
-                  signal: call.signal,
-                  resetTimeoutOnProgress: true,
-                  onprogress: (progress) => {
-                    call.progress(progress.progress, progress.total).catch(
-                      () => {},
-                    );
+          target.kind === "builtin"
+            ? this.#linkFor(target.peer, call.caller).callTool(tool, args, {
+              signal: call.signal,
+              timeoutMs: this.#options.callTimeoutMs,
+              resetTimeoutOnProgress: true,
+              onProgressReport: (progress, total) => {
+                call.progress(progress, total).catch(() => {});
+              },
+            })
+            : passThrough.run(
+              call.authorization,
+              () =>
+                client.callTool(
+                  { name: tool, arguments: args },
+                  CallToolResultSchema,
+                  {
+                    timeout: this.#options.callTimeoutMs,
+                    signal: call.signal,
+                    resetTimeoutOnProgress: true,
+                    onprogress: (progress) => {
+                      call.progress(progress.progress, progress.total).catch(
+                        () => {},
+                      );
+                    },
                   },
-                },
-              ),
-          ),
+                ),
+            ),
       );
-      // The SDK client already checked the result against CallToolResultSchema.
+      // The SDK client (or, for a built-in server, the kit's dispatch) gave a CallToolResult.
       const parsed = isCallToolResult(result)
         ? result
         : CallToolResultSchema.parse(result);
@@ -346,26 +375,18 @@ export class Upstream {
     return result.contents;
   }
 
-  async #clientFor(caller: Caller): Promise<Client> {
-    const target = this.target;
-    const client = this.#client;
-    if (!client || this.state !== "healthy") {
-      throw new UpstreamUnreachable(this.lastError ?? `not connected`);
+  /** The link calls of `caller` take: memory's own-namespace rule holds through the gateway. */
+  #linkFor(peer: Peer, caller: Caller): DirectLink {
+    // "" is the anonymous caller (no agent name is empty).
+    const key = caller.agent ?? "";
+    let link = this.#links.get(key);
+    if (link === undefined) {
+      link = peer.link(
+        caller.agent === undefined ? {} : { agent: caller.agent },
+      );
+      this.#links.set(key, link);
     }
-    if (target.kind !== "builtin" || caller.agent === undefined) return client;
-    // The identity travels with every message of the link: memory's
-    // own-namespace rule holds for calls that come through the gateway.
-    let linked = this.#callerClients.get(caller.agent);
-    if (!linked) {
-      linked = target.peer.connect(caller).then(async (transport) => {
-        const bound = newClient();
-        await bound.connect(transport);
-        return bound;
-      });
-      linked.catch(() => this.#callerClients.delete(caller.agent ?? ""));
-      this.#callerClients.set(caller.agent, linked);
-    }
-    return await linked;
+    return link;
   }
 
   #setState(state: UpstreamState, error?: string): void {
@@ -381,14 +402,9 @@ export class Upstream {
     this.#generation++;
     const client = this.#client;
     this.#client = undefined;
-    const linked = [...this.#callerClients.values()];
-    this.#callerClients.clear();
-    await Promise.all([
-      client?.close().catch(() => {}),
-      ...linked.map((pending) =>
-        pending.then((bound) => bound.close()).catch(() => {})
-      ),
-    ]);
+    // A new connection starts new links, as new clients did ("approve for the session").
+    this.#links.clear();
+    await client?.close().catch(() => {});
   }
 
   async close(): Promise<void> {

@@ -58,6 +58,14 @@ export interface LinkedCallOptions {
   timeoutMs?: number;
   /** Progress messages, when the caller wants them (the SDK's `onprogress`). */
   onProgress?: (message: string) => void;
+  /** Every progress report with its numbers (a forwarding gateway's `onprogress`). */
+  onProgressReport?: (
+    progress: number,
+    total?: number,
+    message?: string,
+  ) => void;
+  /** A progress report restarts the timeout (the SDK's option of the same name). */
+  resetTimeoutOnProgress?: boolean;
 }
 
 /** One caller's in-process link to a hosted server's tools/call. */

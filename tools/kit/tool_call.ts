@@ -192,23 +192,29 @@ export function directLink(host: HostedServer, caller: Caller): DirectLink {
         );
       };
       const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-      const timer = setTimeout(
-        () =>
-          cancel(
-            McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", {
-              timeout,
-            }),
-          ),
-        timeout,
-      );
+      const timedOut = () =>
+        cancel(
+          McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", {
+            timeout,
+          }),
+        );
+      let timer = setTimeout(timedOut, timeout);
+      let settled = false;
       const onAbort = () => cancel(signal?.reason);
       signal?.addEventListener("abort", onAbort, { once: true });
-      const onProgress = options.onProgress;
+      const { onProgress, onProgressReport } = options;
       const call: CallContext = {
         signal: controller.signal,
         sessionId: linkedSession.getStore(),
         caller,
-        progress(_progress, _total, message) {
+        progress(progress, total, message) {
+          // As the SDK: reports after the answer or a cancel reach no one.
+          if (settled || controller.signal.aborted) return Promise.resolve();
+          if (options.resetTimeoutOnProgress) {
+            clearTimeout(timer);
+            timer = setTimeout(timedOut, timeout);
+          }
+          onProgressReport?.(progress, total, message);
           if (onProgress && message) onProgress(message);
           return Promise.resolve();
         },
@@ -239,6 +245,7 @@ export function directLink(host: HostedServer, caller: Caller): DirectLink {
       try {
         return await Promise.race([answer, cancelled.promise]);
       } finally {
+        settled = true;
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
       }

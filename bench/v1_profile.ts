@@ -1,0 +1,259 @@
+// A CPU profile of agentd's /v1 paths in one process (node:inspector): the
+// daemon (`main(["serve", ...])`, every built-in server, Deno KV in a temp
+// dir), the scripted model server and the client that drives them. Prints the
+// functions with the most self time, and the share of the daemon's own files.
+//
+//   deno run -A bench/v1_profile.ts turn [sends] [tool|text]
+//   deno run -A bench/v1_profile.ts get [requests]
+//
+// The client's share (fetch, the model server) is in the profile too: read
+// the rows by file. Timing goals stay in v1_bench.ts; this says where time goes.
+
+import { Session } from "node:inspector/promises";
+import { join } from "node:path";
+import { main } from "../main.ts";
+import {
+  type ScriptStep,
+  startModelServer,
+  TEST_API_KEY,
+} from "../tests/agents/model_server.ts";
+import { freePort } from "../tests/helpers.ts";
+import { ROOT } from "./bench_lib.ts";
+
+const [what = "turn", countArg, kind = "tool"] = Deno.args;
+
+// Counts Deno KV operations (by the first parts of their keys) while profiling.
+const kvOps = new Map<string, number>();
+let counting = false;
+function countOp(op: string, key: unknown): void {
+  if (!counting) return;
+  const name = Array.isArray(key) ? `${op} ${key.slice(0, 3).join("/")}` : op;
+  kvOps.set(name, (kvOps.get(name) ?? 0) + 1);
+}
+function hook(
+  target: object,
+  method: string,
+  count: (args: unknown[]) => void,
+  after?: (result: unknown) => void,
+): void {
+  const original: unknown = Reflect.get(target, method);
+  if (typeof original !== "function") return;
+  Reflect.set(target, method, function (this: unknown, ...args: unknown[]) {
+    count(args);
+    const result = Reflect.apply(original, this, args);
+    after?.(result);
+    return result;
+  });
+}
+const kvProto = Deno.Kv.prototype;
+hook(kvProto, "get", ([key]) => countOp("get", key));
+hook(kvProto, "getMany", ([keys]) => {
+  if (Array.isArray(keys)) countOp(`getMany(${keys.length})`, keys[0]);
+});
+hook(kvProto, "list", ([selector]) =>
+  countOp(
+    "list",
+    typeof selector === "object" && selector !== null
+      ? Reflect.get(selector, "prefix")
+      : undefined,
+  ));
+hook(kvProto, "atomic", () => {}, (atomic) => {
+  if (typeof atomic === "object" && atomic !== null) {
+    hook(atomic, "commit", () => countOp("commit", undefined));
+  }
+});
+
+const count = Number(countArg ?? (what === "turn" ? 500 : 8000));
+const IN_FLIGHT = 16;
+
+const model = await startModelServer();
+const dir = await Deno.makeTempDir({ prefix: "agentd-v1profile-" });
+const config = join(dir, "agentd.json");
+Deno.writeTextFileSync(config, "{}");
+const port = freePort();
+const env = {
+  ...Deno.env.toObject(),
+  OPENAI_BASE_URL: model.openaiBaseUrl,
+  OPENAI_API_KEY: TEST_API_KEY,
+  AGENTD_LOG_LEVEL: "info",
+};
+const daemon = main(
+  [
+    "serve",
+    "--port",
+    String(port),
+    "--data-dir",
+    join(dir, "data"),
+    "--config",
+    config,
+  ],
+  { env, printError: () => {} },
+);
+const base = `http://127.0.0.1:${port}`;
+for (let i = 0;; i++) {
+  try {
+    await (await fetch(`${base}/health`)).arrayBuffer();
+    break;
+  } catch {
+    if (i > 600) throw new Error("agentd did not start");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function post(path: string, body: unknown): Promise<void> {
+  const response = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (response.status >= 300) throw new Error(`${path}: ${text}`);
+}
+
+await post("/v1/agents", {
+  name: "bench-agent",
+  model: "openai/bench",
+  system_prompt: "You keep notes for the bench.",
+  tools: ["memory__store_memory"],
+});
+for (let i = 1; i < 5; i++) {
+  await post("/v1/agents", {
+    name: `bench-${i}`,
+    model: "openai/bench",
+    system_prompt: `Bench agent number ${i}.`,
+  });
+}
+
+const steps: ScriptStep[] = kind === "tool"
+  ? [{
+    tool_calls: [{
+      name: "memory__store_memory",
+      arguments: {
+        namespace: "bench-agent",
+        key: "bench-note",
+        value: "The v1 bench stored this note while timing one agent turn.",
+        tags: ["bench"],
+      },
+    }],
+  }, { text: "Stored." }]
+  : [{ text: "Done." }];
+let session = 0;
+async function send(): Promise<void> {
+  model.script(steps);
+  await post("/v1/agents/bench-agent/send", {
+    message: "Remember that the bench ran, then say so.",
+    session_id: `profile-${++session}`,
+  });
+}
+async function get(): Promise<void> {
+  const response = await fetch(`${base}/v1/agents`);
+  await response.arrayBuffer();
+  if (response.status !== 200) throw new Error(`GET ${response.status}`);
+}
+async function gets(n: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next++ < n) await get();
+    }),
+  );
+}
+
+// Warm up (JIT, caches), then profile.
+if (what === "turn") { for (let i = 0; i < 50; i++) await send(); }
+else await gets(1000);
+
+/** CPU seconds of this process so far (Linux /proc, 10 ms ticks). */
+function cpuSeconds(): number {
+  const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1]
+    .split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+// V1_PROFILE_CPU=1: no profiler, only wall and CPU per request (for before/after runs).
+if (Deno.env.get("V1_PROFILE_CPU")) {
+  const cpu = cpuSeconds();
+  const begun = performance.now();
+  if (what === "turn") { for (let i = 0; i < count; i++) await send(); }
+  else await gets(count);
+  console.log(
+    `${what} ${what === "turn" ? kind : ""} × ${count}: ${
+      ((performance.now() - begun) / count).toFixed(3)
+    } ms wall, ${
+      ((cpuSeconds() - cpu) * 1000 / count).toFixed(3)
+    } ms CPU each (this process: daemon, client and model server)`,
+  );
+  await model.close();
+  Deno.kill(Deno.pid, "SIGTERM");
+  await daemon;
+  await Deno.remove(dir, { recursive: true });
+  Deno.exit(0);
+}
+
+const session_ = new Session();
+session_.connect();
+await session_.post("Profiler.enable");
+await session_.post("Profiler.setSamplingInterval", { interval: 100 });
+await session_.post("Profiler.start");
+counting = true;
+const started = performance.now();
+if (what === "turn") { for (let i = 0; i < count; i++) await send(); }
+else await gets(count);
+const wall = performance.now() - started;
+counting = false;
+const { profile } = await session_.post("Profiler.stop");
+session_.disconnect();
+
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+}
+const nodes: Node[] = profile.nodes;
+const total = nodes.reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
+const byFunction = new Map<string, number>();
+const byFile = new Map<string, number>();
+for (const node of nodes) {
+  const hits = node.hitCount ?? 0;
+  if (hits === 0) continue;
+  const { functionName, url, lineNumber } = node.callFrame;
+  const file = url.replace(`file://${ROOT}`, "").replace(
+    /^.*node_modules\/\.deno\//,
+    "npm:",
+  );
+  const key = `${functionName || "(anonymous)"} ${file}:${lineNumber + 1}`;
+  byFunction.set(key, (byFunction.get(key) ?? 0) + hits);
+  const group = file.startsWith("npm:")
+    ? file.split("/")[0]
+    : file.includes("/")
+    ? file.split("/").slice(0, 2).join("/")
+    : file || functionName;
+  byFile.set(group, (byFile.get(group) ?? 0) + hits);
+}
+const top = (map: Map<string, number>, n: number) =>
+  [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map((
+    [name, hits],
+  ) => ({ name, "%": (100 * hits / total).toFixed(1) }));
+console.log(
+  `${what} ${
+    kind === "tool" && what === "turn" ? "(1 tool call) " : ""
+  }× ${count}: ${(wall / count).toFixed(3)} ms each, ${total} samples`,
+);
+console.table(
+  [...kvOps.entries()].sort((a, b) => b[1] - a[1]).map(([op, n]) => ({
+    op,
+    "per request": (n / count).toFixed(2),
+  })),
+);
+console.table(top(byFile, 25));
+console.table(top(byFunction, Number(Deno.env.get("V1_PROFILE_ROWS") ?? 45)));
+if (Deno.env.get("V1_PROFILE_OUT")) {
+  Deno.writeTextFileSync(
+    Deno.env.get("V1_PROFILE_OUT") ?? "",
+    JSON.stringify(profile),
+  );
+}
+await model.close();
+Deno.kill(Deno.pid, "SIGTERM");
+await daemon;
+await Deno.remove(dir, { recursive: true });
