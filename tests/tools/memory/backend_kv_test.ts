@@ -627,3 +627,40 @@ Deno.test("records: the entry a write indexes is the entry its record and journa
     /Stored entry "k" in namespace "ns" is unreadable/,
   );
 });
+
+/** A view of `inner` whose reads of index snapshot parts fail, as a store going away would. */
+class FailingParts implements Store {
+  readonly kind = "failing";
+  constructor(readonly inner: Store) {}
+  get: Store["get"] = (key) => this.inner.get(key);
+  getMany: Store["getMany"] = (keys) =>
+    keys.some((key) => key[0] === "y")
+      ? Promise.reject(new Error("connection lost"))
+      : this.inner.getMany(keys);
+  set: Store["set"] = (key, value) => this.inner.set(key, value);
+  delete: Store["delete"] = (key) => this.inner.delete(key);
+  list: Store["list"] = (prefix, options) => this.inner.list(prefix, options);
+  commit: Store["commit"] = (op) => this.inner.commit(op);
+  flush: Store["flush"] = () => this.inner.flush();
+  close: Store["close"] = () => this.inner.close();
+}
+
+Deno.test("a store failing while the snapshot is read fails the open: no rebuild replaces the vectors' only copy", async () => {
+  const store = new MemoryStore();
+  const first = await KvBackend.open(scoped(store, ["m"]));
+  await first.put(await embedded("k", "some text"), "upsert");
+  await first.close(); // saves the first snapshot, the vector's only copy
+  const head = await store.get(["m", "x", "ns"]);
+  assert.ok(head);
+  await assert.rejects(
+    KvBackend.open(new FailingParts(scoped(store, ["m"]))),
+    /connection lost/,
+  );
+  assert.deepEqual(await store.get(["m", "x", "ns"]), head);
+  const again = await KvBackend.open(scoped(store, ["m"]));
+  try {
+    assert.equal((await again.get("ns", "k"))?.embedding?.vector.length, 256);
+  } finally {
+    await again.close();
+  }
+});

@@ -43,6 +43,7 @@ import {
   type PartRef,
   partsOf,
   readStream,
+  SnapshotReadFailed,
   tokenizerFingerprint,
   writeChangedParts,
   writeStream,
@@ -324,13 +325,18 @@ export class IndexStore {
       try {
         index = await this.#readSnapshot(namespace, head.value, true);
       } catch (error) {
+        // A failing store is no damaged snapshot: rebuilding would lose its vectors.
+        if (error instanceof SnapshotReadFailed) throw error.cause;
         this.#logger?.info("memory_index_rebuilt", {
           namespace,
           reason: messageOf(error),
         });
         // Its vectors may still be good (say, another tokenizer): the only copy of most of them.
         salvaged = await this.#readSnapshot(namespace, head.value, false)
-          .catch(() => null);
+          .catch((failure) => {
+            if (failure instanceof SnapshotReadFailed) throw failure.cause;
+            return null;
+          });
       }
     }
     const loaded = index !== null;

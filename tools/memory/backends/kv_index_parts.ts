@@ -26,6 +26,17 @@ const PARTS_PER_COMMIT = 10;
 const PARTS_PER_READ = 2;
 const READERS = 2;
 
+/**
+ * The store failed while a snapshot was read (not the snapshot's fault): the
+ * snapshot may hold the only copy of its vectors, so it must not be replaced.
+ */
+export class SnapshotReadFailed extends Error {
+  constructor(cause: unknown) {
+    super("the store failed while reading the index snapshot", { cause });
+    this.name = "SnapshotReadFailed";
+  }
+}
+
 /** Where a part of a stream is kept (the id of the snapshot that wrote it) and its bytes' hash. */
 export type PartRef = [source: string, hash: string];
 
@@ -141,7 +152,12 @@ export async function readStream(
       for (let i = first; i < Math.min(parts, first + PARTS_PER_READ); i++) {
         keys.push(keyOf(i));
       }
-      const records = await store.getMany(keys);
+      let records;
+      try {
+        records = await store.getMany(keys);
+      } catch (error) {
+        throw new SnapshotReadFailed(error);
+      }
       records.forEach((record, j) =>
         decodePart(record?.bytes ?? record?.value, first + j)
       );
