@@ -17,7 +17,9 @@
 //                  tokenizer's (rebuilt from the entries, as every start did
 //                  before; the vectors, stored once, come from the snapshot),
 //                  then from the snapshot that start saved
-//   RSS            VmRSS once the index is ready, after the queries, and VmHWM
+//   RSS            VmRSS once the index is ready, after the queries, and VmHWM;
+//                  a third start runs with --max-semi-space-size=1, the V8
+//                  flag of `deno task start`, the service files and compile
 //   search_memory  200 distinct 3-word queries (limit 10) after 20 warm-up
 //                  queries; p50/p95 of the client-side round trip
 //   one word       200 one-word queries, against the peer's search_nodes
@@ -455,6 +457,22 @@ try {
       ...startRow(server, `agentd, ${size / 1000}k, persisted index`),
       "data MiB": `${fileMiB(join(dir, "store.kv"))} (store.kv)`,
     });
+    // Again with the V8 flag the daemon runs with (deno task start, service files, deno compile).
+    const small = await startStdio(
+      `agentd ${size / 1000}k semi-space 1`,
+      agentdCommand(["mcp", "memory", "--data-dir", dir], [
+        "--v8-flags=--max-semi-space-size=1",
+      ]),
+    );
+    await indexReady(small);
+    await searchLatency("warm-up", small, threeWord, "search_memory");
+    memories.push(
+      startRow(
+        small,
+        `agentd, ${size / 1000}k, persisted index, --max-semi-space-size=1`,
+      ),
+    );
+    await small.client.close();
   }
   stores = [await storesStdio(), await storesPeer(), await storesHttp()];
 } catch (error) {

@@ -284,10 +284,17 @@ function valueTooLarge(key: StoreKey, bytes: number): StoreError {
 
 const decoder = new TextDecoder();
 
-/** A binary value comes back as a fresh Uint8Array (never a view of the store's bytes). */
-export function parseValue(bytes: Uint8Array): StoreValue {
-  // A copy, and a plain Uint8Array (a driver's Buffer slices as a view).
-  if (bytes[0] === BINARY_TAG) return new Uint8Array(bytes.subarray(1));
+/**
+ * A binary value comes back as a copy (a plain Uint8Array: a driver's Buffer
+ * slices as a view), or as a view of `bytes` when they are `fresh` (read for
+ * this call alone, as Deno KV's are): no copy of a large value.
+ */
+export function parseValue(bytes: Uint8Array, fresh = false): StoreValue {
+  if (bytes[0] === BINARY_TAG) {
+    return fresh && bytes.constructor === Uint8Array
+      ? bytes.subarray(1)
+      : new Uint8Array(bytes.subarray(1));
+  }
   return JSON.parse(decoder.decode(bytes));
 }
 
@@ -296,8 +303,9 @@ export function entryOf(
   key: StoreKey,
   bytes: Uint8Array,
   version: string,
+  fresh = false,
 ): StoreEntry {
-  const value = parseValue(bytes);
+  const value = parseValue(bytes, fresh);
   return value instanceof Uint8Array
     ? { key, value: null, bytes: value, version }
     : { key, value, version };

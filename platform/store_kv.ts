@@ -188,7 +188,8 @@ export class KvStore implements Store {
     if (value instanceof Uint8Array) bytes = value;
     else if (isChunkHeader(value)) bytes = await this.#readChunks(value);
     else throw new StoreError(`Corrupt record for key ${formatKey(key)}`);
-    return bytes && entryOf(key, bytes, version);
+    // Deno KV hands out a new array per read: the entry may keep a view of it.
+    return bytes && entryOf(key, bytes, version, true);
   }
 
   async #readChunks(header: ChunkHeader): Promise<Uint8Array | null> {
