@@ -408,7 +408,10 @@ try {
       "search_memory",
     );
     memories.push(
-      startRow(rebuilding, `agentd, ${size / 1000}k, no snapshot: rebuild`),
+      startRow(
+        rebuilding,
+        `agentd, ${size / 1000}k, snapshot of another tokenizer: rebuild`,
+      ),
     );
     await rebuilding.client.close();
     const server = await startStdio(
