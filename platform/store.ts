@@ -1,5 +1,5 @@
 /**
- * Store port: a small ordered key-value store with JSON values, versions,
+ * Store port: a small ordered key-value store with JSON or binary values, versions,
  * optimistic checks and paged listing. Implementations: MemoryStore (tests)
  * and KvStore (Deno KV). Validation and limits live here so that every
  * implementation rejects exactly the same inputs.
@@ -14,10 +14,15 @@ export type JsonValue =
   | string
   | JsonValue[]
   | { [key: string]: JsonValue };
+/** A stored value: JSON, or bytes kept as they are (no base64 text). */
+export type StoreValue = JsonValue | Uint8Array;
 
 export interface StoreEntry {
   key: StoreKey;
+  /** The JSON value; null for a binary value (see `bytes`). */
   value: JsonValue;
+  /** A binary value (one set as a Uint8Array): its bytes, fresh for each read. */
+  bytes?: Uint8Array;
   version: string;
 }
 
@@ -42,7 +47,7 @@ export interface Check {
 }
 
 export type Mutation =
-  | { type: "set"; key: StoreKey; value: JsonValue }
+  | { type: "set"; key: StoreKey; value: StoreValue }
   | { type: "delete"; key: StoreKey };
 
 /** On success, `version` is the new version of every key the commit set. */
@@ -55,7 +60,7 @@ export interface Store {
   get(key: StoreKey): Promise<StoreEntry | null>;
   getMany(keys: readonly StoreKey[]): Promise<(StoreEntry | null)[]>;
   /** Returns the new version. */
-  set(key: StoreKey, value: JsonValue): Promise<string>;
+  set(key: StoreKey, value: StoreValue): Promise<string>;
   delete(key: StoreKey): Promise<void>;
   /** Entries strictly under `prefix`, in key order. */
   list(prefix: StoreKey, options?: ListOptions): Promise<ListPage>;
@@ -236,8 +241,23 @@ function plainAscii(text: string): boolean {
   return true;
 }
 
-/** Serializes a value to UTF-8 JSON, enforcing MAX_VALUE_BYTES. */
-export function serializeValue(key: StoreKey, value: JsonValue): Uint8Array {
+/** First byte of a binary value's serialized form; no JSON text starts with it. */
+const BINARY_TAG = 0x00;
+
+/**
+ * Serializes a value to UTF-8 JSON, or bytes to BINARY_TAG + the bytes,
+ * enforcing MAX_VALUE_BYTES.
+ */
+export function serializeValue(key: StoreKey, value: StoreValue): Uint8Array {
+  if (value instanceof Uint8Array) {
+    if (value.length + 1 > MAX_VALUE_BYTES) {
+      throw valueTooLarge(key, value.length + 1);
+    }
+    const bytes = new Uint8Array(value.length + 1);
+    bytes[0] = BINARY_TAG;
+    bytes.set(value, 1);
+    return bytes;
+  }
   let json: string | undefined;
   try {
     json = JSON.stringify(value);
@@ -264,8 +284,31 @@ function valueTooLarge(key: StoreKey, bytes: number): StoreError {
 
 const decoder = new TextDecoder();
 
-export function parseValue(bytes: Uint8Array): JsonValue {
+/**
+ * A binary value comes back as a copy (a plain Uint8Array: a driver's Buffer
+ * slices as a view), or as a view of `bytes` when they are `fresh` (read for
+ * this call alone, as Deno KV's are): no copy of a large value.
+ */
+export function parseValue(bytes: Uint8Array, fresh = false): StoreValue {
+  if (bytes[0] === BINARY_TAG) {
+    return fresh && bytes.constructor === Uint8Array
+      ? bytes.subarray(1)
+      : new Uint8Array(bytes.subarray(1));
+  }
   return JSON.parse(decoder.decode(bytes));
+}
+
+/** The entry a store returns for a value serialized by serializeValue. */
+export function entryOf(
+  key: StoreKey,
+  bytes: Uint8Array,
+  version: string,
+  fresh = false,
+): StoreEntry {
+  const value = parseValue(bytes, fresh);
+  return value instanceof Uint8Array
+    ? { key, value: null, bytes: value, version }
+    : { key, value, version };
 }
 
 export interface PreparedCheck {
@@ -400,7 +443,7 @@ class ScopedStore implements Store {
     });
   }
 
-  set(key: StoreKey, value: JsonValue): Promise<string> {
+  set(key: StoreKey, value: StoreValue): Promise<string> {
     return this.#operations.run(() => this.#store.set(this.#wrap(key), value));
   }
 

@@ -16,14 +16,13 @@ import { dirname } from "node:path";
 import {
   type Check,
   type CommitResult,
+  entryOf,
   formatKey,
-  type JsonValue,
   listLimit,
   type ListOptions,
   type ListPage,
   type Mutation,
   OperationTracker,
-  parseValue,
   prepareCommit,
   type PreparedCheck,
   type PreparedCommit,
@@ -31,6 +30,7 @@ import {
   type StoreEntry,
   StoreError,
   type StoreKey,
+  type StoreValue,
   validateKey,
 } from "./store.ts";
 import { messageOf } from "./errors.ts";
@@ -130,7 +130,7 @@ export class KvStore implements Store {
     });
   }
 
-  set(key: StoreKey, value: JsonValue): Promise<string> {
+  set(key: StoreKey, value: StoreValue): Promise<string> {
     return this.#run(async () => {
       const result = await this.#commit(
         prepareCommit({ mutations: [{ type: "set", key, value }] }),
@@ -188,7 +188,8 @@ export class KvStore implements Store {
     if (value instanceof Uint8Array) bytes = value;
     else if (isChunkHeader(value)) bytes = await this.#readChunks(value);
     else throw new StoreError(`Corrupt record for key ${formatKey(key)}`);
-    return bytes && { key, value: parseValue(bytes), version };
+    // Deno KV hands out a new array per read: the entry may keep a view of it.
+    return bytes && entryOf(key, bytes, version, true);
   }
 
   async #readChunks(header: ChunkHeader): Promise<Uint8Array | null> {

@@ -7,24 +7,24 @@ import {
   type CommitResult,
   decodeCursor,
   encodeCursor,
-  type JsonValue,
+  entryOf,
   listLimit,
   type ListOptions,
   type ListPage,
   type Mutation,
   OperationTracker,
-  parseValue,
   prepareCommit,
   type PreparedMutation,
   type Store,
   type StoreEntry,
   type StoreKey,
+  type StoreValue,
   validateKey,
 } from "./store.ts";
 
 interface MemoryRecord {
   key: StoreKey;
-  /** Serialized JSON, so callers never share objects with the store. */
+  /** Serialized (serializeValue), so callers never share objects with the store. */
   bytes: Uint8Array;
   version: string;
 }
@@ -50,7 +50,7 @@ export class MemoryStore implements Store {
     });
   }
 
-  set(key: StoreKey, value: JsonValue): Promise<string> {
+  set(key: StoreKey, value: StoreValue): Promise<string> {
     return this.#operations.run(() => {
       const { mutations } = prepareCommit({
         mutations: [{ type: "set", key, value }],
@@ -177,9 +177,5 @@ export class MemoryStore implements Store {
 }
 
 function toEntry(record: MemoryRecord): StoreEntry {
-  return {
-    key: [...record.key],
-    value: parseValue(record.bytes),
-    version: record.version,
-  };
+  return entryOf([...record.key], record.bytes, record.version);
 }

@@ -3,7 +3,7 @@
  *
  * One row per key (see store_pg_schema.ts): the encoded key as bytea (bytea
  * compares like memcmp, so SQL order is the Store's key order), the key as
- * JSON, the value's JSON bytes and a version drawn from one sequence. A
+ * JSON, the value's serialized bytes (JSON, or tagged binary) and a version drawn from one sequence. A
  * commit takes a transaction-scoped advisory lock per touched key (sorted, so
  * two commits never deadlock), compares the checked versions, then writes:
  * checks and writes are atomic across every daemon. Caches elsewhere stay
@@ -19,19 +19,19 @@ import {
   type CommitResult,
   decodeCursor,
   encodeCursor,
-  type JsonValue,
+  entryOf,
   listLimit,
   type ListOptions,
   type ListPage,
   type Mutation,
   OperationTracker,
-  parseValue,
   prepareCommit,
   type Store,
   type StoreEntry,
   StoreError,
   type StoreKey,
   StoreUnavailable,
+  type StoreValue,
   validateKey,
 } from "./store.ts";
 import { migrateStore, STORE_TABLE } from "./store_pg_schema.ts";
@@ -122,7 +122,7 @@ export class PgStore implements Store {
     return this.#run(() => this.#getMany(keys));
   }
 
-  set(key: StoreKey, value: JsonValue): Promise<string> {
+  set(key: StoreKey, value: StoreValue): Promise<string> {
     return this.#run(async () => {
       const result = await this.#commit({
         mutations: [{ type: "set", key, value }],
@@ -338,11 +338,7 @@ function toEntry(row: Row): StoreEntry {
     }
     parts.push(part);
   }
-  return {
-    key: parts,
-    value: parseValue(bytesOf(row.v)),
-    version: versionText(row.version),
-  };
+  return entryOf(parts, bytesOf(row.v), versionText(row.version));
 }
 
 function bytesOf(value: unknown): Uint8Array {

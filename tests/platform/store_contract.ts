@@ -57,6 +57,46 @@ export function storeContract(name: string, open: OpenStore): void {
     assert.deepEqual((await store.get(["k"]))?.value, { list: [1] });
   });
 
+  test("binary values round-trip as bytes, apart from JSON ones", async (store) => {
+    const small = Uint8Array.from([0, 255, 0x7b, 0x22, 1]);
+    const empty = new Uint8Array(0);
+    // Larger than one inline KV value: chunked like any other value.
+    const large = Uint8Array.from({ length: 200_000 }, (_, i) => i * 7);
+    const version = await store.set(["b", "small"], small);
+    await store.commit({
+      mutations: [
+        { type: "set", key: ["b", "empty"], value: empty },
+        { type: "set", key: ["b", "large"], value: large },
+        { type: "set", key: ["b", "json"], value: "\u0000text" },
+      ],
+    });
+    assert.deepEqual(await store.get(["b", "small"]), {
+      key: ["b", "small"],
+      value: null,
+      bytes: small,
+      version,
+    });
+    const many = await store.getMany([["b", "empty"], ["b", "large"]]);
+    assert.deepEqual(many.map((e) => e?.bytes), [empty, large]);
+    const page = await store.list(["b"]);
+    assert.deepEqual(
+      page.entries.map((e) => [e.key[1], e.bytes?.length ?? e.value]),
+      [["empty", 0], ["json", "\u0000text"], ["large", 200_000], [
+        "small",
+        5,
+      ]],
+    );
+    // A copy: changing what a read returned changes nothing stored.
+    const read = await store.get(["b", "small"]);
+    read?.bytes?.fill(9);
+    assert.deepEqual((await store.get(["b", "small"]))?.bytes, small);
+    small.fill(3);
+    assert.deepEqual(
+      (await store.get(["b", "small"]))?.bytes,
+      Uint8Array.from([0, 255, 0x7b, 0x22, 1]),
+    );
+  });
+
   test("overwriting changes the version; delete removes", async (store) => {
     const v1 = await store.set(["k"], 1);
     const v2 = await store.set(["k"], 2);

@@ -3,7 +3,9 @@
 // length-prefixed and 4-byte aligned. Little-endian, as Deno's platforms are.
 // The vector rows are not in it: they are stored as separate byte streams
 // (one per slab, `data.slabs[i].rows`) and read straight into the slab's wasm
-// memory. Integer sections whose values are small (lengths, tag ids, posting
+// memory. Each slab also keeps its rows' scales (Float32, "AMX3"; an "AMX2"
+// snapshot has none and reads each row as a unit vector, which embedders
+// return). Integer sections whose values are small (lengths, tag ids, posting
 // slots as zigzag deltas, term frequencies, a slab's row → slot map) are
 // LEB128 varints: about a third of their fixed-width size. Decoded sections
 // are fresh arrays, so the snapshot's bytes are garbage once decoded.
@@ -12,7 +14,9 @@
 import type { IndexData } from "./search_index.ts";
 import { VectorSlab } from "./search_vectors.ts";
 
-const MAGIC = 0x32584d41; // "AMX2"
+const MAGIC = 0x33584d41; // "AMX3"
+/** Snapshots written before the rows' scales were kept. */
+const MAGIC_2 = 0x32584d41; // "AMX2"
 
 interface Header {
   keys: string[];
@@ -52,7 +56,11 @@ export function encodeIndex(data: IndexData): Uint8Array<ArrayBuffer> {
     data.postingOffsets,
     packVarints(data.postingSlots, true),
     packVarints(data.postingTfs, false),
-    ...data.slabs.flatMap((s) => [packVarints(s.slots, true), s.invNorms]),
+    ...data.slabs.flatMap((s) => [
+      packVarints(s.slots, true),
+      s.invNorms,
+      s.scales,
+    ]),
   ];
   let size = 4;
   for (const s of sections) size += 4 + pad(s.byteLength);
@@ -75,7 +83,8 @@ export function encodeIndex(data: IndexData): Uint8Array<ArrayBuffer> {
  */
 export function decodeIndex(bytes: Uint8Array<ArrayBuffer>): IndexData {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (bytes.byteLength < 8 || view.getUint32(0, true) !== MAGIC) {
+  const magic = bytes.byteLength < 8 ? 0 : view.getUint32(0, true);
+  if (magic !== MAGIC && magic !== MAGIC_2) {
     throw new Error("index snapshot: not a snapshot");
   }
   let at = 4;
@@ -144,17 +153,20 @@ export function decodeIndex(bytes: Uint8Array<ArrayBuffer>): IndexData {
       new Uint32Array(slabHeader.count),
       true,
     );
-    const norms = aligned(next(), 4);
-    const invNorms = new Float32Array(
-      norms.buffer,
-      norms.byteOffset,
-      norms.byteLength / 4,
-    ).slice();
+    const f32 = () => {
+      const s = aligned(next(), 4);
+      return new Float32Array(s.buffer, s.byteOffset, s.byteLength / 4)
+        .slice();
+    };
+    const invNorms = f32();
+    // Without scales a row reads back as a unit vector (int8 × 1/‖int8‖).
+    const scales = magic === MAGIC ? f32() : invNorms.slice();
     const { slab, rows } = VectorSlab.prepare(
       slabHeader.dim,
       slabHeader.count,
       slots,
       invNorms,
+      scales,
     );
     data.slabs.push({
       dim: slabHeader.dim,
@@ -162,6 +174,7 @@ export function decodeIndex(bytes: Uint8Array<ArrayBuffer>): IndexData {
       rows,
       slots,
       invNorms,
+      scales,
       slab,
       embedder: slabHeader.embedder,
     });

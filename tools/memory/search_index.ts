@@ -205,13 +205,31 @@ export class SearchIndex {
 
   /** Keys of entries that are not sensitive and whose vector is not by `embedder`, in slot order. */
   *staleKeys(embedder: string): Generator<string> {
-    const id = (this.#embedders.id(embedder) ?? -1) + 1;
+    // An embedder no entry has a vector of: every entry is stale, none without a vector is current.
+    const known = this.#embedders.id(embedder);
+    const id = known === undefined ? -1 : known + 1;
     for (let slot = 0; slot < this.#keys.length; slot++) {
       if (
         this.#live[slot] && !this.#sensitive[slot] &&
         this.#embedderOf[slot] !== id
       ) yield this.#keys[slot];
     }
+  }
+
+  /**
+   * The vector the index holds for `key` (int8 × scale), with its embedder;
+   * an empty vector when the embedder's vector was not indexable (zero).
+   */
+  embedding(key: string): Embedding | null {
+    const slot = this.#slotOf.get(key);
+    const e = slot === undefined ? 0 : this.#embedderOf[slot];
+    if (slot === undefined || e === 0) return null;
+    const row = this.#vectorRow[slot];
+    const slab = this.#slabs[e - 1];
+    return {
+      embedder: this.#embedders.text[e - 1],
+      vector: row >= 0 && slab ? slab.vector(row) : new Float32Array(0),
+    };
   }
 
   /** Entries carrying `tag`. */

@@ -1,5 +1,5 @@
-// Vector storage for SearchIndex: one embedder's vectors as int8 rows (the
-// form they are stored in, see kv_records.ts quantise) in a slab of wasm
+// Vector storage for SearchIndex: one embedder's vectors as int8 rows and a
+// scale per row (the form they are stored in, kv_records.ts) in a slab of wasm
 // memory, scanned by a tiny WebAssembly SIMD kernel (or a JS loop).
 
 import { grown } from "./index_arrays.ts";
@@ -85,23 +85,26 @@ function dotsKernel(memory: WebAssembly.Memory): DotsFn {
 export interface Int8Row {
   i8: Int8Array;
   invNorm: number;
+  /** Component = i8 × scale (a Float32 value). */
+  scale: number;
 }
 
-/** Symmetric int8 quantisation, as kv_records.ts stores vectors; null for zero or non-finite vectors. */
+/** Symmetric int8 quantisation (the largest component maps to ±127), Float32 scale; null for zero or non-finite vectors. */
 export function quantiseRow(vector: Float32Array): Int8Row | null {
   let max = 0;
   for (let i = 0; i < vector.length; i++) {
     max = Math.max(max, Math.abs(vector[i]));
   }
   if (!(max > 0) || !Number.isFinite(max)) return null;
-  const scale = max / 127;
+  const scale = Math.fround(max / 127);
+  if (!(scale > 0)) return null;
   const i8 = new Int8Array(vector.length);
   let sum = 0;
   for (let i = 0; i < vector.length; i++) {
-    i8[i] = Math.round(vector[i] / scale);
+    i8[i] = Math.max(-127, Math.min(127, Math.round(vector[i] / scale)));
     sum += i8[i] * i8[i];
   }
-  return sum > 0 ? { i8, invNorm: 1 / Math.sqrt(sum) } : null;
+  return sum > 0 ? { i8, invNorm: 1 / Math.sqrt(sum), scale } : null;
 }
 
 /** The parts of a slab a snapshot holds (rows in row order). */
@@ -112,6 +115,8 @@ export interface SlabData {
   rows: Int8Array;
   slots: Uint32Array;
   invNorms: Float32Array;
+  /** Each row's quantisation scale (component = int8 × scale). */
+  scales: Float32Array;
   /** A slab `rows` already lives in (see VectorSlab.prepare): taken as it is. */
   slab?: VectorSlab;
 }
@@ -124,6 +129,7 @@ export class VectorSlab {
   /** row -> slot */
   #slots: Uint32Array = new Uint32Array(16);
   #invNorms: Float32Array = new Float32Array(16);
+  #scales: Float32Array = new Float32Array(16);
   #memory = new WebAssembly.Memory({ initial: 1 });
   #dots = dotsKernel(this.#memory);
 
@@ -135,7 +141,8 @@ export class VectorSlab {
     const slab = new VectorSlab(data.dim);
     if (
       data.rows.length !== data.count * slab.stride ||
-      data.slots.length !== data.count || data.invNorms.length !== data.count
+      data.slots.length !== data.count ||
+      data.invNorms.length !== data.count || data.scales.length !== data.count
     ) {
       throw new Error("vector slab: section sizes disagree");
     }
@@ -143,6 +150,7 @@ export class VectorSlab {
     new Int8Array(slab.#memory.buffer).set(data.rows);
     slab.#slots = data.slots.slice();
     slab.#invNorms = data.invNorms.slice();
+    slab.#scales = data.scales.slice();
     slab.#count = data.count;
     return slab;
   }
@@ -156,15 +164,20 @@ export class VectorSlab {
     count: number,
     slots: Uint32Array,
     invNorms: Float32Array,
+    scales: Float32Array,
   ): { slab: VectorSlab; rows: Int8Array } {
     const slab = new VectorSlab(dim);
-    if (slots.length !== count || invNorms.length !== count) {
+    if (
+      slots.length !== count || invNorms.length !== count ||
+      scales.length !== count
+    ) {
       throw new Error("vector slab: section sizes disagree");
     }
     // Room for the rows, a query and one score per row: no growth before the next add.
     slab.#reserve(count * slab.stride + slab.stride * 2 + count * 4 + 16);
     slab.#slots = slots;
     slab.#invNorms = invNorms;
+    slab.#scales = scales;
     slab.#count = count;
     const rows = new Int8Array(slab.#memory.buffer, 0, count * slab.stride);
     return { slab, rows };
@@ -178,6 +191,15 @@ export class VectorSlab {
     return this.#slots[row];
   }
 
+  /** The vector a row holds: its int8 components × its scale. */
+  vector(row: number): Float32Array {
+    const i8 = new Int8Array(this.#memory.buffer, row * this.stride, this.dim);
+    const scale = this.#scales[row];
+    const vector = new Float32Array(this.dim);
+    for (let i = 0; i < this.dim; i++) vector[i] = i8[i] * scale;
+    return vector;
+  }
+
   /** A copy of the live rows, for a snapshot; `slotMap` renumbers slots. */
   data(slotMap: Int32Array): SlabData {
     const count = this.#count;
@@ -189,6 +211,7 @@ export class VectorSlab {
       rows: new Int8Array(this.#memory.buffer, 0, count * this.stride).slice(),
       slots,
       invNorms: this.#invNorms.slice(0, count),
+      scales: this.#scales.slice(0, count),
     };
   }
 
@@ -205,8 +228,10 @@ export class VectorSlab {
     bytes.fill(0, row.i8.length);
     this.#slots = grown(this.#slots, at + 1, (n) => new Uint32Array(n));
     this.#invNorms = grown(this.#invNorms, at + 1, (n) => new Float32Array(n));
+    this.#scales = grown(this.#scales, at + 1, (n) => new Float32Array(n));
     this.#slots[at] = slot;
     this.#invNorms[at] = row.invNorm;
+    this.#scales[at] = row.scale;
     this.#count++;
     return at;
   }
@@ -222,6 +247,7 @@ export class VectorSlab {
     );
     this.#slots[row] = this.#slots[last];
     this.#invNorms[row] = this.#invNorms[last];
+    this.#scales[row] = this.#scales[last];
     return this.#slots[row];
   }
 

@@ -17,7 +17,11 @@ import type {
   SearchQuery,
   StoredEntry,
 } from "../../../tools/memory/model.ts";
-import { tokenize } from "../../../tools/memory/search_index.ts";
+import { SearchIndex, tokenize } from "../../../tools/memory/search_index.ts";
+import {
+  decodeJournal,
+  encodeJournal,
+} from "../../../tools/memory/backends/entry_codec.ts";
 
 const T0 = "2026-01-01T00:00:00.000Z";
 const T1 = "2026-01-02T00:00:00.000Z";
@@ -479,27 +483,48 @@ function contract(name: string, setup: () => Promise<Setup>): void {
 contract("MemoryStore", memorySetup);
 contract("KvStore", kvSetup);
 
-Deno.test("embeddings are stored as base64 int8 bytes with a scale, not number arrays", async () => {
+Deno.test("each vector is stored once: binary records without it, the journal then the snapshot with it", async () => {
   const store = new MemoryStore();
-  const backend = await KvBackend.open(store);
+  // Views: closing a backend closes its view only.
+  const backend = await KvBackend.open(scoped(store, ["m"]));
   try {
-    const original = await embedded("k", "some text");
+    const original = await embedded("k", "some text", { tags: ["a", "b"] });
     await backend.put(original, "upsert");
-    const record = await store.get(["e", "ns", "k"]);
-    const value = record?.value;
-    assert.ok(value && typeof value === "object" && !Array.isArray(value));
-    const stored = value.embedding;
-    assert.ok(stored && typeof stored === "object" && !Array.isArray(stored));
-    assert.equal(typeof stored.i8, "string");
-    assert.equal(typeof stored.scale, "number");
-    assert.equal(atob(String(stored.i8)).length, 256);
+    const record = await store.get(["m", "e", "ns", "k"]);
+    // Binary: flags, two times as float64, two tags, the text; no vector.
+    assert.equal(record?.value, null);
+    assert.equal(record?.bytes?.length, 2 + 16 + 1 + 4 + "some text".length);
+    const journal = await store.get(["m", "j", "ns", "k"]);
+    const written = journal?.bytes && decodeJournal(journal.bytes);
+    assert.ok(written && written.embedding?.embedder === builtin.id);
+    assert.equal(written.embedding.vector.length, 256);
     // Within half a quantisation step of the original, component by component.
-    const back = (await backend.get("ns", "k"))?.embedding?.vector;
     const vector = original.embedding?.vector;
-    assert.ok(back && vector && back.length === vector.length);
-    const step = Number(stored.scale);
-    for (let i = 0; i < vector.length; i++) {
-      assert.ok(Math.abs(back[i] - vector[i]) <= step / 2 + 1e-7);
+    assert.ok(vector);
+    let max = 0;
+    for (const v of vector) max = Math.max(max, Math.abs(v));
+    for (
+      const read of [
+        written.embedding,
+        (await backend.get("ns", "k"))?.embedding,
+      ]
+    ) {
+      const back = read?.vector;
+      assert.ok(back && back.length === vector.length);
+      for (let i = 0; i < vector.length; i++) {
+        assert.ok(Math.abs(back[i] - vector[i]) <= max / 254 + 1e-7);
+      }
+    }
+    // Once a snapshot holds the vector, its journal row goes; reads still get it.
+    const before = (await backend.get("ns", "k"))?.embedding;
+    assert.equal(await backend.saveIndex("ns"), true);
+    assert.equal(await store.get(["m", "j", "ns", "k"]), null);
+    await backend.close();
+    const reopened = await KvBackend.open(scoped(store, ["m"]));
+    try {
+      assert.deepEqual((await reopened.get("ns", "k"))?.embedding, before);
+    } finally {
+      await reopened.close();
     }
   } finally {
     await backend.close();
@@ -559,12 +584,12 @@ Deno.test("an unreadable record is skipped at open, reported on get, and replace
   }
 });
 
-Deno.test("records: the entry a write indexes is the entry its record reads back as", async () => {
+Deno.test("records: the entry a write indexes is the entry its record and journal row read back as", async () => {
   const [vector] = await new BuiltinEmbedder().embed(["amber lantern harbour"]);
   const base = {
     namespace: "ns",
     key: "k",
-    value: "amber lantern harbour",
+    value: "amber lantern harbour ünïcødé 🧠",
     tags: ["a", "b"],
     sensitive: false,
     created_at: "2026-01-01T00:00:00.000Z",
@@ -580,6 +605,62 @@ Deno.test("records: the entry a write indexes is the entry its record reads back
   ) {
     const { record, stored } = encodeStored({ ...base, embedding });
     assert.deepEqual(record, encodeEntry({ ...base, embedding }));
-    assert.deepEqual(stored, decodeEntry("ns", "k", record));
+    assert.deepEqual(decodeEntry("ns", "k", record), {
+      ...stored,
+      embedding: null,
+    });
+    assert.deepEqual(
+      decodeJournal(encodeJournal("w.1", stored.embedding)),
+      { id: "w.1", embedding: stored.embedding },
+    );
+    const index = new SearchIndex();
+    index.upsert("k", base.value, stored.embedding);
+    assert.deepEqual(index.embedding("k"), stored.embedding);
+  }
+  // Times that Date does not give back exactly are kept as text.
+  for (const created_at of ["2026-01-01T00:00:00Z", "yesterday", ""]) {
+    const { record } = encodeStored({ ...base, created_at, embedding: null });
+    assert.equal(decodeEntry("ns", "k", record).created_at, created_at);
+  }
+  assert.throws(
+    () => decodeEntry("ns", "k", new Uint8Array([0x45, 0, 9])),
+    /Stored entry "k" in namespace "ns" is unreadable/,
+  );
+});
+
+/** A view of `inner` whose reads of index snapshot parts fail, as a store going away would. */
+class FailingParts implements Store {
+  readonly kind = "failing";
+  constructor(readonly inner: Store) {}
+  get: Store["get"] = (key) => this.inner.get(key);
+  getMany: Store["getMany"] = (keys) =>
+    keys.some((key) => key[0] === "y")
+      ? Promise.reject(new Error("connection lost"))
+      : this.inner.getMany(keys);
+  set: Store["set"] = (key, value) => this.inner.set(key, value);
+  delete: Store["delete"] = (key) => this.inner.delete(key);
+  list: Store["list"] = (prefix, options) => this.inner.list(prefix, options);
+  commit: Store["commit"] = (op) => this.inner.commit(op);
+  flush: Store["flush"] = () => this.inner.flush();
+  close: Store["close"] = () => this.inner.close();
+}
+
+Deno.test("a store failing while the snapshot is read fails the open: no rebuild replaces the vectors' only copy", async () => {
+  const store = new MemoryStore();
+  const first = await KvBackend.open(scoped(store, ["m"]));
+  await first.put(await embedded("k", "some text"), "upsert");
+  await first.close(); // saves the first snapshot, the vector's only copy
+  const head = await store.get(["m", "x", "ns"]);
+  assert.ok(head);
+  await assert.rejects(
+    KvBackend.open(new FailingParts(scoped(store, ["m"]))),
+    /connection lost/,
+  );
+  assert.deepEqual(await store.get(["m", "x", "ns"]), head);
+  const again = await KvBackend.open(scoped(store, ["m"]));
+  try {
+    assert.equal((await again.get("ns", "k"))?.embedding?.vector.length, 256);
+  } finally {
+    await again.close();
   }
 });

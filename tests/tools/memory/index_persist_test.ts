@@ -11,6 +11,7 @@ import {
   encodeIndex,
 } from "../../../tools/memory/index_snapshot.ts";
 import { SearchIndex } from "../../../tools/memory/search_index.ts";
+import { BuiltinEmbedder } from "../../../tools/memory/embedder_builtin.ts";
 import type { JsonValue } from "../../../platform/store.ts";
 import {
   entry,
@@ -22,6 +23,7 @@ import {
 } from "./index_fixture.ts";
 
 const N = 400;
+const BUILTIN_ID = new BuiltinEmbedder().id;
 
 async function seeded(path: string): Promise<void> {
   const { backend, report } = await openReporting(await openKvStore(path));
@@ -39,10 +41,15 @@ async function seeded(path: string): Promise<void> {
   await backend.close(); // no snapshot yet: close saves one
 }
 
-/** Rankings of an index rebuilt from the entries (the snapshot head removed first). */
+/**
+ * Rankings of an index rebuilt from the entries: the head is marked as made
+ * by another tokenizer, so the rebuild takes only the vectors from it.
+ */
 async function rebuilt(path: string) {
   const kv = await openKvStore(path);
-  await kv.delete(["x", NS]);
+  const head = (await kv.get(["x", NS]))?.value;
+  assert.ok(head && typeof head === "object" && !Array.isArray(head));
+  await kv.set(["x", NS], { ...head, tokenizer: "0" });
   const { backend, report } = await openReporting(kv);
   try {
     assert.equal(report.rebuilt, 1);
@@ -145,7 +152,7 @@ Deno.test("a later save rewrites only the vector-row parts that changed", async 
     let kv = await openKvStore(path);
     const first = await head(kv);
     await kv.close();
-    // 342 live rows of 256 bytes in parts of 45,000: 0 full, 1 partial; 150 more fill 1 and start 2.
+    // 342 live rows of 256 bytes in parts of 60,000: 1 full, 1 partial; 150 more fill 1 and start 2.
     assert.deepEqual(first.parts, [[first.id, first.id]]);
     {
       const { backend } = await openReporting(await openKvStore(path));
@@ -189,9 +196,9 @@ Deno.test("a later save rewrites only the vector-row parts that changed", async 
 /** Each way a snapshot can disagree, applied to the stored head or parts. */
 const DAMAGE: Record<
   string,
-  (head: { [key: string]: JsonValue }, parts: string[]) => {
+  (head: { [key: string]: JsonValue }, parts: Uint8Array[]) => {
     head: { [key: string]: JsonValue };
-    parts: (string | null)[];
+    parts: (Uint8Array | null)[];
   }
 > = {
   "another format": (head, parts) => ({
@@ -205,7 +212,7 @@ const DAMAGE: Record<
   "a truncated part": (head, parts) => ({
     head,
     parts: parts.map((p, i) =>
-      i === parts.length - 1 ? p.slice(0, p.length / 2) : p
+      i === parts.length - 1 ? p.subarray(0, p.length / 2) : p
     ),
   }),
   "a missing part": (head, parts) => ({
@@ -214,10 +221,13 @@ const DAMAGE: Record<
   }),
   "garbage bytes": (head, parts) => ({
     head,
-    parts: parts.map((p) => "A".repeat(p.length)),
+    parts: parts.map((p) => new Uint8Array(p.length).fill(0x41)),
   }),
   "an unreadable head": (_head, parts) => ({ head: { nonsense: true }, parts }),
 };
+
+/** Damage after which the snapshot's vectors still decode (the rebuild keeps them). */
+const VECTORS_KEPT = new Set(["another tokenizer"]);
 
 for (const [name, damage] of Object.entries(DAMAGE)) {
   Deno.test(`a snapshot with ${name} is rebuilt from the entries`, async () => {
@@ -225,7 +235,7 @@ for (const [name, damage] of Object.entries(DAMAGE)) {
     try {
       await seeded(path);
       const expected = (await rebuilt(path)).results;
-      // rebuilt() removed the head; save one again, then damage it.
+      // rebuilt() marked the head as another tokenizer's; save one again, then damage it.
       {
         const { backend } = await openReporting(await openKvStore(path));
         assert.equal(await backend.saveIndex(NS), true);
@@ -235,9 +245,13 @@ for (const [name, damage] of Object.entries(DAMAGE)) {
       const head = (await kv.get(["x", NS]))?.value;
       assert.ok(head && typeof head === "object" && !Array.isArray(head));
       const id = String(head.id);
-      const rows = (await kv.list(["y", NS, id], { limit: 1000 })).entries;
+      const rows = (await kv.list(["y", NS, id], { limit: 1000 })).entries
+        .filter((r) => typeof r.key[3] === "number");
       assert.ok(rows.length > 0);
-      const damaged = damage(head, rows.map((r) => String(r.value)));
+      const damaged = damage(
+        head,
+        rows.map((r) => r.bytes ?? new Uint8Array(0)),
+      );
       await kv.set(["x", NS], damaged.head);
       for (const [i, part] of damaged.parts.entries()) {
         if (part === null) await kv.delete(["y", NS, id, i]);
@@ -248,7 +262,19 @@ for (const [name, damage] of Object.entries(DAMAGE)) {
         assert.equal(report.rebuilt, 1, name);
         assert.equal(report.loaded, 0, name);
         assert.ok(logs.some((l) => l.includes("memory_index_rebuilt")));
-        assert.deepEqual(await rankings(backend, await queries()), expected);
+        const results = await rankings(backend, await queries());
+        if (VECTORS_KEPT.has(name)) assert.deepEqual(results, expected);
+        else {
+          // The vectors were only in the snapshot: lexical search is whole,
+          // and every entry is listed for the re-embedding job.
+          assert.deepEqual(
+            results.map((r) => r.lexical),
+            expected.map((r) => r.lexical),
+          );
+          assert.ok(results.every((r) => r.vector.length === 0));
+          const stale = await backend.staleEmbeddings(BUILTIN_ID, 1000);
+          assert.equal(stale.length, report.entries);
+        }
       } finally {
         await backend.close();
       }

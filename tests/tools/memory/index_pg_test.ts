@@ -41,12 +41,16 @@ Deno.test({
           assert.equal(report.entries, 300 - 34);
           loaded = await rankings(backend, await queries());
           assert.ok(loaded.some((r) => r.lexical.length > 0));
+          assert.ok(loaded.some((r) => r.vector.length > 0));
         } finally {
           await backend.close();
         }
       }
+      // Rebuilt from the entries, the vectors from the snapshot: marked as another tokenizer's.
       const store = await connect();
-      await store.delete(["x", NS]);
+      const head = (await store.get(["x", NS]))?.value;
+      assert.ok(head && typeof head === "object" && !Array.isArray(head));
+      await store.set(["x", NS], { ...head, tokenizer: "0" });
       const { backend, report } = await openReporting(store);
       try {
         assert.equal(report.rebuilt, 1);

@@ -30,6 +30,7 @@ import {
   listAll,
   type ListCursor,
   tryDecode,
+  valueOf,
 } from "./kv_records.ts";
 import type {
   BackendHealth,
@@ -92,7 +93,15 @@ export class KvBackend implements MemoryBackend {
 
   async get(namespace: string, key: string): Promise<StoredEntry | null> {
     const record = await this.#store.get(["e", namespace, key]);
-    return record && decodeEntry(namespace, key, record.value);
+    return record &&
+      this.#withVector(decodeEntry(namespace, key, valueOf(record)));
+  }
+
+  /** Records carry no vector (JSON records of earlier versions do): the index has it. */
+  #withVector(entry: StoredEntry): StoredEntry {
+    if (entry.embedding || entry.sensitive) return entry;
+    const index = this.#indexes.get(entry.namespace)?.index;
+    return { ...entry, embedding: index?.embedding(entry.key) ?? null };
   }
 
   put(
@@ -143,7 +152,7 @@ export class KvBackend implements MemoryBackend {
           value: kept
             ? encodeEntry({ ...written, created_at: old.created_at })
             : record,
-        }, journalMutation(ns, key, writeId)];
+        }, journalMutation(ns, key, writeId, stored.embedding)];
         if (current === null) {
           mutations.push({
             type: "set",
@@ -188,7 +197,7 @@ export class KvBackend implements MemoryBackend {
         const count = countValue(view.get(counterKey)) - 1;
         const mutations: Mutation[] = [
           { type: "delete", key: entryKey },
-          journalMutation(namespace, key, writeId),
+          journalMutation(namespace, key, writeId, null),
           count > 0
             ? { type: "set", key: counterKey, value: count }
             : { type: "delete", key: counterKey },
@@ -224,7 +233,9 @@ export class KvBackend implements MemoryBackend {
       });
       return {
         entries: page.entries.map((record) =>
-          decodeEntry(namespace, String(record.key[2]), record.value)
+          this.#withVector(
+            decodeEntry(namespace, String(record.key[2]), valueOf(record)),
+          )
         ),
         cursor: page.cursor && encodeCursor({ store: page.cursor }),
       };
@@ -282,10 +293,10 @@ export class KvBackend implements MemoryBackend {
     );
     const entries: StoredEntry[] = [];
     for (const [i, record] of records.entries()) {
-      const entry = record && tryDecode(namespace, keys[i], record.value);
+      const entry = record && tryDecode(namespace, keys[i], valueOf(record));
       // Another process may have changed the entry since it was indexed.
       if (entry && tags.every((tag) => entry.tags.includes(tag))) {
-        entries.push(entry);
+        entries.push(this.#withVector(entry));
       }
     }
     return {
@@ -328,7 +339,9 @@ export class KvBackend implements MemoryBackend {
     for (const record of await this.#store.getMany(keys)) {
       if (!record) continue;
       const [, namespace, key] = record.key;
-      const entry = decodeEntry(String(namespace), String(key), record.value);
+      const entry = this.#withVector(
+        decodeEntry(String(namespace), String(key), valueOf(record)),
+      );
       if (!entry.sensitive && entry.embedding?.embedder !== embedder) {
         entries.push(entry);
       }
@@ -354,6 +367,7 @@ export class KvBackend implements MemoryBackend {
         if (entry.updated_at !== updatedAt || entry.sensitive) {
           return { result: undefined, mutations: [] };
         }
+        // Rewritten too: a JSON record of an earlier version drops its vector.
         const { record: value, stored: updated } = encodeStored({
           ...entry,
           embedding,
@@ -364,7 +378,7 @@ export class KvBackend implements MemoryBackend {
             type: "set",
             key: entryKey,
             value,
-          }, journalMutation(namespace, key, writeId)],
+          }, journalMutation(namespace, key, writeId, updated.embedding)],
           applied: () => this.#indexes.track(updated, writeId),
         };
       },

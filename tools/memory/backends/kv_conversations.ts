@@ -170,7 +170,7 @@ function appendMutations(
   ];
 }
 
-function sessionCount(value: JsonValue | null): number {
+function sessionCount(value: unknown): number {
   const parsed = SessionRecord.safeParse(value);
   return parsed.success ? parsed.data.count : 0;
 }

@@ -5,23 +5,23 @@
 
 import {
   type Check,
-  type JsonValue,
   MAX_COMMIT_KEY_BYTES,
   MAX_COMMIT_KEYS,
   type Mutation,
   type Store,
   type StoreKey,
+  type StoreValue,
   validateKey,
 } from "../../../platform/store.ts";
 import { MAX_ATTEMPTS } from "./kv_records.ts";
 
 /** What a write sees: the stored values of the keys it reads, as updated by earlier writes of its batch. */
 export class BatchView {
-  #values = new Map<string, JsonValue | null>();
+  #values = new Map<string, StoreValue | null>();
   #versions = new Map<string, string | null>();
 
   /** The value of a key (null: absent). Only keys the write declared are readable. */
-  get(key: StoreKey): JsonValue | null {
+  get(key: StoreKey): StoreValue | null {
     const id = keyId(key);
     if (!this.#values.has(id)) {
       throw new Error(`Group commit: key ${id} was not declared`);
@@ -34,7 +34,11 @@ export class BatchView {
     return this.#values.has(keyId(key));
   }
 
-  load(key: StoreKey, value: JsonValue | null, version: string | null): void {
+  load(
+    key: StoreKey,
+    value: StoreValue | null,
+    version: string | null,
+  ): void {
     const id = keyId(key);
     if (this.#versions.has(id)) return;
     this.#values.set(id, value);
@@ -152,7 +156,11 @@ export class GroupCommit {
         return [];
       }
       for (const [i, record] of records.entries()) {
-        view.load(limited[i], record?.value ?? null, record?.version ?? null);
+        view.load(
+          limited[i],
+          record?.bytes ?? record?.value ?? null,
+          record?.version ?? null,
+        );
       }
       const planned: Planned[] = [];
       const refused: { pending: Pending; error: unknown }[] = [];

@@ -3,51 +3,66 @@
 // journal of the keys written since, so a start reads a few values per
 // namespace instead of re-tokenising and re-embedding every entry.
 //
-// The entries stay the truth and the snapshot is a cache. Every entry write
-// commits its journal row in the same atomic commit (KvBackend.put/delete/
-// setEmbedding), so whatever crashes when, snapshot + journal replay equal
-// the entries. A snapshot that is missing, damaged, truncated, or of another
-// format or tokenizer is rebuilt from the entries. Vectors are kept per
-// embedder id, so a change of embedder needs no rebuild: the re-embedding job
-// rewrites the entries, and their journal rows carry the new vectors.
+// The entries' text, tags and times stay the truth and the lexical index is a
+// cache; each vector is stored once, in the journal row of the write that made
+// it until a snapshot holds it (entry records carry none, entry_codec.ts).
+// Every entry write commits its journal row in the same atomic commit
+// (KvBackend.put/delete/setEmbedding), and a snapshot's journal rows are
+// deleted only after its head is swapped, so whatever crashes when, snapshot
+// + journal replay equal the entries and their vectors. A snapshot that is
+// damaged, truncated, or of another format or tokenizer is rebuilt from the
+// entries, taking the vectors from the journal, from JSON records of earlier
+// versions (which carry theirs), or from the old snapshot when it still
+// decodes; an entry whose vector is nowhere is re-embedded by the
+// re-embedding job. Vectors are kept per embedder id, so a change of embedder
+// needs no rebuild: the re-embedding job's writes carry the new vectors.
 //
 // Layout (beside kv_records.ts's):
 //   ["x", ns]             head of the saved snapshot (Head below)
-//   ["y", ns, id, i]      part i of snapshot `id` (kv_index_parts.ts)
+//   ["y", ns, id, i]      part i of snapshot `id` (kv_index_parts.ts, binary)
 //   ["y", ns, id, "r", k, i]  part i of the vector rows of slab k, written by
 //                         snapshot `id` and kept while a later head refers to it
-//   ["j", ns, key]        journal: id of the last write of `key` not yet in a snapshot
+//   ["j", ns, key]        journal: the last write of `key` not yet in a snapshot
+//                         (its id and vector, entry_codec.ts; format 2: the id)
 
 import { z } from "zod";
 import type { Logger } from "../../../platform/log.ts";
 import { messageOf } from "../../../platform/errors.ts";
 import type {
-  JsonValue,
   Mutation,
   Store,
   StoreEntry,
   StoreKey,
+  StoreValue,
 } from "../../../platform/store.ts";
 import { decodeIndex, encodeIndex } from "../index_snapshot.ts";
 import { SearchIndex } from "../search_index.ts";
 import {
+  BASE64_PART_BYTES,
+  PART_BYTES,
   type PartRef,
   partsOf,
   readStream,
+  SnapshotReadFailed,
   tokenizerFingerprint,
   writeChangedParts,
   writeStream,
 } from "./kv_index_parts.ts";
-import type { StoredEntry } from "../model.ts";
-import { decodeEntry, listAll } from "./kv_records.ts";
+import type { Embedding, StoredEntry } from "../model.ts";
+import { decodeEntry, listAll, valueOf } from "./kv_records.ts";
+import { decodeJournal, encodeJournal } from "./entry_codec.ts";
 import {
   indexEntry,
   type Namespace,
   type NamespaceIndexes,
 } from "./kv_namespaces.ts";
 
-/** Bump when the snapshot's binary form or meaning changes. */
-export const INDEX_FORMAT = 2;
+/**
+ * Bump when the snapshot's binary form or meaning changes. 3: binary parts,
+ * and the snapshot is the vectors' home; 2 (base64 parts) is still read.
+ */
+export const INDEX_FORMAT = 3;
+const BASE64_FORMAT = 2;
 /** Journal rows that make a background save: max(MIN, entries × RATIO). */
 const SAVE_MIN = 1000;
 const SAVE_RATIO = 0.25;
@@ -79,12 +94,32 @@ export function newWriteId(): string {
   return `${PROCESS}.${(writes++).toString(36)}`;
 }
 
+/** The journal row of a write: its id and the vector it indexed (null for a delete or none). */
 export function journalMutation(
   namespace: string,
   key: string,
   writeId: string,
+  embedding: Embedding | null,
 ): Mutation {
-  return { type: "set", key: ["j", namespace, key], value: writeId };
+  return {
+    type: "set",
+    key: ["j", namespace, key],
+    value: encodeJournal(writeId, embedding),
+  };
+}
+
+/**
+ * A journal row read back. `embedding` undefined: a row of format 2 (the id
+ * only), whose vector is in the entry's JSON record.
+ */
+interface Journaled {
+  id: string;
+  embedding?: Embedding | null;
+}
+
+function journaled(row: StoreEntry): Journaled | null {
+  if (typeof row.value === "string") return { id: row.value };
+  return row.bytes ? decodeJournal(row.bytes) : null;
 }
 
 /** How the indexes came to be at start (the `memory_index_loaded` log line). */
@@ -132,9 +167,19 @@ export class IndexStore {
         if (prefix === "x") heads.set(namespace, record);
       }
     }
+    const journals = new Map<string, Map<string, Journaled>>();
+    for await (const row of listAll(this.#store, ["j"])) {
+      const [, namespace, key] = row.key;
+      const written = journaled(row);
+      if (typeof namespace !== "string" || typeof key !== "string") continue;
+      if (!written) continue;
+      let journal = journals.get(namespace);
+      if (!journal) journals.set(namespace, journal = new Map());
+      journal.set(key, written);
+    }
     // No snapshot at all (a store from before them): one pass over every entry, as before.
     const built = heads.size === 0
-      ? await this.#rebuildAll()
+      ? await this.#rebuildAll(["e"], (namespace) => journals.get(namespace))
       : new Map<string, SearchIndex>();
     for (const namespace of built.keys()) names.add(namespace);
     const report: LoadReport = {
@@ -149,6 +194,7 @@ export class IndexStore {
         namespace,
         built.get(namespace),
         heads.get(namespace),
+        journals.get(namespace) ?? new Map(),
       );
       if (state.index.size === 0 && state.pending.size === 0) continue;
       this.#indexes.set(namespace, state);
@@ -269,65 +315,88 @@ export class IndexStore {
     namespace: string,
     built: SearchIndex | undefined,
     listed: StoreEntry | undefined,
+    journal: Map<string, Journaled>,
   ): Promise<{ state: Namespace; loaded: boolean; replayed: number }> {
     const head = built ? null : listed;
     this.#heads.set(namespace, head?.version ?? null);
     let index: SearchIndex | null = null;
+    let salvaged: SearchIndex | null = null;
     if (head) {
       try {
-        index = await this.#readSnapshot(namespace, head.value);
+        index = await this.#readSnapshot(namespace, head.value, true);
       } catch (error) {
+        // A failing store is no damaged snapshot: rebuilding would lose its vectors.
+        if (error instanceof SnapshotReadFailed) throw error.cause;
         this.#logger?.info("memory_index_rebuilt", {
           namespace,
           reason: messageOf(error),
         });
+        // Its vectors may still be good (say, another tokenizer): the only copy of most of them.
+        salvaged = await this.#readSnapshot(namespace, head.value, false)
+          .catch((failure) => {
+            if (failure instanceof SnapshotReadFailed) throw failure.cause;
+            return null;
+          });
       }
     }
     const loaded = index !== null;
-    if (!index) index = built ?? await this.#rebuild(namespace);
-    const state: Namespace = { index, pending: new Map() };
-    const journal: [string, string][] = [];
-    for await (const row of listAll(this.#store, ["j", namespace])) {
-      const key = row.key[2];
-      if (typeof key === "string" && typeof row.value === "string") {
-        journal.push([key, row.value]);
-      }
+    if (!index) {
+      index = built ?? await this.#rebuild(namespace, journal, salvaged);
     }
+    salvaged = null;
+    const state: Namespace = { index, pending: new Map() };
+    const rows = [...journal];
     if (loaded) {
-      for (let i = 0; i < journal.length; i += BATCH) {
-        const keys = journal.slice(i, i + BATCH).map(([key]) => key);
+      for (let i = 0; i < rows.length; i += BATCH) {
+        const batch = rows.slice(i, i + BATCH);
         const records = await this.#store.getMany(
-          keys.map((key) => ["e", namespace, key]),
+          batch.map(([key]) => ["e", namespace, key]),
         );
         records.forEach((record, j) => {
+          const [key, written] = batch[j];
           const entry = record &&
-            this.#decode(namespace, keys[j], record.value);
-          if (entry) indexEntry(index, entry);
-          else index.remove(keys[j]);
+            this.#decode(namespace, key, valueOf(record));
+          if (!entry) return index.remove(key);
+          indexEntry(index, withVector(entry, written));
         });
       }
     }
-    for (const [key, id] of journal) state.pending.set(key, id);
-    return { state, loaded, replayed: loaded ? journal.length : 0 };
+    for (const [key, written] of rows) state.pending.set(key, written.id);
+    return { state, loaded, replayed: loaded ? rows.length : 0 };
   }
 
-  async #readSnapshot(namespace: string, value: unknown): Promise<SearchIndex> {
+  /**
+   * The index a head describes (format 2 or 3). `strict`: only one made with
+   * this tokenizer; else any that decodes (its vectors, for a rebuild).
+   */
+  async #readSnapshot(
+    namespace: string,
+    value: unknown,
+    strict: boolean,
+  ): Promise<SearchIndex> {
     const parsed = Head.safeParse(value);
     if (!parsed.success) throw new Error("snapshot head unreadable");
     const head = parsed.data;
-    if (head.format !== INDEX_FORMAT) {
+    const base64 = head.format === BASE64_FORMAT;
+    if (head.format !== INDEX_FORMAT && !base64) {
       throw new Error(
         `snapshot format ${head.format}, expected ${INDEX_FORMAT}`,
       );
     }
-    if (head.tokenizer !== tokenizerFingerprint()) {
+    if (strict && head.tokenizer !== tokenizerFingerprint()) {
       throw new Error("snapshot made with another tokenizer");
     }
-    if (head.parts !== partsOf(head.bytes)) {
+    const partBytes = base64 ? BASE64_PART_BYTES : PART_BYTES;
+    if (head.parts !== partsOf(head.bytes, partBytes)) {
       throw new Error("snapshot head disagrees with its size");
     }
     const blob = new Uint8Array(head.bytes);
-    await readStream(this.#store, (i) => ["y", namespace, head.id, i], blob);
+    await readStream(
+      this.#store,
+      (i) => ["y", namespace, head.id, i],
+      blob,
+      partBytes,
+    );
     const data = decodeIndex(blob);
     if (
       data.slabs.length !== head.rows.length ||
@@ -339,25 +408,32 @@ export class IndexStore {
       const refs = head.row_parts[k];
       if (
         slab.rows.byteLength !== head.rows[k] ||
-        refs.length !== partsOf(head.rows[k])
+        refs.length !== partsOf(head.rows[k], partBytes)
       ) throw new Error("snapshot head disagrees with its vector rows");
       await readStream(
         this.#store,
         (i) => ["y", namespace, refs[i][0], "r", k, i],
         slab.rows,
+        partBytes,
       );
     }
     const index = SearchIndex.fromData(data);
     if (index.size !== head.entries) {
       throw new Error("snapshot entry count disagrees with its head");
     }
-    this.#rowParts.set(namespace, head.row_parts);
+    // Parts of format 2 are cut elsewhere: the next save writes every row part anew.
+    if (strict && !base64) this.#rowParts.set(namespace, head.row_parts);
     return index;
   }
 
-  /** Indexes the entries under `prefix` (["e"] or ["e", ns]), per namespace. */
+  /**
+   * Indexes the entries under `prefix` (["e"] or ["e", ns]), per namespace,
+   * each with its vector from the journal, its JSON record, or `salvaged`.
+   */
   async #rebuildAll(
-    prefix: StoreKey = ["e"],
+    prefix: StoreKey,
+    journalOf: (namespace: string) => Map<string, Journaled> | undefined,
+    salvaged: SearchIndex | null = null,
   ): Promise<Map<string, SearchIndex>> {
     const indexes = new Map<string, SearchIndex>();
     for await (const record of listAll(this.#store, prefix)) {
@@ -365,21 +441,36 @@ export class IndexStore {
       if (typeof namespace !== "string" || typeof key !== "string") continue;
       let index = indexes.get(namespace);
       if (!index) indexes.set(namespace, index = new SearchIndex());
-      const entry = this.#decode(namespace, key, record.value);
-      if (entry) indexEntry(index, entry);
+      const entry = this.#decode(namespace, key, valueOf(record));
+      if (!entry) continue;
+      const written = journalOf(namespace)?.get(key);
+      const found = written
+        ? withVector(entry, written)
+        : entry.embedding || entry.sensitive
+        ? entry
+        : { ...entry, embedding: salvaged?.embedding(key) ?? null };
+      indexEntry(index, found);
     }
     return indexes;
   }
 
-  async #rebuild(namespace: string): Promise<SearchIndex> {
-    const built = await this.#rebuildAll(["e", namespace]);
+  async #rebuild(
+    namespace: string,
+    journal: Map<string, Journaled>,
+    salvaged: SearchIndex | null,
+  ): Promise<SearchIndex> {
+    const built = await this.#rebuildAll(
+      ["e", namespace],
+      () => journal,
+      salvaged,
+    );
     return built.get(namespace) ?? new SearchIndex();
   }
 
   #decode(
     namespace: string,
     key: string,
-    value: JsonValue,
+    value: StoreValue,
   ): StoredEntry | null {
     try {
       return decodeEntry(namespace, key, value);
@@ -407,7 +498,7 @@ export class IndexStore {
           batch.map((key) => ["j", namespace, key]),
         );
         const done = rows.flatMap((row, j) =>
-          row && row.value === captured.get(batch[j]) ? [row] : []
+          row && journaled(row)?.id === captured.get(batch[j]) ? [row] : []
         );
         if (done.length === 0) break;
         const result = await this.#store.commit({
@@ -481,6 +572,12 @@ function kept(head: z.infer<typeof Head>, key: StoreKey): boolean {
   const [k, i] = [key[4], key[5]];
   if (typeof k !== "number" || typeof i !== "number") return false;
   return head.row_parts[k]?.[i]?.[0] === key[2];
+}
+
+/** The entry with the vector its journal row holds (a row of format 2: the record's own). */
+function withVector(entry: StoredEntry, written: Journaled): StoredEntry {
+  if (written.embedding === undefined || entry.sensitive) return entry;
+  return { ...entry, embedding: written.embedding };
 }
 
 function threshold(state: Namespace): number {

@@ -1,6 +1,6 @@
 // Byte streams of KvBackend's index snapshots (kv_index.ts) in the Store: a
-// stream is base64 parts, written a few per commit and read a few at a time,
-// decoded straight into their place. A stream saved with the hashes of its
+// stream is binary parts, written a few per commit and read a few at a time,
+// copied straight into their place (snapshots of format 2 have base64 parts). A stream saved with the hashes of its
 // parts (the vector rows) rewrites only the parts that changed since the
 // last save and refers to the older parts where they are. And the
 // fingerprint of the tokenizer a snapshot was made with.
@@ -9,11 +9,12 @@ import { Buffer } from "node:buffer";
 import type { Mutation, Store, StoreKey } from "../../../platform/store.ts";
 
 /**
- * Raw bytes per part: its base64 (60,000 characters) stays under the KV
- * store's 60 KiB inline value, so a part is one KV row (no chunk lookup) and
- * its text a young-generation string (no old-space growth while loading).
+ * Bytes per part: a binary value of 60,000 bytes stays under the KV store's
+ * 60 KiB inline value, so a part is one KV row (no chunk lookup).
  */
-const PART_BYTES = 45_000;
+export const PART_BYTES = 60_000;
+/** Bytes per base64 part in snapshots of format 2. */
+export const BASE64_PART_BYTES = 45_000;
 /** Parts per commit when saving. */
 const PARTS_PER_COMMIT = 10;
 /**
@@ -23,6 +24,17 @@ const PARTS_PER_COMMIT = 10;
  */
 const PARTS_PER_READ = 2;
 const READERS = 2;
+
+/**
+ * The store failed while a snapshot was read (not the snapshot's fault): the
+ * snapshot may hold the only copy of its vectors, so it must not be replaced.
+ */
+export class SnapshotReadFailed extends Error {
+  constructor(cause: unknown) {
+    super("the store failed while reading the index snapshot", { cause });
+    this.name = "SnapshotReadFailed";
+  }
+}
 
 /** Where a part of a stream is kept (the id of the snapshot that wrote it) and its bytes' hash. */
 export type PartRef = [source: string, hash: string];
@@ -50,8 +62,8 @@ export function fingerprintOf(tokens: string[]): string {
 }
 
 /** Parts of a stream of `bytes` bytes. */
-export function partsOf(bytes: number): number {
-  return Math.ceil(bytes / PART_BYTES);
+export function partsOf(bytes: number, partBytes = PART_BYTES): number {
+  return Math.ceil(bytes / partBytes);
 }
 
 /** Writes `bytes` as base64 parts under `prefix`; returns how many. */
@@ -107,12 +119,7 @@ async function writeParts(
     const mutations: Mutation[] = which.slice(first, first + PARTS_PER_COMMIT)
       .map((i) => {
         const [key, bytes] = part(i);
-        return {
-          type: "set",
-          key,
-          value: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-            .toString("base64"),
-        };
+        return { type: "set", key, value: bytes };
       });
     const result = await store.commit({ mutations });
     if (!result.ok) throw new Error("snapshot part write refused");
@@ -127,13 +134,17 @@ async function hashOf(bytes: Uint8Array): Promise<string> {
   return Buffer.from(digest.subarray(0, 8)).toString("hex");
 }
 
-/** Reads the parts at `keyOf(i)` into `target`, which they must fill exactly. */
+/**
+ * Reads the parts at `keyOf(i)` into `target`, which they must fill exactly:
+ * binary parts of PART_BYTES, or base64 parts of BASE64_PART_BYTES (format 2).
+ */
 export async function readStream(
   store: Store,
   keyOf: (i: number) => StoreKey,
   target: Uint8Array | Int8Array,
+  partBytes = PART_BYTES,
 ): Promise<void> {
-  const parts = Math.ceil(target.byteLength / PART_BYTES);
+  const parts = Math.ceil(target.byteLength / partBytes);
   const bytes = new Uint8Array(
     target.buffer,
     target.byteOffset,
@@ -149,15 +160,27 @@ export async function readStream(
       for (let i = first; i < Math.min(parts, first + PARTS_PER_READ); i++) {
         keys.push(keyOf(i));
       }
-      const records = await store.getMany(keys);
-      records.forEach((record, j) => decodePart(record?.value, first + j));
+      let records;
+      try {
+        records = await store.getMany(keys);
+      } catch (error) {
+        throw new SnapshotReadFailed(error);
+      }
+      records.forEach((record, j) =>
+        decodePart(record?.bytes ?? record?.value, first + j)
+      );
     }
   };
   const decodePart = (value: unknown, i: number) => {
+    const expected = Math.min(partBytes, bytes.length - i * partBytes);
+    const into = bytes.subarray(i * partBytes, i * partBytes + expected);
+    if (value instanceof Uint8Array) {
+      if (value.length !== expected) throw new Error("snapshot part damaged");
+      into.set(value);
+      return;
+    }
     if (typeof value !== "string") throw new Error("snapshot part missing");
-    const expected = Math.min(PART_BYTES, bytes.length - i * PART_BYTES);
     // Decoded straight into place: no buffer per part.
-    const into = bytes.subarray(i * PART_BYTES, i * PART_BYTES + expected);
     let written = -1;
     try {
       const result = into.setFromBase64(value);

@@ -2,7 +2,7 @@
 // list cursors and counters, with the paging helper its parts share.
 //
 // Layout (under the store given, which the daemon scopes to ["svc-memory"]):
-//   ["e", ns, key]             entry record (see EntryRecord)
+//   ["e", ns, key]             entry record (binary, entry_codec.ts; JSON before)
 //   ["t", ns, tag, key]        null: tag index, for list-by-tag paging
 //   ["n", ns]                  number of entries in ns (absent when 0)
 //   ["s", ns, session]         { count }: messages in the session
@@ -11,18 +11,21 @@
 import { Buffer } from "node:buffer";
 import { z } from "zod";
 import {
-  type JsonValue,
   MAX_LIST_LIMIT,
   type Store,
   type StoreEntry,
   type StoreKey,
+  type StoreValue,
 } from "../../../platform/store.ts";
 import type { StoredEntry } from "../model.ts";
+import { quantiseRow } from "../search_vectors.ts";
+import { decodeRecord, encodeRecord } from "./entry_codec.ts";
 
 /** Commit attempts before a write that keeps losing races gives up. */
 export const MAX_ATTEMPTS = 20;
 
-const EntryRecord = z.object({
+/** Records written before the binary form: JSON, with the vector in them. */
+const JsonRecord = z.object({
   value: z.string(),
   tags: z.array(z.string()),
   sensitive: z.boolean(),
@@ -30,8 +33,7 @@ const EntryRecord = z.object({
   updated_at: z.string(),
   /**
    * `i8` + `scale`: base64 of the vector quantised to int8 (component =
-   * i8 × scale), a quarter of Float32's size. `f32`: base64 of little-endian
-   * Float32 bytes, as records written before quantisation hold; still read.
+   * i8 × scale). `f32`: base64 of little-endian Float32 bytes (older still).
    */
   embedding: z.union([
     z.object({ embedder: z.string(), i8: z.string(), scale: z.number() }),
@@ -63,78 +65,77 @@ export function countOf(record: StoreEntry | null): number {
   return countValue(record?.value ?? null);
 }
 
-export function countValue(count: JsonValue | null): number {
+export function countValue(count: StoreValue | null): number {
   return typeof count === "number" && Number.isInteger(count) && count > 0
     ? count
     : 0;
 }
 
-export function encodeEntry(entry: StoredEntry): JsonValue {
-  const vector = entry.embedding?.vector;
-  return {
-    value: entry.value,
-    tags: entry.tags,
-    sensitive: entry.sensitive,
-    created_at: entry.created_at,
-    updated_at: entry.updated_at,
-    embedding: entry.embedding && vector
-      ? { embedder: entry.embedding.embedder, ...quantise(vector) }
-      : null,
-  };
+/** A record's value as written: its bytes when binary, else its JSON. */
+export function valueOf(record: StoreEntry): StoreValue {
+  return record.bytes ?? record.value;
 }
 
-/** The record of an entry, and the entry as reading that record back gives it (vector quantised) without parsing it. */
+/**
+ * The entry record: binary, without the vector (the index snapshot and the
+ * journal keep it, kv_index.ts). See entry_codec.ts for the layout.
+ */
+export function encodeEntry(entry: StoredEntry): Uint8Array {
+  return encodeRecord(entry);
+}
+
+/**
+ * The record of an entry, and the entry as the index keeps it (vector
+ * quantised to int8 × scale), without parsing the record back.
+ */
 export function encodeStored(
   entry: StoredEntry,
-): { record: JsonValue; stored: StoredEntry } {
-  const vector = entry.embedding?.vector;
-  const quantised = entry.embedding && vector ? quantiseBytes(vector) : null;
-  const { value, tags, sensitive, created_at, updated_at } = entry;
-  const fields = { value, tags, sensitive, created_at, updated_at };
+): { record: Uint8Array; stored: StoredEntry } {
+  const row = entry.embedding && quantiseRow(entry.embedding.vector);
   return {
-    record: {
-      ...fields,
-      embedding: entry.embedding && quantised
-        ? {
-          embedder: entry.embedding.embedder,
-          i8: Buffer.from(quantised.bytes.buffer).toString("base64"),
-          scale: quantised.scale,
-        }
-        : null,
-    },
+    record: encodeRecord(entry),
     stored: {
-      namespace: entry.namespace,
-      key: entry.key,
-      ...fields,
-      tags: [...tags],
-      embedding: entry.embedding && quantised
-        ? {
-          embedder: entry.embedding.embedder,
-          vector: dequantiseBytes(quantised.bytes, quantised.scale),
-        }
-        : null,
+      ...entry,
+      tags: [...entry.tags],
+      embedding: entry.embedding && {
+        embedder: entry.embedding.embedder,
+        // Not indexable (zero): kept as "made by this embedder", without a vector.
+        vector: row ? dequantise(row.i8, row.scale) : new Float32Array(0),
+      },
     },
   };
 }
 
+/**
+ * The entry a record holds. Binary records (this version's) carry no vector:
+ * `embedding` is null and the caller takes it from the index or journal.
+ * JSON records (earlier versions) carry theirs; they are read as they are and
+ * rewritten in the binary form at their next write.
+ */
 export function decodeEntry(
   namespace: string,
   key: string,
-  value: JsonValue,
+  value: StoreValue,
 ): StoredEntry {
-  const parsed = EntryRecord.safeParse(value);
+  if (value instanceof Uint8Array) {
+    const fields = decodeRecord(value);
+    if (!fields) throw unreadable(namespace, key, "damaged binary record");
+    return { namespace, key, ...fields, embedding: null };
+  }
+  const parsed = JsonRecord.safeParse(value);
   if (!parsed.success) {
-    throw new Error(
-      `Stored entry "${key}" in namespace "${namespace}" is unreadable ` +
-        `(${parsed.error.issues[0]?.message}); delete it or restore a backup`,
-    );
+    throw unreadable(namespace, key, parsed.error.issues[0]?.message);
   }
   const { embedding, ...rest } = parsed.data;
   let decoded: StoredEntry["embedding"] = null;
   if (embedding && "i8" in embedding) {
+    const bytes = Buffer.from(embedding.i8, "base64");
     decoded = {
       embedder: embedding.embedder,
-      vector: dequantise(embedding.i8, embedding.scale),
+      vector: dequantise(
+        new Int8Array(bytes.buffer, bytes.byteOffset, bytes.length),
+        embedding.scale,
+      ),
     };
   } else if (embedding) {
     // Deno runs on little-endian machines only, so the raw bytes are little-endian.
@@ -146,54 +147,23 @@ export function decodeEntry(
   return { namespace, key, ...rest, embedding: decoded };
 }
 
-/** Symmetric int8 quantisation: the largest component maps to ±127. */
-export function quantise(vector: Float32Array): { i8: string; scale: number } {
-  const { bytes, scale } = quantiseBytes(vector);
-  return {
-    i8: Buffer.from(bytes.buffer).toString("base64"),
-    scale,
-  };
+function unreadable(namespace: string, key: string, why?: string): Error {
+  return new Error(
+    `Stored entry "${key}" in namespace "${namespace}" is unreadable ` +
+      `(${why}); delete it or restore a backup`,
+  );
 }
 
-function quantiseBytes(
-  vector: Float32Array,
-): { bytes: Int8Array; scale: number } {
-  let max = 0;
-  for (let i = 0; i < vector.length; i++) {
-    max = Math.max(max, Math.abs(vector[i]));
-  }
-  const scale = max > 0 && Number.isFinite(max) ? max / 127 : 0;
-  const bytes = new Int8Array(vector.length);
-  if (scale > 0) {
-    for (let i = 0; i < vector.length; i++) {
-      bytes[i] = Math.round(vector[i] / scale);
-    }
-  }
-  return { bytes, scale };
-}
-
-/** What dequantise gives for the base64 of `bytes`. */
-function dequantiseBytes(bytes: Int8Array, scale: number): Float32Array {
-  const vector = new Float32Array(bytes.length);
-  for (let i = 0; i < bytes.length; i++) vector[i] = bytes[i] * scale;
-  return vector;
-}
-
-export function dequantise(i8: string, scale: number): Float32Array {
-  const bytes = Buffer.from(i8, "base64");
-  const vector = new Float32Array(bytes.length);
-  for (let i = 0; i < bytes.length; i++) {
-    // Buffer bytes are unsigned: reinterpret as two's complement.
-    const b = bytes[i];
-    vector[i] = (b > 127 ? b - 256 : b) * scale;
-  }
+export function dequantise(i8: Int8Array, scale: number): Float32Array {
+  const vector = new Float32Array(i8.length);
+  for (let i = 0; i < i8.length; i++) vector[i] = i8[i] * scale;
   return vector;
 }
 
 export function tryDecode(
   namespace: string,
   key: string,
-  value: JsonValue,
+  value: StoreValue,
 ): StoredEntry | null {
   try {
     return decodeEntry(namespace, key, value);
