@@ -62,6 +62,7 @@ import {
   descendantsOf,
   interleaved,
   killOnExit,
+  MAIN,
   ms,
   nodeVersion,
   percentile,
@@ -171,6 +172,9 @@ async function httpTarget(
 // BENCH_GATEWAY_DENO_FLAGS="--v8-flags=--prof,--logfile=/tmp/gw-%p.log".
 const GATEWAY_DENO_FLAGS = (Deno.env.get("BENCH_GATEWAY_DENO_FLAGS") ?? "")
   .split(" ").filter((flag) => flag !== "");
+// Another checkout's main.ts for the gateway (e.g. the code before a change,
+// from `git archive`), to compare two versions run after run.
+const GATEWAY_MAIN = Deno.env.get("BENCH_GATEWAY_MAIN");
 
 /** `agentd mcp gateway` alone, with server-everything as its one upstream. */
 async function gatewayTarget(
@@ -185,21 +189,20 @@ async function gatewayTarget(
     JSON.stringify({ gateway: { upstreams: { everything: config } } }),
   );
   const started = performance.now();
-  const server = await spawnListening(
-    label,
-    agentdCommand([
-      "mcp",
-      "gateway",
-      "--port",
-      "0",
-      "--data-dir",
-      dir,
-      "--config",
-      configFile,
-    ], GATEWAY_DENO_FLAGS),
-    "stderr",
-    agentdPort,
-  );
+  const command = agentdCommand([
+    "mcp",
+    "gateway",
+    "--port",
+    "0",
+    "--data-dir",
+    dir,
+    "--config",
+    configFile,
+  ], GATEWAY_DENO_FLAGS);
+  if (GATEWAY_MAIN) {
+    command.args = command.args.map((arg) => arg === MAIN ? GATEWAY_MAIN : arg);
+  }
+  const server = await spawnListening(label, command, "stderr", agentdPort);
   return httpTarget(
     label,
     "gateway",
@@ -442,7 +445,8 @@ console.log(
   } (Node ${nodeVersion()}); upstream @modelcontextprotocol/server-everything ` +
     `${
       packageVersion(EVERYTHING_DIR)
-    } (Node); client: MCP SDK Client in this process`,
+    } (Node); client: MCP SDK Client in this process` +
+    (GATEWAY_MAIN ? `; gateway from ${GATEWAY_MAIN}` : ""),
 );
 printMemory(
   `Memory after ${WARMUP} warm-up calls each (VmRSS, VmHWM)`,

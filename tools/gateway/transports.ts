@@ -1,16 +1,14 @@
 // How the gateway reaches one upstream: the transport for an in-process link,
-// streamable HTTP (with optional Authorization pass-through) or a stdio child.
+// streamable HTTP (with optional Authorization pass-through) or a stdio child,
+// the last two on the gateway's own lean transports (http_transport.ts,
+// stdio_transport.ts).
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import {
-  Client,
-  StdioClientTransport,
-  StreamableHTTPClientTransport,
-  type Transport,
-} from "../../platform/mcp_sdk.ts";
+import { Client, type Transport } from "../../platform/mcp_sdk.ts";
 import type { Logger } from "../../platform/log.ts";
 import { VERSION } from "../../platform/version.ts";
-import { sseSafeFetch } from "../../platform/sse_fetch.ts";
+import { HttpClientTransport } from "./http_transport.ts";
+import { StdioTransport } from "./stdio_transport.ts";
 import type { Peer } from "../kit/mod.ts";
 
 export type UpstreamTarget =
@@ -52,44 +50,30 @@ export async function openTransport(
     return await target.peer.connect({});
   }
   if (target.kind === "http") {
-    const headers = { ...target.headers };
-    const passThroughAuth = target.passThroughAuth;
-    return new StreamableHTTPClientTransport(new URL(target.url), {
-      requestInit: { headers },
-      fetch: (input, init) => {
-        const authorization = passThroughAuth
-          ? passThrough.getStore()
-          : undefined;
-        if (authorization === undefined) return sseSafeFetch(input, init);
-        const merged = new Headers(init?.headers);
-        merged.set("authorization", authorization);
-        return sseSafeFetch(input, { ...init, headers: merged });
-      },
+    return new HttpClientTransport(new URL(target.url), {
+      headers: target.headers,
+      authorization: target.passThroughAuth
+        ? () => passThrough.getStore()
+        : undefined,
     });
   }
-  const transport = new StdioClientTransport({
+  const transport = new StdioTransport({
     command: target.command,
-    args: [...target.args],
-    env: { ...target.env },
+    args: target.args,
+    env: target.env,
     cwd: target.cwd,
     // The child's stderr becomes our JSON log lines; never raw bytes on our stderr.
-    stderr: "pipe",
-  });
-  // Client.connect keeps this handler and chains its own after it.
-  transport.onclose = () => options.onExit();
-  transport.stderr?.on("data", (chunk: Uint8Array | string) => {
-    const text = typeof chunk === "string"
-      ? chunk
-      : new TextDecoder().decode(chunk);
-    for (const line of text.split("\n")) {
+    onStderrLine: (line) => {
       if (line.trim()) {
         options.log.debug("upstream_stderr", {
           upstream: options.upstream,
           line: line.slice(0, 2000),
         });
       }
-    }
+    },
   });
+  // Client.connect keeps this handler and chains its own after it.
+  transport.onclose = () => options.onExit();
   return transport;
 }
 
