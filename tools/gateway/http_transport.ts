@@ -407,7 +407,7 @@ function unfollowed(response: Response, from: URL): string | undefined {
 }
 
 /** The JSON-RPC 2.0 envelope; the Client checks params and results against its schemas. */
-export function isMessage(value: unknown): value is JSONRPCMessage {
+function isMessage(value: unknown): value is JSONRPCMessage {
   if (typeof value !== "object" || value === null) return false;
   if (Reflect.get(value, "jsonrpc") !== "2.0") return false;
   const method = Reflect.get(value, "method");

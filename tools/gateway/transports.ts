@@ -1,14 +1,16 @@
 // How the gateway reaches one upstream: the transport for an in-process link,
-// streamable HTTP (with optional Authorization pass-through) or a stdio child,
-// the last two on the gateway's own lean transports (http_transport.ts,
-// stdio_transport.ts).
+// streamable HTTP (with optional Authorization pass-through, on the gateway's
+// own lean transport: http_transport.ts) or a stdio child.
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { Client, type Transport } from "../../platform/mcp_sdk.ts";
+import {
+  Client,
+  StdioClientTransport,
+  type Transport,
+} from "../../platform/mcp_sdk.ts";
 import type { Logger } from "../../platform/log.ts";
 import { VERSION } from "../../platform/version.ts";
 import { HttpClientTransport } from "./http_transport.ts";
-import { StdioTransport } from "./stdio_transport.ts";
 import type { Peer } from "../kit/mod.ts";
 
 export type UpstreamTarget =
@@ -57,23 +59,31 @@ export async function openTransport(
         : undefined,
     });
   }
-  const transport = new StdioTransport({
+  // The SDK's transport: a version on Deno's process streams measured more
+  // CPU per call (bench/README.md, Gateway).
+  const transport = new StdioClientTransport({
     command: target.command,
-    args: target.args,
-    env: target.env,
+    args: [...target.args],
+    env: { ...target.env },
     cwd: target.cwd,
     // The child's stderr becomes our JSON log lines; never raw bytes on our stderr.
-    onStderrLine: (line) => {
+    stderr: "pipe",
+  });
+  // Client.connect keeps this handler and chains its own after it.
+  transport.onclose = () => options.onExit();
+  transport.stderr?.on("data", (chunk: Uint8Array | string) => {
+    const text = typeof chunk === "string"
+      ? chunk
+      : new TextDecoder().decode(chunk);
+    for (const line of text.split("\n")) {
       if (line.trim()) {
         options.log.debug("upstream_stderr", {
           upstream: options.upstream,
           line: line.slice(0, 2000),
         });
       }
-    },
+    }
   });
-  // Client.connect keeps this handler and chains its own after it.
-  transport.onclose = () => options.onExit();
   return transport;
 }
 

@@ -8,6 +8,7 @@ import {
   type Client,
   McpError,
   type ReadResourceResult,
+  StdioClientTransport,
   type Tool,
   ToolListChangedNotificationSchema,
   type Transport,
@@ -33,7 +34,6 @@ import {
   type UpstreamTarget,
   withTimeout,
 } from "./transports.ts";
-import { StdioTransport } from "./stdio_transport.ts";
 
 export type { UpstreamTarget } from "./transports.ts";
 
@@ -142,7 +142,7 @@ export class Upstream {
         "initialize",
       );
       this.#client = client;
-      if (transport instanceof StdioTransport) this.#pid = transport.pid;
+      if (transport instanceof StdioClientTransport) this.#pid = transport.pid;
       this.#connectedAt = this.#clock();
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
         this.refreshTools().catch((error) =>
