@@ -10,11 +10,8 @@ import {
   Server,
   WebStandardStreamableHTTPServerTransport,
 } from "../../../platform/mcp_sdk.ts";
-import {
-  HttpClientTransport,
-  type SseEvent,
-  SseEvents,
-} from "../../../tools/gateway/http_transport.ts";
+import { HttpClientTransport } from "../../../tools/gateway/http_transport.ts";
+import { type SseEvent, SseEvents } from "../../../tools/gateway/sse_events.ts";
 
 const STREAM = ": keep-alive\r\n" +
   'event: message\r\nid: 7\r\ndata: {"a":\r\ndata:  1}\r\n\r\n' +
