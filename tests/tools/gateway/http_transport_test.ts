@@ -63,11 +63,13 @@ Deno.test("SseEvents: the same events for every split of the bytes into two and 
 /** An SDK server with one tool that sends two progress notifications, on a free port. */
 function serve(json: boolean) {
   const seen: Headers[] = [];
+  const streams: Request[] = [];
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     async (request) => {
       seen.push(request.headers);
+      if (request.method === "GET") streams.push(request);
       const id = request.headers.get("mcp-session-id");
       const known = id ? sessions.get(id) : undefined;
       if (known) return known.handleRequest(request);
@@ -104,6 +106,18 @@ function serve(json: boolean) {
   return {
     url: new URL(`http://127.0.0.1:${server.addr.port}/mcp`),
     seen,
+    /** Resolves once every standalone GET stream's connection has ended. */
+    streamsEnded: () =>
+      Promise.all(
+        streams.map((request) =>
+          request.signal.aborted
+            ? undefined
+            : new Promise((resolve) =>
+              request.signal.addEventListener("abort", resolve, { once: true })
+            )
+        ),
+      ),
+    streams,
     async [Symbol.asyncDispose]() {
       for (const transport of sessions.values()) await transport.close();
       await server.shutdown();
@@ -142,9 +156,11 @@ for (const json of [false, true]) {
         last?.get("mcp-protocol-version") ?? "",
         /^\d{4}-\d{2}-\d{2}$/,
       );
+      assert.equal(upstream.streams.length, 1, "the standalone GET stream");
       await client.close();
-      // The server's shutdown (in dispose) waits for every open response: a GET
-      // stream left open by the client would hang this test.
+      // The client's close ends the GET stream's connection (a stream left open
+      // would keep this wait, and the server's shutdown, from ever finishing).
+      await upstream.streamsEnded();
     },
   );
 }
