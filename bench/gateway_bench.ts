@@ -14,15 +14,18 @@
 //   target                  client → front         → server-everything
 //   direct HTTP             HTTP                      streamableHttp
 //   agentd gateway → HTTP   HTTP   gateway /mcp    → the same process, HTTP
+//   Deno relay → HTTP       HTTP   bench/relay.ts  → the same process, HTTP
 //   direct stdio            stdio                     stdio, this process's child
 //   agentd gateway → stdio  HTTP   gateway /mcp    → stdio, the gateway's child
 //   mcp-proxy → stdio       HTTP   mcp-proxy /mcp  → stdio, mcp-proxy's child
 //
 // Comparable pairs: gateway → HTTP with direct HTTP (what the gateway adds in
 // front of an HTTP server), and gateway → stdio with mcp-proxy → stdio (the
-// same hops: apples to apples). direct stdio is the stdio upstream's own round
-// trip, with no HTTP hop at all: a floor, not a like-for-like baseline. The
-// gateway runs alone, `deno run -A main.ts mcp gateway --port 0 --config F`.
+// same hops: apples to apples). The relay passes bytes on without reading
+// them (Deno.serve + fetch): the floor for any proxy on Deno in front of an
+// HTTP server; what the gateway adds beyond it is its MCP work. direct stdio
+// is the stdio upstream's own round trip, with no HTTP hop at all: a floor,
+// not a like-for-like baseline. The gateway runs alone, `deno run -A main.ts mcp gateway --port 0 --config F`.
 // Every server is a child process started once at module load; one MCP SDK
 // Client per target drives it, so client-side cost is the same for all.
 //
@@ -62,6 +65,7 @@ import {
   descendantsOf,
   interleaved,
   killOnExit,
+  MAIN,
   ms,
   nodeVersion,
   percentile,
@@ -81,7 +85,7 @@ const BURST_CALLS = 2000;
 const BURST_ROUNDS = 4;
 const IN_FLIGHT = 16;
 
-type Role = "direct" | "gateway" | "peer";
+type Role = "direct" | "gateway" | "peer" | "relay";
 type UpstreamKind = "http" | "stdio";
 
 interface Target {
@@ -171,6 +175,9 @@ async function httpTarget(
 // BENCH_GATEWAY_DENO_FLAGS="--v8-flags=--prof,--logfile=/tmp/gw-%p.log".
 const GATEWAY_DENO_FLAGS = (Deno.env.get("BENCH_GATEWAY_DENO_FLAGS") ?? "")
   .split(" ").filter((flag) => flag !== "");
+// Another checkout's main.ts for the gateway (e.g. the code before a change,
+// from `git archive`), to compare two versions run after run.
+const GATEWAY_MAIN = Deno.env.get("BENCH_GATEWAY_MAIN");
 
 /** `agentd mcp gateway` alone, with server-everything as its one upstream. */
 async function gatewayTarget(
@@ -185,21 +192,20 @@ async function gatewayTarget(
     JSON.stringify({ gateway: { upstreams: { everything: config } } }),
   );
   const started = performance.now();
-  const server = await spawnListening(
-    label,
-    agentdCommand([
-      "mcp",
-      "gateway",
-      "--port",
-      "0",
-      "--data-dir",
-      dir,
-      "--config",
-      configFile,
-    ], GATEWAY_DENO_FLAGS),
-    "stderr",
-    agentdPort,
-  );
+  const command = agentdCommand([
+    "mcp",
+    "gateway",
+    "--port",
+    "0",
+    "--data-dir",
+    dir,
+    "--config",
+    configFile,
+  ], GATEWAY_DENO_FLAGS);
+  if (GATEWAY_MAIN) {
+    command.args = command.args.map((arg) => arg === MAIN ? GATEWAY_MAIN : arg);
+  }
+  const server = await spawnListening(label, command, "stderr", agentdPort);
   return httpTarget(
     label,
     "gateway",
@@ -277,11 +283,13 @@ function printLatency(
   console.table(rows);
   const gatewayHttp = of("gateway", "http");
   const gatewayStdio = of("gateway", "stdio");
+  const relay = of("relay", "http");
   console.log(
     `agentd gateway → HTTP adds ${ms(gatewayHttp - directHttp)} ms per call ` +
       `to direct HTTP (p50 ${ms(gatewayHttp)} vs ${ms(directHttp)} ms, ` +
       `×${ratio(gatewayHttp, directHttp)}); ` +
-      `gateway → stdio ÷ mcp-proxy → stdio: ×${ratio(gatewayStdio, peer)}`,
+      `gateway → stdio ÷ mcp-proxy → stdio: ×${ratio(gatewayStdio, peer)}; ` +
+      `the bare Deno relay adds ${ms(relay - directHttp)} ms`,
   );
 }
 
@@ -362,6 +370,31 @@ try {
       url: `http://127.0.0.1:${upstream.port}/mcp`,
     }),
   );
+  started = performance.now();
+  const relay = await spawnListening(
+    "Deno relay → HTTP",
+    {
+      command: Deno.execPath(),
+      args: [
+        "run",
+        "-A",
+        join(ROOT, "bench/relay.ts"),
+        `http://127.0.0.1:${upstream.port}/mcp`,
+      ],
+    },
+    "stderr",
+    everythingPort,
+  );
+  targets.push(
+    await httpTarget(
+      "Deno relay → HTTP",
+      "relay",
+      "http",
+      started,
+      relay,
+      "echo",
+    ),
+  );
 
   started = performance.now();
   const direct = await stdioClient("direct stdio", "node", [
@@ -421,7 +454,7 @@ try {
 
   for (const target of targets) {
     for (let i = 0; i < WARMUP; i++) await target.call();
-    if (target.role === "gateway" && target.upstream === "http") {
+    if (target.role !== "direct" && target.upstream === "http") {
       target.upstreamPid = upstream.pid;
     } else if (target.role !== "direct") {
       target.upstreamPid = descendantsOf(target.pid)[0];
@@ -442,7 +475,8 @@ console.log(
   } (Node ${nodeVersion()}); upstream @modelcontextprotocol/server-everything ` +
     `${
       packageVersion(EVERYTHING_DIR)
-    } (Node); client: MCP SDK Client in this process`,
+    } (Node); client: MCP SDK Client in this process` +
+    (GATEWAY_MAIN ? `; gateway from ${GATEWAY_MAIN}` : ""),
 );
 printMemory(
   `Memory after ${WARMUP} warm-up calls each (VmRSS, VmHWM)`,
