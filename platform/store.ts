@@ -47,7 +47,17 @@ export interface Check {
 }
 
 export type Mutation =
-  | { type: "set"; key: StoreKey; value: StoreValue }
+  | {
+    type: "set";
+    key: StoreKey;
+    value: StoreValue;
+    /**
+     * The key was never written (a new record of an append-only log), so a
+     * store need not read what it replaces. On a key that holds a value, that
+     * value's storage may be left behind.
+     */
+    newKey?: boolean;
+  }
   | { type: "delete"; key: StoreKey };
 
 /** On success, `version` is the new version of every key the commit set. */
@@ -318,7 +328,13 @@ export interface PreparedCheck {
 }
 
 export type PreparedMutation =
-  | { type: "set"; key: StoreKey; id: string; bytes: Uint8Array }
+  | {
+    type: "set";
+    key: StoreKey;
+    id: string;
+    bytes: Uint8Array;
+    newKey: boolean;
+  }
   | { type: "delete"; key: StoreKey; id: string };
 
 export interface PreparedCommit {
@@ -357,7 +373,13 @@ export function prepareCommit(
   for (const [id, m] of byId) {
     mutations.push(
       m.type === "set"
-        ? { type: "set", key: m.key, id, bytes: serializeValue(m.key, m.value) }
+        ? {
+          type: "set",
+          key: m.key,
+          id,
+          bytes: serializeValue(m.key, m.value),
+          newKey: m.newKey === true,
+        }
         : { type: "delete", key: m.key, id },
     );
   }

@@ -307,6 +307,8 @@ export class KvStore implements Store {
       else touched.set(c.id, c.key);
     }
     for (const m of prepared.mutations) {
+      // A new key replaces nothing: no header to read, no chunks to clean up.
+      if (m.type === "set" && m.newKey) continue;
       if (!known.has(m.id)) touched.set(m.id, m.key);
     }
     const current = await this.#readHeaders(touched);

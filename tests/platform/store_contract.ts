@@ -57,6 +57,28 @@ export function storeContract(name: string, open: OpenStore): void {
     assert.deepEqual((await store.get(["k"]))?.value, { list: [1] });
   });
 
+  test("a set of a new key (newKey) writes like any set, big or small, with checks", async (store) => {
+    const big = "n".repeat(300_000);
+    const result = await store.commit({
+      checks: [{ key: ["log", "absent"], version: null }],
+      mutations: [
+        { type: "set", key: ["log", "1"], value: { at: 1 }, newKey: true },
+        { type: "set", key: ["log", "2"], value: big, newKey: true },
+      ],
+    });
+    assert.equal(result.ok, true);
+    const [one, two] = await store.getMany([["log", "1"], ["log", "2"]]);
+    assert.deepEqual(one?.value, { at: 1 });
+    assert.equal(two?.value, big);
+    // A failed check still writes nothing.
+    const failed = await store.commit({
+      checks: [{ key: ["log", "1"], version: null }],
+      mutations: [{ type: "set", key: ["log", "3"], value: 3, newKey: true }],
+    });
+    assert.deepEqual(failed, { ok: false });
+    assert.equal(await store.get(["log", "3"]), null);
+  });
+
   test("binary values round-trip as bytes, apart from JSON ones", async (store) => {
     const small = Uint8Array.from([0, 255, 0x7b, 0x22, 1]);
     const empty = new Uint8Array(0);

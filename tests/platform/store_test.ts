@@ -274,6 +274,33 @@ Deno.test("KvStore: a read whose chunks vanish midway retries instead of tearing
   }
 });
 
+Deno.test("KvStore: a set of a new key reads nothing before its commit; a plain set reads the key's header", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "store_test_" });
+  const raw = await Deno.openKv(join(dir, "store.kv"));
+  let reads = 0;
+  const kv = new Proxy(raw, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (property === "getMany" || property === "get") reads++;
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const store = new KvStore(kv);
+  try {
+    await store.commit({
+      mutations: [{ type: "set", key: ["log", "a"], value: 1, newKey: true }],
+    });
+    assert.equal(reads, 0);
+    await store.commit({
+      mutations: [{ type: "set", key: ["log", "b"], value: 2 }],
+    });
+    assert.equal(reads, 1);
+  } finally {
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("openKvStore: creates missing parent directories", async () => {
   const dir = await Deno.makeTempDir({ prefix: "store_test_" });
   try {
