@@ -25,6 +25,8 @@ const AT = "2026-01-01T00:00:00.000Z";
 class CountingStore {
   reads = 0;
   commits = 0;
+  /** Message keys set without newKey (the KV store would read them first). */
+  plainMessageSets = 0;
   constructor(private readonly inner: Store) {}
   get(key: StoreKey) {
     this.reads++;
@@ -42,6 +44,11 @@ class CountingStore {
     op: { checks?: Check[]; mutations: Mutation[] },
   ): Promise<CommitResult> {
     this.commits++;
+    for (const m of op.mutations) {
+      if (m.type === "set" && m.key[0] === "m" && !m.newKey) {
+        this.plainMessageSets++;
+      }
+    }
     return this.inner.commit(op);
   }
 }
@@ -100,6 +107,8 @@ for (const kind of ["kv", "memory"] as const) {
         assert.equal(counts.reads - reads, 1, `turn ${turn}: reads`);
         assert.equal(counts.commits - commits, 1, `turn ${turn}: commits`);
       }
+      // New message keys replace nothing: the store need not read them.
+      assert.equal(counts.plainMessageSets, 0);
 
       // After this process read the history, another writer appends: the
       // guessed version fails its check, and the append reads and retries.

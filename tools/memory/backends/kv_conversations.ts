@@ -162,10 +162,12 @@ function appendMutations(
       key: ["s", namespace, sessionId],
       value: { count: start + records.length },
     },
+    // Sequences past the session's count were never written: nothing to read first.
     ...records.map((value, j): Mutation => ({
       type: "set",
       key: ["m", namespace, sessionId, sequence(start + j)],
       value,
+      newKey: true,
     })),
   ];
 }
