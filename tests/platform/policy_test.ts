@@ -157,9 +157,13 @@ Deno.test("policy: audit records past retention are dropped, newer ones kept", a
 Deno.test("policy: audit records of calls ending together share commits, each stored before its call returns", async () => {
   const store = new MemoryStore();
   let commits = 0;
+  let plainSets = 0;
   const commit = store.commit.bind(store);
   store.commit = (op) => {
     commits++;
+    // Records are new keys: a KV store then reads nothing before the commit.
+    plainSets += op.mutations.filter((m) => m.type === "set" && !m.newKey)
+      .length;
     return commit(op);
   };
   const set = store.set.bind(store);
@@ -190,6 +194,7 @@ Deno.test("policy: audit records of calls ending together share commits, each st
   );
   assert.equal((await trail.query({ limit: 10_000 })).length, 300);
   assert.ok(commits < 300 / 5, `${commits} commits for 300 records`);
+  assert.equal(plainSets, 0);
   // One more after the burst is written too (no record waits for a next one).
   await trail.append(record(300));
   assert.equal((await trail.query({ limit: 10_000 })).length, 301);

@@ -137,10 +137,12 @@ export class AuditTrail {
         const batch = this.#pending.splice(0, BATCH);
         try {
           await this.store.commit({
+            // Each record's key is new: the store need not read it first.
             mutations: batch.map(({ key, value }) => ({
               type: "set" as const,
               key,
               value,
+              newKey: true,
             })),
           });
           for (const record of batch) record.written.resolve();
