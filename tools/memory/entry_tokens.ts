@@ -5,10 +5,14 @@
 
 import { tokenize } from "./search_tokens.ts";
 
-/** Texts kept for the index: a write is indexed a few hundred writes later at most. */
+/**
+ * Texts kept for the index: a write is indexed a few hundred writes later at
+ * most. Query embeddings are kept too (the embedder cannot tell them apart)
+ * and age out; a miss only costs the second pass.
+ */
 const MAX_TEXTS = 1024;
 /** Characters of kept texts, so a burst of large entries stays small in memory. */
-const MAX_CHARS = 4_000_000;
+const MAX_CHARS = 1_000_000;
 
 const kept = new Map<string, string[]>();
 let keptChars = 0;
