@@ -792,6 +792,8 @@ async function listeningPort(
 /** `agentd serve --servers memory` on a free port, with `count` SDK clients on /mcp/memory. */
 export async function memoryServeClients(count: number): Promise<{
   clients: Client[];
+  /** The daemon's process id (its CPU time is read from /proc). */
+  pid: number;
   /** Closes the clients and stops the daemon. */
   close(): Promise<void>;
 }> {
@@ -827,6 +829,7 @@ export async function memoryServeClients(count: number): Promise<{
   }
   return {
     clients,
+    pid: child.pid,
     async close() {
       await Promise.all(clients.map((client) => client.close()));
       child.kill("SIGTERM");

@@ -6,6 +6,8 @@
 //   stdio, 1 client, sequential   one call at a time (each waits for its answer)
 //   stdio, 1 client, N in flight  one MCP connection with N calls outstanding
 //                                 (N = 32, 64, 128)
+//   HTTP, 1 client                one streamable HTTP session on `agentd serve`,
+//                                 sequential: the peer of the concurrent rows
 //   HTTP, 4 clients               4 streamable HTTP sessions on `agentd serve`,
 //                                 each sequential
 //   HTTP, 16 clients              the same with 16 sessions
@@ -18,7 +20,10 @@
 // stores/s it barely moves with other load on the machine. 2,000 stores/s
 // needs at most 500 µs per store on one core.
 // BENCH_MEMORY_RUNS=N repeats the whole set (default 1); the README reports
-// the range over runs.
+// the range over runs. BENCH_MEMORY_ROWS picks rows by name (comma-separated:
+// inproc, stdio1, stdio32, stdio64, stdio128, http1, http4, http16, peer)
+// and BENCH_MEMORY_STORES sets the writes per row (default 2,000). HTTP rows
+// also report the bench's own client CPU: it shares the machine's cores.
 //
 //   deno run -A bench/memory_stores_bench.ts
 
@@ -46,8 +51,9 @@ import {
   tempDir,
 } from "./bench_lib.ts";
 
-const STORES = 2000;
+const STORES = Number(Deno.env.get("BENCH_MEMORY_STORES") ?? "2000");
 const RUNS = Number(Deno.env.get("BENCH_MEMORY_RUNS") ?? "1");
+const ROWS = Deno.env.get("BENCH_MEMORY_ROWS")?.split(",");
 
 const ToolResult = z.object({
   isError: z.boolean().optional(),
@@ -60,6 +66,8 @@ interface Result {
   samples: number[];
   /** CPU ms the server process spent during the run, when known. */
   cpuMs?: number;
+  /** CPU ms the bench's own clients spent (HTTP rows: they share the 2 cores). */
+  clientCpuMs?: number;
 }
 
 /** CPU time (user + system, all threads) of a process so far, in ms; undefined off Linux. */
@@ -204,8 +212,10 @@ async function storesPeer(): Promise<Result> {
 }
 
 async function storesHttp(clientCount: number): Promise<Result> {
-  const { clients, close } = await memoryServeClients(clientCount);
+  const { clients, close, pid } = await memoryServeClients(clientCount);
   const per = STORES / clientCount;
+  const cpu = cpuMs(pid);
+  const clientCpu = cpuMs("self");
   const started = performance.now();
   const samples = (await Promise.all(clients.map((client, c) => {
     const items = entries(per, 5000 + c).map((entry) => ({
@@ -217,28 +227,39 @@ async function storesHttp(clientCount: number): Promise<Result> {
     });
   }))).flat();
   const elapsed = performance.now() - started;
+  const used = spent(pid, cpu);
+  const clientUsed = spent("self", clientCpu);
   await close();
   return {
-    label: `agentd serve, HTTP, ${clientCount} concurrent clients, sequential`,
+    label: clientCount === 1
+      ? "agentd serve, HTTP, 1 client, sequential"
+      : `agentd serve, HTTP, ${clientCount} concurrent clients, sequential`,
     count: samples.length,
     ms: elapsed,
     samples,
+    cpuMs: used,
+    clientCpuMs: clientUsed,
   };
 }
 
 const rows: Record<string, string | number>[] = [];
 try {
   for (let run = 1; run <= RUNS; run++) {
-    const results = [
-      await storesInProcess(64),
-      await storesStdio(1),
-      await storesStdio(32),
-      await storesStdio(64),
-      await storesStdio(128),
-      await storesHttp(4),
-      await storesHttp(16),
-      await storesPeer(),
+    const all: [string, () => Promise<Result>][] = [
+      ["inproc", () => storesInProcess(64)],
+      ["stdio1", () => storesStdio(1)],
+      ["stdio32", () => storesStdio(32)],
+      ["stdio64", () => storesStdio(64)],
+      ["stdio128", () => storesStdio(128)],
+      ["http1", () => storesHttp(1)],
+      ["http4", () => storesHttp(4)],
+      ["http16", () => storesHttp(16)],
+      ["peer", () => storesPeer()],
     ];
+    const results: Result[] = [];
+    for (const [name, row] of all) {
+      if (!ROWS || ROWS.includes(name)) results.push(await row());
+    }
     for (const r of results) {
       rows.push({
         run,
@@ -250,6 +271,9 @@ try {
         "CPU µs/store": r.cpuMs === undefined
           ? "-"
           : Math.round(r.cpuMs / r.count * 1000),
+        "client CPU µs/store": r.clientCpuMs === undefined
+          ? "-"
+          : Math.round(r.clientCpuMs / r.count * 1000),
       });
     }
   }

@@ -86,6 +86,12 @@ function redactValue(
 /** Appends records under `["audit", <time>-<seq>]`; drops those past retention. */
 /** Records per commit: well under the Store's 100 keys per commit. */
 const BATCH = 50;
+/**
+ * How long a record waits for others before its commit (unless a batch is
+ * full): each commit is a disk sync on the store the tools write to, and a
+ * commit per call put one more sync between a sequential client's writes.
+ */
+export const AUDIT_DELAY_MS = 20;
 
 interface PendingRecord {
   key: ["audit", string];
@@ -98,17 +104,20 @@ export class AuditTrail {
   #writes = 0;
   #pending: PendingRecord[] = [];
   #committing: Promise<void> | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly store: Store,
     private readonly retentionDays: () => number,
     private readonly clock: () => number = Date.now,
+    private readonly delayMs: number = AUDIT_DELAY_MS,
   ) {}
 
   /**
    * Queues the record and resolves once it is committed. Callers on a call's
-   * path do not wait for it (see `Guard.run`): the record joins the next
-   * group commit, `flush()` and `query()` wait for what is queued.
+   * path do not wait for it (see `Guard.run`): the record joins the commit
+   * of the records queued within `delayMs`; `flush()` and `query()` commit
+   * what is queued at once and wait for it.
    */
   async append(record: Omit<AuditRecord, "id" | "time">): Promise<void> {
     const now = this.clock();
@@ -120,17 +129,22 @@ export class AuditTrail {
       value: { ...record, id, time },
       written,
     });
-    this.#commitPending();
+    if (this.#pending.length >= BATCH) this.#commitPending();
+    else this.#timer ??= setTimeout(() => this.#commitPending(), this.delayMs);
     await written.promise;
     if (this.#writes++ % 200 === 0) await this.prune(now);
   }
 
   /**
-   * Group commit: records of calls that end together are written in one
-   * commit, each caller answered once its record is stored (a write per
+   * Group commit: records of calls that end close together are written in
+   * one commit, each caller answered once its record is stored (a write per
    * call serialised every call of every server behind the store).
    */
   #commitPending(): void {
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
     if (this.#committing) return;
     this.#committing = (async () => {
       while (this.#pending.length > 0) {
@@ -152,14 +166,20 @@ export class AuditTrail {
       }
     })().finally(() => {
       this.#committing = undefined;
-      // A record that came in as the loop ended must not wait for the next.
-      if (this.#pending.length > 0) this.#commitPending();
+      // Records that came in during the commit wait for others again.
+      if (this.#pending.length > 0) {
+        this.#timer ??= setTimeout(() => this.#commitPending(), this.delayMs);
+      }
     });
   }
 
-  /** Resolves once every record appended so far is committed (or failed). */
+  /** Commits what is queued now; resolves once every record appended so far is committed (or failed). */
   async flush(): Promise<void> {
-    while (this.#committing) await this.#committing;
+    if (this.#pending.length > 0) this.#commitPending();
+    while (this.#committing) {
+      await this.#committing;
+      if (this.#pending.length > 0) this.#commitPending();
+    }
   }
 
   /** Deletes audit records and settled approvals older than the retention period. */

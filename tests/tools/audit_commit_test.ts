@@ -1,0 +1,70 @@
+import assert from "node:assert/strict";
+import { MemoryStore } from "../../platform/store_memory.ts";
+import { AuditTrail } from "../../tools/kit/audit.ts";
+
+function record(i: number) {
+  return {
+    caller: "local",
+    session: null,
+    server: "memory",
+    tool: "store_memory",
+    args: { n: i },
+    decision: "allowed",
+    rule: "default",
+    decided_by: null,
+    outcome: "ok" as const,
+    duration_ms: 1,
+  };
+}
+
+/** Yields to the event loop once (a macrotask), as between two sequential calls. */
+const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+Deno.test("audit: records of sequential calls wait to share one commit; flush writes them at once", async () => {
+  const store = new MemoryStore();
+  let commits = 0;
+  const commit = store.commit.bind(store);
+  store.commit = (op) => {
+    commits++;
+    return commit(op);
+  };
+  // A delay no test run reaches: only flush() may commit here.
+  const trail = new AuditTrail(store, () => 30, Date.now, 3_600_000);
+  const written: Promise<void>[] = [];
+  for (let i = 0; i < 5; i++) {
+    written.push(trail.append(record(i)));
+    await nextTurn();
+  }
+  assert.equal(commits, 0, "no commit per call");
+  await trail.flush();
+  assert.equal(commits, 1);
+  await Promise.all(written);
+  const stored = await trail.query();
+  assert.deepEqual(
+    stored.map((r) => r.args),
+    [0, 1, 2, 3, 4].map((n) => ({ n })),
+  );
+});
+
+Deno.test("audit: a full batch commits without waiting for the delay", async () => {
+  const store = new MemoryStore();
+  let commits = 0;
+  const commit = store.commit.bind(store);
+  store.commit = (op) => {
+    commits++;
+    return commit(op);
+  };
+  const trail = new AuditTrail(store, () => 30, Date.now, 3_600_000);
+  await Promise.all(
+    Array.from({ length: 50 }, (_, i) => trail.append(record(i))),
+  );
+  assert.equal(commits, 1);
+  // One more waits for others, or for a flush (as shutdown does).
+  const last = trail.append(record(50));
+  await nextTurn();
+  assert.equal(commits, 1);
+  await trail.flush();
+  await last;
+  assert.equal(commits, 2);
+  assert.equal((await trail.query()).length, 51);
+});
