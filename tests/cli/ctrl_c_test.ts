@@ -158,7 +158,7 @@ for (const signal of ["INT", "TERM"] as const) {
         // Its text quotes the site's reply, sent only after the signal.
         assert.match(
           JSON.stringify(result),
-          /Error POSTing to endpoint: not an MCP server/,
+          /Error POSTing to endpoint: HTTP 404 not an MCP server/,
           logs,
         );
 
