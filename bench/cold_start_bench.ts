@@ -8,7 +8,8 @@
 // code caches and writes agentd's secret key). Prints p50/p95 and the ratio
 // agentd ÷ peer (goal ≤ 0.6). On Linux it also prints the whole-process CPU
 // (user + sys, from /usr/bin/time) of a start that reads EOF on stdin and
-// exits: steadier than wall time on a loaded machine.
+// exits, and of a start that answers initialize and tools/list first (what a
+// desktop client's start costs): steadier than wall time on a loaded machine.
 //
 //   deno run -A bench/cold_start_bench.ts        (BENCH_STARTS, default 15)
 
@@ -38,6 +39,8 @@ interface Variant {
   tools: number;
   /** Seconds of CPU (user + sys) per start, whole process. */
   cpu: number[];
+  /** The same for a start that answers initialize and tools/list first. */
+  listedCpu: number[];
 }
 
 const variants: Variant[] = [
@@ -47,6 +50,7 @@ const variants: Variant[] = [
     samples: [],
     tools: 0,
     cpu: [],
+    listedCpu: [],
   },
   {
     label: "peer: server-memory (node)",
@@ -54,6 +58,7 @@ const variants: Variant[] = [
     samples: [],
     tools: 0,
     cpu: [],
+    listedCpu: [],
   },
   {
     label: "floor: one-tool Deno + SDK server",
@@ -61,6 +66,7 @@ const variants: Variant[] = [
     samples: [],
     tools: 0,
     cpu: [],
+    listedCpu: [],
   },
 ];
 
@@ -108,6 +114,40 @@ async function cpuOfStart(command: Command): Promise<number | undefined> {
   return match ? Number(match[1]) + Number(match[2]) : undefined;
 }
 
+/**
+ * User + sys seconds of a start driven as `start` does (initialize,
+ * tools/list, stdin closed): what a desktop client's start costs the machine.
+ */
+async function cpuOfListedStart(command: Command): Promise<number | undefined> {
+  try {
+    await Deno.stat(TIME);
+  } catch {
+    return undefined;
+  }
+  const transport = new StdioClientTransport({
+    command: TIME,
+    args: ["-f", "cpu %U %S", command.command, ...command.args],
+    cwd: ROOT,
+    env: { ...Deno.env.toObject(), ...command.env },
+    stderr: "pipe",
+  });
+  const stderr: string[] = [];
+  const ended = new Promise<void>((resolve) => {
+    transport.stderr?.on("data", (chunk) => stderr.push(String(chunk)));
+    transport.stderr?.on("end", () => resolve());
+  });
+  const client = new Client({ name: "agentd-bench", version: "1.0.0" });
+  try {
+    await client.connect(transport);
+    await client.listTools();
+  } finally {
+    await client.close();
+  }
+  await ended;
+  const match = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(stderr.join(""));
+  return match ? Number(match[1]) + Number(match[2]) : undefined;
+}
+
 try {
   for (const variant of variants) {
     const [, tools] = await start(variant.command);
@@ -120,6 +160,10 @@ try {
   for (const variant of inTurn(variants, CPU_STARTS)) {
     const seconds = await cpuOfStart(variant.command);
     if (seconds !== undefined) variant.cpu.push(seconds);
+  }
+  for (const variant of inTurn(variants, CPU_STARTS)) {
+    const seconds = await cpuOfListedStart(variant.command);
+    if (seconds !== undefined) variant.listedCpu.push(seconds);
   }
 } finally {
   cleanUp();
@@ -141,5 +185,11 @@ console.table(variants.map((v) => ({
   "CPU s, median": v.cpu.length ? percentile(v.cpu, 50).toFixed(2) : "n/a",
   "CPU ÷ peer": v.cpu.length && peer.cpu.length
     ? (percentile(v.cpu, 50) / percentile(peer.cpu, 50)).toFixed(2)
+    : "n/a",
+  "CPU s with tools/list": v.listedCpu.length
+    ? percentile(v.listedCpu, 50).toFixed(2)
+    : "n/a",
+  "÷ peer": v.listedCpu.length && peer.listedCpu.length
+    ? (percentile(v.listedCpu, 50) / percentile(peer.listedCpu, 50)).toFixed(2)
     : "n/a",
 })));

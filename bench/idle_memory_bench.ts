@@ -70,6 +70,15 @@ const variants: Variant[] = [
     samples: [],
   },
   {
+    // What loading the five servers on first use could save at most.
+    label: "agentd serve --servers gateway,memory, --max-semi-space-size=1",
+    args: serveArgs(["--max-semi-space-size=1"], [
+      "--servers",
+      "gateway,memory",
+    ]),
+    samples: [],
+  },
+  {
     label: "bare Hono on Deno",
     args: () => ["run", "-A", "--config", join(ROOT, "deno.json"), bareFile],
     samples: [],

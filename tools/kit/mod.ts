@@ -310,6 +310,8 @@ export interface ServerSpec<C> {
   /** The server's config section; its keys are also `agentd mcp <id>` flags. */
   config?: z.ZodObject;
   tools: readonly ToolDef<C>[];
+  /** tools/list entries generated ahead (tools/tool_listings.ts); a tool without one is derived at first list. */
+  listings?: readonly Tool[];
   resources?: readonly ResourceDef<C>[];
   resourceTemplates?: readonly ResourceTemplateDef<C>[];
   prompts?: readonly PromptDef<C>[];

@@ -25,7 +25,8 @@ import {
 
 export interface ToolEntry {
   def: ToolDef<unknown>;
-  input: z.ZodObject;
+  /** The strict input parser, built on the tool's first call. */
+  input(): z.ZodObject;
   listing: Tool;
 }
 
@@ -36,6 +37,27 @@ const ObjectSchema = z.looseObject({
   required: z.array(z.string()).optional(),
 });
 
+/**
+ * A tool's tools/list entry derived from its definition. Built-in servers
+ * carry these generated ahead (`spec.listings`, tools/tool_listings.ts), so
+ * a start converts no schema.
+ */
+export function listingOf(def: ToolDef<unknown>): Tool {
+  const listing: Tool = {
+    name: def.name,
+    description: def.description,
+    inputSchema: ObjectSchema.parse(
+      z.toJSONSchema(def.input.strict(), {
+        target: "draft-2020-12",
+        io: "input",
+      }),
+    ),
+  };
+  if (def.title !== undefined) listing.title = def.title;
+  if (def.annotations !== undefined) listing.annotations = def.annotations;
+  return listing;
+}
+
 /** Listings are derived from the spec once per host, not once per session. */
 const catalogs = new WeakMap<HostedServer, Map<string, ToolEntry>>();
 
@@ -43,18 +65,16 @@ export function toolCatalog(host: HostedServer): Map<string, ToolEntry> {
   let catalog = catalogs.get(host);
   if (catalog) return catalog;
   catalog = new Map();
+  const generated = new Map(
+    (host.spec.listings ?? []).map((listing) => [listing.name, listing]),
+  );
   for (const def of host.spec.tools) {
-    const input = def.input.strict();
-    const listing: Tool = {
-      name: def.name,
-      description: def.description,
-      inputSchema: ObjectSchema.parse(
-        z.toJSONSchema(input, { target: "draft-2020-12", io: "input" }),
-      ),
-    };
-    if (def.title !== undefined) listing.title = def.title;
-    if (def.annotations !== undefined) listing.annotations = def.annotations;
-    catalog.set(def.name, { def, input, listing });
+    let input: z.ZodObject | undefined;
+    catalog.set(def.name, {
+      def,
+      input: () => input ??= def.input.strict(),
+      listing: generated.get(def.name) ?? listingOf(def),
+    });
   }
   catalogs.set(host, catalog);
   return catalog;
@@ -92,7 +112,7 @@ export async function runToolCall(
   }
   let run: (call: CallContext) => Promise<CallToolResult>;
   if (entry) {
-    const parsed = entry.input.safeParse(args);
+    const parsed = entry.input().safeParse(args);
     if (!parsed.success) {
       host.countCall(name, false, 0);
       host.guard?.recordInvalid({
