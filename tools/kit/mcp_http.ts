@@ -6,7 +6,11 @@
 import {
   type EventStore,
   isInitializeRequest,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
   type JSONRPCMessage,
+  type RequestId,
   type Server,
   WebStandardStreamableHTTPServerTransport,
 } from "../../platform/mcp_sdk.ts";
@@ -39,10 +43,39 @@ interface Session {
   id: string;
   /** The identity that opened the session; every later request must be the same. */
   agent: string | undefined;
-  transport: WebStandardStreamableHTTPServerTransport;
+  transport: SessionTransport;
   server: Server;
   lastSeen: number;
+  /** Open GET streams (the standing notification channel, resumed streams). */
   openStreams: number;
+  /** Requests received and not yet answered, each ending its shutdown count. */
+  answering: Map<RequestId, () => void>;
+}
+
+type SendOptions = Parameters<
+  WebStandardStreamableHTTPServerTransport["send"]
+>[1];
+
+/** The SDK's transport, telling when a response has been handed to its stream. */
+class SessionTransport extends WebStandardStreamableHTTPServerTransport {
+  onanswered?: (id: RequestId) => void;
+
+  override async send(
+    message: JSONRPCMessage,
+    options?: SendOptions,
+  ): Promise<void> {
+    try {
+      await super.send(message, options);
+    } finally {
+      // An error response to an unparsable request has no id: nothing was counted.
+      if (
+        (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) &&
+        message.id !== undefined
+      ) {
+        this.onanswered?.(message.id);
+      }
+    }
+  }
 }
 
 const NO_AUTH: RequestAuth = { caller: {} };
@@ -107,7 +140,9 @@ export class McpHttpEndpoint {
       const response = await session.transport.handleRequest(request, {
         authInfo,
       });
-      return this.#trackStream(session, request.method, response);
+      return request.method === "GET"
+        ? this.#trackStream(session, response)
+        : response;
     }
     if (request.method !== "POST") {
       return rpcError(
@@ -178,7 +213,7 @@ export class McpHttpEndpoint {
     // The preferences stick to the session: later requests carry only its id.
     const server = createSdkServer(this.host, preferences);
     let session: Session | undefined;
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new SessionTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       eventStore: new MemoryEventStore(),
       retryInterval: 1000,
@@ -190,6 +225,7 @@ export class McpHttpEndpoint {
           server,
           lastSeen: this.#clock(),
           openStreams: 0,
+          answering: new Map(),
         };
         this.#sessions.set(id, session);
         if (session.agent !== undefined) {
@@ -210,6 +246,7 @@ export class McpHttpEndpoint {
       if (session) this.#forget(session.id, "closed");
     };
     await server.connect(transport);
+    this.#countRequests(transport, () => session);
     const response = await transport.handleRequest(request, {
       parsedBody: body,
       authInfo,
@@ -217,9 +254,38 @@ export class McpHttpEndpoint {
     if (!session) {
       // Initialization failed; nothing refers to this server any more.
       await server.close();
-      return response;
     }
-    return this.#trackStream(session, "POST", response);
+    return response;
+  }
+
+  /**
+   * Counts each request of a session from its arrival to its response: a
+   * session with a call running is not idle, and shutdown waits for the
+   * responses. Cheaper than wrapping every POST's response stream to see it end.
+   */
+  #countRequests(
+    transport: SessionTransport,
+    sessionOf: () => Session | undefined,
+  ): void {
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const session = sessionOf();
+      if (
+        session && isJSONRPCRequest(message) &&
+        !session.answering.has(message.id)
+      ) {
+        session.answering.set(message.id, this.#responding.begin());
+      }
+      deliver?.(message, extra);
+    };
+    transport.onanswered = (id) => {
+      const session = sessionOf();
+      const answered = session?.answering.get(id);
+      if (!session || !answered) return;
+      session.answering.delete(id);
+      answered();
+      if (this.#sessions.has(session.id)) this.#touch(session);
+    };
   }
 
   async #stateless(
@@ -259,6 +325,9 @@ export class McpHttpEndpoint {
       reason,
       sessions: this.#sessions.size,
     });
+    // Unanswered requests have nowhere to go now; shutdown must not wait for them.
+    for (const answered of session.answering.values()) answered();
+    session.answering.clear();
     session.server.close().catch(() => {});
     this.host.sessionClosed(id);
     if (this.#sessions.size === 0) this.#stopSweeper();
@@ -278,7 +347,7 @@ export class McpHttpEndpoint {
    */
   #evictIdle(which: (session: Session) => boolean = () => true): boolean {
     for (const session of this.#sessions.values()) {
-      if (session.openStreams > 0 || !which(session)) continue;
+      if (busy(session) || !which(session)) continue;
       this.#evicted++;
       this.#close(session, "evicted");
       return true;
@@ -292,8 +361,8 @@ export class McpHttpEndpoint {
     session.transport.close().catch(() => {});
   }
 
-  /** Counts open SSE streams so a session with a live stream is never idle. */
-  #trackStream(session: Session, method: string, response: Response): Response {
+  /** Counts open GET streams so a session with a live stream is never idle. */
+  #trackStream(session: Session, response: Response): Response {
     const body = response.body;
     if (
       !body ||
@@ -302,14 +371,10 @@ export class McpHttpEndpoint {
       return response;
     }
     session.openStreams++;
-    // A GET stream is the standing notification channel; a POST stream
-    // carries responses that shutdown must let finish.
-    const responded = method === "POST" ? this.#responding.begin() : () => {};
     let ended = false;
     const end = () => {
       if (ended) return;
       ended = true;
-      responded();
       session.openStreams--;
       if (this.#sessions.has(session.id)) this.#touch(session);
     };
@@ -359,10 +424,7 @@ export class McpHttpEndpoint {
   sweep(): void {
     const now = this.#clock();
     for (const session of [...this.#sessions.values()]) {
-      if (
-        session.openStreams === 0 &&
-        now - session.lastSeen > this.#idleTimeoutMs
-      ) {
+      if (!busy(session) && now - session.lastSeen > this.#idleTimeoutMs) {
         this.#timedOut++;
         this.#close(session, "idle");
       }
@@ -374,7 +436,7 @@ export class McpHttpEndpoint {
     this.#accepting = false;
   }
 
-  /** Waits (bounded) until every response being streamed has been written. */
+  /** Waits (bounded) until every request received has its response in its stream. */
   async drain(timeoutMs: number): Promise<boolean> {
     return await this.#responding.idle(timeoutMs);
   }
@@ -389,6 +451,11 @@ export class McpHttpEndpoint {
     );
     for (const session of sessions) this.#forget(session.id, "shutdown");
   }
+}
+
+/** A session with a request unanswered or a GET stream open is in use. */
+function busy(session: Session): boolean {
+  return session.openStreams > 0 || session.answering.size > 0;
 }
 
 /** `?tools=on_demand|all` or `X-Agentd-Tools:` on the request that opens a session; a string is the error. */
