@@ -4,7 +4,6 @@
 // the daemon that created it.
 
 import {
-  type EventStore,
   isInitializeRequest,
   isJSONRPCErrorResponse,
   isJSONRPCRequest,
@@ -16,6 +15,7 @@ import {
 } from "../../platform/mcp_sdk.ts";
 import { InFlight } from "../../platform/lifecycle.ts";
 import type { Logger } from "../../platform/log.ts";
+import { MemoryEventStore } from "./event_store.ts";
 import type { HostedServer } from "./host.ts";
 import { createSdkServer } from "./mcp.ts";
 import type { SessionPreferences } from "./mod.ts";
@@ -77,6 +77,8 @@ class SessionTransport extends WebStandardStreamableHTTPServerTransport {
     }
   }
 }
+
+export { MemoryEventStore };
 
 const NO_AUTH: RequestAuth = { caller: {} };
 
@@ -477,73 +479,4 @@ function rpcError(
     { jsonrpc: "2.0", error: { code, message }, id: null },
     { status, headers },
   );
-}
-
-/**
- * Keeps a session's recent SSE events so a client can resume a broken
- * stream with Last-Event-ID. Bounded by count and by bytes (the newest event
- * always stays): a long-lived session must not hold every response it sent.
- */
-export class MemoryEventStore implements EventStore {
-  readonly #events: {
-    id: string;
-    streamId: string;
-    message: JSONRPCMessage;
-    bytes: number;
-  }[] = [];
-  readonly #limit: number;
-  readonly #maxBytes: number;
-  #bytes = 0;
-  #sequence = 0;
-
-  constructor(limit = 100, maxBytes = 64 * 1024) {
-    this.#limit = limit;
-    this.#maxBytes = maxBytes;
-  }
-
-  get count(): number {
-    return this.#events.length;
-  }
-
-  /** Serialized size of the events kept. */
-  get bytes(): number {
-    return this.#bytes;
-  }
-
-  storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
-    const id = `${streamId}.${++this.#sequence}`;
-    const bytes = JSON.stringify(message).length;
-    this.#events.push({ id, streamId, message, bytes });
-    this.#bytes += bytes;
-    while (
-      this.#events.length > 1 &&
-      (this.#events.length > this.#limit || this.#bytes > this.#maxBytes)
-    ) {
-      this.#bytes -= this.#events.shift()?.bytes ?? 0;
-    }
-    return Promise.resolve(id);
-  }
-
-  getStreamIdForEventId(eventId: string): Promise<string | undefined> {
-    return Promise.resolve(
-      this.#events.find((event) => event.id === eventId)?.streamId,
-    );
-  }
-
-  async replayEventsAfter(
-    lastEventId: string,
-    { send }: {
-      send: (eventId: string, message: JSONRPCMessage) => Promise<void>;
-    },
-  ): Promise<string> {
-    const index = this.#events.findIndex((event) => event.id === lastEventId);
-    if (index === -1) {
-      throw new Error(`Unknown or expired event id: ${lastEventId}`);
-    }
-    const streamId = this.#events[index].streamId;
-    for (const event of this.#events.slice(index + 1)) {
-      if (event.streamId === streamId) await send(event.id, event.message);
-    }
-    return streamId;
-  }
 }
