@@ -343,7 +343,7 @@ export class McpHttpEndpoint {
   }
 
   /**
-   * Closes the least recently used session without an open stream (among
+   * Closes the least recently used session that is not busy (among
    * those `which` accepts); false when every such session is busy. Its
    * client gets 404 on its next request and initializes again.
    */
