@@ -5,7 +5,8 @@
 //                                 the ceiling of the server's own work
 //   stdio, 1 client, sequential   one call at a time (each waits for its answer)
 //   stdio, 1 client, N in flight  one MCP connection with N calls outstanding
-//                                 (N = 32, 64, 128)
+//                                 (N = 4, 16, 32, 64, 128; 4 and 16 are the
+//                                 HTTP rows' concurrency without HTTP)
 //   HTTP, 1 client                one streamable HTTP session on `agentd serve`,
 //                                 sequential: the peer of the concurrent rows
 //   HTTP, 4 clients               4 streamable HTTP sessions on `agentd serve`,
@@ -21,7 +22,8 @@
 // needs at most 500 µs per store on one core.
 // BENCH_MEMORY_RUNS=N repeats the whole set (default 1); the README reports
 // the range over runs. BENCH_MEMORY_ROWS picks rows by name (comma-separated:
-// inproc, stdio1, stdio32, stdio64, stdio128, http1, http4, http16, peer)
+// inproc, stdio1, stdio4, stdio16, stdio32, stdio64, stdio128, http1, http4,
+// http16, peer; stdio4 and stdio16 run only when named)
 // and BENCH_MEMORY_STORES sets the writes per row (default 2,000). HTTP rows
 // also report the bench's own client CPU: it shares the machine's cores.
 //
@@ -54,6 +56,8 @@ import {
 const STORES = Number(Deno.env.get("BENCH_MEMORY_STORES") ?? "2000");
 const RUNS = Number(Deno.env.get("BENCH_MEMORY_RUNS") ?? "1");
 const ROWS = Deno.env.get("BENCH_MEMORY_ROWS")?.split(",");
+/** Rows left out unless BENCH_MEMORY_ROWS names them (the default set stays as before). */
+const OPT_IN = new Set(["stdio4", "stdio16"]);
 
 const ToolResult = z.object({
   isError: z.boolean().optional(),
@@ -248,6 +252,8 @@ try {
     const all: [string, () => Promise<Result>][] = [
       ["inproc", () => storesInProcess(64)],
       ["stdio1", () => storesStdio(1)],
+      ["stdio4", () => storesStdio(4)],
+      ["stdio16", () => storesStdio(16)],
       ["stdio32", () => storesStdio(32)],
       ["stdio64", () => storesStdio(64)],
       ["stdio128", () => storesStdio(128)],
@@ -258,7 +264,8 @@ try {
     ];
     const results: Result[] = [];
     for (const [name, row] of all) {
-      if (!ROWS || ROWS.includes(name)) results.push(await row());
+      const asked = ROWS ? ROWS.includes(name) : !OPT_IN.has(name);
+      if (asked) results.push(await row());
     }
     for (const r of results) {
       rows.push({

@@ -19,3 +19,10 @@ export {
 } from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.d.ts"
 export { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"
+export {
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";

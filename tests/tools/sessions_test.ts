@@ -182,14 +182,28 @@ const tiny = defineServer<Record<never, never>>({
   namespace: "svc-tiny",
   title: "Tiny",
   version: "1.0.0",
-  tools: [tool({
-    name: "hello",
-    description: "Says hello",
-    input: z.object({}),
-    handle: () => Promise.resolve(text("hello")),
-  })],
+  tools: [
+    tool({
+      name: "hello",
+      description: "Says hello",
+      input: z.object({}),
+      handle: () => Promise.resolve(text("hello")),
+    }),
+    tool({
+      name: "wait",
+      description: "Answers once the test releases it",
+      input: z.object({}),
+      handle: async () => {
+        await held.promise;
+        return text("released");
+      },
+    }),
+  ],
   start: () => Promise.resolve({ context: {} }),
 });
+
+/** What the `wait` tool waits for; a test that calls it resolves it. */
+let held = Promise.withResolvers<void>();
 
 async function endpointFor(
   options: { maxSessions?: number; maxSessionsPerAgent?: number },
@@ -236,7 +250,8 @@ async function endpointFor(
       }),
       { caller: { agent } },
     );
-    await response.body?.cancel();
+    // Read to the end: a session stays busy until its request is answered.
+    await response.text();
     return response.status;
   };
   return {
@@ -296,4 +311,42 @@ Deno.test("sessions: the server cap evicts the least recently used; idle ones ti
   assert.equal(health.sessions_evicted, 1);
   assert.equal(health.sessions_timed_out, 3);
   assert.equal(await t.list(ids[0]), 404);
+});
+
+Deno.test("sessions: a session whose call is still running is neither swept nor evicted, and shutdown waits for its answer", async () => {
+  held = Promise.withResolvers<void>();
+  await using t = await endpointFor({ maxSessions: 1 });
+  const opened = await t.open();
+  assert.ok(opened.id);
+  const response = await t.endpoint.handle(
+    new Request("http://127.0.0.1/mcp", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: ACCEPT,
+        "mcp-session-id": opened.id,
+        "mcp-protocol-version": "2025-11-25",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "tools/call",
+        params: { name: "wait", arguments: {} },
+      }),
+    }),
+  );
+  assert.equal(response.status, 200);
+  t.advance(60_001);
+  t.endpoint.sweep();
+  assert.equal(t.endpoint.sessionCount, 1);
+  // The cap is reached and the only session is busy: no room for another.
+  assert.equal((await t.open()).status, 503);
+  assert.equal(await t.endpoint.drain(0), false);
+  const drained = t.endpoint.drain(10_000);
+  held.resolve();
+  assert.match(await response.text(), /released/);
+  assert.equal(await drained, true);
+  t.advance(60_001);
+  t.endpoint.sweep();
+  assert.equal(t.endpoint.sessionCount, 0);
 });

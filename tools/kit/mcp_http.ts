@@ -4,14 +4,18 @@
 // the daemon that created it.
 
 import {
-  type EventStore,
   isInitializeRequest,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
   type JSONRPCMessage,
+  type RequestId,
   type Server,
   WebStandardStreamableHTTPServerTransport,
 } from "../../platform/mcp_sdk.ts";
 import { InFlight } from "../../platform/lifecycle.ts";
 import type { Logger } from "../../platform/log.ts";
+import { MemoryEventStore } from "./event_store.ts";
 import type { HostedServer } from "./host.ts";
 import { createSdkServer } from "./mcp.ts";
 import type { SessionPreferences } from "./mod.ts";
@@ -39,11 +43,42 @@ interface Session {
   id: string;
   /** The identity that opened the session; every later request must be the same. */
   agent: string | undefined;
-  transport: WebStandardStreamableHTTPServerTransport;
+  transport: SessionTransport;
   server: Server;
   lastSeen: number;
+  /** Open GET streams (the standing notification channel, resumed streams). */
   openStreams: number;
+  /** Requests received and not yet answered, each ending its shutdown count. */
+  answering: Map<RequestId, () => void>;
 }
+
+type SendOptions = Parameters<
+  WebStandardStreamableHTTPServerTransport["send"]
+>[1];
+
+/** The SDK's transport, telling when a response has been handed to its stream. */
+class SessionTransport extends WebStandardStreamableHTTPServerTransport {
+  onanswered?: (id: RequestId) => void;
+
+  override async send(
+    message: JSONRPCMessage,
+    options?: SendOptions,
+  ): Promise<void> {
+    try {
+      await super.send(message, options);
+    } finally {
+      // An error response to an unparsable request has no id: nothing was counted.
+      if (
+        (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) &&
+        message.id !== undefined
+      ) {
+        this.onanswered?.(message.id);
+      }
+    }
+  }
+}
+
+export { MemoryEventStore };
 
 const NO_AUTH: RequestAuth = { caller: {} };
 
@@ -107,7 +142,9 @@ export class McpHttpEndpoint {
       const response = await session.transport.handleRequest(request, {
         authInfo,
       });
-      return this.#trackStream(session, request.method, response);
+      return request.method === "GET"
+        ? this.#trackStream(session, response)
+        : response;
     }
     if (request.method !== "POST") {
       return rpcError(
@@ -178,7 +215,7 @@ export class McpHttpEndpoint {
     // The preferences stick to the session: later requests carry only its id.
     const server = createSdkServer(this.host, preferences);
     let session: Session | undefined;
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new SessionTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       eventStore: new MemoryEventStore(),
       retryInterval: 1000,
@@ -190,6 +227,7 @@ export class McpHttpEndpoint {
           server,
           lastSeen: this.#clock(),
           openStreams: 0,
+          answering: new Map(),
         };
         this.#sessions.set(id, session);
         if (session.agent !== undefined) {
@@ -210,6 +248,7 @@ export class McpHttpEndpoint {
       if (session) this.#forget(session.id, "closed");
     };
     await server.connect(transport);
+    this.#countRequests(transport, () => session);
     const response = await transport.handleRequest(request, {
       parsedBody: body,
       authInfo,
@@ -217,9 +256,38 @@ export class McpHttpEndpoint {
     if (!session) {
       // Initialization failed; nothing refers to this server any more.
       await server.close();
-      return response;
     }
-    return this.#trackStream(session, "POST", response);
+    return response;
+  }
+
+  /**
+   * Counts each request of a session from its arrival to its response: a
+   * session with a call running is not idle, and shutdown waits for the
+   * responses. Cheaper than wrapping every POST's response stream to see it end.
+   */
+  #countRequests(
+    transport: SessionTransport,
+    sessionOf: () => Session | undefined,
+  ): void {
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const session = sessionOf();
+      if (
+        session && isJSONRPCRequest(message) &&
+        !session.answering.has(message.id)
+      ) {
+        session.answering.set(message.id, this.#responding.begin());
+      }
+      deliver?.(message, extra);
+    };
+    transport.onanswered = (id) => {
+      const session = sessionOf();
+      const answered = session?.answering.get(id);
+      if (!session || !answered) return;
+      session.answering.delete(id);
+      answered();
+      if (this.#sessions.has(session.id)) this.#touch(session);
+    };
   }
 
   async #stateless(
@@ -259,6 +327,9 @@ export class McpHttpEndpoint {
       reason,
       sessions: this.#sessions.size,
     });
+    // Unanswered requests have nowhere to go now; shutdown must not wait for them.
+    for (const answered of session.answering.values()) answered();
+    session.answering.clear();
     session.server.close().catch(() => {});
     this.host.sessionClosed(id);
     if (this.#sessions.size === 0) this.#stopSweeper();
@@ -272,13 +343,13 @@ export class McpHttpEndpoint {
   }
 
   /**
-   * Closes the least recently used session without an open stream (among
+   * Closes the least recently used session that is not busy (among
    * those `which` accepts); false when every such session is busy. Its
    * client gets 404 on its next request and initializes again.
    */
   #evictIdle(which: (session: Session) => boolean = () => true): boolean {
     for (const session of this.#sessions.values()) {
-      if (session.openStreams > 0 || !which(session)) continue;
+      if (busy(session) || !which(session)) continue;
       this.#evicted++;
       this.#close(session, "evicted");
       return true;
@@ -292,8 +363,8 @@ export class McpHttpEndpoint {
     session.transport.close().catch(() => {});
   }
 
-  /** Counts open SSE streams so a session with a live stream is never idle. */
-  #trackStream(session: Session, method: string, response: Response): Response {
+  /** Counts open GET streams so a session with a live stream is never idle. */
+  #trackStream(session: Session, response: Response): Response {
     const body = response.body;
     if (
       !body ||
@@ -302,14 +373,10 @@ export class McpHttpEndpoint {
       return response;
     }
     session.openStreams++;
-    // A GET stream is the standing notification channel; a POST stream
-    // carries responses that shutdown must let finish.
-    const responded = method === "POST" ? this.#responding.begin() : () => {};
     let ended = false;
     const end = () => {
       if (ended) return;
       ended = true;
-      responded();
       session.openStreams--;
       if (this.#sessions.has(session.id)) this.#touch(session);
     };
@@ -359,10 +426,7 @@ export class McpHttpEndpoint {
   sweep(): void {
     const now = this.#clock();
     for (const session of [...this.#sessions.values()]) {
-      if (
-        session.openStreams === 0 &&
-        now - session.lastSeen > this.#idleTimeoutMs
-      ) {
+      if (!busy(session) && now - session.lastSeen > this.#idleTimeoutMs) {
         this.#timedOut++;
         this.#close(session, "idle");
       }
@@ -374,7 +438,7 @@ export class McpHttpEndpoint {
     this.#accepting = false;
   }
 
-  /** Waits (bounded) until every response being streamed has been written. */
+  /** Waits (bounded) until every request received has its response in its stream. */
   async drain(timeoutMs: number): Promise<boolean> {
     return await this.#responding.idle(timeoutMs);
   }
@@ -389,6 +453,11 @@ export class McpHttpEndpoint {
     );
     for (const session of sessions) this.#forget(session.id, "shutdown");
   }
+}
+
+/** A session with a request unanswered or a GET stream open is in use. */
+function busy(session: Session): boolean {
+  return session.openStreams > 0 || session.answering.size > 0;
 }
 
 /** `?tools=on_demand|all` or `X-Agentd-Tools:` on the request that opens a session; a string is the error. */
@@ -410,73 +479,4 @@ function rpcError(
     { jsonrpc: "2.0", error: { code, message }, id: null },
     { status, headers },
   );
-}
-
-/**
- * Keeps a session's recent SSE events so a client can resume a broken
- * stream with Last-Event-ID. Bounded by count and by bytes (the newest event
- * always stays): a long-lived session must not hold every response it sent.
- */
-export class MemoryEventStore implements EventStore {
-  readonly #events: {
-    id: string;
-    streamId: string;
-    message: JSONRPCMessage;
-    bytes: number;
-  }[] = [];
-  readonly #limit: number;
-  readonly #maxBytes: number;
-  #bytes = 0;
-  #sequence = 0;
-
-  constructor(limit = 100, maxBytes = 64 * 1024) {
-    this.#limit = limit;
-    this.#maxBytes = maxBytes;
-  }
-
-  get count(): number {
-    return this.#events.length;
-  }
-
-  /** Serialized size of the events kept. */
-  get bytes(): number {
-    return this.#bytes;
-  }
-
-  storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
-    const id = `${streamId}.${++this.#sequence}`;
-    const bytes = JSON.stringify(message).length;
-    this.#events.push({ id, streamId, message, bytes });
-    this.#bytes += bytes;
-    while (
-      this.#events.length > 1 &&
-      (this.#events.length > this.#limit || this.#bytes > this.#maxBytes)
-    ) {
-      this.#bytes -= this.#events.shift()?.bytes ?? 0;
-    }
-    return Promise.resolve(id);
-  }
-
-  getStreamIdForEventId(eventId: string): Promise<string | undefined> {
-    return Promise.resolve(
-      this.#events.find((event) => event.id === eventId)?.streamId,
-    );
-  }
-
-  async replayEventsAfter(
-    lastEventId: string,
-    { send }: {
-      send: (eventId: string, message: JSONRPCMessage) => Promise<void>;
-    },
-  ): Promise<string> {
-    const index = this.#events.findIndex((event) => event.id === lastEventId);
-    if (index === -1) {
-      throw new Error(`Unknown or expired event id: ${lastEventId}`);
-    }
-    const streamId = this.#events[index].streamId;
-    for (const event of this.#events.slice(index + 1)) {
-      if (event.streamId === streamId) await send(event.id, event.message);
-    }
-    return streamId;
-  }
 }
