@@ -107,7 +107,8 @@ export class Gateway implements DynamicTools {
   #checking: Promise<void> | undefined;
   #stopping = false;
   #autoDiscovery: AutoDiscovery | undefined;
-  #fingerprint: string | null | undefined;
+  /** The registrations version this view reflects (undefined: re-read). */
+  #seenVersion: string | null | undefined;
   readonly #registrationsVersion: VersionReader;
   #refreshing: Promise<void> | undefined;
   /** Names being registered now: the health round must not add them from the store too. */
@@ -383,13 +384,13 @@ export class Gateway implements DynamicTools {
         return;
       }
     }
-    let fingerprint: string | null;
+    let version: string | null;
     try {
-      fingerprint = await this.#registrationsVersion.read();
+      version = await this.#registrationsVersion.read();
     } catch {
       return; // the store is away: serve what is known
     }
-    if (fingerprint === this.#fingerprint) return;
+    if (version === this.#seenVersion) return;
     // After any reconcile in flight: it may have read the store before this change.
     const run = (this.#refreshing ?? Promise.resolve()).then(() =>
       this.#reconcile()
@@ -397,7 +398,7 @@ export class Gateway implements DynamicTools {
     this.#refreshing = run;
     await run;
     if (this.#refreshing === run) this.#refreshing = undefined;
-    this.#fingerprint = fingerprint;
+    this.#seenVersion = version;
   }
 
   /** Registrations made or removed by other daemons sharing the store. */
@@ -472,7 +473,7 @@ export class Gateway implements DynamicTools {
       throw new ToolError("The gateway is shutting down.");
     }
     this.upstreams.set(name, upstream);
-    this.#fingerprint = undefined; // this view changed apart from refresh()
+    this.#seenVersion = undefined; // this view changed apart from refresh()
     this.#log.info("registered", { upstream: name, url: registration.url });
     this.#rebuild();
     return upstream;
@@ -482,7 +483,7 @@ export class Gateway implements DynamicTools {
     const upstream = registeredUpstream(this.upstreams, name);
     await removeRegistration(this.#options.store, name);
     this.upstreams.delete(name);
-    this.#fingerprint = undefined; // this view changed apart from refresh()
+    this.#seenVersion = undefined; // this view changed apart from refresh()
     await upstream.close();
     this.#log.info("unregistered", { upstream: name });
     this.#rebuild();

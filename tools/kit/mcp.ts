@@ -24,7 +24,13 @@ import {
   type Transport,
 } from "../../platform/mcp_sdk_server.ts";
 import type { HostedServer } from "./host.ts";
-import { directLink, runToolCall, toolCatalog } from "./tool_call.ts";
+import {
+  directLink,
+  NO_ELICITATION,
+  NO_SAMPLING,
+  runToolCall,
+  toolCatalog,
+} from "./tool_call.ts";
 import {
   type CallContext,
   identityLine,
@@ -132,9 +138,7 @@ export function createSdkServer(
         },
         async sample(params) {
           if (!server.getClientCapabilities()?.sampling) {
-            throw new ToolError(
-              "The client does not support sampling (no `sampling` capability).",
-            );
+            throw new ToolError(NO_SAMPLING);
           }
           return await extra.sendRequest(
             { method: "sampling/createMessage", params },
@@ -143,9 +147,7 @@ export function createSdkServer(
         },
         async elicit(params) {
           if (!server.getClientCapabilities()?.elicitation) {
-            throw new ToolError(
-              "The client does not support elicitation (no `elicitation` capability).",
-            );
+            throw new ToolError(NO_ELICITATION);
           }
           return await extra.sendRequest(
             { method: "elicitation/create", params },

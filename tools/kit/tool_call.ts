@@ -23,6 +23,12 @@ import {
   ToolError,
 } from "./mod.ts";
 
+/** What a tool that asks for sampling or elicitation hears from a client without it. */
+export const NO_SAMPLING =
+  "The client does not support sampling (no `sampling` capability).";
+export const NO_ELICITATION =
+  "The client does not support elicitation (no `elicitation` capability).";
+
 export interface ToolEntry {
   def: ToolDef<unknown>;
   /** The strict input parser, built on the tool's first call. */
@@ -241,15 +247,11 @@ export function directLink(host: HostedServer, caller: Caller): DirectLink {
         async log() {}, // the linked client asks for no log messages
         sample: () =>
           Promise.reject(
-            new ToolError(
-              "The client does not support sampling (no `sampling` capability).",
-            ),
+            new ToolError(NO_SAMPLING),
           ),
         elicit: () =>
           Promise.reject(
-            new ToolError(
-              "The client does not support elicitation (no `elicitation` capability).",
-            ),
+            new ToolError(NO_ELICITATION),
           ),
         releaseStream() {},
       };
