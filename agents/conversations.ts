@@ -3,8 +3,6 @@
 // live in the agent's own namespace and the agent's tools see them); when the
 // gateway has no memory server, kept in the agents store instead.
 
-import { messageOf } from "../platform/errors.ts";
-import type { Logger } from "../platform/log.ts";
 import type { JsonValue, Store } from "../platform/store.ts";
 import type { ToolGateway } from "./gateway_link.ts";
 import type { IdSource } from "./ids.ts";
@@ -26,7 +24,6 @@ export class Conversations {
       gateway: ToolGateway;
       store: Store;
       ids: IdSource;
-      log: Logger;
     },
   ) {}
 
@@ -46,10 +43,10 @@ export class Conversations {
     agent: string,
     session: string,
     limit: number,
-    viaMemory?: boolean,
+    viaMemory: boolean,
   ): Promise<ConversationMessage[]> {
     if (limit === 0) return [];
-    if (viaMemory ?? await this.#viaMemory(agent)) {
+    if (viaMemory) {
       const outcome = await this.options.gateway.callTool(
         agent,
         HISTORY_TOOL,
@@ -73,9 +70,9 @@ export class Conversations {
     agent: string,
     session: string,
     messages: ConversationMessage[],
-    viaMemory?: boolean,
+    viaMemory: boolean,
   ): Promise<void> {
-    if (viaMemory ?? await this.#viaMemory(agent)) {
+    if (viaMemory) {
       const outcome = await this.options.gateway.callTool(
         agent,
         STORE_TOOL,
@@ -108,22 +105,9 @@ export class Conversations {
           content: message.content,
           extra: message.extra ?? {},
         },
+        newKey: true, // a fresh id: nothing to read first
       })),
     });
-  }
-
-  async #viaMemory(agent: string): Promise<boolean> {
-    const gateway = this.options.gateway;
-    if (!gateway.running()) return false;
-    try {
-      return Conversations.keptByMemory(await gateway.listTools(agent));
-    } catch (error) {
-      this.options.log.warn("conversation_store_fallback", {
-        agent,
-        error: messageOf(error),
-      });
-      return false;
-    }
   }
 }
 

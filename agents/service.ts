@@ -80,7 +80,6 @@ export class AgentService {
       gateway: options.gateway,
       store: options.store,
       ids: this.#ids,
-      log: options.log,
     });
   }
 
