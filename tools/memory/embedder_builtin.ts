@@ -2,7 +2,7 @@
 // trigrams, offline and deterministic; needs no download.
 
 import type { Embedder } from "./model.ts";
-import { entryWords } from "./entry_tokens.ts";
+import { tokenize } from "./search_index.ts";
 
 const BUILTIN_DIMS = 256;
 
@@ -74,9 +74,7 @@ function reserve(features: number): void {
 }
 
 function hashEmbed(text: string): Float32Array {
-  // tokenize(text, false): no joined forms or speaker terms, they would
-  // repeat words; the index's tokens of the same pass are kept for it.
-  const words = entryWords(text);
+  const words = tokenize(text, false); // no joined forms or speaker terms: they would repeat words
   let bound = 0;
   for (const word of words) bound += word.length + 2;
   reserve(bound);

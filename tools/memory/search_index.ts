@@ -6,7 +6,7 @@
 // Tokenizer: search_tokens.ts; vector slabs: search_vectors.ts.
 
 import type { Embedding, RankedKey, Rankings, SearchQuery } from "./model.ts";
-import { indexTokens } from "./entry_tokens.ts";
+import { tokenize } from "./search_tokens.ts";
 import { quantiseRow, type SlabData, VectorSlab } from "./search_vectors.ts";
 import { Arena, Dictionary, grown } from "./index_arrays.ts";
 import { TopK } from "./index_rank.ts";
@@ -100,7 +100,7 @@ export class SearchIndex {
     this.#keys[slot] = key;
     this.#live[slot] = 1;
     this.#count++;
-    const tokens = indexTokens(text);
+    const tokens = tokenize(text);
     const ids: number[] = [];
     for (const term of tokens) {
       const known = this.#terms.size;
