@@ -8,7 +8,6 @@
 import { lazy } from "../platform/lazy.ts";
 import type { z } from "zod";
 import type { AnyServerSpec } from "./kit/mod.ts";
-import type { Tool } from "../platform/mcp_sdk_server.ts";
 
 /** Every server id the architecture names, built or not, in display order. */
 export const SERVER_IDS = [
@@ -44,22 +43,6 @@ export interface ServerCatalog {
 interface BuiltinServer {
   spec(): Promise<AnyServerSpec>;
   config(): Promise<z.ZodObject>;
-  /** Its tools/list entries, generated ahead by tools/tool_listings.ts. */
-  listings(): Promise<readonly Tool[]>;
-}
-
-/** Each server's spec with its generated listings, one object per process. */
-const loaded = new Map<string, Promise<AnyServerSpec>>();
-
-function specOf(id: string, server: BuiltinServer): Promise<AnyServerSpec> {
-  let spec = loaded.get(id);
-  if (!spec) {
-    spec = Promise.all([server.spec(), server.listings()]).then((
-      [spec, listings],
-    ) => ({ ...spec, listings }));
-    loaded.set(id, spec);
-  }
-  return spec;
 }
 
 // The gateway first (it aggregates the others), then SERVER_IDS order.
@@ -78,11 +61,6 @@ const builtins: ReadonlyMap<string, BuiltinServer> = new Map<
         "./gateway/config.ts",
         import.meta.url,
       )).GatewayConfig,
-    listings: async () =>
-      (await lazy<typeof import("./gateway/tool_listings.ts")>(
-        "./gateway/tool_listings.ts",
-        import.meta.url,
-      )).TOOL_LISTINGS,
   }],
   ["browser-automation", {
     spec: async () =>
@@ -95,11 +73,6 @@ const builtins: ReadonlyMap<string, BuiltinServer> = new Map<
         "./browser-automation/config.ts",
         import.meta.url,
       )).BrowserAutomationConfig,
-    listings: async () =>
-      (await lazy<typeof import("./browser-automation/tool_listings.ts")>(
-        "./browser-automation/tool_listings.ts",
-        import.meta.url,
-      )).TOOL_LISTINGS,
   }],
   ["extension-bridge", {
     spec: async () =>
@@ -112,11 +85,6 @@ const builtins: ReadonlyMap<string, BuiltinServer> = new Map<
         "./extension-bridge/config.ts",
         import.meta.url,
       )).ExtensionBridgeConfig,
-    listings: async () =>
-      (await lazy<typeof import("./extension-bridge/tool_listings.ts")>(
-        "./extension-bridge/tool_listings.ts",
-        import.meta.url,
-      )).TOOL_LISTINGS,
   }],
   ["in-page", {
     spec: async () =>
@@ -129,11 +97,6 @@ const builtins: ReadonlyMap<string, BuiltinServer> = new Map<
         "./in-page/config.ts",
         import.meta.url,
       )).InPageConfig,
-    listings: async () =>
-      (await lazy<typeof import("./in-page/tool_listings.ts")>(
-        "./in-page/tool_listings.ts",
-        import.meta.url,
-      )).TOOL_LISTINGS,
   }],
   ["desktop-control", {
     spec: async () =>
@@ -146,11 +109,6 @@ const builtins: ReadonlyMap<string, BuiltinServer> = new Map<
         "./desktop-control/config.ts",
         import.meta.url,
       )).DesktopControlConfig,
-    listings: async () =>
-      (await lazy<typeof import("./desktop-control/tool_listings.ts")>(
-        "./desktop-control/tool_listings.ts",
-        import.meta.url,
-      )).TOOL_LISTINGS,
   }],
   ["memory", {
     spec: async () =>
@@ -163,11 +121,6 @@ const builtins: ReadonlyMap<string, BuiltinServer> = new Map<
         "./memory/config.ts",
         import.meta.url,
       )).MemoryConfig,
-    listings: async () =>
-      (await lazy<typeof import("./memory/tool_listings.ts")>(
-        "./memory/tool_listings.ts",
-        import.meta.url,
-      )).TOOL_LISTINGS,
   }],
   ["platform-auth", {
     spec: async () =>
@@ -180,11 +133,6 @@ const builtins: ReadonlyMap<string, BuiltinServer> = new Map<
         "./platform-auth/config.ts",
         import.meta.url,
       )).PlatformAuthConfig,
-    listings: async () =>
-      (await lazy<typeof import("./platform-auth/tool_listings.ts")>(
-        "./platform-auth/tool_listings.ts",
-        import.meta.url,
-      )).TOOL_LISTINGS,
   }],
 ]);
 
@@ -194,7 +142,7 @@ export const builtinCatalog: ServerCatalog = {
     const wanted = [...builtins].filter(([id]) =>
       ids === undefined || ids.includes(id)
     );
-    return Promise.all(wanted.map(([id, server]) => specOf(id, server)));
+    return Promise.all(wanted.map(([, server]) => server.spec()));
   },
   sections() {
     return Promise.all(

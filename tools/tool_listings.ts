@@ -1,7 +1,7 @@
 // Every built-in server's tools/list entries, generated ahead into
 // tools/<server>/tool_listings.ts so a start converts no zod schema to JSON
-// Schema (7–9 ms of `agentd mcp memory`'s first tools/list) and a daemon can
-// list a server's tools without loading it. tests/tools/tool_listings_test.ts
+// Schema (7–9 ms of `agentd mcp memory`'s first tools/list); each server's
+// mod.ts passes them as `listings`. tests/tools/tool_listings_test.ts
 // fails when a file differs from what the tools give today. After changing a
 // tool's name, title, description, input or annotations, regenerate:
 //   deno run -A tools/tool_listings.ts

@@ -3,6 +3,7 @@
 // Chrome over CDP, attached to the user's browser or launched on demand.
 
 import { defineServer } from "../kit/mod.ts";
+import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { BrowserAutomation } from "./automation.ts";
 import { screenshot } from "./capture.ts";
 import { BrowserAutomationConfig } from "./config.ts";
@@ -34,6 +35,7 @@ export const browserAutomationServer = defineServer<BrowserAutomation>({
     "paged with offset.",
   config: BrowserAutomationConfig,
   // The seed's order.
+  listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
   tools: [
     navigate,
     screenshot,

@@ -3,6 +3,7 @@
 // port (X11 via ffi/x11.ts), and files inside configured roots.
 
 import { defineServer } from "../kit/mod.ts";
+import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { openDesktop } from "./backend.ts";
 import { clipboardTools } from "./clipboard.ts";
 import { DesktopControlConfig } from "./config.ts";
@@ -28,6 +29,7 @@ export const desktopControlServer = defineServer<DesktopControl>({
     "configured allowed roots.",
   config: DesktopControlConfig,
   // The seed's order.
+  listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
   tools: [
     screenshot,
     mouseMove,

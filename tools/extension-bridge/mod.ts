@@ -4,6 +4,7 @@
 // workers, register content scripts, and send allowed CDP commands.
 
 import { defineServer } from "../kit/mod.ts";
+import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { executeExtensionAction } from "./actions.ts";
 import { ExtensionBridge } from "./bridge.ts";
 import { bridgeCdpCommand } from "./cdp.ts";
@@ -30,6 +31,7 @@ export const extensionBridgeServer = defineServer<ExtensionBridge>({
     "command. Extension ids are 32 letters a-p.",
   config: ExtensionBridgeConfig,
   // The seed's order.
+  listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
   tools: [
     getExtensionState,
     listExtensionsTool,

@@ -4,6 +4,7 @@
 
 import { openSecrets } from "../../platform/secrets.ts";
 import { defineServer } from "../kit/mod.ts";
+import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { adminSection } from "./admin_view.ts";
 import { GatewayConfig } from "./config.ts";
 import { Announcer, openCoordinationStore } from "./announcements.ts";
@@ -22,6 +23,7 @@ export const gatewayServer = defineServer<Gateway>({
     "list_servers, get_server_health and get_server_tools show what is behind the gateway; " +
     "register_server/unregister_server change it; discover_servers finds servers to register.",
   config: GatewayConfig,
+  listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
   tools: gatewayTools,
   aggregates: true,
   // Big results upstreams keep as resources (agentd://<server>/results/<id>), read through /mcp.

@@ -3,6 +3,7 @@
 // reaches this server over `agentd native-host` and the relay.
 
 import { defineServer } from "../kit/mod.ts";
+import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { InPageConfig } from "./config.ts";
 import { fillForm, getDom, getTextContent, waitForElement } from "./dom.ts";
 import { InPage } from "./in_page.ts";
@@ -30,6 +31,7 @@ export const inPageServer = defineServer<InPage>({
     "then fail saying how to connect it.",
   config: InPageConfig,
   // The seed's order.
+  listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
   tools: [
     getDom,
     executeJs,

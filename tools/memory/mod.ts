@@ -4,6 +4,7 @@
 
 import { openSecrets } from "../../platform/secrets.ts";
 import { defineServer } from "../kit/mod.ts";
+import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { openBackend } from "./backends/open.ts";
 import { conversationTools } from "./conversation_tools.ts";
 import { MemoryConfig } from "./config.ts";
@@ -23,6 +24,7 @@ export const memoryServer = defineServer<MemoryService>({
     "cross_reference searches several namespaces; store_conversation/get_conversation_history keep " +
     "conversations; get_agent_context returns everything stored for an agent. An agent's namespace is its name.",
   config: MemoryConfig,
+  listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
   tools: [...entryTools, ...searchTools, ...conversationTools],
   resourceTemplates: [{
     uriTemplate: `${RESULT_PREFIX}{id}`,

@@ -3,6 +3,7 @@
 // expire, so agents and other servers never implement authentication.
 
 import { defineServer } from "../kit/mod.ts";
+import { TOOL_LISTINGS } from "./tool_listings.ts";
 import type { Metric } from "../../platform/metrics.ts";
 import { openSecrets } from "../../platform/secrets.ts";
 import type { JsonValue } from "../../platform/store.ts";
@@ -43,6 +44,7 @@ export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
       "refreshed before expiry. get_auth_status says auth_required when the platform must be authenticated again.",
     config: PlatformAuthConfig,
     // The seed's order.
+    listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
     tools: [
       authenticate,
       getToken,
