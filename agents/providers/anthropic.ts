@@ -11,7 +11,7 @@ import type {
 import { endpointModel } from "./endpoint_model.ts";
 import type { Endpoint } from "./http.ts";
 import { finishToolCalls, type PartialToolCall } from "./tool_calls.ts";
-import type { SseEvent } from "./sse.ts";
+import type { SseEvent } from "../../platform/sse.ts";
 
 export interface AnthropicModelOptions {
   /** `<provider>/<name>` */

@@ -7,7 +7,7 @@ import type {
   ModelResponse,
 } from "../model.ts";
 import type { Endpoint } from "./http.ts";
-import type { SseEvent } from "./sse.ts";
+import type { SseEvent } from "../../platform/sse.ts";
 
 export interface EndpointModelOptions {
   /** `<provider>/<name>` */

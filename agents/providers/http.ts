@@ -11,7 +11,7 @@ import {
   sleep,
 } from "../../platform/http_retry.ts";
 import { ProviderError } from "../model.ts";
-import { type SseEvent, SseParser } from "./sse.ts";
+import { type SseEvent, SseParser } from "../../platform/sse.ts";
 
 export interface EndpointOptions {
   provider: string;
@@ -89,7 +89,7 @@ export class Endpoint {
     body: unknown,
     signal?: AbortSignal,
   ): AsyncGenerator<SseEvent> {
-    const parser = new SseParser();
+    const parser = new SseParser({ unterminated: true });
     for await (const chunk of this.#read(path, body, signal)) {
       yield* parser.push(chunk);
     }

@@ -8,7 +8,7 @@
 // no resumption of a POST's stream; the standalone GET stream is kept.
 
 import type { JSONRPCMessage, Transport } from "../../platform/mcp_sdk.ts";
-import { type SseEvent, SseEvents } from "./sse_events.ts";
+import { SseParser } from "../../platform/sse.ts";
 
 export interface HttpTransportOptions {
   /** Sent with every request (names in any case). */
@@ -203,24 +203,22 @@ export class HttpClientTransport implements Transport {
     // Cancelling the body, not only aborting the fetch, frees the connection (platform/sse_fetch.ts).
     const cancel = () => reader.cancel().catch(() => {});
     signal?.addEventListener("abort", cancel, { once: true });
-    const pending: SseEvent[] = [];
-    const events = new SseEvents((event) => pending.push(event));
+    const decoder = new TextDecoder();
+    const parser = new SseParser({ ids: true });
     try {
       while (true) {
         const { value, done } = await reader.read();
-        if (done) events.end();
-        else events.push(value);
-        for (let i = 0; i < pending.length; i++) {
-          const event = pending[i];
+        const events = done
+          ? [...parser.push(decoder.decode()), ...parser.end()]
+          : parser.push(decoder.decode(value, { stream: true }));
+        for (const [i, event] of events.entries()) {
           if (event.id !== undefined && state) state.lastEventId = event.id;
-          if (event.data === "") continue;
-          if (event.type !== "" && event.type !== "message") continue;
+          if (event.data === "" || event.event !== "message") continue;
           // The Client handles a notification a microtask later and a response
           // at once: let a progress notification land before the result after it.
           if (i > 0) await Promise.resolve();
           this.#parse(event.data);
         }
-        pending.length = 0;
         if (done) break;
       }
     } catch (error) {

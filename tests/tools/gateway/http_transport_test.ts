@@ -11,55 +11,6 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "../../../platform/mcp_sdk.ts";
 import { HttpClientTransport } from "../../../tools/gateway/http_transport.ts";
-import { type SseEvent, SseEvents } from "../../../tools/gateway/sse_events.ts";
-
-const STREAM = ": keep-alive\r\n" +
-  'event: message\r\nid: 7\r\ndata: {"a":\r\ndata:  1}\r\n\r\n' +
-  "data:é✓\n\n" +
-  "id: 8\n\n" +
-  "event: other\rdata: x\r\r" +
-  "retry: 10\ndata\n\n" +
-  "data: unterminated";
-
-const EXPECTED: SseEvent[] = [
-  { type: "message", data: '{"a":\n 1}', id: "7" },
-  { type: "", data: "é✓" },
-  { type: "", data: "", id: "8" },
-  { type: "other", data: "x" },
-  { type: "", data: "" },
-];
-
-function parse(chunks: Uint8Array[]): SseEvent[] {
-  const events: SseEvent[] = [];
-  const parser = new SseEvents((event) => events.push(event));
-  for (const chunk of chunks) parser.push(chunk);
-  parser.end();
-  return events;
-}
-
-Deno.test("SseEvents: fields, CRLF/CR/LF, comments, ids, and a dropped unterminated event", () => {
-  const bytes = new TextEncoder().encode(STREAM);
-  // "data" with no colon is an empty data line: an event with empty data, which the transport skips.
-  assert.deepEqual(parse([bytes]), EXPECTED);
-});
-
-Deno.test("SseEvents: the same events for every split of the bytes into two and three chunks", () => {
-  const bytes = new TextEncoder().encode(STREAM);
-  for (let i = 0; i <= bytes.length; i++) {
-    assert.deepEqual(
-      parse([bytes.subarray(0, i), bytes.subarray(i)]),
-      EXPECTED,
-      `split at ${i}`,
-    );
-    const j = Math.min(bytes.length, i + 3);
-    assert.deepEqual(
-      parse([bytes.subarray(0, i), bytes.subarray(i, j), bytes.subarray(j)]),
-      EXPECTED,
-      `split at ${i} and ${j}`,
-    );
-  }
-});
-
 /** An SDK server with one tool that sends two progress notifications, on a free port. */
 function serve(json: boolean) {
   const seen: Headers[] = [];
