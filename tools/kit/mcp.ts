@@ -2,7 +2,6 @@
 // transport (stdio, streamable HTTP, in-process link) gets its SDK server
 // from `createSdkServer`, so validation, logging and errors are the same.
 
-import process from "node:process";
 import {
   AjvJsonSchemaValidator,
   CallToolRequestSchema,
@@ -19,7 +18,6 @@ import {
   LoggingLevelSchema,
   Server,
   SetLevelRequestSchema,
-  StdioServerTransport,
   type Tool,
   type Transport,
 } from "../../platform/mcp_sdk_server.ts";
@@ -52,6 +50,7 @@ import {
   callerOf,
   linkedSessionOf,
 } from "./mcp_identity.ts";
+import { StdioServerTransport } from "./stdio_transport.ts";
 
 /**
  * The SDK builds an Ajv instance (with formats) per server by default, most
@@ -225,8 +224,8 @@ export async function serveStdio(host: HostedServer): Promise<StdioChannel> {
     resolve();
   };
   transport.onerror = (error) => host.log.warn("stdio_error", { error });
-  // The SDK transport does not notice end of input; a client that quits closes our stdin.
-  process.stdin.once("end", () => {
+  // End of input leaves the transport open: answers to calls under way still go out.
+  transport.ended.then(() => {
     host.log.info("stdin_closed");
     resolve();
   });
@@ -236,8 +235,7 @@ export async function serveStdio(host: HostedServer): Promise<StdioChannel> {
     // One client per process: nothing new can arrive but calls on this session.
     stopAccepting() {},
     // Let the last responses reach the client before the process exits.
-    drain: () =>
-      new Promise<void>((resolve) => process.stdout.write("", () => resolve())),
+    drain: () => transport.drain(),
     close: () => server.close(),
   };
 }

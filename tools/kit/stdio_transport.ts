@@ -1,0 +1,190 @@
+// The kit's stdio server transport on Deno's own streams: newline-delimited
+// JSON-RPC on stdin/stdout (platform/line_frames.ts), each message checked for
+// its JSON-RPC envelope only. The SDK's Protocol validates each message's full
+// shape again on arrival, so the SDK transport's zod parse of every line is
+// not repeated here; answers written in one turn leave in one write.
+
+import type {
+  JSONRPCMessage,
+  Transport,
+} from "../../platform/mcp_sdk_server.ts";
+import {
+  type ByteSink,
+  LineSplitter,
+  LineWriter,
+} from "../../platform/line_frames.ts";
+
+export interface StdioStreams {
+  /** Defaults to `Deno.stdin.readable`. */
+  input?: ReadableStream<Uint8Array>;
+  /** Defaults to `Deno.stdout`. */
+  output?: ByteSink;
+  /** The longest line accepted, in UTF-16 code units (default 10 MiB, as the SDK's). */
+  maxLine?: number;
+}
+
+/**
+ * An MCP server transport over stdin/stdout. Like the SDK's: a line that is
+ * not JSON or not a JSON-RPC message goes to `onerror` and is skipped, and the
+ * end of input does not close the transport (answers to calls under way still
+ * go out); `ended` says it. Unlike the SDK's, a line over the limit is skipped
+ * instead of closing the transport, and a last line without a newline counts.
+ */
+export class StdioServerTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+
+  /** Resolves when the input ends (the client closed our stdin) or fails. */
+  readonly ended: Promise<void>;
+  #ended = Promise.withResolvers<void>();
+  #input: ReadableStream<Uint8Array> | undefined;
+  #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  #writer: LineWriter;
+  #splitter: LineSplitter;
+  #started = false;
+  #closed = false;
+
+  constructor(streams: StdioStreams = {}) {
+    this.ended = this.#ended.promise;
+    this.#input = streams.input;
+    this.#writer = new LineWriter(streams.output ?? Deno.stdout);
+    this.#splitter = new LineSplitter({
+      line: (text) => this.#receive(text),
+      oversized: (length) =>
+        this.onerror?.(
+          new Error(
+            `Skipped a stdin line of ${length} characters: longer than the limit`,
+          ),
+        ),
+    }, { maxLine: streams.maxLine });
+  }
+
+  start(): Promise<void> {
+    if (this.#started) {
+      return Promise.reject(new Error("StdioServerTransport already started"));
+    }
+    this.#started = true;
+    this.#reader = (this.#input ?? Deno.stdin.readable).getReader();
+    this.#read(this.#reader);
+    return Promise.resolve();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.#writer.write(JSON.stringify(message));
+  }
+
+  /** Resolves once every message sent so far is written out. */
+  drain(): Promise<void> {
+    return this.#writer.drain();
+  }
+
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closed = true;
+    const reader = this.#reader;
+    this.#reader = undefined;
+    // Not awaited: a read of stdin under way may not end until more input comes.
+    reader?.cancel().catch(() => {});
+    this.#ended.resolve();
+    this.onclose?.();
+    return Promise.resolve();
+  }
+
+  async #read(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done || this.#closed) break;
+        this.#splitter.push(value);
+      }
+      if (!this.#closed) this.#splitter.end();
+    } catch (error) {
+      if (!this.#closed) this.onerror?.(asError(error));
+    } finally {
+      this.#ended.resolve();
+    }
+  }
+
+  #receive(line: string): void {
+    if (this.#closed) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      this.onerror?.(asError(error));
+      return;
+    }
+    if (!isMessage(value)) {
+      this.onerror?.(
+        new Error(`Not a JSON-RPC 2.0 message: ${envelopeProblem(value)}`),
+      );
+      return;
+    }
+    try {
+      this.onmessage?.(value);
+    } catch (error) {
+      this.onerror?.(asError(error));
+    }
+  }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isId(value: unknown): boolean {
+  return typeof value === "string" || Number.isInteger(value);
+}
+
+const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
+const RESULT_KEYS = new Set(["jsonrpc", "id", "result"]);
+const ERROR_KEYS = new Set(["jsonrpc", "id", "error"]);
+
+/**
+ * Why `value` is not a JSON-RPC request, notification, result or error, as
+ * the SDK's envelope schemas (strict objects) see it; undefined when it is
+ * one. The shape of params and results is left to the SDK's Protocol.
+ */
+export function envelopeProblem(value: unknown): string | undefined {
+  if (!isRecord(value)) return "not an object";
+  if (value.jsonrpc !== "2.0") return 'jsonrpc is not "2.0"';
+  let keys: Set<string>;
+  if ("method" in value) {
+    if (typeof value.method !== "string") return "method is not a string";
+    if ("id" in value && !isId(value.id)) return "bad id";
+    if (value.params !== undefined && !isRecord(value.params)) {
+      return "params is not an object";
+    }
+    keys = REQUEST_KEYS;
+  } else if ("result" in value) {
+    if (!isId(value.id)) return "bad id";
+    if (!isRecord(value.result)) return "result is not an object";
+    keys = RESULT_KEYS;
+  } else if ("error" in value) {
+    if (value.id !== undefined && !isId(value.id)) return "bad id";
+    const error = value.error;
+    if (
+      !isRecord(error) || !Number.isInteger(error.code) ||
+      typeof error.message !== "string"
+    ) {
+      return "error needs an integer code and a message";
+    }
+    keys = ERROR_KEYS;
+  } else {
+    return "no method, result or error";
+  }
+  for (const key in value) {
+    if (!keys.has(key)) return `unexpected member "${key}"`;
+  }
+  return undefined;
+}
+
+/** The type side of `envelopeProblem`: the SDK's Protocol checks the rest. */
+function isMessage(value: unknown): value is JSONRPCMessage {
+  return envelopeProblem(value) === undefined;
+}
