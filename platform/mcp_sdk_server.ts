@@ -2,12 +2,11 @@
 // platform/mcp_sdk.ts exports, without the client (Client and its stdio and HTTP
 // transports pull cross-spawn, eventsource-parser, pkce-challenge and the
 // OAuth client: ~25 ms of `agentd mcp memory`'s start) or the HTTP server
-// transport (mcp_sdk.ts re-exports this file and adds them). The @ts-types
-// hints: see platform/mcp_sdk.ts.
+// transport (mcp_sdk.ts re-exports this file and adds them), nor the SDK's
+// stdio server transport (the kit has its own, tools/kit/stdio_transport.ts).
+// The @ts-types hints: see platform/mcp_sdk.ts.
 
 export { Server } from "@modelcontextprotocol/sdk/server";
-// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.d.ts"
-export { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/inMemory.d.ts"
 export { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/shared/uriTemplate.d.ts"
@@ -44,6 +43,7 @@ export {
   type GetPromptResult,
   isInitializeRequest,
   type JSONRPCMessage,
+  JSONRPCMessageSchema,
   LATEST_PROTOCOL_VERSION,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,

@@ -50,7 +50,7 @@ import {
   callerOf,
   linkedSessionOf,
 } from "./mcp_identity.ts";
-import { StdioServerTransport } from "./stdio_transport.ts";
+import { DenoStdioTransport } from "./stdio_transport.ts";
 
 /**
  * The SDK builds an Ajv instance (with formats) per server by default, most
@@ -216,7 +216,7 @@ export interface StdioChannel {
 /** Serves one server on this process's stdin/stdout until stdin ends or `close()`. */
 export async function serveStdio(host: HostedServer): Promise<StdioChannel> {
   const server = createSdkServer(host);
-  const transport = new StdioServerTransport();
+  const transport = new DenoStdioTransport();
   const { promise: closed, resolve } = Promise.withResolvers<void>();
   const onclose = server.onclose;
   server.onclose = () => {

@@ -17,7 +17,7 @@ import {
 export interface StdioStreams {
   /** Defaults to `Deno.stdin.readable`. */
   input?: ReadableStream<Uint8Array>;
-  /** Defaults to `Deno.stdout`. */
+  /** Defaults to synchronous writes to `Deno.stdout` (see `STDOUT`). */
   output?: ByteSink;
   /** The longest line accepted, in UTF-16 code units (default 10 MiB, as the SDK's). */
   maxLine?: number;
@@ -30,7 +30,7 @@ export interface StdioStreams {
  * go out); `ended` says it. Unlike the SDK's, a line over the limit is skipped
  * instead of closing the transport, and a last line without a newline counts.
  */
-export class StdioServerTransport implements Transport {
+export class DenoStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
@@ -48,7 +48,7 @@ export class StdioServerTransport implements Transport {
   constructor(streams: StdioStreams = {}) {
     this.ended = this.#ended.promise;
     this.#input = streams.input;
-    this.#writer = new LineWriter(streams.output ?? Deno.stdout);
+    this.#writer = new LineWriter(streams.output ?? STDOUT);
     this.#splitter = new LineSplitter({
       line: (text) => this.#receive(text),
       oversized: (length) =>
@@ -62,7 +62,7 @@ export class StdioServerTransport implements Transport {
 
   start(): Promise<void> {
     if (this.#started) {
-      return Promise.reject(new Error("StdioServerTransport already started"));
+      return Promise.reject(new Error("DenoStdioTransport already started"));
     }
     this.#started = true;
     this.#reader = (this.#input ?? Deno.stdin.readable).getReader();
@@ -98,7 +98,11 @@ export class StdioServerTransport implements Transport {
         if (done || this.#closed) break;
         this.#splitter.push(value);
       }
-      if (!this.#closed) this.#splitter.end();
+      if (!this.#closed) {
+        this.#splitter.end();
+        // A turn for the calls just dispatched to start, so shutdown waits for them.
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
     } catch (error) {
       if (!this.#closed) this.onerror?.(asError(error));
     } finally {
@@ -128,6 +132,16 @@ export class StdioServerTransport implements Transport {
     }
   }
 }
+
+/**
+ * stdout written synchronously, on this thread, as Node-compatible
+ * `process.stdout` does: `Deno.stdout.write` hands each write to another
+ * thread (twice the futex calls per answer), and a client that stops reading
+ * stalls the server either way.
+ */
+const STDOUT: ByteSink = {
+  write: (bytes) => Promise.resolve(Deno.stdout.writeSync(bytes)),
+};
 
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
