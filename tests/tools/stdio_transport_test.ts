@@ -88,6 +88,45 @@ Deno.test("stdio transport: messages split across chunks, several per chunk, CRL
   assert.equal(h.closes(), 0, "end of input does not close the transport");
 });
 
+Deno.test("stdio transport: a byte stream (as stdin is) is read into one reused buffer, split lines and all", async () => {
+  const text = [ping(1), ping(2), ping(3)].map((m) => JSON.stringify(m))
+    .join("\n") + "\n" + JSON.stringify(ping(4));
+  const bytes = encoder.encode(text);
+  let offset = 0;
+  const sizes = new Set<number>();
+  const input = new ReadableStream({
+    type: "bytes",
+    pull(controller) {
+      const view = controller.byobRequest?.view;
+      if (!view) throw new Error("expected a BYOB read");
+      sizes.add(view.buffer.byteLength);
+      if (offset >= bytes.length) {
+        controller.close();
+        controller.byobRequest?.respond(0);
+        return;
+      }
+      // Small reads: messages span them.
+      const n = Math.min(7, view.byteLength, bytes.length - offset);
+      new Uint8Array(view.buffer, view.byteOffset, n).set(
+        bytes.subarray(offset, offset + n),
+      );
+      offset += n;
+      controller.byobRequest?.respond(n);
+    },
+  });
+  const messages: JSONRPCMessage[] = [];
+  const transport = new DenoStdioTransport({
+    input,
+    output: { write: (b) => Promise.resolve(b.length) },
+  });
+  transport.onmessage = (message) => messages.push(message);
+  await transport.start();
+  await transport.ended;
+  assert.deepEqual(messages, [ping(1), ping(2), ping(3), ping(4)]);
+  // Every read fills the transport's own 64 KiB buffer, handed back each time.
+  assert.deepEqual([...sizes], [64 * 1024]);
+});
+
 Deno.test("stdio transport: malformed lines go to onerror and are skipped; the next message still arrives", async () => {
   const h = harness();
   await h.transport.start();

@@ -39,7 +39,7 @@ export class DenoStdioTransport implements Transport {
   readonly ended: Promise<void>;
   #ended = Promise.withResolvers<void>();
   #input: ReadableStream<Uint8Array> | undefined;
-  #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  #reader: ChunkReader | undefined;
   #writer: LineWriter;
   #splitter: LineSplitter;
   #started = false;
@@ -65,7 +65,7 @@ export class DenoStdioTransport implements Transport {
       return Promise.reject(new Error("DenoStdioTransport already started"));
     }
     this.#started = true;
-    this.#reader = (this.#input ?? Deno.stdin.readable).getReader();
+    this.#reader = chunkReader(this.#input ?? Deno.stdin.readable);
     this.#read(this.#reader);
     return Promise.resolve();
   }
@@ -91,12 +91,12 @@ export class DenoStdioTransport implements Transport {
     return Promise.resolve();
   }
 
-  async #read(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  async #read(reader: ChunkReader): Promise<void> {
     try {
       for (;;) {
-        const { done, value } = await reader.read();
-        if (done || this.#closed) break;
-        this.#splitter.push(value);
+        const chunk = await reader.read();
+        if (chunk === undefined || this.#closed) break;
+        this.#splitter.push(chunk);
       }
       if (!this.#closed) {
         this.#splitter.end();
@@ -142,6 +142,43 @@ export class DenoStdioTransport implements Transport {
 const STDOUT: ByteSink = {
   write: (bytes) => Promise.resolve(Deno.stdout.writeSync(bytes)),
 };
+
+interface ChunkReader {
+  read(): Promise<Uint8Array | undefined>;
+  cancel(): Promise<void>;
+}
+
+const CHUNK = 64 * 1024;
+
+/**
+ * Reads a byte stream (stdin) into one reused buffer; another stream chunk by
+ * chunk. Deno's stdin stream would otherwise allocate a fresh 64 KiB buffer
+ * per read, one per request for a client that waits for each answer.
+ */
+function chunkReader(stream: ReadableStream<Uint8Array>): ChunkReader {
+  let byob: ReadableStreamBYOBReader | undefined;
+  try {
+    byob = stream.getReader({ mode: "byob" });
+  } catch {
+    const reader = stream.getReader();
+    return {
+      read: async () => (await reader.read()).value,
+      cancel: () => reader.cancel(),
+    };
+  }
+  const bytes = byob;
+  let buffer = new ArrayBuffer(CHUNK);
+  return {
+    async read() {
+      const { done, value } = await bytes.read(new Uint8Array(buffer));
+      if (done || value === undefined) return undefined;
+      // The stream hands the buffer back (transferred): keep it for the next read.
+      buffer = value.buffer;
+      return value;
+    },
+    cancel: () => bytes.cancel(),
+  };
+}
 
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
