@@ -26,6 +26,8 @@
 // http16, peer; stdio4 and stdio16 run only when named)
 // and BENCH_MEMORY_STORES sets the writes per row (default 2,000). HTTP rows
 // also report the bench's own client CPU: it shares the machine's cores.
+// BENCH_MEMORY_DENO_FLAGS adds Deno flags to the stdio server (space-separated,
+// e.g. "--v8-flags=--prof" for a V8 tick profile of the server).
 //
 //   deno run -A bench/memory_stores_bench.ts
 
@@ -58,6 +60,8 @@ const RUNS = Number(Deno.env.get("BENCH_MEMORY_RUNS") ?? "1");
 const ROWS = Deno.env.get("BENCH_MEMORY_ROWS")?.split(",");
 /** Rows left out unless BENCH_MEMORY_ROWS names them (the default set stays as before). */
 const OPT_IN = new Set(["stdio4", "stdio16"]);
+const DENO_FLAGS = Deno.env.get("BENCH_MEMORY_DENO_FLAGS")?.split(" ")
+  .filter((flag) => flag !== "") ?? [];
 
 const ToolResult = z.object({
   isError: z.boolean().optional(),
@@ -168,7 +172,7 @@ async function storesInProcess(lanes: number): Promise<Result> {
 
 async function storesStdio(lanes: number): Promise<Result> {
   const { client, pid } = await stdioClient(
-    agentdCommand(["mcp", "memory", "--data-dir", tempDir()]),
+    agentdCommand(["mcp", "memory", "--data-dir", tempDir()], DENO_FLAGS),
   );
   const items = entries(STORES, 4242);
   const cpu = pid === null ? undefined : cpuMs(pid);

@@ -259,3 +259,13 @@ export function decodeJournal(bytes: Uint8Array): JournalRow | null {
     return null;
   }
 }
+
+/** The write id of a journal row as written by this version, or null. */
+export function journalId(bytes: Uint8Array): string | null {
+  try {
+    const input = new Reader(bytes);
+    return input.byte() === JOURNAL ? input.string() : null;
+  } catch {
+    return null;
+  }
+}
