@@ -265,6 +265,11 @@ function keyBytes(key: StoreKey): number {
   }
 }
 
+/** Ids of the keys of writes in flight: a write's keys are asked for many times. */
+const ids = new WeakMap<StoreKey, string>();
+
 function keyId(key: StoreKey): string {
-  return JSON.stringify(key);
+  let id = ids.get(key);
+  if (id === undefined) ids.set(key, id = JSON.stringify(key));
+  return id;
 }
