@@ -26,6 +26,10 @@
 // http16, peer; stdio4 and stdio16 run only when named)
 // and BENCH_MEMORY_STORES sets the writes per row (default 2,000). HTTP rows
 // also report the bench's own client CPU: it shares the machine's cores.
+// BENCH_MEMORY_THREADS=1 adds the stdio server's CPU per store by thread
+// (main: JavaScript; sw-0: Deno KV's SQLite thread; V8 workers: GC, compiling).
+// BENCH_MEMORY_DENO_FLAGS adds Deno flags to the stdio server (space-separated,
+// e.g. "--v8-flags=--prof" for a V8 tick profile of the server).
 //
 //   deno run -A bench/memory_stores_bench.ts
 
@@ -58,6 +62,8 @@ const RUNS = Number(Deno.env.get("BENCH_MEMORY_RUNS") ?? "1");
 const ROWS = Deno.env.get("BENCH_MEMORY_ROWS")?.split(",");
 /** Rows left out unless BENCH_MEMORY_ROWS names them (the default set stays as before). */
 const OPT_IN = new Set(["stdio4", "stdio16"]);
+const DENO_FLAGS = Deno.env.get("BENCH_MEMORY_DENO_FLAGS")?.split(" ")
+  .filter((flag) => flag !== "") ?? [];
 
 const ToolResult = z.object({
   isError: z.boolean().optional(),
@@ -72,6 +78,46 @@ interface Result {
   cpuMs?: number;
   /** CPU ms the bench's own clients spent (HTTP rows: they share the 2 cores). */
   clientCpuMs?: number;
+  /** CPU ms of the server by thread (BENCH_MEMORY_THREADS=1, stdio rows). */
+  threadMs?: Map<string, number>;
+}
+
+const THREADS = Deno.env.get("BENCH_MEMORY_THREADS") === "1";
+
+/** CPU ms per thread of a process (Linux /proc/PID/task), by thread name; the main thread is "main". */
+function threadCpuMs(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
+      try {
+        const stat = Deno.readTextFileSync(
+          `/proc/${pid}/task/${task.name}/stat`,
+        );
+        const name = task.name === String(pid)
+          ? "main"
+          : stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        const ms = (Number(fields[11]) + Number(fields[12])) * 10;
+        out.set(name, (out.get(name) ?? 0) + ms);
+      } catch {
+        // the thread ended
+      }
+    }
+  } catch {
+    // not Linux
+  }
+  return out;
+}
+
+function threadsSpent(
+  pid: number,
+  from: Map<string, number>,
+): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [name, ms] of threadCpuMs(pid)) {
+    out.set(name, ms - (from.get(name) ?? 0));
+  }
+  return out;
 }
 
 /** CPU time (user + system, all threads) of a process so far, in ms; undefined off Linux. */
@@ -168,16 +214,20 @@ async function storesInProcess(lanes: number): Promise<Result> {
 
 async function storesStdio(lanes: number): Promise<Result> {
   const { client, pid } = await stdioClient(
-    agentdCommand(["mcp", "memory", "--data-dir", tempDir()]),
+    agentdCommand(["mcp", "memory", "--data-dir", tempDir()], DENO_FLAGS),
   );
   const items = entries(STORES, 4242);
   const cpu = pid === null ? undefined : cpuMs(pid);
+  const threads = pid === null || !THREADS ? undefined : threadCpuMs(pid);
   const started = performance.now();
   const samples = await drive(items, lanes, async (entry) => {
     await call(client, "store_memory", { ...entry });
   });
   const elapsed = performance.now() - started;
   const used = pid === null ? undefined : spent(pid, cpu);
+  const threadMs = pid === null || threads === undefined
+    ? undefined
+    : threadsSpent(pid, threads);
   await client.close();
   return {
     label: lanes === 1
@@ -187,6 +237,7 @@ async function storesStdio(lanes: number): Promise<Result> {
     ms: elapsed,
     samples,
     cpuMs: used,
+    threadMs,
   };
 }
 
@@ -246,6 +297,15 @@ async function storesHttp(clientCount: number): Promise<Result> {
   };
 }
 
+/** "main 420, sw-0 130, V8 DefaultWorke 60": the server's CPU per store by thread. */
+function byThread(r: Result): string {
+  if (!r.threadMs) return "-";
+  return [...r.threadMs].filter(([, ms]) => ms > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, ms]) => `${name} ${Math.round(ms / r.count * 1000)}`)
+    .join(", ");
+}
+
 const rows: Record<string, string | number>[] = [];
 try {
   for (let run = 1; run <= RUNS; run++) {
@@ -281,6 +341,7 @@ try {
         "client CPU µs/store": r.clientCpuMs === undefined
           ? "-"
           : Math.round(r.clientCpuMs / r.count * 1000),
+        ...(THREADS ? { "by thread µs/store": byThread(r) } : {}),
       });
     }
   }

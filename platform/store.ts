@@ -52,9 +52,11 @@ export type Mutation =
     key: StoreKey;
     value: StoreValue;
     /**
-     * The key was never written (a new record of an append-only log), so a
-     * store need not read what it replaces. On a key that holds a value, that
-     * value's storage may be left behind.
+     * A store need not read or check what the write replaces: the key was
+     * never written (a new record of an append-only log), or it only ever
+     * holds small values (under 60 KiB) and every write of it checks another
+     * key that guards it (a journal row written with its entry). On a key
+     * that holds a large value, that value's storage may be left behind.
      */
     newKey?: boolean;
   }

@@ -111,7 +111,10 @@ export class SearchIndex {
         this.#df = grown(this.#df, t + 1, (n) => new Uint32Array(n));
       }
       const size = this.#df[t];
-      let [slots, tfs] = this.#own(t);
+      let slots = this.#postSlots[t];
+      let tfs = this.#postTfs[t];
+      // A term's own arrays once it changed (no tuple per token); else copied out of the snapshot.
+      if (!slots || !tfs) [slots, tfs] = this.#own(t);
       // This document's postings are appended last, so a repeat is the last one.
       if (size > 0 && slots[size - 1] === slot) {
         if (tfs[size - 1] < MAX_TF) tfs[size - 1]++;
@@ -169,8 +172,11 @@ export class SearchIndex {
     this.#count--;
     for (const t of this.#docTerms.get(slot)) {
       const last = this.#df[t] - 1;
-      const [slots, tfs] = this.#own(t);
-      const i = slots.subarray(0, last + 1).lastIndexOf(slot);
+      let slots = this.#postSlots[t];
+      let tfs = this.#postTfs[t];
+      if (!slots || !tfs) [slots, tfs] = this.#own(t);
+      let i = last;
+      while (i >= 0 && slots[i] !== slot) i--;
       slots[i] = slots[last];
       tfs[i] = tfs[last];
       this.#df[t] = last;

@@ -90,7 +90,7 @@ export function tokenize(text: string, fields = true): string[] {
         tokens.push(chars[i]);
         if (i + 1 < chars.length) tokens.push(chars[i] + chars[i + 1]);
       }
-    } else if (HYPHEN_RE.test(match)) {
+    } else if (hasHyphen(match)) {
       const parts = match.split(HYPHEN_RE);
       for (const part of parts) {
         if (part && !STOPWORDS.has(part)) tokens.push(term(part));
@@ -118,6 +118,15 @@ export function tokenize(text: string, fields = true): string[] {
 export function queryTerms(text: string): string[] {
   const tokens = tokenize(text);
   return [...tokens, ...tokens.map((token) => SPEAKER_MARK + token)];
+}
+
+/** HYPHEN_RE.test(word), without a regex call per token. */
+function hasHyphen(word: string): boolean {
+  for (let i = 0; i < word.length; i++) {
+    const code = word.charCodeAt(i);
+    if (code === 0x2d || code === 0x2010 || code === 0x2011) return true;
+  }
+  return false;
 }
 
 /** Words ending in -ed that are no past tense: Snowball would cut them ("embed" -> "emb"). */

@@ -21,6 +21,7 @@ import { SearchIndex, tokenize } from "../../../tools/memory/search_index.ts";
 import {
   decodeJournal,
   encodeJournal,
+  journalId,
 } from "../../../tools/memory/backends/entry_codec.ts";
 
 const T0 = "2026-01-01T00:00:00.000Z";
@@ -626,6 +627,35 @@ Deno.test("records: the entry a write indexes is the entry its record and journa
     () => decodeEntry("ns", "k", new Uint8Array([0x45, 0, 9])),
     /Stored entry "k" in namespace "ns" is unreadable/,
   );
+});
+
+Deno.test("records: values of any script and length read back exactly; a journal row's id reads alone", () => {
+  const pieces = ["a", "é", "ü ", "\u4e2d", "🧠", "\u0000", " ", "\n"];
+  for (let n = 0; n < 600; n += 7) {
+    // n characters mixing one-, two-, three- and four-byte UTF-8, ending anywhere.
+    let value = "";
+    for (let i = 0; value.length < n; i++) value += pieces[(i * n) % 8];
+    for (const prefix of ["", "x".repeat(300)]) {
+      const entry = {
+        namespace: "ns",
+        key: "k",
+        value: prefix + value,
+        tags: n % 2 ? ["tag", "ünï"] : [],
+        sensitive: false,
+        created_at: T0,
+        updated_at: T1,
+        embedding: null,
+      };
+      assert.deepEqual(decodeEntry("ns", "k", encodeEntry(entry)), entry);
+    }
+  }
+  const vector = new Float32Array([0.5, -1, 0.25]);
+  assert.equal(
+    journalId(encodeJournal("p.1z", { embedder: "e", vector })),
+    "p.1z",
+  );
+  assert.equal(journalId(encodeJournal("p.2", null)), "p.2");
+  assert.equal(journalId(new Uint8Array([0x45, 1])), null);
 });
 
 /** A view of `inner` whose reads of index snapshot parts fail, as a store going away would. */

@@ -3,6 +3,7 @@
 // kill -9 during a burst of concurrent writes loses no acknowledged write.
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import type { Client } from "../../../platform/mcp_sdk.ts";
 import {
   type Check,
@@ -10,6 +11,7 @@ import {
   type Store,
 } from "../../../platform/store.ts";
 import { MemoryStore } from "../../../platform/store_memory.ts";
+import { KvStore } from "../../../platform/store_kv.ts";
 import { KvBackend } from "../../../tools/memory/backends/kv.ts";
 import { EntryNotFound } from "../../../tools/memory/backends/port.ts";
 import type { Embedder, StoredEntry } from "../../../tools/memory/model.ts";
@@ -95,6 +97,72 @@ Deno.test("group commit: 200 concurrent puts share commits and all land", async 
     assert.equal((await backend.get("ns", "k199"))?.value, "value 199");
   } finally {
     await backend.close();
+  }
+});
+
+Deno.test("group commit over Deno KV: a batch reads its keys once, and no journal row before its commit", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "group_commit_test_" });
+  const raw = await Deno.openKv(join(dir, "store.kv"));
+  const reads: Deno.KvKey[][] = [];
+  const kv = new Proxy(raw, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (property === "getMany") {
+        return (keys: Deno.KvKey[]) => {
+          reads.push(keys);
+          return target.getMany(keys);
+        };
+      }
+      if (property === "get") {
+        return (key: Deno.KvKey) => {
+          reads.push([key]);
+          return target.get(key);
+        };
+      }
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const backend = await KvBackend.open(new KvStore(kv));
+  try {
+    // 8 new entries with one tag each: their entry rows and the counter (once
+    // per batch: the first write commits alone, the 7 others together); no
+    // tag row or journal row is read, before or at the commit.
+    await Promise.all(
+      Array.from(
+        { length: 8 },
+        (_, i) => backend.put(entry(`k${i}`, `value ${i}`, ["t"]), "upsert"),
+      ),
+    );
+    const keysRead = () => reads.reduce((sum, keys) => sum + keys.length, 0);
+    assert.equal(keysRead(), 2 + 8);
+    assert.ok(reads.flat().every((key) => key[1] === "e" || key[1] === "n"));
+    reads.length = 0;
+    // Replacing them: their journal rows exist now and are still not read.
+    await Promise.all(
+      Array.from(
+        { length: 8 },
+        (_, i) => backend.put(entry(`k${i}`, `again ${i}`, ["t"]), "upsert"),
+      ),
+    );
+    assert.equal(keysRead(), 2 + 8);
+    assert.ok(reads.flat().every((key) => key[1] === "e" || key[1] === "n"));
+    // Changing tags: the row of a dropped tag is read at the commit, to be deleted.
+    reads.length = 0;
+    await backend.put(entry("k0", "once more", ["u"]), "upsert");
+    assert.deepEqual(reads, [
+      [["d", "e", "ns", "k0"], ["d", "n", "ns"]],
+      [["d", "t", "ns", "t", "k0"]],
+    ]);
+    const byTag = await backend.list("ns", { tags: ["t"], limit: 10 });
+    assert.equal(byTag.entries.length, 7);
+    const byNewTag = await backend.list("ns", { tags: ["u"], limit: 10 });
+    assert.deepEqual(byNewTag.entries.map((e) => e.key), ["k0"]);
+    reads.length = 0;
+    assert.equal((await backend.get("ns", "k7"))?.value, "again 7");
+    assert.deepEqual(await backend.countByNamespace(), { ns: 8 });
+  } finally {
+    await backend.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
 

@@ -29,9 +29,15 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /** A growing byte buffer. */
 class Writer {
-  #bytes = new Uint8Array(256);
-  #view = new DataView(this.#bytes.buffer);
+  #bytes: Uint8Array;
+  #view: DataView;
   length = 0;
+
+  /** `size`: the bytes expected, so a record is written without growing. */
+  constructor(size = 256) {
+    this.#bytes = new Uint8Array(size);
+    this.#view = new DataView(this.#bytes.buffer);
+  }
 
   #room(n: number): void {
     if (this.length + n <= this.#bytes.length) return;
@@ -80,12 +86,18 @@ class Writer {
 
   /** UTF-8 of `text` without a length (the rest of the record). */
   tail(text: string): void {
-    this.#room(text.length * 3);
-    const { written } = encoder.encodeInto(
-      text,
-      this.#bytes.subarray(this.length),
-    );
-    this.length += written;
+    // One byte per character first (ASCII text fits); the rest, if any, after growing.
+    this.#room(text.length);
+    const first = encoder.encodeInto(text, this.#bytes.subarray(this.length));
+    this.length += first.written;
+    if (first.read < text.length) {
+      const rest = text.slice(first.read);
+      this.#room(rest.length * 3);
+      this.length += encoder.encodeInto(
+        rest,
+        this.#bytes.subarray(this.length),
+      ).written;
+    }
   }
 
   done(): Uint8Array {
@@ -164,7 +176,9 @@ function asMs(time: string): number | null {
 }
 
 export function encodeRecord(entry: EntryFields): Uint8Array {
-  const out = new Writer();
+  let size = 24 + entry.value.length;
+  for (const tag of entry.tags) size += tag.length + 2;
+  const out = new Writer(size);
   const created = asMs(entry.created_at);
   const updated = asMs(entry.updated_at);
   out.byte(ENTRY);
@@ -217,10 +231,13 @@ export function encodeJournal(
   id: string,
   embedding: Embedding | null,
 ): Uint8Array {
-  const out = new Writer();
+  const row = embedding && quantiseRow(embedding.vector);
+  const out = new Writer(
+    16 + id.length + (embedding ? embedding.embedder.length : 0) +
+      (row ? row.i8.length : 0),
+  );
   out.byte(JOURNAL);
   out.string(id);
-  const row = embedding && quantiseRow(embedding.vector);
   out.byte(row ? VECTOR : embedding ? EMBEDDER_ONLY : 0);
   if (embedding) out.string(embedding.embedder);
   if (row) {
@@ -255,6 +272,16 @@ export function decodeJournal(bytes: Uint8Array): JournalRow | null {
       for (let i = 0; i < i8.length; i++) vector[i] = i8[i] * scale;
     }
     return input.done ? { id, embedding: { embedder, vector } } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The write id of a journal row as written by this version, or null. */
+export function journalId(bytes: Uint8Array): string | null {
+  try {
+    const input = new Reader(bytes);
+    return input.byte() === JOURNAL ? input.string() : null;
   } catch {
     return null;
   }

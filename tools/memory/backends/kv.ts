@@ -134,9 +134,13 @@ export class KvBackend implements MemoryBackend {
     const entryKey: StoreKey = ["e", ns, key];
     const counterKey: StoreKey = ["n", ns];
     const writeId = newWriteId();
+    // Built once: the group commit knows a key array by its identity.
+    const tagKeys = new Map(
+      tags.map((tag): [string, StoreKey] => [tag, ["t", ns, tag, key]]),
+    );
     return await this.#writes.write({
-      // The tag rows too: read with the batch and checked, the commit need not re-read them.
-      reads: [entryKey, counterKey, ...tags.map((tag) => ["t", ns, tag, key])],
+      // Tag rows are not read: the entry's check guards them (see below).
+      reads: [entryKey, counterKey],
       plan: (view) => {
         const current = view.get(entryKey);
         // A corrupt record may still be overwritten (its tag rows are then left behind).
@@ -166,12 +170,15 @@ export class KvBackend implements MemoryBackend {
             mutations.push({ type: "delete", key: ["t", ns, tag, key] });
           }
         }
-        for (const tag of tags) {
+        for (const [tag, tagKey] of tagKeys) {
           if (!oldTags.has(tag)) {
+            // Empty, and written only with its entry, whose check guards it:
+            // the Store need not read or check the row (as journal rows).
             mutations.push({
               type: "set",
-              key: ["t", ns, tag, key],
+              key: tagKey,
               value: null,
+              newKey: true,
             });
           }
         }

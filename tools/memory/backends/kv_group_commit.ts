@@ -164,16 +164,20 @@ export class GroupCommit {
       }
       const planned: Planned[] = [];
       const refused: { pending: Pending; error: unknown }[] = [];
+      // Keys the taken writes touch, and the encoded sizes of those they
+      // mutate: kept as running totals, each write adding only its own keys.
       const touched = new Set<string>();
       const mutated = new Map<string, number>();
+      let mutatedBytes = 0;
       let taken = 0;
       for (const pending of batch) {
-        const keys = new Set(touched);
-        for (const key of pending.write.reads) keys.add(keyId(key));
-        if (
-          pending.write.reads.some((key) => !view.knows(key)) ||
-          (keys.size > MAX_COMMIT_KEYS && taken > 0)
-        ) break;
+        if (pending.write.reads.some((key) => !view.knows(key))) break;
+        const added = new Set<string>();
+        for (const key of pending.write.reads) {
+          const id = keyId(key);
+          if (!touched.has(id)) added.add(id);
+        }
+        if (touched.size + added.size > MAX_COMMIT_KEYS && taken > 0) break;
         let plan: Plan<unknown>;
         try {
           plan = pending.write.plan(view);
@@ -182,18 +186,25 @@ export class GroupCommit {
           taken++;
           continue;
         }
-        const written = new Map(mutated);
+        const sizes = new Map<string, number>();
+        let bytes = mutatedBytes;
         for (const m of plan.mutations) {
-          keys.add(keyId(m.key));
-          written.set(keyId(m.key), keyBytes(m.key));
+          const id = keyId(m.key);
+          if (!touched.has(id)) added.add(id);
+          if (!mutated.has(id) && !sizes.has(id)) {
+            const size = keyBytes(m.key);
+            sizes.set(id, size);
+            bytes += size;
+          }
         }
-        const bytes = [...written.values()].reduce((a, b) => a + b, 0);
         if (
-          (keys.size > MAX_COMMIT_KEYS || bytes > MAX_COMMIT_KEY_BYTES) &&
+          (touched.size + added.size > MAX_COMMIT_KEYS ||
+            bytes > MAX_COMMIT_KEY_BYTES) &&
           taken > 0
         ) break;
-        for (const key of keys) touched.add(key);
-        for (const [id, size] of written) mutated.set(id, size);
+        for (const id of added) touched.add(id);
+        for (const [id, size] of sizes) mutated.set(id, size);
+        mutatedBytes = bytes;
         for (const m of plan.mutations) view.apply(m);
         planned.push({ pending, plan });
         taken++;
@@ -254,6 +265,11 @@ function keyBytes(key: StoreKey): number {
   }
 }
 
+/** Ids of the keys of writes in flight: a write's keys are asked for many times. */
+const ids = new WeakMap<StoreKey, string>();
+
 function keyId(key: StoreKey): string {
-  return JSON.stringify(key);
+  let id = ids.get(key);
+  if (id === undefined) ids.set(key, id = JSON.stringify(key));
+  return id;
 }

@@ -50,7 +50,7 @@ import {
 } from "./kv_index_parts.ts";
 import type { Embedding, StoredEntry } from "../model.ts";
 import { decodeEntry, listAll, valueOf } from "./kv_records.ts";
-import { decodeJournal, encodeJournal } from "./entry_codec.ts";
+import { decodeJournal, encodeJournal, journalId } from "./entry_codec.ts";
 import {
   indexEntry,
   type Namespace,
@@ -105,6 +105,9 @@ export function journalMutation(
     type: "set",
     key: ["j", namespace, key],
     value: encodeJournal(writeId, embedding),
+    // Small, and written only with its entry, whose check guards it: the
+    // Store need not read the row it replaces (a snapshot's delete checks it).
+    newKey: true,
   };
 }
 
@@ -120,6 +123,12 @@ interface Journaled {
 function journaled(row: StoreEntry): Journaled | null {
   if (typeof row.value === "string") return { id: row.value };
   return row.bytes ? decodeJournal(row.bytes) : null;
+}
+
+/** A journal row's write id alone (its vector is not decoded). */
+function journaledId(row: StoreEntry): string | null {
+  if (typeof row.value === "string") return row.value;
+  return row.bytes ? journalId(row.bytes) : null;
 }
 
 /** How the indexes came to be at start (the `memory_index_loaded` log line). */
@@ -498,7 +507,7 @@ export class IndexStore {
           batch.map((key) => ["j", namespace, key]),
         );
         const done = rows.flatMap((row, j) =>
-          row && journaled(row)?.id === captured.get(batch[j]) ? [row] : []
+          row && journaledId(row) === captured.get(batch[j]) ? [row] : []
         );
         if (done.length === 0) break;
         const result = await this.#store.commit({

@@ -1,0 +1,181 @@
+// A CPU profile (node:inspector) of the memory server's own write path:
+// MemoryService.store on a KV file with N writes in flight, as
+// bench/memory_stores_bench.ts's in-process row runs it (no MCP, no kit).
+// Prints CPU per store (this process, all threads: the KV thread included),
+// the Deno KV calls per store, and the functions and files with the most
+// self time of the main thread.
+//
+//   deno run -A bench/memory_stores_profile.ts [stores] [in flight]
+//
+// MEMORY_PROFILE_CPU=1: no profiler, only CPU per store (for before/after runs).
+
+import { Session } from "node:inspector/promises";
+import { join } from "node:path";
+import { openKvStore } from "../platform/store_kv.ts";
+import { KvBackend } from "../tools/memory/backends/kv.ts";
+import {
+  cleanUp,
+  type EntryInput,
+  fillerEntry,
+  memoryService,
+  ROOT,
+  seeded,
+  tempDir,
+} from "./bench_lib.ts";
+
+const count = Number(Deno.args[0] ?? 4000);
+const lanes = Number(Deno.args[1] ?? 32);
+
+// Deno KV calls per store, by kind.
+const kvOps = new Map<string, number>();
+let counting = false;
+function countOp(op: string): void {
+  if (counting) kvOps.set(op, (kvOps.get(op) ?? 0) + 1);
+}
+function hook(
+  target: object,
+  method: string,
+  count: (args: unknown[]) => void,
+  after?: (result: unknown) => void,
+): void {
+  const original: unknown = Reflect.get(target, method);
+  if (typeof original !== "function") return;
+  Reflect.set(target, method, function (this: unknown, ...args: unknown[]) {
+    count(args);
+    const result = Reflect.apply(original, this, args);
+    after?.(result);
+    return result;
+  });
+}
+const kvProto = Deno.Kv.prototype;
+hook(kvProto, "get", () => countOp("get"));
+hook(kvProto, "getMany", () => countOp("getMany"));
+hook(kvProto, "list", () => countOp("list"));
+hook(kvProto, "atomic", () => {}, (atomic) => {
+  if (typeof atomic === "object" && atomic !== null) {
+    hook(atomic, "commit", () => countOp("commit"));
+  }
+});
+
+function entries(n: number, seed: number): EntryInput[] {
+  const random = seeded(seed);
+  return Array.from({ length: n }, (_, i) => fillerEntry(random, i));
+}
+
+/** CPU ms of this process so far (Linux /proc, 10 ms ticks). */
+function cpuMs(): number {
+  const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1]
+    .split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** CPU ms per thread of this process (Linux /proc/self/task), by thread name. */
+function threadCpuMs(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const task of Deno.readDirSync("/proc/self/task")) {
+    try {
+      const stat = Deno.readTextFileSync(`/proc/self/task/${task.name}/stat`);
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const label = task.name === String(Deno.pid) ? "main" : name;
+      for (const [kind, field] of [["user", 11], ["sys", 12]] as const) {
+        const ms = Number(fields[field]) * 10;
+        const id = `${label} ${kind}`;
+        out.set(id, (out.get(id) ?? 0) + ms);
+      }
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+const kv = await openKvStore(join(tempDir(), "store.kv"));
+const backend = await KvBackend.open(kv);
+const memory = await memoryService(backend);
+
+async function run(items: EntryInput[]): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: lanes }, async () => {
+    while (next < items.length) {
+      await memory.store({}, items[next++]);
+    }
+  }));
+}
+
+// Warm up (JIT), on other keys.
+await run(entries(1000, 7).map((e) => ({ ...e, key: `warm-${e.key}` })));
+const items = entries(count, 4242);
+
+const profiling = !Deno.env.get("MEMORY_PROFILE_CPU");
+const session = new Session();
+if (profiling) {
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 100 });
+  await session.post("Profiler.start");
+}
+counting = true;
+const cpu = cpuMs();
+const threads = threadCpuMs();
+const started = performance.now();
+await run(items);
+const wall = performance.now() - started;
+const used = cpuMs() - cpu;
+counting = false;
+console.log(
+  `MemoryService.store × ${count}, ${lanes} in flight: ${
+    Math.round(count / wall * 1000)
+  } stores/s, ${Math.round(used / count * 1000)} µs CPU per store`,
+);
+console.table(
+  [...threadCpuMs()].map(([thread, ms]) => ({
+    thread,
+    "CPU µs/store": Math.round(
+      (ms - (threads.get(thread) ?? 0)) / count * 1000,
+    ),
+  })).filter((row) => row["CPU µs/store"] > 0),
+);
+console.table(
+  [...kvOps.entries()].map(([op, n]) => ({
+    op,
+    "per store": (n / count).toFixed(3),
+  })),
+);
+
+if (profiling) {
+  const { profile } = await session.post("Profiler.stop");
+  session.disconnect();
+  interface Node {
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    hitCount?: number;
+  }
+  const nodes: Node[] = profile.nodes;
+  const total = nodes.reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
+  const byFunction = new Map<string, number>();
+  const byFile = new Map<string, number>();
+  for (const node of nodes) {
+    const hits = node.hitCount ?? 0;
+    if (hits === 0) continue;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const file = url.replace(`file://${ROOT}`, "").replace(
+      /^.*node_modules\/\.deno\//,
+      "npm:",
+    );
+    const key = `${functionName || "(anonymous)"} ${file}:${lineNumber + 1}`;
+    byFunction.set(key, (byFunction.get(key) ?? 0) + hits);
+    const group = file || functionName;
+    byFile.set(group, (byFile.get(group) ?? 0) + hits);
+  }
+  const top = (map: Map<string, number>, n: number) =>
+    [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map((
+      [name, hits],
+    ) => ({ name, "%": (100 * hits / total).toFixed(1) }));
+  console.log(`${total} samples`);
+  console.table(top(byFile, 30));
+  console.table(
+    top(byFunction, Number(Deno.env.get("MEMORY_PROFILE_ROWS") ?? 45)),
+  );
+}
+await backend.close();
+cleanUp();
