@@ -31,6 +31,7 @@ import { docsRoutes } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
 import { runRoutes, teamRoutes } from "./teams.ts";
 import { asHttpError } from "./v1_http.ts";
+import { MemoRouter } from "./memo_router.ts";
 
 export interface AppOptions {
   hosts: readonly HostedServer[];
@@ -63,7 +64,7 @@ export interface AppOptions {
 export type AppEnv = { Variables: GuardVariables };
 
 export function createApp(options: AppOptions): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+  const app = new Hono<AppEnv>({ router: new MemoRouter() });
   const log = options.log.child({ component: "http" });
 
   app.use(async (c, next) => {
