@@ -62,19 +62,27 @@ const pageBodies = new WeakMap<object, string>();
  * gets 304 with no body.
  */
 export function pageResponse(c: Context, page: object): Response {
+  return pageReply(page, c.req.header("if-none-match"));
+}
+
+/** pageResponse's answer, given the request's If-None-Match header. */
+export function pageReply(
+  page: object,
+  ifNoneMatch: string | undefined,
+): Response {
   const tag = pageTag(page);
   if (tag === undefined) {
-    return c.body(pageText(page), 200, { "content-type": "application/json" });
+    return new Response(pageText(page), { headers: JSON_HEADERS });
   }
-  const wanted = c.req.header("if-none-match");
-  if (wanted !== undefined && tagListed(wanted, tag)) {
-    return c.body(null, 304, { etag: tag });
+  if (ifNoneMatch !== undefined && tagListed(ifNoneMatch, tag)) {
+    return new Response(null, { status: 304, headers: { etag: tag } });
   }
-  return c.body(pageText(page), 200, {
-    "content-type": "application/json",
-    etag: tag,
+  return new Response(pageText(page), {
+    headers: { "content-type": "application/json", etag: tag },
   });
 }
+
+const JSON_HEADERS = { "content-type": "application/json" } as const;
 
 function pageText(page: object): string {
   let text = pageBodies.get(page);
@@ -95,7 +103,9 @@ function tagListed(header: string, tag: string): boolean {
 }
 
 /** The list query's defaults, for a request with no query string (most list requests). */
-const NO_LIST_QUERY = ListQuery.parse({});
+export const NO_LIST_QUERY: z.infer<typeof ListQuery> = Object.freeze(
+  ListQuery.parse({}),
+);
 
 /** `queryOf(c, ListQuery)`, without a parse when the URL has no query string. */
 export function listQueryOf(c: Context): z.infer<typeof ListQuery> {
