@@ -47,7 +47,11 @@ Deno.test("KvStore change mark: reads keep it; commits by this, another connecti
       stderr: "inherit",
     }).output();
     assert.ok(child.success);
-    assert.notEqual(store.changeMark(), third, "another process's commit");
+    const fourth = store.changeMark();
+    assert.notEqual(fourth, third, "another process's commit");
+    // That process closed the file: the header this process reads is still the live one.
+    await other.set(["after"], 1);
+    assert.notEqual(store.changeMark(), fourth, "a commit after it left");
   } finally {
     await Promise.all([store.close(), other.close()]);
   }
