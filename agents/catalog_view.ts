@@ -6,7 +6,9 @@
 // per request otherwise. Works on any Store: no watch, no coordination.
 //
 // Reads in flight together share version gets (platform/store_version.ts),
-// each still seeing every commit that finished before it began.
+// each still seeing every commit that finished before it began; on a Deno KV
+// file a read makes no get while no commit has finished since the last one
+// (the store's change mark, platform/kv_change_mark.ts).
 
 import type {
   JsonValue,

@@ -25,12 +25,13 @@ export class VersionReader {
 
   /** The key's version (null: absent), read after this call began. */
   read(): Promise<string | null> {
+    const mark = this.store.changeMark?.();
     const known = this.#known;
-    if (known !== undefined && this.store.changeMark?.() === known.mark) {
+    if (mark !== undefined && known?.mark === mark) {
       return Promise.resolve(known.version);
     }
     const checking = this.#checking;
-    if (checking === undefined) return this.#get();
+    if (checking === undefined) return this.#get(mark);
     this.#queued ??= checking.then(() => {}, () => {}).then(() => {
       this.#queued = undefined;
       return this.#get();
@@ -38,9 +39,8 @@ export class VersionReader {
     return this.#queued;
   }
 
-  #get(): Promise<string | null> {
-    // Read before the get starts: a commit finishing in between changes the mark.
-    const mark = this.store.changeMark?.();
+  /** `mark`: the store's change mark, read before this get starts (a commit finishing in between changes it). */
+  #get(mark = this.store.changeMark?.()): Promise<string | null> {
     const checking = this.store.get(this.key).then((entry) => {
       const version = entry?.version ?? null;
       // True whichever get ends last: its answer postdates its own mark.
