@@ -6,7 +6,9 @@
 // per request otherwise. Works on any Store: no watch, no coordination.
 //
 // Reads in flight together share version gets (platform/store_version.ts),
-// each still seeing every commit that finished before it began.
+// each still seeing every commit that finished before it began; on a Deno KV
+// file a read makes no get while no commit has finished since the last one
+// (the store's change mark, platform/kv_change_mark.ts).
 
 import type {
   JsonValue,
@@ -30,6 +32,16 @@ interface Snapshot<T> {
 
 /** Above this many records the view is not kept: reads go to the store. */
 const MAX_VIEW_RECORDS = 10_000;
+
+/** The entity tag of each view's page: one per build, unique across restarts. */
+const pageTags = new WeakMap<object, string>();
+const BOOT = crypto.randomUUID().replaceAll("-", "").slice(0, 16);
+let built = 0;
+
+/** The ETag (quoted) of a page the views hand out; undefined for any other object. */
+export function pageTag(page: object): string | undefined {
+  return pageTags.get(page);
+}
 
 export class CatalogView<T extends { id: string; name: string }> {
   #snapshot?: Snapshot<T>;
@@ -83,10 +95,12 @@ export class CatalogView<T extends { id: string; name: string }> {
       if (records.length > MAX_VIEW_RECORDS) return undefined;
       cursor = page.cursor ?? undefined;
     } while (cursor !== undefined);
+    const page = Object.freeze({ data: [...records], next_cursor: null });
+    pageTags.set(page, `"${BOOT}-${++built}"`);
     return {
       version,
       records,
-      page: Object.freeze({ data: [...records], next_cursor: null }),
+      page,
       byId: new Map(records.map((record) => [record.id, record])),
       byName: new Map(records.map((record) => [nameKey(record.name), record])),
     };

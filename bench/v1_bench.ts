@@ -16,11 +16,12 @@
 //            and run with the repository's deno.json (same Hono version)
 //
 // The bench process drives both with fetch (keep-alive, Deno's connection
-// pool). On the GET path agentd also runs its logging middleware, the Host,
-// Origin, caller (bearer token; none configured here) and body-size guards,
-// and answers from its in-process view of the agents (agents/catalog_view.ts:
-// a Deno KV get of a version key, shared by the requests in flight together;
-// the page serialized once per version; no query string, so no zod parse).
+// pool). On the GET path agentd checks the Host (no token is configured and
+// the bench sends no Origin or body, so nothing else is left for its guards),
+// logs the request, and answers from its in-process view of the agents before
+// Hono (routes/v1_fast.ts; agents/catalog_view.ts: the version key is got
+// again only when SQLite's WAL-index header says a commit finished since,
+// platform/kv_change_mark.ts; the page serialized once per version).
 //
 // The agent turn runs against tests/agents/model_server.ts, started in this
 // process (OpenAI chat completions, scripted per call). A send's script is one

@@ -40,12 +40,14 @@ export interface HostGuardOptions {
 }
 
 /**
- * Rejects requests whose Host is not a name this daemon answers to (403).
- * Bound to loopback, only loopback names pass: a rebinding page's requests
- * carry its own host name. Bound to a wildcard address with no list, any
- * Host passes: the token guard is then what protects the daemon.
+ * Whether a Host header names this daemon. Bound to loopback, only loopback
+ * names pass: a rebinding page's requests carry its own host name. Bound to
+ * a wildcard address with no list, any Host passes: the token guard is then
+ * what protects the daemon.
  */
-export function hostGuard(options: HostGuardOptions): MiddlewareHandler {
+export function hostAdmission(
+  options: HostGuardOptions,
+): (header: string | undefined) => boolean {
   const allowed = new Set(options.allowedHosts.map(normalizedName));
   const wildcard = isWildcard(options.bindHost);
   if (!wildcard && !isLoopback(options.bindHost)) {
@@ -60,15 +62,24 @@ export function hostGuard(options: HostGuardOptions): MiddlewareHandler {
   // Clients send the same few Host headers: the verdict is kept per header,
   // sparing a URL parse per request; bounded, as the header is the client's.
   const verdicts = new Map<string, boolean>();
-  return async (c, next) => {
-    const header = c.req.header("host");
-    let ok = header === undefined ? false : verdicts.get(header);
-    if (ok === undefined && header !== undefined) {
+  return (header) => {
+    if (header === undefined) return false;
+    let ok = verdicts.get(header);
+    if (ok === undefined) {
       ok = admits(header);
       if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
       verdicts.set(header, ok);
     }
-    if (!ok) {
+    return ok;
+  };
+}
+
+/** Rejects requests whose Host is not a name this daemon answers to (403; see hostAdmission). */
+export function hostGuard(options: HostGuardOptions): MiddlewareHandler {
+  const admitted = hostAdmission(options);
+  return async (c, next) => {
+    const header = c.req.header("host");
+    if (!admitted(header)) {
       return errorResponse(
         403,
         `Host "${

@@ -80,6 +80,12 @@ export interface Store {
   commit(
     op: { checks?: Check[]; mutations: Mutation[] },
   ): Promise<CommitResult>;
+  /**
+   * A cheap token of the store's state, when it has one: a later call returns
+   * the same token only if no commit (by any process) finished in between.
+   * Lets a reader skip a get that would answer what it already knows.
+   */
+  changeMark?(): string | undefined;
   /** Resolves when every operation started so far has settled (writes are then durable). */
   flush(): Promise<void>;
   /** Flushes, then releases resources; later calls reject with "Store is closed". Idempotent. */
@@ -495,6 +501,10 @@ class ScopedStore implements Store {
         mutations: op.mutations.map((m) => ({ ...m, key: this.#wrap(m.key) })),
       })
     );
+  }
+
+  changeMark(): string | undefined {
+    return this.#store.changeMark?.();
   }
 
   flush(): Promise<void> {

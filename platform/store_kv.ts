@@ -34,6 +34,7 @@ import {
   validateKey,
 } from "./store.ts";
 import { messageOf } from "./errors.ts";
+import { KvChangeMark } from "./kv_change_mark.ts";
 
 export const DATA_PREFIX = "d";
 export const CHUNK_PREFIX = "c";
@@ -83,8 +84,15 @@ export class KvStore implements Store {
   /** Key id -> a version getMany saw stored inline: a commit checking that version need not re-read it. */
   #inline = new Map<string, string>();
 
-  constructor(kv: Deno.Kv) {
+  /** Set for a KV file: whether anyone committed, read from SQLite's shared WAL-index. */
+  #mark?: KvChangeMark;
+
+  /** `path`: the KV file `kv` was opened from, if it is one. */
+  constructor(kv: Deno.Kv, path?: string) {
     this.#kv = kv;
+    if (path !== undefined && path !== ":memory:") {
+      this.#mark = new KvChangeMark(path);
+    }
   }
 
   /** Every public operation: tracked for flush/close, retried while another process holds the lock. */
@@ -162,8 +170,15 @@ export class KvStore implements Store {
     return this.#operations.flush();
   }
 
+  changeMark(): string | undefined {
+    return this.#mark?.read();
+  }
+
   close(): Promise<void> {
-    return this.#operations.close(() => this.#kv.close());
+    return this.#operations.close(() => {
+      this.#mark?.close();
+      this.#kv.close();
+    });
   }
 
   async #get(key: StoreKey): Promise<StoreEntry | null> {
@@ -414,7 +429,7 @@ export async function openKvStore(path: string): Promise<KvStore> {
   try {
     if (path === "") throw new Error("the path is empty");
     if (path !== ":memory:") await prepareLocation(path);
-    return new KvStore(await Deno.openKv(path));
+    return new KvStore(await Deno.openKv(path), path);
   } catch (error) {
     const reason = messageOf(error);
     throw new StoreError(`Cannot open store at ${path}: ${reason}`, {

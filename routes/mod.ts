@@ -9,6 +9,7 @@ import {
   bodyGuard,
   callerGuard,
   type GuardVariables,
+  hostAdmission,
   hostGuard,
   originGuard,
 } from "../platform/http_guards.ts";
@@ -31,6 +32,8 @@ import { docsRoutes } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
 import { runRoutes, teamRoutes } from "./teams.ts";
 import { asHttpError } from "./v1_http.ts";
+import { MemoRouter } from "./memo_router.ts";
+import { withFastLists } from "./v1_fast.ts";
 
 export interface AppOptions {
   hosts: readonly HostedServer[];
@@ -63,7 +66,7 @@ export interface AppOptions {
 export type AppEnv = { Variables: GuardVariables };
 
 export function createApp(options: AppOptions): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+  const app = new Hono<AppEnv>({ router: new MemoRouter() });
   const log = options.log.child({ component: "http" });
 
   app.use(async (c, next) => {
@@ -148,6 +151,14 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     log.error("unhandled", { method: c.req.method, path: c.req.path, error });
     return errorResponse(500, "Internal error; see the daemon log");
   });
+  if (options.layout === "daemon" && options.agents) {
+    app.fetch = withFastLists(app.fetch, {
+      agents: options.agents,
+      admitsHost: hostAdmission(options),
+      tokenRequired: options.token !== undefined,
+      log,
+    });
+  }
   return app;
 }
 

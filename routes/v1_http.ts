@@ -7,6 +7,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import { AgentError, type AgentErrorKind } from "../agents/errors.ts";
 import { ProviderError } from "../agents/model.ts";
+import { pageTag } from "../agents/catalog_view.ts";
 import { ListQuery } from "../agents/schemas.ts";
 import {
   errorBody,
@@ -55,18 +56,56 @@ export async function jsonBody<T extends z.ZodType>(
 /** Pages read from the agents' in-process view are shared per version: serialized once. */
 const pageBodies = new WeakMap<object, string>();
 
-/** `c.json(page)`, with the text kept for as long as the page object lives. */
+/**
+ * `c.json(page)`, with the text kept for as long as the page object lives.
+ * A page of the view carries its ETag; a request naming it in If-None-Match
+ * gets 304 with no body.
+ */
 export function pageResponse(c: Context, page: object): Response {
+  return pageReply(page, c.req.header("if-none-match"));
+}
+
+/** pageResponse's answer, given the request's If-None-Match header. */
+export function pageReply(
+  page: object,
+  ifNoneMatch: string | undefined,
+): Response {
+  const tag = pageTag(page);
+  if (tag === undefined) {
+    return new Response(pageText(page), { headers: JSON_HEADERS });
+  }
+  if (ifNoneMatch !== undefined && tagListed(ifNoneMatch, tag)) {
+    return new Response(null, { status: 304, headers: { etag: tag } });
+  }
+  return new Response(pageText(page), {
+    headers: { "content-type": "application/json", etag: tag },
+  });
+}
+
+const JSON_HEADERS = { "content-type": "application/json" } as const;
+
+function pageText(page: object): string {
   let text = pageBodies.get(page);
   if (text === undefined) {
     text = JSON.stringify(page);
     pageBodies.set(page, text);
   }
-  return c.body(text, 200, { "content-type": "application/json" });
+  return text;
+}
+
+/** Whether an If-None-Match header names `tag` (weak comparison, RFC 9110 13.1.2). */
+function tagListed(header: string, tag: string): boolean {
+  for (const part of header.split(",")) {
+    const listed = part.trim();
+    if (listed === "*" || listed === tag || listed === `W/${tag}`) return true;
+  }
+  return false;
 }
 
 /** The list query's defaults, for a request with no query string (most list requests). */
-const NO_LIST_QUERY = ListQuery.parse({});
+export const NO_LIST_QUERY: z.infer<typeof ListQuery> = Object.freeze(
+  ListQuery.parse({}),
+);
 
 /** `queryOf(c, ListQuery)`, without a parse when the URL has no query string. */
 export function listQueryOf(c: Context): z.infer<typeof ListQuery> {

@@ -8,14 +8,15 @@ import { Repository } from "../../agents/repository.ts";
 import { IdSource } from "../../agents/ids.ts";
 import type { Agent } from "../../agents/schemas.ts";
 import { openKvStore } from "../../platform/store_kv.ts";
-import type {
-  JsonValue,
-  ListOptions,
-  ListPage,
-  Store,
-  StoreKey,
+import {
+  type JsonValue,
+  type ListOptions,
+  type ListPage,
+  scoped,
+  type Store,
+  type StoreKey,
 } from "../../platform/store.ts";
-import { tempDir } from "../helpers.ts";
+import { lines, ROOT, tempDir } from "../helpers.ts";
 
 const ids = new IdSource();
 
@@ -35,12 +36,14 @@ function agent(name: string): Agent {
   };
 }
 
-/** A daemon's view of the shared store that counts its lists. */
+/** A daemon's view of the shared store that counts its lists; `mark`: pass the store's change mark on. */
 function counting(
   store: Store,
+  options: { mark?: boolean } = {},
 ): Store & { lists: number; gets: number; hold?: Promise<void> } {
   const counted = {
     kind: store.kind,
+    changeMark: options.mark ? () => store.changeMark?.() : undefined,
     lists: 0,
     gets: 0,
     /** While set, a get reads at once but answers only when it settles. */
@@ -155,5 +158,125 @@ Deno.test("catalog view: concurrent reads share version gets, and each sees the 
       );
     }
     await early;
+  }
+});
+
+/** Another daemon in its own process, writing agents to the KV file at `path` on command. */
+function writerProcess(path: string) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", join(ROOT, "tests/fixtures/catalog_writer.ts"), path],
+    cwd: ROOT,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const replies = lines(child.stdout);
+  const input = child.stdin.getWriter();
+  const encoder = new TextEncoder();
+  return {
+    /** The writer's answer, once its commit has returned. */
+    async ask(command: string): Promise<string> {
+      await input.write(encoder.encode(`${command}\n`));
+      return await reply();
+    },
+    ready: () => reply(),
+    async [Symbol.asyncDispose]() {
+      await input.write(encoder.encode("quit\n")).catch(() => {});
+      await input.close().catch(() => {});
+      await child.status;
+    },
+  };
+  async function reply(): Promise<string> {
+    const next = await replies.next();
+    if (next.done) throw new Error("the writer process ended");
+    return next.value;
+  }
+}
+
+Deno.test("catalog view: on a KV file, reads make no get while nobody commits, and see another process's creates and deletes at once", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "store.kv");
+  const shared = await openKvStore(path);
+  try {
+    const counted = counting(shared, { mark: true });
+    const a = new Repository(scoped(counted, ["agents"]));
+    await using writer = writerProcess(path);
+    assert.equal(await writer.ready(), "ready");
+    assert.deepEqual((await a.listAgents({ limit: 50 })).data, []);
+
+    const names: string[] = [];
+    for (let round = 0; round < 8; round++) {
+      // Nothing commits: every read answers from the view, with no get.
+      const gets = counted.gets;
+      for (let i = 0; i < 5; i++) {
+        assert.equal(
+          (await a.listAgents({ limit: 50 })).data.length,
+          names.length,
+        );
+      }
+      assert.equal(counted.gets, gets, `round ${round}: reads made gets`);
+
+      // The other process's commit has returned: the next read must see it.
+      const name = `writer-${round}`;
+      const id = await writer.ask(`create ${name}`);
+      names.push(name);
+      assert.ok(
+        (await a.listAgents({ limit: 50 })).data.some((r) => r.id === id),
+        `round ${round}: a read after the other process's create missed it`,
+      );
+      assert.equal((await a.findAgent(id))?.name, name);
+      if (round % 2 === 1) {
+        const gone = names.shift() ?? "";
+        assert.equal(await writer.ask(`delete ${gone}`), "deleted");
+        assert.equal(await a.findAgent(gone), undefined, `round ${round}`);
+        assert.ok(
+          !(await a.listAgents({ limit: 50 })).data.some((r) =>
+            r.name === gone
+          ),
+        );
+      }
+      assert.deepEqual(
+        (await a.listAgents({ limit: 50 })).data.map((r) => r.name),
+        names,
+      );
+    }
+  } finally {
+    await shared.close();
+  }
+});
+
+Deno.test("catalog view: with the change mark, a read begun after another connection's write sees it even while an older get is held", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "store.kv");
+  const [first, second] = await Promise.all([
+    openKvStore(path),
+    openKvStore(path),
+  ]);
+  try {
+    const storeA = counting(first, { mark: true });
+    const a = new Repository(storeA);
+    const b = new Repository(second);
+    await b.createAgent(agent("One"));
+    assert.equal((await a.listAgents({ limit: 50 })).data.length, 1);
+    for (let round = 0; round < 5; round++) {
+      const held = Promise.withResolvers<void>();
+      storeA.hold = held.promise;
+      const early = a.listAgents({ limit: 50 });
+      storeA.hold = undefined;
+      const created = await b.createAgent(agent(`Agent ${round}`));
+      const late = Promise.all(
+        Array.from({ length: 4 }, () => a.listAgents({ limit: 50 })),
+      );
+      held.resolve();
+      for (const page of await late) {
+        assert.ok(
+          page.data.some((record) => record.id === created.id),
+          `round ${round}: a read begun after the write missed it`,
+        );
+      }
+      await early;
+    }
+  } finally {
+    await Promise.all([first.close(), second.close()]);
   }
 });

@@ -1,0 +1,69 @@
+// The change mark of a Deno KV file (platform/kv_change_mark.ts): the same
+// while nobody commits, whatever is read; different once any connection, in
+// this process or another, has committed.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { openKvStore } from "../../platform/store_kv.ts";
+import { scoped } from "../../platform/store.ts";
+import { ROOT, tempDir } from "../helpers.ts";
+
+Deno.test("KvStore change mark: reads keep it; commits by this, another connection or another process change it", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "store.kv");
+  const [store, other] = await Promise.all([
+    openKvStore(path),
+    openKvStore(path),
+  ]);
+  try {
+    await store.set(["seed"], 1);
+    const first = store.changeMark();
+    assert.ok(first !== undefined, "a KV file has a change mark");
+    await store.get(["seed"]);
+    await store.list([], { limit: 10 });
+    await other.getMany([["seed"], ["absent"]]);
+    assert.equal(store.changeMark(), first, "reads leave the mark alone");
+    assert.equal(scoped(store, ["x"]).changeMark?.(), first, "scoped: same");
+
+    await store.set(["seed"], 2);
+    const second = store.changeMark();
+    assert.notEqual(second, first, "own commit");
+    assert.equal(store.changeMark(), second);
+
+    await other.commit({ mutations: [{ type: "delete", key: ["seed"] }] });
+    const third = store.changeMark();
+    assert.notEqual(third, second, "another connection's commit");
+
+    const child = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "eval",
+        "--unstable-kv",
+        `const kv = await Deno.openKv(${JSON.stringify(path)});
+         await kv.set(["from", "child"], 1);
+         kv.close();`,
+      ],
+      cwd: ROOT,
+      stdout: "inherit",
+      stderr: "inherit",
+    }).output();
+    assert.ok(child.success);
+    const fourth = store.changeMark();
+    assert.notEqual(fourth, third, "another process's commit");
+    // That process closed the file: the header this process reads is still the live one.
+    await other.set(["after"], 1);
+    assert.notEqual(store.changeMark(), fourth, "a commit after it left");
+  } finally {
+    await Promise.all([store.close(), other.close()]);
+  }
+  assert.equal(store.changeMark(), undefined, "closed: no mark");
+});
+
+Deno.test("KvStore change mark: none for an in-memory KV", async () => {
+  const store = await openKvStore(":memory:");
+  try {
+    await store.set(["k"], 1);
+    assert.equal(store.changeMark(), undefined);
+  } finally {
+    await store.close();
+  }
+});
