@@ -188,11 +188,20 @@ for (const kind of ["kv", "memory"] as const) {
         "answer 99",
       ]);
       assert.deepEqual(seen[1].extra, { stop_reason: "end_turn" });
-      // No session record, no messages: nothing to list.
+      // No session record, no messages: nothing to list, here or in a process that kept nothing.
       const listed: number = counts.lists;
+      const reads: number = counts.reads;
       assert.deepEqual(await here.history("agent", "none", 50), []);
-      assert.deepEqual(await here.history("agent", "none", 50), []);
-      assert.equal(counts.lists - listed, 1);
+      assert.deepEqual(
+        await new KvConversations(store, new GroupCommit(store)).history(
+          "agent",
+          "none",
+          50,
+        ),
+        [],
+      );
+      assert.equal(counts.lists - listed, 0);
+      assert.equal(counts.reads - reads, 2);
     } finally {
       await inner.close();
       await Deno.remove(dir, { recursive: true });

@@ -12,7 +12,7 @@
 // on the store, through any tool) sets that record in the commit that writes
 // its messages, so a read of the record alone tells whether they are current:
 // a history is one small get, not a list and decode of each message. No
-// record: no messages.
+// record: no messages (a new session is that one get too).
 
 import { z } from "zod";
 import {
@@ -118,15 +118,15 @@ export class KvConversations {
   ): Promise<Message[]> {
     const id = knownId(namespace, sessionId);
     const known = this.#known.get(id);
-    if (known?.messages !== undefined) {
-      // getMany, not get: the store then knows the record's version for the append's check.
-      const [record] = await this.#store.getMany([["s", namespace, sessionId]]);
-      const version = record?.version ?? null;
-      if (version === null) {
-        this.#remember(id, { count: 0, version: null, messages: [], chars: 0 });
-        return [];
-      }
-      const kept = known.messages;
+    // getMany, not get: the store then knows the record's version for the append's check.
+    const [record] = await this.#store.getMany([["s", namespace, sessionId]]);
+    const version = record?.version ?? null;
+    if (version === null) {
+      this.#remember(id, { count: 0, version: null, messages: [], chars: 0 });
+      return [];
+    }
+    const kept = known?.messages;
+    if (known !== undefined && kept !== undefined) {
       if (
         version === known.version &&
         (kept.length >= limit || kept.length === known.count)
