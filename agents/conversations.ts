@@ -56,7 +56,14 @@ export class Conversations {
       if (outcome.isError) {
         throw new Error(`Cannot read the conversation: ${outcome.text}`);
       }
-      return messagesOf(outcome.text);
+      // The tool's structured result holds the same messages as its text, unparsed.
+      const listed = typeof outcome.structured === "object" &&
+          outcome.structured !== null
+        ? Reflect.get(outcome.structured, "messages")
+        : undefined;
+      return Array.isArray(listed)
+        ? storedMessages(listed)
+        : messagesOf(outcome.text);
     }
     const page = await this.options.store.list(
       ["conversation", agent, session],
@@ -122,7 +129,10 @@ function messagesOf(text: string): ConversationMessage[] {
   const list = typeof parsed === "object" && parsed !== null
     ? Reflect.get(parsed, "messages")
     : undefined;
-  if (!Array.isArray(list)) return [];
+  return Array.isArray(list) ? storedMessages(list) : [];
+}
+
+function storedMessages(list: unknown[]): ConversationMessage[] {
   return list.map(storedMessage).filter((message) => message !== undefined);
 }
 

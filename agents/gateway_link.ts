@@ -11,6 +11,8 @@ import type { ModelTool } from "./model.ts";
 export interface ToolOutcome {
   text: string;
   isError: boolean;
+  /** The result's structuredContent, when the tool gave one (the same data as `text`). */
+  structured?: unknown;
 }
 
 /** The gateway as agents see it. */
@@ -71,7 +73,11 @@ export class GatewayLink implements ToolGateway {
     if (parts.length === 0 && result.structuredContent !== undefined) {
       parts.push(JSON.stringify(result.structuredContent));
     }
-    return { text: parts.join("\n"), isError: result.isError === true };
+    return {
+      text: parts.join("\n"),
+      isError: result.isError === true,
+      structured: result.structuredContent,
+    };
   }
 
   forget(agent: string): Promise<void> {

@@ -31,7 +31,10 @@
 // fetch to the model server (same bodies, same answers), and for the tool step
 // one `tools/call store_memory` with the same arguments over agentd's
 // `/mcp/memory` with an MCP SDK client. Every send uses a new session_id, so
-// the conversation history is empty and every turn does the same work. Besides
+// the conversation history is empty and every turn does the same work; a third
+// case sends every message to one session, whose history is filled to
+// HISTORY_MESSAGES before timing, so each of its turns reads that many
+// messages and sends them to the model (the baseline replays that request). Besides
 // those calls a turn does: the agent from its view (one version get); one
 // tools/list of the gateway (the agent's tools, and whether the memory server
 // keeps conversations); get_conversation_history and store_conversation
@@ -89,6 +92,9 @@ const RATE_ROUNDS = 4;
 const IN_FLIGHT = 16;
 const TURN_WARMUP = 20;
 const TURN_ROUNDS = 120;
+/** agents.history_limit's default: a turn in a long conversation reads this many messages. */
+const HISTORY_MESSAGES = 50;
+const HISTORY_LABEL = `no tool call, ${HISTORY_MESSAGES}-message history`;
 
 const TOOL_AGENT = "bench-agent";
 const TOOL = "store_memory";
@@ -294,6 +300,8 @@ function turnCase(
   model: ModelServer,
   sendUrl: string,
   memory: Client,
+  /** One session for every send (its history grows), else a new one per send. */
+  oneSession = false,
 ): TurnCase {
   const slug = label.replace(/\W+/g, "-");
   let session = 0;
@@ -310,7 +318,7 @@ function turnCase(
       const reply = SendReply.parse(
         await post(sendUrl, {
           message: "Remember that the bench ran, then say so.",
-          session_id: `${slug}-${++session}`,
+          session_id: oneSession ? slug : `${slug}-${++session}`,
         }),
       );
       self.recorded = model.requests.splice(0);
@@ -514,13 +522,18 @@ try {
       memory,
     ),
     turnCase("no tool call", [answer], model, sendUrl, memory),
+    turnCase(HISTORY_LABEL, [answer], model, sendUrl, memory, true),
   );
 
   for (const target of listTargets) {
     for (let i = 0; i < GET_WARMUP; i++) await target.get();
   }
   for (const turn of turns) {
-    for (let i = 0; i < TURN_WARMUP; i++) {
+    // The one-session case first fills its history to the turn's limit.
+    const warmup = turn.label === HISTORY_LABEL
+      ? Math.max(TURN_WARMUP, HISTORY_MESSAGES / 2)
+      : TURN_WARMUP;
+    for (let i = 0; i < warmup; i++) {
       await turn.send();
       await turn.direct();
     }

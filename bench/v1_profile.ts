@@ -3,7 +3,7 @@
 // dir), the scripted model server and the client that drives them. Prints the
 // functions with the most self time, and the share of the daemon's own files.
 //
-//   deno run -A bench/v1_profile.ts turn [sends] [tool|text]
+//   deno run -A bench/v1_profile.ts turn [sends] [tool|text] [new|same|wide]
 //   deno run -A bench/v1_profile.ts get [requests]
 //
 // The client's share (fetch, the model server) is in the profile too: read
@@ -20,7 +20,10 @@ import {
 import { freePort } from "../tests/helpers.ts";
 import { ROOT } from "./bench_lib.ts";
 
-const [what = "turn", countArg, kind = "tool"] = Deno.args;
+// `new`: each send starts a session (empty history); `same`: every send goes to
+// one session (a history of agents.history_limit messages); `wide`: as `new`,
+// with every built-in tool of the gateway offered to the model (32 tools).
+const [what = "turn", countArg, kind = "tool", sessions = "new"] = Deno.args;
 
 // Counts Deno KV operations (by the first parts of their keys) while profiling.
 const kvOps = new Map<string, number>();
@@ -114,7 +117,9 @@ await post("/v1/agents", {
   name: "bench-agent",
   model: "openai/bench",
   system_prompt: "You keep notes for the bench.",
-  tools: ["memory__store_memory"],
+  tools: sessions === "wide"
+    ? ["memory", "gateway", "browser-automation"]
+    : ["memory__store_memory"],
 });
 for (let i = 1; i < 5; i++) {
   await post("/v1/agents", {
@@ -142,7 +147,7 @@ async function send(): Promise<void> {
   model.script(steps);
   await post("/v1/agents/bench-agent/send", {
     message: "Remember that the bench ran, then say so.",
-    session_id: `profile-${++session}`,
+    session_id: sessions === "same" ? "profile" : `profile-${++session}`,
   });
 }
 async function get(): Promise<void> {

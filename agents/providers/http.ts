@@ -74,8 +74,18 @@ export class Endpoint {
     body: unknown,
     signal?: AbortSignal,
   ): Promise<unknown> {
-    let text = "";
-    for await (const chunk of this.#read(path, body, signal)) text += chunk;
+    // One answer, not a stream: the body is read whole (no reader, no
+    // re-armed timer per chunk), within one idle period after the headers.
+    const { response, deadline } = await this.#open(path, body, signal);
+    let text: string;
+    try {
+      deadline.arm();
+      text = await response.text();
+    } catch (error) {
+      throw this.#failure(error, deadline, signal, "lost the connection");
+    } finally {
+      deadline.clear();
+    }
     try {
       return JSON.parse(text);
     } catch {

@@ -46,49 +46,68 @@ export interface ModelResolverOptions {
   defaultProvider?: string;
 }
 
+/** Models kept per name: a resolver's config and environment never change. */
+const MODELS_KEPT = 256;
+
 export function createModelResolver(
   options: ModelResolverOptions,
 ): ModelResolver {
   const names = () => providerNames(options.config);
+  // A turn resolves its agent's model: placing it and building its endpoint
+  // (provider defaults, URL checks) once per name, not once per turn.
+  const models = new Map<string, Model>();
   return {
     providers: names,
     resolve(model: string): Model {
-      const { provider, name } = placeModel(model, options, names);
-      const resolved = resolveProvider(provider, options);
-      if (!resolved) {
-        throw new ModelNameError(
-          `Unknown provider "${provider}" in model "${model}"; providers: ${
-            names().join(", ")
-          } (add others under "providers" in the config)`,
-        );
+      let resolved = models.get(model);
+      if (resolved === undefined) {
+        resolved = resolveModel(model, options, names);
+        if (models.size >= MODELS_KEPT) models.clear();
+        models.set(model, resolved);
       }
-      const explicit = `${provider}/${name}`;
-      if (resolved.apiKey) options.log.addSecret(resolved.apiKey);
-      const endpoint = new Endpoint({
-        provider,
-        baseUrl: resolved.baseUrl,
-        headers: headers(resolved),
-        timeoutMs: resolved.timeoutMs,
-        maxRetries: resolved.maxRetries,
-        log: options.log,
-        fetchFn: options.fetchFn ?? fetch,
-        secret: resolved.apiKey,
-        problem: resolved.problem,
-      });
-      if (resolved.api === "anthropic") {
-        return createAnthropicModel({ id: explicit, model: name, endpoint });
-      }
-      return createOpenAIModel({
-        id: explicit,
-        model: name,
-        endpoint,
-        maxTokensField:
-          URL.parse(resolved.baseUrl)?.hostname === "api.openai.com"
-            ? "max_completion_tokens"
-            : "max_tokens",
-      });
+      return resolved;
     },
   };
+}
+
+function resolveModel(
+  model: string,
+  options: ModelResolverOptions,
+  names: () => string[],
+): Model {
+  const { provider, name } = placeModel(model, options, names);
+  const resolved = resolveProvider(provider, options);
+  if (!resolved) {
+    throw new ModelNameError(
+      `Unknown provider "${provider}" in model "${model}"; providers: ${
+        names().join(", ")
+      } (add others under "providers" in the config)`,
+    );
+  }
+  const explicit = `${provider}/${name}`;
+  if (resolved.apiKey) options.log.addSecret(resolved.apiKey);
+  const endpoint = new Endpoint({
+    provider,
+    baseUrl: resolved.baseUrl,
+    headers: headers(resolved),
+    timeoutMs: resolved.timeoutMs,
+    maxRetries: resolved.maxRetries,
+    log: options.log,
+    fetchFn: options.fetchFn ?? fetch,
+    secret: resolved.apiKey,
+    problem: resolved.problem,
+  });
+  if (resolved.api === "anthropic") {
+    return createAnthropicModel({ id: explicit, model: name, endpoint });
+  }
+  return createOpenAIModel({
+    id: explicit,
+    model: name,
+    endpoint,
+    maxTokensField: URL.parse(resolved.baseUrl)?.hostname === "api.openai.com"
+      ? "max_completion_tokens"
+      : "max_tokens",
+  });
 }
 
 /**

@@ -24,6 +24,7 @@ const AT = "2026-01-01T00:00:00.000Z";
 /** Counts the store operations a conversation makes. */
 class CountingStore {
   reads = 0;
+  lists: number = 0;
   commits = 0;
   /** Message keys set without newKey (the KV store would read them first). */
   plainMessageSets = 0;
@@ -38,6 +39,7 @@ class CountingStore {
   }
   list(prefix: StoreKey, options?: ListOptions): Promise<ListPage> {
     this.reads++;
+    this.lists++;
     return this.inner.list(prefix, options);
   }
   commit(
@@ -114,14 +116,29 @@ for (const kind of ["kv", "memory"] as const) {
       // guessed version fails its check, and the append reads and retries.
       await here.history("agent", "s1", 50);
       assert.equal(await there.append("agent", "s1", exchange(100)), 8);
-      assert.equal(await here.append("agent", "s1", exchange(3)), 10);
-      // Twice in a row with no read in between: the commit's version is known.
-      assert.equal(await here.append("agent", "s1", exchange(4)), 12);
-
-      const all = await there.history("agent", "s1", 100);
+      // The history kept here is stale: the session record's version says so.
       assert.deepEqual(
-        all.map((m) => m.content),
-        [0, 1, 2, 100, 3, 4].flatMap((n) => [`question ${n}`, `answer ${n}`]),
+        (await here.history("agent", "s1", 50)).map((m) => m.content).slice(-2),
+        ["question 100", "answer 100"],
+      );
+      assert.equal(await there.append("agent", "s1", exchange(101)), 10);
+      assert.equal(await here.append("agent", "s1", exchange(3)), 12);
+      // Twice in a row with no read in between: the commit's version is known.
+      assert.equal(await here.append("agent", "s1", exchange(4)), 14);
+
+      const order = [0, 1, 2, 100, 101, 3, 4].flatMap((n) => [
+        `question ${n}`,
+        `answer ${n}`,
+      ]);
+      const all = await there.history("agent", "s1", 100);
+      assert.deepEqual(all.map((m) => m.content), order);
+      assert.deepEqual(
+        (await here.history("agent", "s1", 100)).map((m) => m.content),
+        order,
+      );
+      assert.deepEqual(
+        (await here.history("agent", "s1", 3)).map((m) => m.content),
+        order.slice(-3),
       );
       assert.deepEqual(all[1].extra, { stop_reason: "end_turn" });
       // A new session: its history says there is no record yet.
@@ -129,6 +146,62 @@ for (const kind of ["kv", "memory"] as const) {
       assert.equal(await here.append("agent", "s2", exchange(0)), 2);
       assert.equal(await there.append("agent", "s2", exchange(1)), 4);
       assert.equal((await here.history("agent", "s2", 10)).length, 4);
+      assert.equal((await there.history("agent", "s2", 10)).length, 4);
+    } finally {
+      await inner.close();
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+
+  Deno.test(`conversations (${kind}): a history read here before is one small read, not a list, and stays exact`, async () => {
+    const dir = await Deno.makeTempDir({ prefix: "agentd-conv-" });
+    const inner = kind === "kv"
+      ? await openKvStore(join(dir, "store.kv"))
+      : new MemoryStore();
+    try {
+      const { store, counts } = counted(inner);
+      const here = new KvConversations(store, new GroupCommit(store));
+      const there = new KvConversations(inner, new GroupCommit(inner));
+      for (let turn = 0; turn < 30; turn++) {
+        await there.append("agent", "long", exchange(turn));
+      }
+      assert.equal((await here.history("agent", "long", 50)).length, 50);
+      assert.equal(counts.lists, 1);
+      for (let turn = 30; turn < 33; turn++) {
+        const listsBefore: number = counts.lists;
+        const reads: number = counts.reads;
+        const history = await here.history("agent", "long", 50);
+        assert.equal(history.length, 50);
+        assert.equal(history[49].content, `answer ${turn - 1}`);
+        assert.equal(history[0].content, `question ${turn - 25}`);
+        await here.append("agent", "long", exchange(turn));
+        assert.equal(counts.lists - listsBefore, 0, `turn ${turn}: no list`);
+        assert.equal(counts.reads - reads, 1, `turn ${turn}: one read`);
+      }
+      // More than was kept: listed again.
+      assert.equal((await here.history("agent", "long", 80)).length, 66);
+      // Another daemon's append: seen at once.
+      await there.append("agent", "long", exchange(99));
+      const seen = await here.history("agent", "long", 2);
+      assert.deepEqual(seen.map((m) => m.content), [
+        "question 99",
+        "answer 99",
+      ]);
+      assert.deepEqual(seen[1].extra, { stop_reason: "end_turn" });
+      // No session record, no messages: nothing to list, here or in a process that kept nothing.
+      const listed: number = counts.lists;
+      const reads: number = counts.reads;
+      assert.deepEqual(await here.history("agent", "none", 50), []);
+      assert.deepEqual(
+        await new KvConversations(store, new GroupCommit(store)).history(
+          "agent",
+          "none",
+          50,
+        ),
+        [],
+      );
+      assert.equal(counts.lists - listed, 0);
+      assert.equal(counts.reads - reads, 2);
     } finally {
       await inner.close();
       await Deno.remove(dir, { recursive: true });
@@ -152,13 +225,18 @@ Deno.test("conversations: extra fields round-trip as JSON; a malformed stored me
       nested: { n: 1 },
       list: [1, "a"],
     });
+    // Written around the session record (a damaged store): read by a process that kept nothing.
     await store.set(["m", "agent", "s", "000000000001"], {
       role: "assistant",
       content: 42,
       at: AT,
     });
     await assert.rejects(
-      conversations.history("agent", "s", 10),
+      new KvConversations(store, new GroupCommit(store)).history(
+        "agent",
+        "s",
+        10,
+      ),
       /stored conversation message is unreadable/,
     );
   } finally {

@@ -6,6 +6,13 @@
 // count and version; the append then commits checked against that version
 // with no read of its own. A wrong guess (another writer got there first)
 // fails the check, and the append reads the record as before.
+//
+// The newest messages of the sessions read or written here stay in memory
+// with the session record's version. Every append (here, in another daemon
+// on the store, through any tool) sets that record in the commit that writes
+// its messages, so a read of the record alone tells whether they are current:
+// a history is one small get, not a list and decode of each message. No
+// record: no messages (a new session is that one get too).
 
 import { z } from "zod";
 import {
@@ -27,16 +34,27 @@ const SessionRecord = z.object({ count: z.number().int().nonnegative() });
 /** Sessions whose record this process last saw, kept for the next append. */
 const KNOWN_SESSIONS = 1024;
 
+/** Messages kept per session at most (the newest), and their characters in all sessions. */
+const KEPT_MESSAGES = 200;
+const KEPT_CHARS = 4 * 1024 * 1024;
+/** Counted per kept message besides its content (role, time, extra fields). */
+const MESSAGE_OVERHEAD_CHARS = 256;
+
 /** A session record as last seen here: its count, and its version (null: absent). */
 interface KnownSession {
   count: number;
   version: string | null;
+  /** The newest messages at that version, oldest first (all of them when as many as `count`). */
+  messages?: readonly Message[];
+  /** What `messages` count against KEPT_CHARS. */
+  chars: number;
 }
 
 export class KvConversations {
   #store: Store;
   #writes: GroupCommit;
   #known = new Map<string, KnownSession>();
+  #keptChars = 0;
 
   constructor(store: Store, writes: GroupCommit) {
     this.#store = store;
@@ -53,7 +71,7 @@ export class KvConversations {
     const records = messages.map(encodeMessage);
     const id = knownId(namespace, sessionId);
     const known = this.#known.get(id);
-    this.#known.delete(id);
+    this.#forget(id);
     if (
       known && records.length > 0 && records.length <= MESSAGES_PER_COMMIT
     ) {
@@ -63,7 +81,14 @@ export class KvConversations {
         mutations: appendMutations(namespace, sessionId, known.count, records),
       });
       if (committed.ok) {
-        this.#remember(id, { count: total, version: committed.version });
+        // The stored form of the new messages (extra as JSON), after those known.
+        const added = known.messages && records.map(decodeMessage);
+        this.#remember(id, {
+          count: total,
+          version: committed.version,
+          messages: added && [...(known.messages ?? []), ...added],
+          chars: added ? known.chars + charsOf(added) : 0,
+        });
         return total;
       }
     }
@@ -91,7 +116,29 @@ export class KvConversations {
     sessionId: string,
     limit: number,
   ): Promise<Message[]> {
+    const id = knownId(namespace, sessionId);
+    const known = this.#known.get(id);
+    // getMany, not get: the store then knows the record's version for the append's check.
+    const [record] = await this.#store.getMany([["s", namespace, sessionId]]);
+    const version = record?.version ?? null;
+    if (version === null) {
+      this.#remember(id, { count: 0, version: null, messages: [], chars: 0 });
+      return [];
+    }
+    const kept = known?.messages;
+    if (known !== undefined && kept !== undefined) {
+      if (
+        version === known.version &&
+        (kept.length >= limit || kept.length === known.count)
+      ) {
+        // The most recently used stays longest.
+        this.#known.delete(id);
+        this.#known.set(id, known);
+        return kept.slice(Math.max(0, kept.length - limit));
+      }
+    }
     const newestFirst: Message[] = [];
+    let first: KnownSession | undefined;
     let cursor: string | undefined;
     while (newestFirst.length < limit) {
       const page = await this.#store.list(["m", namespace, sessionId], {
@@ -99,27 +146,57 @@ export class KvConversations {
         limit: Math.min(MAX_LIST_LIMIT, limit - newestFirst.length),
         cursor,
       });
-      if (cursor === undefined) {
-        this.#remember(
-          knownId(namespace, sessionId),
-          knownFrom(page.entries[0]),
-        );
-      }
+      if (cursor === undefined) first = knownFrom(page.entries[0]);
       newestFirst.push(...page.entries.map((r) => decodeMessage(r.value)));
       if (page.cursor === null) break;
       cursor = page.cursor;
     }
-    return newestFirst.reverse();
+    const messages = newestFirst.reverse();
+    // Messages are never changed once written: the later pages (older
+    // messages) belong to the version of the first page's newest.
+    this.#remember(
+      id,
+      first && { ...first, messages, chars: charsOf(messages) },
+    );
+    return messages;
   }
 
+  /** Keeps what is known of a session, as the most recently used; its messages within the bounds. */
   #remember(id: string, known: KnownSession | undefined): void {
-    this.#known.delete(id);
+    this.#forget(id);
     if (known === undefined) return;
-    this.#known.set(id, known);
-    if (this.#known.size > KNOWN_SESSIONS) {
-      const oldest = this.#known.keys().next();
-      if (!oldest.done) this.#known.delete(oldest.value);
+    let { messages, chars } = known;
+    if (messages !== undefined && messages.length > KEPT_MESSAGES) {
+      const cut = messages.length - KEPT_MESSAGES;
+      chars -= charsOf(messages.slice(0, cut));
+      messages = messages.slice(cut);
     }
+    // One long conversation may not push out every other.
+    if (messages === undefined || chars > KEPT_CHARS / 4) {
+      messages = undefined;
+      chars = 0;
+    }
+    const entry: KnownSession = {
+      count: known.count,
+      version: known.version,
+      messages,
+      chars,
+    };
+    this.#known.set(id, entry);
+    this.#keptChars += entry.chars;
+    for (const [oldest, value] of this.#known) {
+      if (
+        this.#known.size <= KNOWN_SESSIONS && this.#keptChars <= KEPT_CHARS
+      ) break;
+      if (oldest === id) continue;
+      this.#forget(oldest, value);
+    }
+  }
+
+  #forget(id: string, known = this.#known.get(id)): void {
+    if (known === undefined) return;
+    this.#known.delete(id);
+    this.#keptChars -= known.chars;
   }
 
   async sessions(namespace: string): Promise<string[]> {
@@ -129,6 +206,18 @@ export class KvConversations {
     }
     return ids;
   }
+}
+
+/** About what `messages` hold in memory, in characters. */
+function charsOf(messages: readonly Message[]): number {
+  let chars = 0;
+  for (const message of messages) {
+    chars += message.content.length + MESSAGE_OVERHEAD_CHARS;
+    if (message.extra !== undefined) {
+      chars += JSON.stringify(message.extra).length;
+    }
+  }
+  return chars;
 }
 
 function knownId(namespace: string, sessionId: string): string {
@@ -143,10 +232,10 @@ function knownId(namespace: string, sessionId: string): string {
 function knownFrom(
   newest: { key: StoreKey; version: string } | undefined,
 ): KnownSession | undefined {
-  if (newest === undefined) return { count: 0, version: null };
+  if (newest === undefined) return { count: 0, version: null, chars: 0 };
   const seq = newest.key[3];
   if (typeof seq !== "string" || !/^\d{12}$/.test(seq)) return undefined;
-  return { count: Number(seq) + 1, version: newest.version };
+  return { count: Number(seq) + 1, version: newest.version, chars: 0 };
 }
 
 /** The session record at its new count and the messages from sequence `start`. */
