@@ -117,7 +117,18 @@ Deno.test("gateway: stdio, HTTP, filesystem and built-in upstreams behind /mcp; 
     assert.match(textOf(routed), /5/);
 
     // Kill the stdio upstream: it is marked down, alerted, and restarted.
-    const before = view.servers.find((server) => server.name === "everything");
+    // The pid and restart count are read just before the kill, from a
+    // healthy upstream, so a restart earlier in the test cannot mislead.
+    const beforeView = await waitFor(
+      () => adminView(daemon.url),
+      (now) =>
+        now.servers.some((s) =>
+          s.name === "everything" && s.state === "healthy" && s.pid
+        ),
+    );
+    const before = beforeView.servers.find((server) =>
+      server.name === "everything"
+    );
     assert.ok(before?.pid, "stdio upstream has a pid");
     Deno.kill(before.pid, "SIGKILL");
     await waitFor(
@@ -132,7 +143,9 @@ Deno.test("gateway: stdio, HTTP, filesystem and built-in upstreams behind /mcp; 
       () => adminView(daemon.url),
       (now) => {
         const server = now.servers.find((s) => s.name === "everything");
-        return server?.state === "healthy" && server.restarts >= 1;
+        return server?.state === "healthy" &&
+          server.restarts > before.restarts && server.pid !== null &&
+          server.pid !== before.pid;
       },
       15_000,
     );
