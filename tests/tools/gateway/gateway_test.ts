@@ -196,6 +196,16 @@ Deno.test("gateway: a dead replica is routed around, alerted and brought back; a
       served.add(result._meta?.["io.agentd/upstream"]);
     }
     assert.deepEqual([...served].sort(), ["ev-a", "ev-b"]);
+    // A registration is its own group: the name of a configured group is taken.
+    const joined = await call(client, "register_server", {
+      name: "everything",
+      url: solo.url,
+    });
+    assert.equal(joined.isError, true);
+    assert.match(
+      textOf(joined),
+      /"everything" is already registered \(config\)/,
+    );
 
     // ev-a dies: within a check interval it is unhealthy everywhere.
     await a.kill();
@@ -204,7 +214,10 @@ Deno.test("gateway: a dead replica is routed around, alerted and brought back; a
       (value) => value.state === "unhealthy",
       5000,
     );
-    assert.match(String(health.last_error), /connection refused|fetch|error/i);
+    assert.match(
+      String(health.last_error),
+      /connection refused|connection reset|fetch|error/i,
+    );
     assert.equal(stateOf(await adminView(daemon.url), "ev-a"), "unhealthy");
     for (let i = 0; i < 3; i++) {
       const result = await call(client, "everything__echo", { message: "y" });
