@@ -101,7 +101,14 @@ export class StdioUpstreamTransport implements Transport {
       this.#pid = null;
       this.#stdin = undefined;
       this.#fail(new Error("Not connected"));
-      this.onclose?.();
+      try {
+        this.onclose?.();
+      } catch (error) {
+        // Not an unhandled rejection: a listener's bug must not end the daemon.
+        this.onerror?.(
+          error instanceof Error ? error : new Error(String(error)),
+        );
+      }
     });
     return Promise.resolve();
   }
