@@ -1,9 +1,12 @@
-// The gateway's HTTP upstream leg alone: an SDK Client calling
-// server-everything's `echo` over streamable HTTP through the SDK's transport
-// and through the gateway's own (tools/gateway/http_transport.ts). The
+// The gateway's upstream legs alone: an SDK Client calling server-everything's
+// `echo` over streamable HTTP and over stdio, each through the SDK's transport
+// and through the gateway's own (tools/gateway/http_transport.ts,
+// tools/gateway/stdio_transport.ts; each stdio transport runs its own child). The
 // CPU this process spends per call is what the gateway spends on that leg;
 // other load on the machine moves wall time far more than it moves CPU time.
-// Rounds alternate the transports so that load hits them alike.
+// Rounds alternate the transports so that load hits them alike. Each round
+// makes CALLS calls one after another, then BURST calls with IN_FLIGHT in
+// flight (where the stdio transport's coalesced writes matter).
 // BENCH_TRANSPORTS=REGEX keeps the transports whose label matches (to profile one).
 //
 //   deno run -A bench/gateway_transport_bench.ts
@@ -12,10 +15,12 @@ import process from "node:process";
 import {
   CallToolResultSchema,
   Client,
+  StdioClientTransport,
   StreamableHTTPClientTransport,
   type Transport,
 } from "../platform/mcp_sdk.ts";
 import { HttpClientTransport } from "../tools/gateway/http_transport.ts";
+import { StdioUpstreamTransport } from "../tools/gateway/stdio_transport.ts";
 import {
   EVERYTHING,
   everythingPort,
@@ -27,6 +32,8 @@ import { killOnExit, ms, percentile } from "./bench_lib.ts";
 const WARMUP = 300;
 const ROUNDS = 6;
 const CALLS = 500;
+const BURST = 1000;
+const IN_FLIGHT = 16;
 
 const port = freePort();
 const server = new Deno.Command("node", {
@@ -49,6 +56,25 @@ const transports: [string, () => Transport][] = [
     "gateway HttpClientTransport",
     () => new HttpClientTransport(url, { headers: {} }),
   ],
+  [
+    "SDK StdioClientTransport",
+    () =>
+      new StdioClientTransport({
+        command: "node",
+        args: [EVERYTHING, "stdio"],
+        stderr: "pipe",
+      }),
+  ],
+  [
+    "gateway StdioUpstreamTransport",
+    () =>
+      new StdioUpstreamTransport({
+        command: "node",
+        args: [EVERYTHING, "stdio"],
+        env: {},
+        onStderrLine: () => {},
+      }),
+  ],
 ];
 
 const only = new RegExp(Deno.env.get("BENCH_TRANSPORTS") ?? "");
@@ -57,12 +83,21 @@ const clients: {
   client: Client;
   cpu: number;
   samples: number[];
+  burstCpu: number;
+  burstMs: number;
 }[] = [];
 for (const [label, open] of transports) {
   if (!only.test(label)) continue;
   const client = new Client({ name: "transport-bench", version: "1.0.0" });
   await client.connect(open());
-  clients.push({ label, client, cpu: 0, samples: [] });
+  clients.push({
+    label,
+    client,
+    cpu: 0,
+    samples: [],
+    burstCpu: 0,
+    burstMs: 0,
+  });
 }
 const call = (client: Client) =>
   client.callTool(
@@ -83,12 +118,28 @@ for (let round = 0; round < ROUNDS; round++) {
     }
     const used = process.cpuUsage(before);
     target.cpu += (used.user + used.system) / 1000;
+    const burstBefore = process.cpuUsage();
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (next++ < BURST) await call(target.client);
+      }),
+    );
+    target.burstMs += performance.now() - started;
+    const burstUsed = process.cpuUsage(burstBefore);
+    target.burstCpu += (burstUsed.user + burstUsed.system) / 1000;
   }
 }
-console.table(clients.map(({ label, cpu, samples }) => ({
+console.table(clients.map(({ label, cpu, samples, burstCpu, burstMs }) => ({
   transport: label,
   "CPU ms per call (this process)": (cpu / (ROUNDS * CALLS)).toFixed(3),
   "p50 ms": ms(percentile(samples, 50)),
+  [`CPU ms per call, ${IN_FLIGHT} in flight`]: (burstCpu / (ROUNDS * BURST))
+    .toFixed(3),
+  [`calls/s, ${IN_FLIGHT} in flight`]: Math.round(
+    (ROUNDS * BURST) / (burstMs / 1000),
+  ),
 })));
 for (const { client } of clients) await client.close();
 server.kill();

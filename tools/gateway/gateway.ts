@@ -40,6 +40,7 @@ import {
 } from "./auto_discovery.ts";
 import {
   addRegistration,
+  groupMember,
   httpTarget,
   registeredUpstream,
   type Registration,
@@ -374,15 +375,14 @@ export class Gateway implements DynamicTools {
    * daemon on a shared store registered or removed one), reconcile first, so
    * the change is seen on the very next request. One get of the registrations'
    * version key per request, shared by requests in flight together. None for a
-   * call of a built-in server's tool (`tool`): a registration is its own group,
-   * never named like a built-in, so it can neither add nor change that tool.
+   * call of a tool (`tool`) of a built-in or configured group: a registration
+   * is its own group, never named like another one (register_server refuses
+   * the name, #reconcile skips it), so it can neither add nor change that tool.
    */
   async refresh(tool?: string): Promise<void> {
     if (tool !== undefined) {
       const entry = this.#catalog.get(tool);
-      if (entry && this.upstreams.get(entry.group)?.source === "builtin") {
-        return;
-      }
+      if (entry && this.#fixedGroup(entry.group)) return;
     }
     let version: string | null;
     try {
@@ -399,6 +399,19 @@ export class Gateway implements DynamicTools {
     await run;
     if (this.#refreshing === run) this.#refreshing = undefined;
     this.#seenVersion = version;
+  }
+
+  /** Every member of `group` is built in or configured: no registration joins it. */
+  #fixedGroup(group: string): boolean {
+    let members = 0;
+    for (const upstream of this.upstreams.values()) {
+      if (upstream.group !== group) continue;
+      if (upstream.source !== "builtin" && upstream.source !== "config") {
+        return false;
+      }
+      members++;
+    }
+    return members > 0;
   }
 
   /** Registrations made or removed by other daemons sharing the store. */
@@ -424,6 +437,8 @@ export class Gateway implements DynamicTools {
     for (const registration of stored) {
       if (
         this.upstreams.has(registration.name) ||
+        // Named like a group here: it would join it as a replica.
+        groupMember(this.upstreams, registration.name) !== undefined ||
         this.#registering.has(registration.name)
       ) continue;
       const upstream = this.#add(await this.#stored(registration));

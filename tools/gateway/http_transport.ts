@@ -322,7 +322,8 @@ function unfollowed(response: Response, from: URL): string | undefined {
 }
 
 /** The JSON-RPC 2.0 envelope; the Client checks params and results against its schemas. */
-function isMessage(value: unknown): value is JSONRPCMessage {
+/** The JSON-RPC 2.0 envelope, checked cheaply (the Client checks results against their schemas). */
+export function isMessage(value: unknown): value is JSONRPCMessage {
   if (typeof value !== "object" || value === null) return false;
   if (Reflect.get(value, "jsonrpc") !== "2.0") return false;
   const method = Reflect.get(value, "method");

@@ -104,10 +104,11 @@ export async function addRegistration(
       `Invalid name "${name}": use 1-40 lower-case letters, digits, '-' or single '_'`,
     );
   }
-  if (RESERVED.has(name) || upstreams.has(name)) {
+  const member = upstreams.get(name) ?? groupMember(upstreams, name);
+  if (RESERVED.has(name) || member) {
     throw new ToolError(
       `A server named "${name}" is already registered (${
-        upstreams.get(name)?.source ?? "reserved"
+        member?.source ?? "reserved"
       }). Unregister it first or pick another name.`,
     );
   }
@@ -252,4 +253,15 @@ export function httpTarget(
   headers: Readonly<Record<string, string>> = {},
 ): UpstreamTarget {
   return { kind: "http", url, headers, passThroughAuth: false };
+}
+
+/** An upstream of replica group `group`: a registration is its own group, never a replica of another. */
+export function groupMember(
+  upstreams: ReadonlyMap<string, Upstream>,
+  group: string,
+): Upstream | undefined {
+  for (const upstream of upstreams.values()) {
+    if (upstream.group === group) return upstream;
+  }
+  return undefined;
 }

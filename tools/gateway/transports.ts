@@ -3,14 +3,11 @@
 // own lean transport: http_transport.ts) or a stdio child.
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import {
-  Client,
-  StdioClientTransport,
-  type Transport,
-} from "../../platform/mcp_sdk.ts";
+import { Client, type Transport } from "../../platform/mcp_sdk.ts";
 import type { Logger } from "../../platform/log.ts";
 import { VERSION } from "../../platform/version.ts";
 import { HttpClientTransport } from "./http_transport.ts";
+import { StdioUpstreamTransport } from "./stdio_transport.ts";
 import type { Peer } from "../kit/mod.ts";
 
 export type UpstreamTarget =
@@ -59,31 +56,20 @@ export async function openTransport(
         : undefined,
     });
   }
-  // The SDK's transport: a version on Deno's process streams measured more
-  // CPU per call (bench/README.md, Gateway).
-  const transport = new StdioClientTransport({
+  const transport = new StdioUpstreamTransport({
     command: target.command,
-    args: [...target.args],
-    env: { ...target.env },
+    args: target.args,
+    env: target.env,
     cwd: target.cwd,
     // The child's stderr becomes our JSON log lines; never raw bytes on our stderr.
-    stderr: "pipe",
+    onStderrLine: (line) =>
+      options.log.debug("upstream_stderr", {
+        upstream: options.upstream,
+        line: line.slice(0, 2000),
+      }),
   });
   // Client.connect keeps this handler and chains its own after it.
   transport.onclose = () => options.onExit();
-  transport.stderr?.on("data", (chunk: Uint8Array | string) => {
-    const text = typeof chunk === "string"
-      ? chunk
-      : new TextDecoder().decode(chunk);
-    for (const line of text.split("\n")) {
-      if (line.trim()) {
-        options.log.debug("upstream_stderr", {
-          upstream: options.upstream,
-          line: line.slice(0, 2000),
-        });
-      }
-    }
-  });
   return transport;
 }
 

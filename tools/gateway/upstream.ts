@@ -8,7 +8,6 @@ import {
   type Client,
   McpError,
   type ReadResourceResult,
-  StdioClientTransport,
   type Tool,
   ToolListChangedNotificationSchema,
   type Transport,
@@ -26,6 +25,7 @@ export function forwardedSession(id: string): string {
   return `gateway:${id}`;
 }
 import { describeFailure } from "./failures.ts";
+import { StdioUpstreamTransport } from "./stdio_transport.ts";
 import { SEPARATOR } from "./naming.ts";
 import {
   newClient,
@@ -146,7 +146,9 @@ export class Upstream {
         "initialize",
       );
       this.#client = client;
-      if (transport instanceof StdioClientTransport) this.#pid = transport.pid;
+      if (transport instanceof StdioUpstreamTransport) {
+        this.#pid = transport.pid;
+      }
       this.#connectedAt = this.#clock();
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
         this.refreshTools().catch((error) =>
@@ -204,6 +206,8 @@ export class Upstream {
     this.#restartTimer = setTimeout(() => {
       this.#restartTimer = undefined;
       if (this.#closed) return;
+      // Reconnected meanwhile: a second connect would drop that live child.
+      if (this.#client !== undefined && this.state === "healthy") return;
       this.restarts++;
       this.connect().catch(() => this.#scheduleRestart());
     }, delay);
@@ -265,6 +269,7 @@ export class Upstream {
     if (this.#closed || this.#restartTimer !== undefined) return;
     if (this.#connecting) return;
     const client = this.#client;
+    const generation = this.#generation;
     if (client) {
       const started = performance.now();
       try {
@@ -282,6 +287,10 @@ export class Upstream {
           error: messageOf(error),
         });
       }
+    }
+    // The child exited during the ping: its exit already scheduled the restart.
+    if (generation !== this.#generation || this.#restartTimer !== undefined) {
+      return;
     }
     if (this.target.kind === "stdio" && this.#pid !== null && client) {
       // A live process that does not answer: end it; the exit restarts it.

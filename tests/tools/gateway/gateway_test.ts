@@ -117,7 +117,18 @@ Deno.test("gateway: stdio, HTTP, filesystem and built-in upstreams behind /mcp; 
     assert.match(textOf(routed), /5/);
 
     // Kill the stdio upstream: it is marked down, alerted, and restarted.
-    const before = view.servers.find((server) => server.name === "everything");
+    // The pid and restart count are read just before the kill, from a
+    // healthy upstream, so a restart earlier in the test cannot mislead.
+    const beforeView = await waitFor(
+      () => adminView(daemon.url),
+      (now) =>
+        now.servers.some((s) =>
+          s.name === "everything" && s.state === "healthy" && s.pid
+        ),
+    );
+    const before = beforeView.servers.find((server) =>
+      server.name === "everything"
+    );
     assert.ok(before?.pid, "stdio upstream has a pid");
     Deno.kill(before.pid, "SIGKILL");
     await waitFor(
@@ -132,7 +143,9 @@ Deno.test("gateway: stdio, HTTP, filesystem and built-in upstreams behind /mcp; 
       () => adminView(daemon.url),
       (now) => {
         const server = now.servers.find((s) => s.name === "everything");
-        return server?.state === "healthy" && server.restarts >= 1;
+        return server?.state === "healthy" &&
+          server.restarts > before.restarts && server.pid !== null &&
+          server.pid !== before.pid;
       },
       15_000,
     );
@@ -183,6 +196,16 @@ Deno.test("gateway: a dead replica is routed around, alerted and brought back; a
       served.add(result._meta?.["io.agentd/upstream"]);
     }
     assert.deepEqual([...served].sort(), ["ev-a", "ev-b"]);
+    // A registration is its own group: the name of a configured group is taken.
+    const joined = await call(client, "register_server", {
+      name: "everything",
+      url: solo.url,
+    });
+    assert.equal(joined.isError, true);
+    assert.match(
+      textOf(joined),
+      /"everything" is already registered \(config\)/,
+    );
 
     // ev-a dies: within a check interval it is unhealthy everywhere.
     await a.kill();
@@ -191,7 +214,10 @@ Deno.test("gateway: a dead replica is routed around, alerted and brought back; a
       (value) => value.state === "unhealthy",
       5000,
     );
-    assert.match(String(health.last_error), /connection refused|fetch|error/i);
+    assert.match(
+      String(health.last_error),
+      /connection refused|connection reset|fetch|error/i,
+    );
     assert.equal(stateOf(await adminView(daemon.url), "ev-a"), "unhealthy");
     for (let i = 0; i < 3; i++) {
       const result = await call(client, "everything__echo", { message: "y" });
