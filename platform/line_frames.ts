@@ -165,3 +165,65 @@ export async function writeAll(
     written += await sink.write(bytes.subarray(written));
   }
 }
+
+export interface ChunkReader {
+  read(): Promise<Uint8Array | undefined>;
+  cancel(): Promise<void>;
+}
+
+const CHUNK = 64 * 1024;
+
+/**
+ * Reads a byte stream (stdin, a child's pipe) into one reused buffer; a
+ * stream without BYOB reads chunk by chunk. Deno's stdin and pipe streams
+ * would otherwise allocate a fresh 64 KiB buffer per read, one per message
+ * for a peer that waits for each answer. A chunk is valid until the next read.
+ */
+export function chunkReader(stream: ReadableStream<Uint8Array>): ChunkReader {
+  let byob: ReadableStreamBYOBReader | undefined;
+  try {
+    byob = stream.getReader({ mode: "byob" });
+  } catch {
+    const reader = stream.getReader();
+    return {
+      read: async () => (await reader.read()).value,
+      cancel: () => reader.cancel(),
+    };
+  }
+  const bytes = byob;
+  let buffer = new ArrayBuffer(CHUNK);
+  return {
+    async read() {
+      const { done, value } = await bytes.read(new Uint8Array(buffer));
+      if (done || value === undefined) return undefined;
+      // The stream hands the buffer back (transferred): keep it for the next read.
+      buffer = value.buffer;
+      return value;
+    },
+    cancel: () => bytes.cancel(),
+  };
+}
+
+/**
+ * Reads `stream` to its end and gives `sink` each line (a last line without a
+ * newline included). A read that fails (a broken pipe) ends it quietly: the
+ * peer is gone, and its exit tells the owner.
+ */
+export async function readLines(
+  stream: ReadableStream<Uint8Array>,
+  sink: LineSink,
+  options: { maxLine?: number } = {},
+): Promise<void> {
+  const splitter = new LineSplitter(sink, options);
+  const reader = chunkReader(stream);
+  try {
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk === undefined) break;
+      splitter.push(chunk);
+    }
+  } catch {
+    // The pipe broke; what was read so far still counts.
+  }
+  splitter.end();
+}

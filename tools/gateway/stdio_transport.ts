@@ -13,6 +13,7 @@ import {
   type JSONRPCMessage,
   type Transport,
 } from "../../platform/mcp_sdk.ts";
+import { LineWriter, readLines } from "../../platform/line_frames.ts";
 import { isMessage } from "./http_transport.ts";
 
 export interface StdioServer {
@@ -27,9 +28,6 @@ export interface StdioServer {
 
 /** The SDK's wait after closing stdin, then after SIGTERM. */
 const GRACE_MS = 2000;
-/** The SDK's bound on an unfinished line (ReadBuffer's default). */
-const MAX_LINE = 10 * 1024 * 1024;
-const READ_CHUNK = 64 * 1024;
 
 export class StdioUpstreamTransport implements Transport {
   onclose?: () => void;
@@ -37,14 +35,18 @@ export class StdioUpstreamTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   readonly #server: StdioServer;
-  readonly #encoder = new TextEncoder();
   #child?: Deno.ChildProcess;
   #stdin?: WritableStreamDefaultWriter<Uint8Array>;
+  /** Messages sent in one turn (or while a write is in progress) share one write. */
+  readonly #writer = new LineWriter({
+    write: async (bytes) => {
+      const stdin = this.#stdin;
+      if (!stdin) throw new Error("Not connected");
+      await stdin.write(bytes);
+      return bytes.length;
+    },
+  });
   #pid: number | null = null;
-  /** Serialized messages waiting for the next write; all resolve with `#batch`. */
-  #pending = "";
-  #batch?: PromiseWithResolvers<void>;
-  #writing = false;
   #closed = false;
 
   constructor(server: StdioServer) {
@@ -86,21 +88,25 @@ export class StdioUpstreamTransport implements Transport {
     this.#child = child;
     this.#pid = child.pid;
     this.#stdin = child.stdin.getWriter();
-    const stdout = readLines(child.stdout, (line) => this.#line(line), () => {
-      this.onerror?.(
-        new Error(`ReadBuffer exceeded maximum size of ${MAX_LINE} bytes`),
-      );
-      this.close().catch(() => {});
+    const stdout = readLines(child.stdout, {
+      line: (line) => this.#line(line),
+      // As the SDK's ReadBuffer: a line past its bound ends the connection.
+      oversized: (length) => {
+        this.onerror?.(
+          new Error(`Skipped a line of ${length} characters: over 10 MiB`),
+        );
+        this.close().catch(() => {});
+      },
     });
-    const stderr = readLines(child.stderr, (line) => {
-      if (line.trim() !== "") server.onStderrLine(line);
+    const stderr = readLines(child.stderr, {
+      line: (line) => server.onStderrLine(line),
+      oversized: () => {},
     });
     // As node's "close" event: the process ended and its pipes are drained.
     Promise.all([child.status, stdout, stderr]).finally(() => {
       if (this.#child === child) this.#child = undefined;
       this.#pid = null;
       this.#stdin = undefined;
-      this.#fail(new Error("Not connected"));
       try {
         this.onclose?.();
       } catch (error) {
@@ -115,48 +121,7 @@ export class StdioUpstreamTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (!this.#stdin) return Promise.reject(new Error("Not connected"));
-    this.#pending += `${JSON.stringify(message)}\n`;
-    this.#batch ??= Promise.withResolvers<void>();
-    const batch = this.#batch.promise;
-    // Messages sent in this turn (or while a write is in progress) share one write.
-    if (!this.#writing) {
-      this.#writing = true;
-      queueMicrotask(() => this.#flush());
-    }
-    return batch;
-  }
-
-  async #flush(): Promise<void> {
-    while (this.#pending !== "") {
-      const stdin = this.#stdin;
-      const batch = this.#batch;
-      const bytes = this.#encoder.encode(this.#pending);
-      this.#pending = "";
-      this.#batch = undefined;
-      if (!stdin) {
-        batch?.reject(new Error("Not connected"));
-        continue;
-      }
-      try {
-        await stdin.write(bytes);
-        batch?.resolve();
-      } catch (error) {
-        // A dead child's pipe: its exit closes the transport.
-        const failure = error instanceof Error
-          ? error
-          : new Error(String(error));
-        this.onerror?.(failure);
-        batch?.reject(failure);
-      }
-    }
-    this.#writing = false;
-  }
-
-  #fail(error: Error): void {
-    this.#pending = "";
-    this.#batch?.reject(error);
-    this.#batch?.promise.catch(() => {});
-    this.#batch = undefined;
+    return this.#writer.write(JSON.stringify(message));
   }
 
   /** Closes stdin; SIGTERM after 2 s, SIGKILL 2 s later (the SDK's shutdown). */
@@ -167,7 +132,6 @@ export class StdioUpstreamTransport implements Transport {
     if (!child) return;
     this.#child = undefined;
     this.#stdin = undefined;
-    this.#fail(new Error("Not connected"));
     await stdin?.close().catch(() => {});
     for (const signal of ["SIGTERM", "SIGKILL"] as const) {
       if (await exitsWithin(child, GRACE_MS)) return;
@@ -181,7 +145,6 @@ export class StdioUpstreamTransport implements Transport {
   }
 
   #line(line: string): void {
-    if (line === "") return;
     let parsed: unknown;
     try {
       parsed = JSON.parse(line);
@@ -207,50 +170,4 @@ async function exitsWithin(
   } finally {
     clearTimeout(timer);
   }
-}
-
-/**
- * Reads `stream` to its end, calling `each` per line without its "\n" or
- * "\r\n" (a last line without "\n" included). A BYOB reader reuses one buffer
- * instead of a new 64 KiB chunk per read.
- */
-export async function readLines(
-  stream: ReadableStream<Uint8Array>,
-  each: (line: string) => void,
-  tooLong?: () => void,
-): Promise<void> {
-  const decoder = new TextDecoder();
-  const reader = stream.getReader({ mode: "byob" });
-  let buffer = new Uint8Array(READ_CHUNK);
-  let rest = "";
-  try {
-    while (true) {
-      const { value, done } = await reader.read(buffer);
-      if (done || value === undefined) break;
-      const text = rest + decoder.decode(value, { stream: true });
-      buffer = new Uint8Array(value.buffer);
-      let start = 0;
-      for (
-        let end = text.indexOf("\n");
-        end >= 0;
-        end = text.indexOf("\n", start)
-      ) {
-        each(
-          text.slice(start, text.charCodeAt(end - 1) === 0x0d ? end - 1 : end),
-        );
-        start = end + 1;
-      }
-      rest = start === 0 ? text : text.slice(start);
-      if (rest.length > MAX_LINE && tooLong) {
-        rest = "";
-        tooLong();
-      }
-    }
-  } catch {
-    // The pipe broke: the child is gone, and its exit closes the transport.
-  } finally {
-    reader.releaseLock();
-  }
-  rest += decoder.decode();
-  if (rest !== "") each(rest.endsWith("\r") ? rest.slice(0, -1) : rest);
 }

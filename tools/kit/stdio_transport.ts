@@ -10,6 +10,8 @@ import type {
 } from "../../platform/mcp_sdk_server.ts";
 import {
   type ByteSink,
+  type ChunkReader,
+  chunkReader,
   LineSplitter,
   LineWriter,
 } from "../../platform/line_frames.ts";
@@ -142,43 +144,6 @@ export class DenoStdioTransport implements Transport {
 const STDOUT: ByteSink = {
   write: (bytes) => Promise.resolve(Deno.stdout.writeSync(bytes)),
 };
-
-interface ChunkReader {
-  read(): Promise<Uint8Array | undefined>;
-  cancel(): Promise<void>;
-}
-
-const CHUNK = 64 * 1024;
-
-/**
- * Reads a byte stream (stdin) into one reused buffer; another stream chunk by
- * chunk. Deno's stdin stream would otherwise allocate a fresh 64 KiB buffer
- * per read, one per request for a client that waits for each answer.
- */
-function chunkReader(stream: ReadableStream<Uint8Array>): ChunkReader {
-  let byob: ReadableStreamBYOBReader | undefined;
-  try {
-    byob = stream.getReader({ mode: "byob" });
-  } catch {
-    const reader = stream.getReader();
-    return {
-      read: async () => (await reader.read()).value,
-      cancel: () => reader.cancel(),
-    };
-  }
-  const bytes = byob;
-  let buffer = new ArrayBuffer(CHUNK);
-  return {
-    async read() {
-      const { done, value } = await bytes.read(new Uint8Array(buffer));
-      if (done || value === undefined) return undefined;
-      // The stream hands the buffer back (transferred): keep it for the next read.
-      buffer = value.buffer;
-      return value;
-    },
-    cancel: () => bytes.cancel(),
-  };
-}
 
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));

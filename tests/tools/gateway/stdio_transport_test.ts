@@ -5,10 +5,8 @@
 
 import assert from "node:assert/strict";
 import type { JSONRPCMessage } from "../../../platform/mcp_sdk.ts";
-import {
-  readLines,
-  StdioUpstreamTransport,
-} from "../../../tools/gateway/stdio_transport.ts";
+import { readLines } from "../../../platform/line_frames.ts";
+import { StdioUpstreamTransport } from "../../../tools/gateway/stdio_transport.ts";
 import { tempDir, waitFor } from "../../helpers.ts";
 
 function byteStream(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
@@ -25,7 +23,7 @@ function byteStream(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
   });
 }
 
-Deno.test("stdio transport framing: split lines, CRLF, many per chunk, split characters, a last line without newline", async () => {
+Deno.test("stdio framing over a BYOB pipe: split lines, CRLF, many per chunk, split characters, a last line without newline", async () => {
   const bytes = new TextEncoder().encode(
     '{"a":1}\r\n{"b":"é€"}\n\n{"c":3}\n{"d":4}\r\n{"e":5}',
   );
@@ -39,12 +37,11 @@ Deno.test("stdio transport framing: split lines, CRLF, many per chunk, split cha
           bytes.slice(first, second),
           bytes.slice(second),
         ]),
-        (line) => lines.push(line),
+        { line: (line) => lines.push(line), oversized: () => {} },
       );
       assert.deepEqual(lines, [
         '{"a":1}',
         '{"b":"é€"}',
-        "",
         '{"c":3}',
         '{"d":4}',
         '{"e":5}',
