@@ -1,16 +1,21 @@
 // Idle memory of `agentd serve` (every server, no browser started) against a
 // bare Hono app on Deno (Deno.serve + one route), started in turn: VmRSS 3 s
-// after each process first logs that it listens. agentd runs with the V8
-// flags of `deno task start` and, for comparison, other V8 flag sets and one
-// server alone (`--servers memory`).
+// after each process first logs that it listens, and again once V8's memory
+// reducer has run (its first shrinking GC comes 30–40 s after start). agentd
+// runs with the V8 flags of `deno task start` and, for comparison, Deno's
+// defaults, without the V8 code cache, one server alone (`--servers
+// memory`) and no server at all: the floor that loading every server on
+// first use could approach.
 //
-//   deno run -A bench/idle_memory_bench.ts     (BENCH_IDLE_RUNS, default 3)
+//   deno run -A bench/idle_memory_bench.ts
+//     BENCH_IDLE_RUNS (default 3), BENCH_IDLE_LATE_S (default 45; 0 skips the late reading)
 
 import { join } from "node:path";
 import { cleanUp, DENO, inTurn, ROOT, tempDir } from "./bench_lib.ts";
 
 const RUNS = Number(Deno.env.get("BENCH_IDLE_RUNS") ?? 3);
 const SETTLE_MS = 3000;
+const LATE_MS = Number(Deno.env.get("BENCH_IDLE_LATE_S") ?? 45) * 1000;
 
 const BARE_APP = `
 import { Hono } from "hono";
@@ -24,20 +29,35 @@ Deno.serve({
 }, app.fetch);
 `;
 
+// `agentd serve` with no server at all: main() over an empty catalog (as
+// tests pass their own servers), so the routes, the agent runtime and the
+// SDK load as in the daemon but no server module does.
+const NO_SERVER = `
+import { main } from ${JSON.stringify(join(ROOT, "main.ts"))};
+Deno.exit(await main(Deno.args, { specs: [] }));
+`;
+
 interface Variant {
   label: string;
   args: () => string[];
   samples: number[];
+  late: number[];
 }
 
-function serveArgs(v8: string[], extra: string[] = []): () => string[] {
+function serveArgs(
+  v8: string[],
+  extra: string[] = [],
+  options: { runFlags?: string[]; entry?: string } = {},
+): () => string[] {
   return () => {
     const dir = tempDir("agentd-idle-");
     return [
       "run",
       "-A",
+      ...(options.runFlags ?? []),
       ...v8.map((flag) => `--v8-flags=${flag}`),
-      join(ROOT, "main.ts"),
+      ...(options.entry ? ["--config", join(ROOT, "deno.json")] : []),
+      options.entry ?? join(ROOT, "main.ts"),
       "serve",
       "--port",
       "0",
@@ -48,45 +68,43 @@ function serveArgs(v8: string[], extra: string[] = []): () => string[] {
   };
 }
 
-const bareFile = join(tempDir("agentd-idle-bare-"), "bare.ts");
+const scratch = tempDir("agentd-idle-apps-");
+const bareFile = join(scratch, "bare.ts");
 Deno.writeTextFileSync(bareFile, BARE_APP);
+const noServerFile = join(scratch, "no_server.ts");
+Deno.writeTextFileSync(noServerFile, NO_SERVER);
 
 const variants: Variant[] = [
   {
     label: "agentd serve, --max-semi-space-size=1 (deno task start)",
     args: serveArgs(["--max-semi-space-size=1"]),
-    samples: [],
   },
+  { label: "agentd serve, Deno's defaults", args: serveArgs([]) },
   {
-    label: "agentd serve, --max-semi-space-size=1,--lite-mode",
-    args: serveArgs(["--max-semi-space-size=1,--lite-mode"]),
-    samples: [],
+    // The V8 code cache's buffers and its open SQLite file, against a slower start.
+    label: "agentd serve, --max-semi-space-size=1, deno run --no-code-cache",
+    args: serveArgs(["--max-semi-space-size=1"], [], {
+      runFlags: ["--no-code-cache"],
+    }),
   },
-  { label: "agentd serve, Deno's defaults", args: serveArgs([]), samples: [] },
   {
     // Every config section is validated; only the memory server loads.
     label: "agentd serve --servers memory, --max-semi-space-size=1",
     args: serveArgs(["--max-semi-space-size=1"], ["--servers", "memory"]),
-    samples: [],
   },
   {
-    // What loading the five servers on first use could save at most.
-    label: "agentd serve --servers gateway,memory, --max-semi-space-size=1",
-    args: serveArgs(["--max-semi-space-size=1"], [
-      "--servers",
-      "gateway,memory",
-    ]),
-    samples: [],
+    // What loading every server on first use could reach at most.
+    label: "agentd serve, no server at all, --max-semi-space-size=1",
+    args: serveArgs(["--max-semi-space-size=1"], [], { entry: noServerFile }),
   },
   {
     label: "bare Hono on Deno",
     args: () => ["run", "-A", "--config", join(ROOT, "deno.json"), bareFile],
-    samples: [],
   },
-];
+].map((variant) => ({ ...variant, samples: [], late: [] }));
 
-/** VmRSS in MiB of the process `args` starts, SETTLE_MS after it listens. */
-async function idleRss(args: string[]): Promise<number> {
+/** VmRSS in MiB of the process `args` starts, SETTLE_MS and LATE_MS after it listens. */
+async function idleRss(args: string[]): Promise<[number, number]> {
   const child = new Deno.Command(DENO, {
     args,
     cwd: ROOT,
@@ -109,10 +127,15 @@ async function idleRss(args: string[]): Promise<number> {
     (async () => {
       while (!(await reader.read()).done) { /* drain */ }
     })().catch(() => {});
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    const status = await Deno.readTextFile(`/proc/${child.pid}/status`);
-    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
-    return kb / 1024;
+    const listening = performance.now();
+    const rssAt = async (ms: number) => {
+      const wait = ms - (performance.now() - listening);
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const status = await Deno.readTextFile(`/proc/${child.pid}/status`);
+      return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN) / 1024;
+    };
+    const settled = await rssAt(SETTLE_MS);
+    return [settled, LATE_MS > 0 ? await rssAt(LATE_MS) : NaN];
   } finally {
     child.kill("SIGTERM");
     await child.status;
@@ -121,7 +144,9 @@ async function idleRss(args: string[]): Promise<number> {
 
 try {
   for (const variant of inTurn(variants, RUNS)) {
-    variant.samples.push(await idleRss(variant.args()));
+    const [settled, late] = await idleRss(variant.args());
+    variant.samples.push(settled);
+    variant.late.push(late);
   }
 } finally {
   cleanUp();
@@ -129,11 +154,21 @@ try {
 
 const bare = variants[variants.length - 1];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-console.log(`\nidle VmRSS ${SETTLE_MS / 1000} s after listening, ${RUNS} runs`);
+const range = (xs: number[]) =>
+  `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`;
+console.log(
+  `\nidle VmRSS ${SETTLE_MS / 1000} s and ${
+    LATE_MS / 1000
+  } s after listening, ${RUNS} runs`,
+);
 console.table(variants.map((v) => ({
   process: v.label,
-  "MiB min–max": `${Math.min(...v.samples).toFixed(0)}–${
-    Math.max(...v.samples).toFixed(0)
-  }`,
+  [`MiB at ${SETTLE_MS / 1000} s`]: range(v.samples),
   "÷ bare (median)": (median(v.samples) / median(bare.samples)).toFixed(2),
+  ...(LATE_MS > 0
+    ? {
+      [`MiB at ${LATE_MS / 1000} s`]: range(v.late),
+      "÷ bare, late": (median(v.late) / median(bare.late)).toFixed(2),
+    }
+    : {}),
 })));
