@@ -343,6 +343,8 @@ export interface StdioSession {
   stdout: string[];
   stderr: string[];
   send(message: unknown): Promise<void>;
+  /** Writes raw bytes to stdin (framing tests). */
+  write(bytes: Uint8Array): Promise<void>;
   /** Closes stdin (the client goes away) and waits for the exit status. */
   finish(): Promise<Deno.CommandStatus>;
   /** Waits for the exit status (after a signal) and for both streams to end. */
@@ -379,6 +381,7 @@ export function spawnStdio(args: string[]): StdioSession {
     stderr,
     send: (message) =>
       writer.write(encoder.encode(JSON.stringify(message) + "\n")),
+    write: (bytes) => writer.write(bytes),
     async finish() {
       await writer.close();
       return await status;

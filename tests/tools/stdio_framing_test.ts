@@ -7,43 +7,16 @@
 import assert from "node:assert/strict";
 import {
   DENO_LAUNCHER,
-  FIXTURE_CLI,
   INITIALIZE_REQUEST,
-  lines,
   parseLogLine,
   responseTo,
-  ROOT,
+  spawnStdio,
   tempDir,
 } from "../helpers.ts";
 
 Deno.test("stdio: bad framing is skipped, every good message answered, a last line without newline too", async () => {
   await using dir = await tempDir();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      FIXTURE_CLI,
-      "mcp",
-      "conformance",
-      "--data-dir",
-      dir.path,
-    ],
-    cwd: ROOT,
-    env: { NO_COLOR: "1" },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const read = async (stream: ReadableStream<Uint8Array>, into: string[]) => {
-    for await (const line of lines(stream)) into.push(line);
-  };
-  const drained = Promise.all([
-    read(child.stdout, stdout),
-    read(child.stderr, stderr),
-  ]);
-  const writer = child.stdin.getWriter();
+  const session = spawnStdio(["mcp", "conformance", "--data-dir", dir.path]);
   const call = (id: number) =>
     JSON.stringify({
       jsonrpc: "2.0",
@@ -59,11 +32,10 @@ Deno.test("stdio: bad framing is skipped, every good message answered, a last li
     "\n" + call(4) + "\n" + call(5); // no newline: EOF ends it
   const bytes = new TextEncoder().encode(text);
   // Split mid-message, as a pipe may deliver it.
-  await writer.write(bytes.subarray(0, 50));
-  await writer.write(bytes.subarray(50));
-  await writer.close();
-  const status = await child.status;
-  await drained;
+  await session.write(bytes.subarray(0, 50));
+  await session.write(bytes.subarray(50));
+  const status = await session.finish();
+  const { stdout, stderr } = session;
 
   assert.equal(status.code, 0);
   for (const line of stdout) {
