@@ -14,7 +14,8 @@
 //   deno run -A bench/cold_start_bench.ts        (BENCH_STARTS, default 15)
 
 import { join } from "node:path";
-import { Client, StdioClientTransport } from "../platform/mcp_sdk.ts";
+import { Client } from "../platform/mcp_sdk.ts";
+import { StdioClientTransport } from "../platform/mcp_sdk_stdio_client.ts";
 import {
   agentdCommand,
   cleanUp,

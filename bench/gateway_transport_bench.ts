@@ -15,10 +15,10 @@ import process from "node:process";
 import {
   CallToolResultSchema,
   Client,
-  StdioClientTransport,
   StreamableHTTPClientTransport,
   type Transport,
 } from "../platform/mcp_sdk.ts";
+import { StdioClientTransport } from "../platform/mcp_sdk_stdio_client.ts";
 import { HttpClientTransport } from "../tools/gateway/http_transport.ts";
 import { StdioUpstreamTransport } from "../tools/gateway/stdio_transport.ts";
 import {

@@ -6,7 +6,8 @@
 
 import { join } from "node:path";
 import { z } from "zod";
-import { Client, StdioClientTransport } from "../platform/mcp_sdk.ts";
+import { Client } from "../platform/mcp_sdk.ts";
+import { StdioClientTransport } from "../platform/mcp_sdk_stdio_client.ts";
 import { ROOT } from "./bench_lib.ts";
 
 /** The MCP reference server @modelcontextprotocol/server-everything (pinned in deno.json). */

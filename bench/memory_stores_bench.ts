@@ -35,7 +35,8 @@
 
 import { join } from "node:path";
 import { z } from "zod";
-import { Client, StdioClientTransport } from "../platform/mcp_sdk.ts";
+import { Client } from "../platform/mcp_sdk.ts";
+import { StdioClientTransport } from "../platform/mcp_sdk_stdio_client.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
 import {

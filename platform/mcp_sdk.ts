@@ -2,7 +2,8 @@
 // types to `*.js.d.ts`, which do not exist, so Deno would silently type every
 // import as `any`; the @ts-types hints point at the real declarations.
 // The server side is platform/mcp_sdk_server.ts (what `agentd mcp <server>`
-// loads); this file adds the client and the HTTP server transport.
+// loads); this file adds the client and the HTTP server transport. The SDK's
+// stdio client is platform/mcp_sdk_stdio_client.ts, for tests and benches.
 
 export * from "./mcp_sdk_server.ts";
 export { Client } from "@modelcontextprotocol/sdk/client";
@@ -12,11 +13,6 @@ export {
   type EventStore,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.d.ts"
-export {
-  getDefaultEnvironment,
-  StdioClientTransport,
-} from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.d.ts"
 export { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"

@@ -2,7 +2,7 @@
 
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { createLogger, type Logger, type LogLevel } from "../platform/log.ts";
-import { StdioClientTransport } from "../platform/mcp_sdk.ts";
+import { StdioClientTransport } from "../platform/mcp_sdk_stdio_client.ts";
 
 export const ROOT = fromFileUrl(new URL("..", import.meta.url));
 /** main.ts's CLI with the test fixtures as its servers. */

@@ -122,7 +122,9 @@ Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heav
 
 // Idle memory (bench/README.md): a daemon that never starts a browser, takes
 // a screenshot, runs an OAuth grant or verifies a JWT does not hold
-// puppeteer-core, the npm image codecs, oauth4webapi or jose.
+// puppeteer-core, the npm image codecs, oauth4webapi or jose; and no module
+// holds the SDK's stdio client (cross-spawn, CommonJS: about 2 MiB), since the
+// gateway spawns its stdio upstreams with its own transport.
 const LOADED_ON_FIRST_USE = [
   "puppeteer-core",
   "fast-png",
@@ -130,6 +132,9 @@ const LOADED_ON_FIRST_USE = [
   "oauth4webapi",
   "jose",
 ];
+// The graph names npm modules by their import specifier.
+const SDK_STDIO_CLIENT =
+  /^npm:\/@modelcontextprotocol\/sdk@[^/]+\/client\/stdio(\.js)?$/;
 
 // Seams of those libraries, and the desktop backends with their FFI bindings:
 // desktop-control opens only this OS's backend, when it starts.
@@ -144,7 +149,7 @@ const LOCAL_ON_FIRST_USE = [
   "ffi/win32.ts",
 ];
 
-Deno.test("agentd serve loads puppeteer-core, the image codecs, oauth4webapi and jose only on first use", async () => {
+Deno.test("agentd serve loads puppeteer-core, the image codecs, oauth4webapi and jose only on first use, and never the SDK's stdio client", async () => {
   const entries = [
     "main.ts",
     "cli/serve.ts",
@@ -171,6 +176,7 @@ Deno.test("agentd serve loads puppeteer-core, the image codecs, oauth4webapi and
     LOADED_ON_FIRST_USE.some((name) => s.startsWith(`npm:/${name}@`))
   );
   assert.deepEqual(npm, []);
+  assert.deepEqual([...loaded].filter((s) => SDK_STDIO_CLIENT.test(s)), []);
   const local = LOCAL_ON_FIRST_USE.filter((path) => loaded.has(root + path));
   assert.deepEqual(local, []);
 });

@@ -8,11 +8,7 @@
 // the SDK's: its default environment plus the configured one, stdin closed
 // first, SIGTERM after 2 s, SIGKILL 2 s later.
 
-import {
-  getDefaultEnvironment,
-  type JSONRPCMessage,
-  type Transport,
-} from "../../platform/mcp_sdk.ts";
+import type { JSONRPCMessage, Transport } from "../../platform/mcp_sdk.ts";
 import { LineWriter, readLines } from "../../platform/line_frames.ts";
 import { isMessage } from "./http_transport.ts";
 
@@ -69,7 +65,7 @@ export class StdioUpstreamTransport implements Transport {
     try {
       child = new Deno.Command(server.command, {
         args: [...server.args],
-        env: { ...getDefaultEnvironment(), ...server.env },
+        env: { ...defaultEnvironment(), ...server.env },
         clearEnv: true,
         cwd: server.cwd,
         stdin: "piped",
@@ -170,4 +166,36 @@ async function exitsWithin(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The variables a child inherits, as the SDK's stdio client chooses them
+ * (`getDefaultEnvironment`, after sudo's list), without importing that module
+ * and the CommonJS cross-spawn it brings.
+ */
+const INHERITED_ENV = Deno.build.os === "windows"
+  ? [
+    "APPDATA",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "LOCALAPPDATA",
+    "PATH",
+    "PROCESSOR_ARCHITECTURE",
+    "SYSTEMDRIVE",
+    "SYSTEMROOT",
+    "TEMP",
+    "USERNAME",
+    "USERPROFILE",
+    "PROGRAMFILES",
+  ]
+  : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
+function defaultEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of INHERITED_ENV) {
+    const value = Deno.env.get(key);
+    // Exported shell functions ("() { ...") are a known injection path.
+    if (value !== undefined && !value.startsWith("()")) env[key] = value;
+  }
+  return env;
 }

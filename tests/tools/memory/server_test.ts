@@ -4,9 +4,9 @@
 import assert from "node:assert/strict";
 import {
   Client,
-  StdioClientTransport,
   StreamableHTTPClientTransport,
 } from "../../../platform/mcp_sdk.ts";
+import { StdioClientTransport } from "../../../platform/mcp_sdk_stdio_client.ts";
 import { FIXTURE_CLI, ROOT, spawnServe, tempDir } from "../../helpers.ts";
 import { exerciseAllTools } from "./scenario.ts";
 
