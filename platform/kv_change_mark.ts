@@ -12,6 +12,16 @@
 // connections' shared mappings use. Any doubt (no file, a header not in the
 // documented form, a short read, a torn read of a header being rewritten)
 // gives a different or no mark, which only costs the caller its get.
+//
+// Closing any descriptor of a file drops every POSIX lock the process holds
+// on it, SQLite's locks on the -shm among them: another process would then
+// take this one's connections for gone and rebuild the WAL-index under them
+// (sqlite.org/howtocorrupt.html, 2.2). So a process opens one descriptor per
+// -shm file, shared by every mark on it, and closes it only when the last
+// mark is closed, which KvStore does after closing its Deno.Kv.
+
+/** The -shm descriptor of each KV file (real path) with marks open on it. */
+const SHM_FILES = new Map<string, { file: Deno.FsFile; marks: number }>();
 
 /** The first copy of the WAL-index header. */
 const HEADER_BYTES = 48;
@@ -21,6 +31,7 @@ const WAL_INDEX_VERSION = 3007000;
 const IS_INIT = 12;
 
 export class KvChangeMark {
+  readonly #shm: string | undefined;
   #file?: Deno.FsFile;
   #closed = false;
   #last = new Uint8Array(HEADER_BYTES);
@@ -28,8 +39,17 @@ export class KvChangeMark {
   #mark?: string;
   #serial = 0;
 
-  /** `path`: the KV file, as given to Deno.openKv (symlinks are resolved here, as SQLite does). */
-  constructor(private readonly path: string) {}
+  /**
+   * `path`: the KV file, as given to Deno.openKv, once open (symlinks are
+   * resolved now, as SQLite does, so a later chdir changes nothing).
+   */
+  constructor(path: string) {
+    try {
+      this.#shm = `${Deno.realPathSync(path)}-shm`;
+    } catch {
+      this.#shm = undefined; // no file: never a mark
+    }
+  }
 
   /**
    * A token that differs from every earlier one once a commit to the file has
@@ -66,21 +86,32 @@ export class KvChangeMark {
     return this.#mark;
   }
 
+  /** Call after closing the Deno.Kv (see the top of this file). */
   close(): void {
     this.#closed = true;
-    this.#file?.close();
+    if (this.#file === undefined || this.#shm === undefined) return;
     this.#file = undefined;
+    const shared = SHM_FILES.get(this.#shm);
+    if (shared === undefined || --shared.marks > 0) return;
+    SHM_FILES.delete(this.#shm);
+    shared.file.close();
   }
 
   #open(): Deno.FsFile | undefined {
     if (this.#file !== undefined || this.#closed) return this.#file;
+    if (this.#shm === undefined) return undefined;
+    const shared = SHM_FILES.get(this.#shm);
+    if (shared !== undefined) {
+      shared.marks++;
+      this.#file = shared.file;
+      return this.#file;
+    }
     try {
-      this.#file = Deno.openSync(`${Deno.realPathSync(this.path)}-shm`, {
-        read: true,
-      });
+      this.#file = Deno.openSync(this.#shm, { read: true });
     } catch {
       return undefined; // not yet created (no read so far), or not a WAL database
     }
+    SHM_FILES.set(this.#shm, { file: this.#file, marks: 1 });
     return this.#file;
   }
 }

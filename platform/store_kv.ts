@@ -176,8 +176,9 @@ export class KvStore implements Store {
 
   close(): Promise<void> {
     return this.#operations.close(() => {
-      this.#mark?.close();
       this.#kv.close();
+      // After the Kv: closing the -shm descriptor first would drop SQLite's locks.
+      this.#mark?.close();
     });
   }
 

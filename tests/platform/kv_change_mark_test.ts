@@ -67,3 +67,42 @@ Deno.test("KvStore change mark: none for an in-memory KV", async () => {
     await store.close();
   }
 });
+
+// Closing any descriptor of a file drops the process's POSIX locks on it: a
+// mark must not take SQLite's -shm locks away from a connection still open.
+Deno.test({
+  name:
+    "KvStore change mark: closing one of two stores on a file keeps SQLite's -shm locks of the other",
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "store.kv");
+    const [kept, closed] = await Promise.all([
+      openKvStore(path),
+      openKvStore(path),
+    ]);
+    try {
+      await kept.set(["seed"], 1);
+      await closed.get(["seed"]);
+      assert.ok(kept.changeMark() !== undefined);
+      assert.ok(closed.changeMark() !== undefined);
+      const inode = Deno.statSync(`${path}-shm`).ino;
+      const held = () =>
+        Deno.readTextFileSync("/proc/locks").split("\n").some((line) => {
+          const fields = line.trim().split(/\s+/);
+          return fields[4] === String(Deno.pid) &&
+            fields[5]?.endsWith(`:${inode}`);
+        });
+      assert.ok(
+        held(),
+        "SQLite holds a lock on the -shm while a store is open",
+      );
+      await closed.close();
+      assert.ok(held(), "the open store's connection keeps its -shm lock");
+      await kept.set(["seed"], 2);
+      assert.ok(kept.changeMark() !== undefined);
+    } finally {
+      await kept.close();
+    }
+  },
+});
