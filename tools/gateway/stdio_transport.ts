@@ -128,7 +128,9 @@ export class StdioUpstreamTransport implements Transport {
     if (!child) return;
     this.#child = undefined;
     this.#stdin = undefined;
-    await stdin?.close().catch(() => {});
+    // Not awaited: a child that stopped reading would hold the close (it
+    // waits for the pending write) and keep the signals below from going out.
+    stdin?.close().catch(() => {});
     for (const signal of ["SIGTERM", "SIGKILL"] as const) {
       if (await exitsWithin(child, GRACE_MS)) return;
       try {

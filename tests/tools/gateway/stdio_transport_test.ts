@@ -176,6 +176,36 @@ Deno.test("stdio transport: a killed child closes the transport once; close ends
   assert.throws(() => Deno.kill(stubbornPid, "SIGCONT"), "the child is gone");
 });
 
+Deno.test("stdio transport: close ends a child that stopped reading its stdin, with a write still pending", async () => {
+  await using dir = await tempDir();
+  const transport = new StdioUpstreamTransport({
+    command: "sleep",
+    args: ["30"],
+    env: {},
+    cwd: dir.path,
+    onStderrLine: () => {},
+  });
+  let closed = 0;
+  transport.onclose = () => closed++;
+  await transport.start();
+  const pid = transport.pid;
+  assert.ok(pid);
+  // More than a pipe holds (64 KiB): the write stays pending, the child never reads.
+  const pending = transport.send({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "echo",
+    params: { text: "x".repeat(1024 * 1024) },
+  });
+  pending.catch(() => {});
+  // One macrotask: the writer's queued microtasks have handed the bytes to the pipe.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  await transport.close();
+  await waitFor(() => closed, (count) => count === 1);
+  assert.throws(() => Deno.kill(pid, "SIGCONT"), "the child is gone");
+  await assert.rejects(pending);
+});
+
 Deno.test("stdio transport: a command that does not exist rejects start with node's ENOENT wording", async () => {
   const transport = new StdioUpstreamTransport({
     command: "agentd-no-such-command",
