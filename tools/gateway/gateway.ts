@@ -114,6 +114,8 @@ export class Gateway implements DynamicTools {
   #refreshing: Promise<void> | undefined;
   /** Names being registered now: the health round must not add them from the store too. */
   readonly #registering = new Set<string>();
+  /** Stored registrations skipped for a group's name, said once each. */
+  readonly #skippedRegistrations = new Set<string>();
   readonly version = VERSION;
   /** Gateway names claimed by two groups: the later group's tool is not listed. */
   readonly collisions = new Map<string, { kept: string; dropped: string }>();
@@ -175,6 +177,7 @@ export class Gateway implements DynamicTools {
     }
     for (const registration of await storedRegistrations(this.#options.store)) {
       if (this.upstreams.has(registration.name)) continue;
+      if (this.#namedLikeGroup(registration.name)) continue;
       this.#add(await this.#stored(registration));
     }
     await Promise.all(
@@ -437,14 +440,29 @@ export class Gateway implements DynamicTools {
     for (const registration of stored) {
       if (
         this.upstreams.has(registration.name) ||
-        // Named like a group here: it would join it as a replica.
-        groupMember(this.upstreams, registration.name) !== undefined ||
+        this.#namedLikeGroup(registration.name) ||
         this.#registering.has(registration.name)
       ) continue;
       const upstream = this.#add(await this.#stored(registration));
       await upstream.connect().catch(() => {});
     }
     this.#rebuild();
+  }
+
+  /**
+   * A stored registration named like a group of this daemon's config would
+   * join that group as a replica: it is skipped (and said once per name).
+   */
+  #namedLikeGroup(name: string): boolean {
+    if (groupMember(this.upstreams, name) === undefined) return false;
+    if (!this.#skippedRegistrations.has(name)) {
+      this.#skippedRegistrations.add(name);
+      this.#log.warn("registration_skipped", {
+        upstream: name,
+        reason: "a group of this daemon's config has that name",
+      });
+    }
+    return true;
   }
 
   /** `register_server`: addRegistration checks, connects and saves (credentials sealed); then the tools are listed. */
