@@ -107,7 +107,7 @@ export class AuditTrail {
   #pending: PendingRecord[] = [];
   #committing: Promise<void> | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  #pruning: Promise<void> | undefined;
+  #pruning: Promise<number> | undefined;
 
   constructor(
     private readonly store: Store,
@@ -141,15 +141,15 @@ export class AuditTrail {
 
   #startPrune(now: number): void {
     if (this.#pruning) return; // one at a time; the next count starts another
-    this.#pruning = this.prune(now).then(
-      () => {},
-      () => {}, // a failed prune is retried at the next count
-    ).finally(() => {
-      this.#pruning = undefined;
+    const run = this.prune(now);
+    this.#pruning = run;
+    // A failed run is retried at the next count; `pruned()` reports it.
+    run.catch(() => {}).finally(() => {
+      if (this.#pruning === run) this.#pruning = undefined;
     });
   }
 
-  /** Resolves once the retention run started by `append` (if any) is over. */
+  /** Resolves once the retention run started by `append` (if any) is over; rejects if it failed. */
   async pruned(): Promise<void> {
     await this.#pruning;
   }
