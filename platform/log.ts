@@ -73,6 +73,8 @@ export function isSecretKey(key: string): boolean {
 const BEARER_RE = /\bBearer\s+[A-Za-z0-9\-._~+/]+=*/gi;
 
 function redactString(s: string, secrets: readonly string[]): string {
+  // Shorter than any Bearer match ("Bearer" + space + one char) or any secret.
+  if (s.length < MIN_SECRET_LENGTH) return s;
   let out = s.replace(BEARER_RE, `Bearer ${REDACTED}`);
   for (const secret of secrets) {
     if (out.includes(secret)) out = out.split(secret).join(REDACTED);
@@ -103,7 +105,14 @@ export function redact(
   secrets: ReadonlySet<string>,
   options: RedactOptions = {},
 ): unknown {
-  const list = secretList(secrets);
+  return redactWith(value, secretList(secrets), options);
+}
+
+function redactWith(
+  value: unknown,
+  list: readonly string[],
+  options: RedactOptions,
+): unknown {
   // Ancestors only, so shared (non-cyclic) references are still copied in full.
   const ancestors = new Set<object>();
 
@@ -174,6 +183,69 @@ export function redact(
   return visit(value);
 }
 
+/**
+ * `redact` for a record whose values are all primitives (most lines), with
+ * the same output: no deep copy, no cycle tracking, keys looked up in
+ * `keys`. Undefined when a value needs the general walk.
+ */
+function redactFlat(
+  record: Record<string, unknown>,
+  list: readonly string[],
+  keys: Map<string, KeyVerdict>,
+): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(record)) {
+    const v = record[k];
+    let value: unknown;
+    switch (typeof v) {
+      case "string":
+        value = redactString(v, list);
+        break;
+      case "number":
+      case "boolean":
+        value = v;
+        break;
+      case "undefined":
+        continue;
+      case "bigint":
+        value = v.toString();
+        break;
+      case "object":
+        if (v !== null) return undefined;
+        value = null;
+        break;
+      default:
+        return undefined;
+    }
+    const verdict = keyVerdict(k, list, keys);
+    out[verdict.name] = verdict.secret ? REDACTED : value;
+  }
+  return out;
+}
+
+interface KeyVerdict {
+  /** The key as written (registered secrets scrubbed from it). */
+  name: string;
+  secret: boolean;
+}
+
+/** Distinct field names kept per logger tree; names may come from input. */
+const KEY_CACHE_SIZE = 1024;
+
+function keyVerdict(
+  key: string,
+  list: readonly string[],
+  keys: Map<string, KeyVerdict>,
+): KeyVerdict {
+  let verdict = keys.get(key);
+  if (verdict === undefined) {
+    verdict = { name: redactString(key, list), secret: isSecretKey(key) };
+    if (keys.size >= KEY_CACHE_SIZE) keys.clear();
+    keys.set(key, verdict);
+  }
+  return verdict;
+}
+
 const RESERVED = new Set(["time", "level", "event"]);
 
 interface Shared {
@@ -182,6 +254,10 @@ interface Shared {
   sink: (line: string, level: LogLevel) => void;
   clock: () => number;
   secrets: Set<string>;
+  /** `secretList(secrets)`, kept at addSecret rather than sorted per line. */
+  secretList: string[];
+  /** Field names already judged against `secretList`; cleared when it changes. */
+  keys: Map<string, KeyVerdict>;
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
@@ -192,6 +268,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     sink: options.sink ?? stderrSink(),
     clock: options.clock ?? Date.now,
     secrets: new Set(),
+    secretList: [],
+    keys: new Map(),
   };
   return makeLogger(shared, options.base ?? {});
 }
@@ -213,10 +291,9 @@ function makeLogger(shared: Shared, context: Record<string, unknown>): Logger {
       record[RESERVED.has(k) ? `_${k}` : k] = v;
     }
     // Redact at write time so secrets registered after child() still apply.
-    shared.sink(
-      JSON.stringify(redact(record, shared.secrets, { stacks: shared.debug })),
-      level,
-    );
+    const redacted = redactFlat(record, shared.secretList, shared.keys) ??
+      redactWith(record, shared.secretList, { stacks: shared.debug });
+    shared.sink(JSON.stringify(redacted), level);
   };
   return {
     debug: (event, fields) => emit("debug", event, fields),
@@ -225,7 +302,12 @@ function makeLogger(shared: Shared, context: Record<string, unknown>): Logger {
     error: (event, fields) => emit("error", event, fields),
     child: (fields) => makeLogger(shared, { ...context, ...fields }),
     addSecret: (value) => {
-      if (value.length >= MIN_SECRET_LENGTH) shared.secrets.add(value);
+      if (value.length < MIN_SECRET_LENGTH || shared.secrets.has(value)) {
+        return;
+      }
+      shared.secrets.add(value);
+      shared.secretList = secretList(shared.secrets);
+      shared.keys.clear();
     },
   };
 }

@@ -273,3 +273,69 @@ ${code}`;
     if (ending === "throw") assert.notEqual(output.code, 0);
   }
 });
+
+Deno.test("log: flat records (the fast path) are written byte for byte as the general redact writes them", () => {
+  const secrets = ["s3cr3t-value", "s3cr3t-value-longer", "12345678"];
+  const flat: Record<string, unknown>[] = [
+    {
+      port: 8765,
+      ok: true,
+      none: null,
+      gone: undefined,
+      n: NaN,
+      inf: -Infinity,
+    },
+    { zero: -0, big: 12n, empty: "", short: "Bearer", seven: "1234567" },
+    { exact: "12345678", inside: "x12345678y", both: "s3cr3t-value-longer!" },
+    {
+      header: "bearer\tabc.DEF-_~+/==",
+      two: "Bearer a Bearer b",
+      b: "Bearerx y",
+    },
+    { Authorization: "Basic x", "X-Api-Key": 1, my_token: null, max_tokens: 5 },
+    { token_file: "/t", key_count: 2, secret: undefined, PASSWORD: false },
+    { time: "forged", level: 1, event: "e", _time: "mine", _level: undefined },
+    { "s3cr3t-value": "key holds a secret", "Bearer abcdefgh": 1 },
+    { "12345678": "a", "12345678x": "b", "x12345678": "c" }, // collide once scrubbed
+    { "2": "integer keys", "1": "come first", "-1": "not this one" },
+    { unicode: "héllo ✓ \u2028 s3cr3t-value \ud800", "\n": "\u0000" },
+  ];
+  const nested: Record<string, unknown>[] = [
+    { obj: { token: "x", n: 1 } },
+    { list: [1, "s3cr3t-value", { password: "p" }] },
+    { token: { deep: 1 }, date: new Date(0) },
+    { err: new Error("Bearer abcdefgh") },
+    { sym: Symbol("s"), fn: () => 1 },
+  ];
+  const proto = JSON.parse('{"__proto__": "plain", "after": 1}');
+  for (const [i, fields] of [...flat, ...nested, proto].entries()) {
+    for (const base of [{}, { app: "agentd", token: "t", time: "base" }]) {
+      const { logger, lines } = capture({ base });
+      for (const secret of secrets) logger.addSecret(secret);
+      logger.info("event s3cr3t-value", fields);
+      const record: Record<string, unknown> = {
+        time: "2024-01-02T03:04:05.000Z",
+        level: "info",
+        event: "event s3cr3t-value",
+      };
+      for (const [k, v] of Object.entries({ ...base, ...fields })) {
+        record[["time", "level", "event"].includes(k) ? `_${k}` : k] = v;
+      }
+      const general = JSON.stringify(redact(record, new Set(secrets)));
+      assert.equal(lines[0], general, `case ${i}`);
+    }
+  }
+});
+
+Deno.test("log: a secret added after a field name was seen still scrubs that name", () => {
+  const { logger, lines } = capture();
+  logger.info("a", { "id-abcdefgh-1": 1 });
+  logger.addSecret("abcdefgh");
+  logger.info("b", { "id-abcdefgh-1": 1 });
+  const child = logger.child({ c: 1 });
+  logger.addSecret("id-abcdefgh-1-longer");
+  child.info("c", { "id-abcdefgh-1": 2 });
+  assert.ok(lines[0].includes('"id-abcdefgh-1":1'));
+  assert.ok(lines[1].includes('"id-[redacted]-1":1'), lines[1]);
+  assert.ok(lines[2].includes('"id-[redacted]-1":2'), lines[2]);
+});

@@ -154,6 +154,46 @@ Deno.test("policy: audit records past retention are dropped, newer ones kept", a
   assert.deepEqual(left[0].args, { namespace: "n", value: "<12 chars>", x: 1 });
 });
 
+Deno.test("policy: the count-triggered retention run never holds up a record's acknowledgement", async () => {
+  let now = Date.parse("2026-01-01T00:00:00Z");
+  const store = new MemoryStore();
+  const trail = new AuditTrail(store, () => 1, () => now);
+  const record = {
+    caller: "local",
+    session: null,
+    server: "memory",
+    tool: "list_memories",
+    args: {},
+    decision: "allowed",
+    rule: "default",
+    decided_by: null,
+    outcome: "ok" as const,
+    duration_ms: 1,
+  };
+  await trail.append(record); // the first record starts a run: nothing is old
+  await trail.pruned();
+  now += 2 * 86_400_000;
+  await Promise.all(Array.from({ length: 199 }, () => trail.append(record)));
+  assert.equal((await trail.query({ limit: 10_000 })).length, 200);
+  // The 201st record starts a run; hold its listing until the append is back.
+  const gate = Promise.withResolvers<void>();
+  let listings = 0;
+  const list = store.list.bind(store);
+  store.list = async (prefix, options) => {
+    listings++;
+    await gate.promise;
+    return list(prefix, options);
+  };
+  await trail.append(record);
+  assert.equal(listings, 1); // started, not finished
+  gate.resolve();
+  await trail.pruned();
+  store.list = list;
+  const left = await trail.query({ limit: 10_000 });
+  assert.equal(left.length, 200); // the first, older than a day, is gone
+  assert.ok(left.every((r) => r.time === "2026-01-03T00:00:00.000Z"));
+});
+
 Deno.test("policy: audit records of calls ending together share commits, each stored before its call returns", async () => {
   const store = new MemoryStore();
   let commits = 0;

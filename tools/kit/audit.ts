@@ -92,6 +92,8 @@ const BATCH = 50;
  * commit per call put one more sync between a sequential client's writes.
  */
 export const AUDIT_DELAY_MS = 20;
+/** Records appended between two retention runs. */
+const PRUNE_EVERY = 200;
 
 interface PendingRecord {
   key: ["audit", string];
@@ -105,6 +107,7 @@ export class AuditTrail {
   #pending: PendingRecord[] = [];
   #committing: Promise<void> | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #pruning: Promise<number> | undefined;
 
   constructor(
     private readonly store: Store,
@@ -132,7 +135,23 @@ export class AuditTrail {
     if (this.#pending.length >= BATCH) this.#commitPending();
     else this.#timer ??= setTimeout(() => this.#commitPending(), this.delayMs);
     await written.promise;
-    if (this.#writes++ % 200 === 0) await this.prune(now);
+    // Retention runs beside the calls, never in front of a record's answer.
+    if (this.#writes++ % PRUNE_EVERY === 0) this.#startPrune(now);
+  }
+
+  #startPrune(now: number): void {
+    if (this.#pruning) return; // one at a time; the next count starts another
+    const run = this.prune(now);
+    this.#pruning = run;
+    // A failed run is retried at the next count; `pruned()` reports it.
+    run.catch(() => {}).finally(() => {
+      if (this.#pruning === run) this.#pruning = undefined;
+    });
+  }
+
+  /** Resolves once the retention run started by `append` (if any) is over; rejects if it failed. */
+  async pruned(): Promise<void> {
+    await this.#pruning;
   }
 
   /**
@@ -194,8 +213,12 @@ export class AuditTrail {
   async #pruneUnder(prefix: string, cutoff: string): Promise<number> {
     let removed = 0;
     let cursor: string | undefined;
+    // The first page holds one key: most runs find nothing old, and a page
+    // of 500 read and decoded 500 records to learn it.
+    let limit = 1;
     do {
-      const page = await this.store.list([prefix], { limit: 500, cursor });
+      const page = await this.store.list([prefix], { limit, cursor });
+      limit = 500;
       for (const entry of page.entries) {
         const id = entry.key[1];
         if (typeof id !== "string" || id >= cutoff) return removed;
