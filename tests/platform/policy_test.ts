@@ -194,6 +194,33 @@ Deno.test("policy: the count-triggered retention run never holds up a record's a
   assert.ok(left.every((r) => r.time === "2026-01-03T00:00:00.000Z"));
 });
 
+Deno.test("policy: a failed retention run is reported, and the record that started it is still acknowledged", async () => {
+  const store = new MemoryStore();
+  const failures: unknown[] = [];
+  const trail = new AuditTrail(
+    store,
+    () => 1,
+    Date.now,
+    0,
+    (error) => failures.push(error),
+  );
+  store.list = () => Promise.reject(new Error("store down for listing"));
+  await trail.append({
+    caller: "local",
+    session: null,
+    server: "memory",
+    tool: "list_memories",
+    args: {},
+    decision: "allowed",
+    rule: "default",
+    decided_by: null,
+    outcome: "ok",
+    duration_ms: 1,
+  });
+  await assert.rejects(trail.pruned(), /store down for listing/);
+  assert.equal(failures.length, 1);
+});
+
 Deno.test("policy: audit records of calls ending together share commits, each stored before its call returns", async () => {
   const store = new MemoryStore();
   let commits = 0;

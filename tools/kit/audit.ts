@@ -114,6 +114,8 @@ export class AuditTrail {
     private readonly retentionDays: () => number,
     private readonly clock: () => number = Date.now,
     private readonly delayMs: number = AUDIT_DELAY_MS,
+    /** Told when a retention run fails (it is retried at the next count). */
+    private readonly onPruneFailed: (error: unknown) => void = () => {},
   ) {}
 
   /**
@@ -144,7 +146,7 @@ export class AuditTrail {
     const run = this.prune(now);
     this.#pruning = run;
     // A failed run is retried at the next count; `pruned()` reports it.
-    run.catch(() => {}).finally(() => {
+    run.catch(this.onPruneFailed).finally(() => {
       if (this.#pruning === run) this.#pruning = undefined;
     });
   }

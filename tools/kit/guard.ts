@@ -16,7 +16,7 @@ import {
   type ToolFacts,
 } from "../../platform/policy.ts";
 import type { JsonValue, Store } from "../../platform/store.ts";
-import { AuditTrail, redactArgs } from "./audit.ts";
+import { AUDIT_DELAY_MS, AuditTrail, redactArgs } from "./audit.ts";
 import { type CallContext, ToolError } from "./mod.ts";
 import { messageOf } from "../../platform/errors.ts";
 
@@ -80,6 +80,9 @@ export class Guard {
       store,
       () => this.#policy.audit_retention_days,
       clock,
+      AUDIT_DELAY_MS,
+      (error) =>
+        this.log.warn("audit_prune_failed", { error: messageOf(error) }),
     );
   }
 
