@@ -26,6 +26,7 @@ import {
   prepareCommit,
   type PreparedCheck,
   type PreparedCommit,
+  type PreparedMutation,
   type Store,
   type StoreEntry,
   StoreError,
@@ -276,11 +277,23 @@ export class KvStore implements Store {
       for (const m of prepared.mutations) {
         budget -= m.id.length + HEADER_RESERVE;
       }
+      // Values written blind (newKey) claim the inline room first: the key's
+      // next blind write reads no header, so chunks of a value stored there
+      // would be left behind.
+      const inline = new Set<PreparedMutation>();
+      for (const blind of [true, false]) {
+        for (const m of prepared.mutations) {
+          if (m.type !== "set" || m.newKey !== blind) continue;
+          if (m.bytes.length <= CHUNK_BYTES && m.bytes.length <= budget) {
+            budget -= m.bytes.length;
+            inline.add(m);
+          }
+        }
+      }
       for (const m of prepared.mutations) {
         if (m.type === "delete") {
           plans.push({ key: m.key, header: null });
-        } else if (m.bytes.length <= CHUNK_BYTES && m.bytes.length <= budget) {
-          budget -= m.bytes.length;
+        } else if (inline.has(m)) {
           plans.push({ key: m.key, header: m.bytes });
         } else {
           const header = {
