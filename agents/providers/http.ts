@@ -75,7 +75,8 @@ export class Endpoint {
     signal?: AbortSignal,
   ): Promise<unknown> {
     // One answer, not a stream: the body is read whole (no reader, no
-    // re-armed timer per chunk), within one idle period after the headers.
+    // re-armed timer per chunk), so the whole body must arrive within one
+    // timeout after the headers; a streamed answer keeps its idle timer.
     const { response, deadline } = await this.#open(path, body, signal);
     let text: string;
     try {
