@@ -154,22 +154,25 @@ Deno.test("policy: audit records past retention are dropped, newer ones kept", a
   assert.deepEqual(left[0].args, { namespace: "n", value: "<12 chars>", x: 1 });
 });
 
+/** An audit record of one allowed call. */
+const LIST_CALL = {
+  caller: "local",
+  session: null,
+  server: "memory",
+  tool: "list_memories",
+  args: {},
+  decision: "allowed",
+  rule: "default",
+  decided_by: null,
+  outcome: "ok" as const,
+  duration_ms: 1,
+};
+
 Deno.test("policy: the count-triggered retention run never holds up a record's acknowledgement", async () => {
   let now = Date.parse("2026-01-01T00:00:00Z");
   const store = new MemoryStore();
   const trail = new AuditTrail(store, () => 1, () => now);
-  const record = {
-    caller: "local",
-    session: null,
-    server: "memory",
-    tool: "list_memories",
-    args: {},
-    decision: "allowed",
-    rule: "default",
-    decided_by: null,
-    outcome: "ok" as const,
-    duration_ms: 1,
-  };
+  const record = LIST_CALL;
   await trail.append(record); // the first record starts a run: nothing is old
   await trail.pruned();
   now += 2 * 86_400_000;
@@ -205,18 +208,7 @@ Deno.test("policy: a failed retention run is reported, and the record that start
     (error) => failures.push(error),
   );
   store.list = () => Promise.reject(new Error("store down for listing"));
-  await trail.append({
-    caller: "local",
-    session: null,
-    server: "memory",
-    tool: "list_memories",
-    args: {},
-    decision: "allowed",
-    rule: "default",
-    decided_by: null,
-    outcome: "ok",
-    duration_ms: 1,
-  });
+  await trail.append(LIST_CALL);
   await assert.rejects(trail.pruned(), /store down for listing/);
   assert.equal(failures.length, 1);
 });
