@@ -55,9 +55,15 @@ let kinds = new Uint8Array(0);
 let wordOf = new Int32Array(0);
 let offsetOf = new Int32Array(0);
 let hashes = new Uint32Array(0);
+/** Each feature's mixed hash: its table slot and its bucket and sign. */
+let mixed = new Uint32Array(0);
 let weights = new Float64Array(0);
 let tfs = new Int32Array(0);
 let table = new Int32Array(0);
+let mask = 0;
+let count = 0;
+/** The words of the call being embedded. */
+let words: string[] = [];
 
 function reserve(features: number): void {
   if (features <= capacity) return;
@@ -66,6 +72,7 @@ function reserve(features: number): void {
   wordOf = new Int32Array(capacity);
   offsetOf = new Int32Array(capacity);
   hashes = new Uint32Array(capacity);
+  mixed = new Uint32Array(capacity);
   weights = new Float64Array(capacity);
   tfs = new Int32Array(capacity);
   let size = 1;
@@ -74,74 +81,93 @@ function reserve(features: number): void {
 }
 
 function hashEmbed(text: string): Float32Array {
-  const words = tokenize(text, false); // no joined forms or speaker terms: they would repeat words
+  words = tokenize(text, false); // no joined forms or speaker terms: they would repeat words
   let bound = 0;
   for (const word of words) bound += word.length + 2;
   reserve(bound);
-  const mask = table.length - 1;
+  mask = table.length - 1;
   table.fill(-1);
-  let count = 0;
-  /** The character at `p` of the padded word `<word>`. */
-  const paddedAt = (word: string, p: number) =>
-    p === 0 ? OPEN : p === word.length + 1 ? CLOSE : word.charCodeAt(p - 1);
-  const same = (f: number, kind: number, i: number, j: number): boolean => {
-    if (kinds[f] !== kind) return false;
-    const a = wordOf[f];
-    if (kind === WORD) return words[a] === words[i];
-    if (kind === PAIR) {
-      return words[a] === words[i] && words[a - 1] === words[i - 1];
-    }
-    const wa = words[a];
-    const wi = words[i];
-    const ja = offsetOf[f];
-    return paddedAt(wa, ja) === paddedAt(wi, j) &&
-      paddedAt(wa, ja + 1) === paddedAt(wi, j + 1) &&
-      paddedAt(wa, ja + 2) === paddedAt(wi, j + 2);
-  };
-  const add = (h: number, kind: number, i: number, j: number, w: number) => {
-    h >>>= 0;
-    let slot = mix(h) & mask;
-    for (;;) {
-      const f = table[slot];
-      if (f === -1) break;
-      if (hashes[f] === h && same(f, kind, i, j)) {
-        tfs[f]++;
-        return;
-      }
-      slot = (slot + 1) & mask;
-    }
-    table[slot] = count;
-    kinds[count] = kind;
-    wordOf[count] = i;
-    offsetOf[count] = j;
-    hashes[count] = h;
-    weights[count] = w;
-    tfs[count] = 1;
-    count++;
-  };
+  count = 0;
+  /** `b:<previous word> `, hashed: each word's pair starts from it. */
+  let pairState = 0;
   for (let i = 0; i < words.length; i++) {
     const word = words[i];
     add(fnvText(W_STATE, word), WORD, i, 0, 1);
-    if (i > 0) {
-      const h = fnvChar(fnvText(B_STATE, words[i - 1]), SPACE);
-      add(fnvText(h, word), PAIR, i, 0, 0.7);
-    }
+    if (i > 0) add(fnvText(pairState, word), PAIR, i, 0, 0.7);
+    pairState = fnvChar(fnvText(B_STATE, word), SPACE);
     // Many 3-grams per word: scale them so the word itself still dominates.
     const gramWeight = 0.5 / Math.sqrt(Math.max(1, word.length));
+    // A sliding window over the padded word `<word>`.
+    let a = OPEN;
+    let b = paddedAt(word, 1);
     for (let j = 0; j + 3 <= word.length + 2; j++) {
-      let h = fnvChar(C_STATE, paddedAt(word, j));
-      h = fnvChar(h, paddedAt(word, j + 1));
-      h = fnvChar(h, paddedAt(word, j + 2));
-      add(h, GRAM, i, j, gramWeight);
+      const c = paddedAt(word, j + 2);
+      add(fnvChar(fnvChar(fnvChar(C_STATE, a), b), c), GRAM, i, j, gramWeight);
+      a = b;
+      b = c;
     }
   }
   const vector = new Float32Array(BUILTIN_DIMS);
   for (let f = 0; f < count; f++) {
-    const h = mix(hashes[f]);
+    const h = mixed[f];
     const sign = (h >>> 31) === 0 ? 1 : -1;
-    vector[h % BUILTIN_DIMS] += sign * weights[f] * (1 + Math.log(tfs[f]));
+    // 1 + ln(1) is 1: the log is taken only for repeated features.
+    const tf = tfs[f];
+    vector[h % BUILTIN_DIMS] += sign * weights[f] *
+      (tf === 1 ? 1 : 1 + Math.log(tf));
   }
+  words = [];
   return normalize(vector);
+}
+
+/** The character at `p` of the padded word `<word>`. */
+function paddedAt(word: string, p: number): number {
+  return p === 0
+    ? OPEN
+    : p === word.length + 1
+    ? CLOSE
+    : word.charCodeAt(p - 1);
+}
+
+/** Whether feature `f` is the feature (`kind`, word `i`, offset `j`): equal hashes, same characters. */
+function same(f: number, kind: number, i: number, j: number): boolean {
+  if (kinds[f] !== kind) return false;
+  const a = wordOf[f];
+  if (kind === WORD) return words[a] === words[i];
+  if (kind === PAIR) {
+    return words[a] === words[i] && words[a - 1] === words[i - 1];
+  }
+  const wa = words[a];
+  const wi = words[i];
+  const ja = offsetOf[f];
+  return paddedAt(wa, ja) === paddedAt(wi, j) &&
+    paddedAt(wa, ja + 1) === paddedAt(wi, j + 1) &&
+    paddedAt(wa, ja + 2) === paddedAt(wi, j + 2);
+}
+
+/** Counts one occurrence of a feature: a new entry in first-seen order, or tf + 1. */
+function add(h: number, kind: number, i: number, j: number, w: number): void {
+  h >>>= 0;
+  const m = mix(h);
+  let slot = m & mask;
+  for (;;) {
+    const f = table[slot];
+    if (f === -1) break;
+    if (hashes[f] === h && same(f, kind, i, j)) {
+      tfs[f]++;
+      return;
+    }
+    slot = (slot + 1) & mask;
+  }
+  table[slot] = count;
+  kinds[count] = kind;
+  wordOf[count] = i;
+  offsetOf[count] = j;
+  hashes[count] = h;
+  mixed[count] = m;
+  weights[count] = w;
+  tfs[count] = 1;
+  count++;
 }
 
 function fnvChar(h: number, code: number): number {

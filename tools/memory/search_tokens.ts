@@ -48,6 +48,10 @@ function compiled(): { cjk: RegExp; token: RegExp } {
   return patterns;
 }
 const HYPHEN_RE = /[-\u2010\u2011]/;
+/** Text with no character above U+007F. */
+const ASCII_RE = /^[\0-\x7f]*$/;
+/** TOKEN_RE's words in lowercased ASCII text: letters and digits, joined by "-". */
+const ASCII_TOKEN_RE = /[a-z0-9]+(?:-[a-z0-9]+)*/g;
 /**
  * A chat turn's speaker at the start of a line: "[date] Name: text",
  * "(date) Name: text" or "Name: text" (at most four words before the colon).
@@ -76,15 +80,18 @@ const NOT_RE = /n['\u2019]t\b/g;
  */
 export function tokenize(text: string, fields = true): string[] {
   const tokens: string[] = [];
-  const { cjk: CJK_RE, token: TOKEN_RE } = compiled();
-  let lower = text.normalize("NFKC").toLowerCase();
+  const { cjk: CJK_RE, token: UNICODE_RE } = compiled();
+  // ASCII is its own NFKC form, and its words are [a-z0-9] runs: a plainer regex finds the same ones.
+  const ascii = ASCII_RE.test(text);
+  const TOKEN_RE = ascii ? ASCII_TOKEN_RE : UNICODE_RE;
+  let lower = (ascii ? text : text.normalize("NFKC")).toLowerCase();
   if (lower.includes("'") || lower.includes("\u2019")) {
     lower = lower.replace(NOT_RE, " not");
   }
   // match() yields plain strings: much cheaper than matchAll's match objects.
   const matches = lower.match(TOKEN_RE) ?? [];
   for (const match of matches) {
-    if (match.charCodeAt(0) >= FIRST_CJK && CJK_RE.test(match)) {
+    if (!ascii && match.charCodeAt(0) >= FIRST_CJK && CJK_RE.test(match)) {
       const chars = [...match];
       for (let i = 0; i < chars.length; i++) {
         tokens.push(chars[i]);
@@ -93,13 +100,17 @@ export function tokenize(text: string, fields = true): string[] {
     } else if (hasHyphen(match)) {
       const parts = match.split(HYPHEN_RE);
       for (const part of parts) {
-        if (part && !STOPWORDS.has(part)) tokens.push(term(part));
+        const found = part ? term(part) : null;
+        if (found !== null) tokens.push(found);
       }
       if (fields && parts.every((part) => /^\p{L}+$/u.test(part))) {
-        tokens.push(term(parts.join("")));
+        const joined = parts.join("");
+        // A joined form is kept even when it spells a stop word ("a-n" -> an).
+        tokens.push(term(joined) ?? termOf(joined.slice(0, MAX_TOKEN_CHARS)));
       }
-    } else if (!STOPWORDS.has(match)) {
-      tokens.push(term(match));
+    } else {
+      const found = term(match);
+      if (found !== null) tokens.push(found);
     }
   }
   if (fields && lower.includes(":")) {
@@ -107,7 +118,8 @@ export function tokenize(text: string, fields = true): string[] {
       const words = name.match(TOKEN_RE) ?? [];
       if (words.length > 4) continue;
       for (const word of words) {
-        if (!STOPWORDS.has(word)) tokens.push(SPEAKER_MARK + term(word));
+        const found = term(word);
+        if (found !== null) tokens.push(SPEAKER_MARK + found);
       }
     }
   }
@@ -134,28 +146,35 @@ const KEEP_ED = new Set(
   "bed embed hundred infrared kindred naked red sacred shed shred sled wed wicked"
     .split(" "),
 );
-/** Terms of words already seen: the stemmer and the rules cost more than a map lookup. */
-const TERMS = new Map<string, string>();
+/** Terms of words already seen (null for a stop word): the stemmer and the rules cost more than a map lookup. */
+const TERMS = new Map<string, string | null>();
 const MAX_TERMS = 50_000;
 
 /**
- * A word's index term: numbers and ordinals as plain digits ("3rd", "03" -> 3),
- * else its Snowball stem, or the stem of the word it is an alias of; cached.
+ * A word's index term: null for a stop word, numbers and ordinals as plain
+ * digits ("3rd", "03" -> 3), else its Snowball stem, or the stem of the word
+ * it is an alias of; cached (one lookup per word, stop words included).
  */
-function term(raw: string): string {
-  const word = raw.slice(0, MAX_TOKEN_CHARS);
+function term(raw: string): string | null {
+  const word = raw.length > MAX_TOKEN_CHARS
+    ? raw.slice(0, MAX_TOKEN_CHARS)
+    : raw;
   let found = TERMS.get(word);
   if (found === undefined) {
     if (TERMS.size >= MAX_TERMS) TERMS.clear();
-    const number = /^0*(\d+)(?:st|nd|rd|th)?$/.exec(word);
-    if (number) found = number[1];
-    else {
-      const stemmed = stem(word);
-      found = ALIASES.get(stemmed) ?? stemmed;
-    }
+    // A stop word is shorter than MAX_TOKEN_CHARS, so the cut word is one only if the whole is.
+    found = STOPWORDS.has(word) ? null : termOf(word);
     TERMS.set(word, found);
   }
   return found;
+}
+
+/** `term` of a word that is no stop word, uncached. */
+function termOf(word: string): string {
+  const number = /^0*(\d+)(?:st|nd|rd|th)?$/.exec(word);
+  if (number) return number[1];
+  const stemmed = stem(word);
+  return ALIASES.get(stemmed) ?? stemmed;
 }
 
 /**

@@ -42,3 +42,25 @@ Deno.test("aliases still meet their base word through the generated table", () =
     "12",
   ]);
 });
+
+Deno.test("ASCII text takes a plainer path to the same tokens as the Unicode one", () => {
+  // An em space (NFKC: a space) sends the same words down the Unicode path.
+  const texts = [
+    "Caroline: I won't go to the self-care talk on Jan 3rd, don't ask",
+    "[1 May] Mel Smith: a-n of-the x-y-z --- 007 3RD re-do ABC-def",
+    "key-1\nThe quick brown foxes' dens: it's 42 o'clock - ok?",
+    `${"z".repeat(70)} ${"Q".repeat(65)}-ab, the_end (x) mel: hi`,
+  ];
+  for (const text of texts) {
+    for (const fields of [true, false]) {
+      assert.deepEqual(
+        tokenize(text, fields),
+        tokenize(`${text}\u2003`, fields),
+        text,
+      );
+    }
+  }
+  // A joined form stays even when it spells a stop word; its parts do not.
+  assert.deepEqual(tokenize("a-s"), ["as"]);
+  assert.deepEqual(tokenize("a-s", false), []);
+});
