@@ -837,3 +837,47 @@ export async function memoryServeClients(count: number): Promise<{
     },
   };
 }
+
+/** A node of a node:inspector CPU profile (`Profiler.stop`), as far as the benches read it. */
+export interface ProfileNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+}
+
+/**
+ * A CPU profile's samples by function and by group (`groupOf` a file path
+ * relative to the repository, npm modules as "npm:…"; default the file),
+ * and `top(map, n)` giving the largest as table rows with their share.
+ */
+export function profileShares(
+  nodes: readonly ProfileNode[],
+  groupOf: (file: string, functionName: string) => string = (file, name) =>
+    file || name,
+): {
+  total: number;
+  byFunction: Map<string, number>;
+  byGroup: Map<string, number>;
+  top(map: Map<string, number>, n: number): { name: string; "%": string }[];
+} {
+  const total = nodes.reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
+  const byFunction = new Map<string, number>();
+  const byGroup = new Map<string, number>();
+  for (const node of nodes) {
+    const hits = node.hitCount ?? 0;
+    if (hits === 0) continue;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const file = url.replace(`file://${ROOT}`, "").replace(
+      /^.*node_modules\/\.deno\//,
+      "npm:",
+    );
+    const key = `${functionName || "(anonymous)"} ${file}:${lineNumber + 1}`;
+    byFunction.set(key, (byFunction.get(key) ?? 0) + hits);
+    const group = groupOf(file, functionName);
+    byGroup.set(group, (byGroup.get(group) ?? 0) + hits);
+  }
+  const top = (map: Map<string, number>, n: number) =>
+    [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map((
+      [name, hits],
+    ) => ({ name, "%": (100 * hits / total).toFixed(1) }));
+  return { total, byFunction, byGroup, top };
+}

@@ -18,7 +18,7 @@ import {
   type EntryInput,
   fillerEntry,
   memoryService,
-  ROOT,
+  profileShares,
   seeded,
   tempDir,
 } from "./bench_lib.ts";
@@ -146,31 +146,9 @@ console.table(
 if (profiling) {
   const { profile } = await session.post("Profiler.stop");
   session.disconnect();
-  interface Node {
-    callFrame: { functionName: string; url: string; lineNumber: number };
-    hitCount?: number;
-  }
-  const nodes: Node[] = profile.nodes;
-  const total = nodes.reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
-  const byFunction = new Map<string, number>();
-  const byFile = new Map<string, number>();
-  for (const node of nodes) {
-    const hits = node.hitCount ?? 0;
-    if (hits === 0) continue;
-    const { functionName, url, lineNumber } = node.callFrame;
-    const file = url.replace(`file://${ROOT}`, "").replace(
-      /^.*node_modules\/\.deno\//,
-      "npm:",
-    );
-    const key = `${functionName || "(anonymous)"} ${file}:${lineNumber + 1}`;
-    byFunction.set(key, (byFunction.get(key) ?? 0) + hits);
-    const group = file || functionName;
-    byFile.set(group, (byFile.get(group) ?? 0) + hits);
-  }
-  const top = (map: Map<string, number>, n: number) =>
-    [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map((
-      [name, hits],
-    ) => ({ name, "%": (100 * hits / total).toFixed(1) }));
+  const { total, byFunction, byGroup: byFile, top } = profileShares(
+    profile.nodes,
+  );
   console.log(`${total} samples`);
   console.table(top(byFile, 30));
   console.table(

@@ -18,7 +18,7 @@ import {
   TEST_API_KEY,
 } from "../tests/agents/model_server.ts";
 import { freePort } from "../tests/helpers.ts";
-import { ROOT } from "./bench_lib.ts";
+import { profileShares } from "./bench_lib.ts";
 
 // `new`: each send starts a session (empty history); `same`: every send goes to
 // one session (a history of agents.history_limit messages); `wide`: as `new`,
@@ -209,36 +209,15 @@ counting = false;
 const { profile } = await session_.post("Profiler.stop");
 session_.disconnect();
 
-interface Node {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  hitCount?: number;
-}
-const nodes: Node[] = profile.nodes;
-const total = nodes.reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
-const byFunction = new Map<string, number>();
-const byFile = new Map<string, number>();
-for (const node of nodes) {
-  const hits = node.hitCount ?? 0;
-  if (hits === 0) continue;
-  const { functionName, url, lineNumber } = node.callFrame;
-  const file = url.replace(`file://${ROOT}`, "").replace(
-    /^.*node_modules\/\.deno\//,
-    "npm:",
-  );
-  const key = `${functionName || "(anonymous)"} ${file}:${lineNumber + 1}`;
-  byFunction.set(key, (byFunction.get(key) ?? 0) + hits);
-  const group = file.startsWith("npm:")
-    ? file.split("/")[0]
-    : file.includes("/")
-    ? file.split("/").slice(0, 2).join("/")
-    : file || functionName;
-  byFile.set(group, (byFile.get(group) ?? 0) + hits);
-}
-const top = (map: Map<string, number>, n: number) =>
-  [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map((
-    [name, hits],
-  ) => ({ name, "%": (100 * hits / total).toFixed(1) }));
+const { total, byFunction, byGroup: byFile, top } = profileShares(
+  profile.nodes,
+  (file, name) =>
+    file.startsWith("npm:")
+      ? file.split("/")[0]
+      : file.includes("/")
+      ? file.split("/").slice(0, 2).join("/")
+      : file || name,
+);
 console.log(
   `${what} ${
     kind === "tool" && what === "turn" ? "(1 tool call) " : ""
