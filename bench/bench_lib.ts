@@ -881,3 +881,52 @@ export function profileShares(
     ) => ({ name, "%": (100 * hits / total).toFixed(1) }));
   return { total, byFunction, byGroup, top };
 }
+
+/**
+ * Counts Deno KV operations of every Deno.Kv in this process while `on`:
+ * get, getMany, list and commit, each named by `nameOf` (given the key, a
+ * getMany's first key and its size, or a list's prefix; default: the op).
+ */
+export function countKvOps(
+  nameOf: (op: string, key: unknown, size?: number) => string = (op) => op,
+): { ops: Map<string, number>; on: boolean } {
+  const counter = { ops: new Map<string, number>(), on: false };
+  const count = (op: string, key: unknown, size?: number) => {
+    if (!counter.on) return;
+    const name = nameOf(op, key, size);
+    counter.ops.set(name, (counter.ops.get(name) ?? 0) + 1);
+  };
+  const hook = (
+    target: object,
+    method: string,
+    before: (args: unknown[]) => void,
+    after?: (result: unknown) => void,
+  ) => {
+    const original: unknown = Reflect.get(target, method);
+    if (typeof original !== "function") return;
+    Reflect.set(target, method, function (this: unknown, ...args: unknown[]) {
+      before(args);
+      const result = Reflect.apply(original, this, args);
+      after?.(result);
+      return result;
+    });
+  };
+  const kv = Deno.Kv.prototype;
+  hook(kv, "get", ([key]) => count("get", key));
+  hook(kv, "getMany", ([keys]) => {
+    if (Array.isArray(keys)) count("getMany", keys[0], keys.length);
+  });
+  hook(kv, "list", ([selector]) =>
+    count(
+      "list",
+      typeof selector === "object" && selector !== null
+        ? Reflect.get(selector, "prefix")
+        : undefined,
+    ));
+  hook(kv, "atomic", () => {}, (atomic) => {
+    if (typeof atomic === "object" && atomic !== null) {
+      hook(atomic, "commit", () => count("commit", undefined));
+    }
+  });
+  return counter;
+}

@@ -15,6 +15,7 @@ import { openKvStore } from "../platform/store_kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
 import {
   cleanUp,
+  countKvOps,
   type EntryInput,
   fillerEntry,
   memoryService,
@@ -27,35 +28,7 @@ const count = Number(Deno.args[0] ?? 4000);
 const lanes = Number(Deno.args[1] ?? 32);
 
 // Deno KV calls per store, by kind.
-const kvOps = new Map<string, number>();
-let counting = false;
-function countOp(op: string): void {
-  if (counting) kvOps.set(op, (kvOps.get(op) ?? 0) + 1);
-}
-function hook(
-  target: object,
-  method: string,
-  count: (args: unknown[]) => void,
-  after?: (result: unknown) => void,
-): void {
-  const original: unknown = Reflect.get(target, method);
-  if (typeof original !== "function") return;
-  Reflect.set(target, method, function (this: unknown, ...args: unknown[]) {
-    count(args);
-    const result = Reflect.apply(original, this, args);
-    after?.(result);
-    return result;
-  });
-}
-const kvProto = Deno.Kv.prototype;
-hook(kvProto, "get", () => countOp("get"));
-hook(kvProto, "getMany", () => countOp("getMany"));
-hook(kvProto, "list", () => countOp("list"));
-hook(kvProto, "atomic", () => {}, (atomic) => {
-  if (typeof atomic === "object" && atomic !== null) {
-    hook(atomic, "commit", () => countOp("commit"));
-  }
-});
+const kvOps = countKvOps();
 
 function entries(n: number, seed: number): EntryInput[] {
   const random = seeded(seed);
@@ -115,14 +88,14 @@ if (profiling) {
   await session.post("Profiler.setSamplingInterval", { interval: 100 });
   await session.post("Profiler.start");
 }
-counting = true;
+kvOps.on = true;
 const cpu = cpuMs();
 const threads = threadCpuMs();
 const started = performance.now();
 await run(items);
 const wall = performance.now() - started;
 const used = cpuMs() - cpu;
-counting = false;
+kvOps.on = false;
 console.log(
   `MemoryService.store × ${count}, ${lanes} in flight: ${
     Math.round(count / wall * 1000)
@@ -137,7 +110,7 @@ console.table(
   })).filter((row) => row["CPU µs/store"] > 0),
 );
 console.table(
-  [...kvOps.entries()].map(([op, n]) => ({
+  [...kvOps.ops.entries()].map(([op, n]) => ({
     op,
     "per store": (n / count).toFixed(3),
   })),

@@ -18,7 +18,7 @@ import {
   TEST_API_KEY,
 } from "../tests/agents/model_server.ts";
 import { freePort } from "../tests/helpers.ts";
-import { profileShares } from "./bench_lib.ts";
+import { countKvOps, profileShares } from "./bench_lib.ts";
 
 // `new`: each send starts a session (empty history); `same`: every send goes to
 // one session (a history of agents.history_limit messages); `wide`: as `new`,
@@ -26,44 +26,9 @@ import { profileShares } from "./bench_lib.ts";
 const [what = "turn", countArg, kind = "tool", sessions = "new"] = Deno.args;
 
 // Counts Deno KV operations (by the first parts of their keys) while profiling.
-const kvOps = new Map<string, number>();
-let counting = false;
-function countOp(op: string, key: unknown): void {
-  if (!counting) return;
-  const name = Array.isArray(key) ? `${op} ${key.slice(0, 3).join("/")}` : op;
-  kvOps.set(name, (kvOps.get(name) ?? 0) + 1);
-}
-function hook(
-  target: object,
-  method: string,
-  count: (args: unknown[]) => void,
-  after?: (result: unknown) => void,
-): void {
-  const original: unknown = Reflect.get(target, method);
-  if (typeof original !== "function") return;
-  Reflect.set(target, method, function (this: unknown, ...args: unknown[]) {
-    count(args);
-    const result = Reflect.apply(original, this, args);
-    after?.(result);
-    return result;
-  });
-}
-const kvProto = Deno.Kv.prototype;
-hook(kvProto, "get", ([key]) => countOp("get", key));
-hook(kvProto, "getMany", ([keys]) => {
-  if (Array.isArray(keys)) countOp(`getMany(${keys.length})`, keys[0]);
-});
-hook(kvProto, "list", ([selector]) =>
-  countOp(
-    "list",
-    typeof selector === "object" && selector !== null
-      ? Reflect.get(selector, "prefix")
-      : undefined,
-  ));
-hook(kvProto, "atomic", () => {}, (atomic) => {
-  if (typeof atomic === "object" && atomic !== null) {
-    hook(atomic, "commit", () => countOp("commit", undefined));
-  }
+const kvOps = countKvOps((op, key, size) => {
+  const name = size === undefined ? op : `${op}(${size})`;
+  return Array.isArray(key) ? `${name} ${key.slice(0, 3).join("/")}` : name;
 });
 
 const count = Number(countArg ?? (what === "turn" ? 500 : 8000));
@@ -200,12 +165,12 @@ session_.connect();
 await session_.post("Profiler.enable");
 await session_.post("Profiler.setSamplingInterval", { interval: 100 });
 await session_.post("Profiler.start");
-counting = true;
+kvOps.on = true;
 const started = performance.now();
 if (what === "turn") { for (let i = 0; i < count; i++) await send(); }
 else await gets(count);
 const wall = performance.now() - started;
-counting = false;
+kvOps.on = false;
 const { profile } = await session_.post("Profiler.stop");
 session_.disconnect();
 
@@ -224,7 +189,7 @@ console.log(
   }× ${count}: ${(wall / count).toFixed(3)} ms each, ${total} samples`,
 );
 console.table(
-  [...kvOps.entries()].sort((a, b) => b[1] - a[1]).map(([op, n]) => ({
+  [...kvOps.ops.entries()].sort((a, b) => b[1] - a[1]).map(([op, n]) => ({
     op,
     "per request": (n / count).toFixed(2),
   })),
