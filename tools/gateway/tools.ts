@@ -76,10 +76,15 @@ export const registerServer = defineGatewayTool({
   }),
   annotations: { readOnlyHint: false, openWorldHint: true },
   async handle(gateway, args) {
-    const upstream = await gateway.register(args.name, args.url, args.tools, {
-      token: args.token,
-      headers: args.headers,
-    });
+    const upstream = await gateway.registered.register(
+      args.name,
+      args.url,
+      args.tools,
+      {
+        token: args.token,
+        headers: args.headers,
+      },
+    );
     return json({ registered: summary(gateway, upstream) });
   },
 });
@@ -92,7 +97,7 @@ export const unregisterServer = defineGatewayTool({
   input: z.object({ name: z.string().min(1) }),
   annotations: { destructiveHint: true, idempotentHint: false },
   async handle(gateway, args) {
-    await gateway.unregister(args.name);
+    await gateway.registered.unregister(args.name);
     return json({ unregistered: args.name });
   },
 });
@@ -182,7 +187,7 @@ export const discoverServers = defineGatewayTool({
   input: z.object({ network: z.string().min(1).optional() }),
   annotations: { readOnlyHint: true, openWorldHint: true },
   async handle(gateway, args) {
-    return json(await gateway.discover(args.network));
+    return json(await gateway.discovered.discover(args.network));
   },
 });
 
