@@ -15,6 +15,7 @@ import {
 import { CredentialHeaders } from "./credentials.ts";
 import type { Gateway } from "./gateway.ts";
 import { byName, type Upstream } from "./upstream.ts";
+import { serverView } from "./views.ts";
 
 const defineGatewayTool = toolDefiner<Gateway>();
 
@@ -22,7 +23,7 @@ const Args = z.record(z.string(), z.unknown())
   .describe("Arguments of the upstream tool, as its inputSchema describes");
 
 function summary(gateway: Gateway, upstream: Upstream) {
-  const view = upstream.view();
+  const view = serverView(upstream);
   return {
     name: view.name,
     group: view.group,
@@ -142,7 +143,7 @@ export const getServerHealth = defineGatewayTool({
   input: z.object({ name: z.string().min(1) }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   handle(gateway, args) {
-    const view = gateway.get(args.name).view();
+    const view = serverView(gateway.get(args.name));
     return Promise.resolve(json({ ...view } as { [key: string]: JsonValue }));
   },
 });
