@@ -1,7 +1,8 @@
 // The gateway: upstreams by name, the aggregate tool catalog, routing with
 // replica groups, health checks with alerts, and registrations kept in the
 // store. The MCP tools in tools.ts are thin over this class, which
-// coordinates routing.ts, catalog.ts, registrations.ts, alerts.ts, views.ts.
+// coordinates routing.ts, catalog.ts, registered_upstreams.ts,
+// discovered_upstreams.ts, alerts.ts, views.ts.
 
 import type {
   CallToolResult,
@@ -12,7 +13,6 @@ import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Metric } from "../../platform/metrics.ts";
 import type { JsonValue, Store } from "../../platform/store.ts";
-import { VersionReader } from "../../platform/store_version.ts";
 import { VERSION } from "../../platform/version.ts";
 import {
   type CallContext,
@@ -26,28 +26,10 @@ import { alert, type AlertEvent } from "./alerts.ts";
 import { buildCatalog, type Catalog, listingOf } from "./catalog.ts";
 import { type GatewayConfig, upstreamTarget } from "./config.ts";
 import {
-  credentialHeaders,
-  hideFromLogs,
-  sealCredentials,
-  storedCredentials,
-} from "./credentials.ts";
-import { discoverServers } from "./discovery.ts";
-import {
-  applyDiscovered,
-  autoCandidates,
-  AutoDiscovery,
-  autoNetworks,
-} from "./auto_discovery.ts";
-import {
-  addRegistration,
-  groupMember,
-  httpTarget,
-  registeredUpstream,
-  type Registration,
-  REGISTRATIONS_VERSION,
-  removeRegistration,
-  storedRegistrations,
-} from "./registrations.ts";
+  DiscoveredUpstreams,
+  type DiscoverySetup,
+} from "./discovered_upstreams.ts";
+import { RegisteredUpstreams } from "./registered_upstreams.ts";
 import { broadcast, namesOf, ReplicaGroups } from "./routing.ts";
 import {
   META_LISTINGS,
@@ -71,11 +53,7 @@ export interface GatewayOptions {
   /** Tells connected clients that the aggregate tool list changed. */
   toolsChanged(): void;
   /** Where daemons announce themselves, who we are, and our own /mcp (never discovered as "other"). */
-  discovery?: {
-    store: Store;
-    instance: string;
-    selfUrl(): string | undefined;
-  };
+  discovery?: DiscoverySetup;
   /** The daemon's secret key, opened on first use: it seals registrations' credentials. */
   secretKey(): Promise<CryptoKey>;
   /**
@@ -107,15 +85,8 @@ export class Gateway implements DynamicTools {
   #timer: ReturnType<typeof setInterval> | undefined;
   #checking: Promise<void> | undefined;
   #stopping = false;
-  #autoDiscovery: AutoDiscovery | undefined;
-  /** The registrations version this view reflects (undefined: re-read). */
-  #seenVersion: string | null | undefined;
-  readonly #registrationsVersion: VersionReader;
-  #refreshing: Promise<void> | undefined;
-  /** Names being registered now: the health round must not add them from the store too. */
-  readonly #registering = new Set<string>();
-  /** Stored registrations skipped for a group's name, said once each. */
-  readonly #skippedRegistrations = new Set<string>();
+  readonly registered: RegisteredUpstreams;
+  readonly discovered: DiscoveredUpstreams;
   readonly version = VERSION;
   /** Gateway names claimed by two groups: the later group's tool is not listed. */
   readonly collisions = new Map<string, { kept: string; dropped: string }>();
@@ -136,9 +107,28 @@ export class Gateway implements DynamicTools {
     this.config = options.config;
     this.#log = options.log;
     this.#clock = options.clock ?? Date.now;
-    this.#registrationsVersion = new VersionReader(options.store, [
-      ...REGISTRATIONS_VERSION,
-    ]);
+    this.registered = new RegisteredUpstreams({
+      store: options.store,
+      upstreams: this.upstreams,
+      log: this.#log,
+      clock: this.#clock,
+      secretKey: options.secretKey,
+      newUpstream: (...spec) => this.#newUpstream(...spec),
+      rebuild: () => this.#rebuild(),
+      stopping: () => this.#stopping,
+    });
+    this.discovered = new DiscoveredUpstreams({
+      config: this.config.discovery,
+      discovery: options.discovery,
+      upstreams: this.upstreams,
+      taken: (name) =>
+        this.upstreams.has(name) || this.registered.registering(name),
+      newUpstream: (...spec) => this.#newUpstream(...spec),
+      rebuild: () => this.#rebuild(),
+      stopping: () => this.#stopping,
+      log: this.#log,
+      fetchFn: options.fetchFn,
+    });
     this.#groups = new ReplicaGroups(this.upstreams, {
       config: this.config,
       log: this.#log,
@@ -175,11 +165,7 @@ export class Gateway implements DynamicTools {
         ),
       );
     }
-    for (const registration of await storedRegistrations(this.#options.store)) {
-      if (this.upstreams.has(registration.name)) continue;
-      if (this.#namedLikeGroup(registration.name)) continue;
-      this.#add(await this.#stored(registration));
-    }
+    await this.registered.open();
     await Promise.all(
       [...this.upstreams.values()].map((upstream) =>
         upstream.connect().catch(() => {})
@@ -191,21 +177,13 @@ export class Gateway implements DynamicTools {
         this.#log.error("health_check_failed", { error: messageOf(error) })
       );
     }, this.config.health_interval_ms);
-    if (autoNetworks(this.config.discovery).length > 0) {
-      this.#autoDiscovery = new AutoDiscovery({
-        intervalMs: this.config.discovery.interval_ms,
-        listening: () => this.#options.discovery?.selfUrl() !== undefined,
-        round: () => this.autoDiscover(),
-        log: this.#log,
-      });
-      this.#autoDiscovery.start();
-    }
+    this.discovered.start();
   }
 
   /** One round of health checks, plus registrations other daemons made or removed. */
   checkAll(): Promise<void> {
     this.#checking ??= (async () => {
-      await this.#reconcile();
+      await this.registered.reconcile();
       await Promise.all(
         [...this.upstreams.values()].map((upstream) => upstream.check()),
       );
@@ -218,34 +196,6 @@ export class Gateway implements DynamicTools {
   #add(upstream: Upstream): Upstream {
     this.upstreams.set(upstream.name, upstream);
     return upstream;
-  }
-
-  /** A registered server (its own replica group, over HTTP), neither connected nor added. */
-  #registered(
-    registration: {
-      name: string;
-      url: string;
-      tools: readonly string[] | null | undefined;
-    },
-    headers: Readonly<Record<string, string>> = {},
-  ): Upstream {
-    hideFromLogs(this.#log, headers);
-    return this.#newUpstream(
-      registration.name,
-      registration.name,
-      "registered",
-      httpTarget(registration.url, headers),
-      registration.tools ?? undefined,
-    );
-  }
-
-  /** A stored registration with its credentials opened; without them when they cannot be (it then fails its checks). */
-  async #stored(registration: Registration): Promise<Upstream> {
-    const headers = await storedCredentials(registration, {
-      secretKey: this.#options.secretKey,
-      log: this.#log,
-    });
-    return this.#registered(registration, headers);
   }
 
   #newUpstream(
@@ -374,34 +324,18 @@ export class Gateway implements DynamicTools {
   // ------------------------------------------------------- registrations
 
   /**
-   * Before each list or call: when the stored registrations changed (another
-   * daemon on a shared store registered or removed one), reconcile first, so
-   * the change is seen on the very next request. One get of the registrations'
-   * version key per request, shared by requests in flight together. None for a
-   * call of a tool (`tool`) of a built-in or configured group: a registration
-   * is its own group, never named like another one (register_server refuses
-   * the name, #reconcile skips it), so it can neither add nor change that tool.
+   * Before each list or call: registrations other daemons made or removed
+   * (registered_upstreams.ts). None for a call of a tool (`tool`) of a
+   * built-in or configured group: a registration is its own group, never
+   * named like another one (register_server refuses the name, reconcile
+   * skips it), so it can neither add nor change that tool.
    */
   async refresh(tool?: string): Promise<void> {
     if (tool !== undefined) {
       const entry = this.#catalog.get(tool);
       if (entry && this.#fixedGroup(entry.group)) return;
     }
-    let version: string | null;
-    try {
-      version = await this.#registrationsVersion.read();
-    } catch {
-      return; // the store is away: serve what is known
-    }
-    if (version === this.#seenVersion) return;
-    // After any reconcile in flight: it may have read the store before this change.
-    const run = (this.#refreshing ?? Promise.resolve()).then(() =>
-      this.#reconcile()
-    );
-    this.#refreshing = run;
-    await run;
-    if (this.#refreshing === run) this.#refreshing = undefined;
-    this.#seenVersion = version;
+    await this.registered.refresh();
   }
 
   /** Every member of `group` is built in or configured: no registration joins it. */
@@ -415,155 +349,6 @@ export class Gateway implements DynamicTools {
       members++;
     }
     return members > 0;
-  }
-
-  /** Registrations made or removed by other daemons sharing the store. */
-  async #reconcile(): Promise<void> {
-    let stored: Registration[];
-    try {
-      stored = await storedRegistrations(this.#options.store);
-    } catch (error) {
-      this.#log.warn("registrations_unreadable", { error: messageOf(error) });
-      return;
-    }
-    const names = new Set(stored.map((registration) => registration.name));
-    for (const upstream of [...this.upstreams.values()]) {
-      if (upstream.source === "registered" && !names.has(upstream.name)) {
-        this.upstreams.delete(upstream.name);
-        await upstream.close();
-        this.#log.info("unregistered", {
-          upstream: upstream.name,
-          by: "another daemon",
-        });
-      }
-    }
-    for (const registration of stored) {
-      if (
-        this.upstreams.has(registration.name) ||
-        this.#namedLikeGroup(registration.name) ||
-        this.#registering.has(registration.name)
-      ) continue;
-      const upstream = this.#add(await this.#stored(registration));
-      await upstream.connect().catch(() => {});
-    }
-    this.#rebuild();
-  }
-
-  /**
-   * A stored registration named like a group of this daemon's config would
-   * join that group as a replica: it is skipped (and said once per name).
-   */
-  #namedLikeGroup(name: string): boolean {
-    if (groupMember(this.upstreams, name) === undefined) return false;
-    if (!this.#skippedRegistrations.has(name)) {
-      this.#skippedRegistrations.add(name);
-      this.#log.warn("registration_skipped", {
-        upstream: name,
-        reason: "a group of this daemon's config has that name",
-      });
-    }
-    return true;
-  }
-
-  /** `register_server`: addRegistration checks, connects and saves (credentials sealed); then the tools are listed. */
-  async register(
-    name: string,
-    url: string,
-    tools: readonly string[] | undefined,
-    credentials: {
-      token?: string;
-      headers?: Readonly<Record<string, string>>;
-    } = {},
-  ): Promise<Upstream> {
-    const headers = credentialHeaders(credentials.token, credentials.headers);
-    hideFromLogs(this.#log, headers);
-    if (this.#registering.has(name)) {
-      throw new ToolError(
-        `"${name}" is being registered by another call right now.`,
-      );
-    }
-    this.#registering.add(name);
-    let added;
-    try {
-      added = await addRegistration(
-        { name, url, tools, headers },
-        {
-          store: this.#options.store,
-          upstreams: this.upstreams,
-          clock: this.#clock,
-          newUpstream: (as, href, only, sent) =>
-            this.#registered({ name: as, url: href, tools: only }, sent),
-          seal: async (as, sent) =>
-            await sealCredentials(await this.#options.secretKey(), as, sent),
-        },
-      );
-    } finally {
-      this.#registering.delete(name);
-    }
-    const { upstream, registration } = added;
-    if (this.#stopping) {
-      await upstream.close();
-      throw new ToolError("The gateway is shutting down.");
-    }
-    this.upstreams.set(name, upstream);
-    this.#seenVersion = undefined; // this view changed apart from refresh()
-    this.#log.info("registered", { upstream: name, url: registration.url });
-    this.#rebuild();
-    return upstream;
-  }
-
-  async unregister(name: string): Promise<void> {
-    const upstream = registeredUpstream(this.upstreams, name);
-    await removeRegistration(this.#options.store, name);
-    this.upstreams.delete(name);
-    this.#seenVersion = undefined; // this view changed apart from refresh()
-    await upstream.close();
-    this.#log.info("unregistered", { upstream: name });
-    this.#rebuild();
-  }
-
-  // ---------------------------------------------------------- discovery
-
-  /** `discover_servers`: probes what the config names and what daemons announced; registers nothing. */
-  async discover(network?: string): Promise<{ [key: string]: JsonValue }> {
-    const discovery = this.#options.discovery;
-    if (!discovery) throw new ToolError("Discovery is not set up here.");
-    return await discoverServers({
-      config: this.config.discovery,
-      store: discovery.store,
-      instance: discovery.instance,
-      selfUrl: () => discovery.selfUrl(),
-      upstreams: this.upstreams,
-      network,
-      fetchFn: this.#options.fetchFn,
-    });
-  }
-
-  /**
-   * One auto-discovery round (auto_discovery.ts): what is found and not yet
-   * served is added as a `discovered` upstream; discovered ones no longer
-   * found leave. Never stored: each daemon discovers for itself.
-   */
-  async autoDiscover(): Promise<void> {
-    const discovery = this.#options.discovery;
-    if (!discovery || this.#stopping) return;
-    const candidates = await autoCandidates({
-      networks: autoNetworks(this.config.discovery),
-      config: this.config.discovery,
-      store: discovery.store,
-      instance: discovery.instance,
-      fetchFn: this.#options.fetchFn,
-    });
-    if (this.#stopping) return;
-    const changed = await applyDiscovered(candidates, {
-      self: discovery.selfUrl(),
-      upstreams: this.upstreams,
-      taken: (name) => this.upstreams.has(name) || this.#registering.has(name),
-      create: (name, url) =>
-        this.#newUpstream(name, name, "discovered", httpTarget(url)),
-      log: this.#log,
-    });
-    if (changed) this.#rebuild();
   }
 
   get(name: string): Upstream {
@@ -605,7 +390,7 @@ export class Gateway implements DynamicTools {
   async stop(): Promise<void> {
     this.#stopping = true;
     clearInterval(this.#timer);
-    const discovering = this.#autoDiscovery?.stop();
+    const discovering = this.discovered.stop();
     await this.#checking?.catch(() => {});
     await discovering;
     await Promise.all(

@@ -15,6 +15,7 @@ import {
 import { CredentialHeaders } from "./credentials.ts";
 import type { Gateway } from "./gateway.ts";
 import { byName, type Upstream } from "./upstream.ts";
+import { serverView } from "./views.ts";
 
 const defineGatewayTool = toolDefiner<Gateway>();
 
@@ -22,7 +23,7 @@ const Args = z.record(z.string(), z.unknown())
   .describe("Arguments of the upstream tool, as its inputSchema describes");
 
 function summary(gateway: Gateway, upstream: Upstream) {
-  const view = upstream.view();
+  const view = serverView(upstream);
   return {
     name: view.name,
     group: view.group,
@@ -76,10 +77,15 @@ export const registerServer = defineGatewayTool({
   }),
   annotations: { readOnlyHint: false, openWorldHint: true },
   async handle(gateway, args) {
-    const upstream = await gateway.register(args.name, args.url, args.tools, {
-      token: args.token,
-      headers: args.headers,
-    });
+    const upstream = await gateway.registered.register(
+      args.name,
+      args.url,
+      args.tools,
+      {
+        token: args.token,
+        headers: args.headers,
+      },
+    );
     return json({ registered: summary(gateway, upstream) });
   },
 });
@@ -92,7 +98,7 @@ export const unregisterServer = defineGatewayTool({
   input: z.object({ name: z.string().min(1) }),
   annotations: { destructiveHint: true, idempotentHint: false },
   async handle(gateway, args) {
-    await gateway.unregister(args.name);
+    await gateway.registered.unregister(args.name);
     return json({ unregistered: args.name });
   },
 });
@@ -137,7 +143,7 @@ export const getServerHealth = defineGatewayTool({
   input: z.object({ name: z.string().min(1) }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   handle(gateway, args) {
-    const view = gateway.get(args.name).view();
+    const view = serverView(gateway.get(args.name));
     return Promise.resolve(json({ ...view } as { [key: string]: JsonValue }));
   },
 });
@@ -182,7 +188,7 @@ export const discoverServers = defineGatewayTool({
   input: z.object({ network: z.string().min(1).optional() }),
   annotations: { readOnlyHint: true, openWorldHint: true },
   async handle(gateway, args) {
-    return json(await gateway.discover(args.network));
+    return json(await gateway.discovered.discover(args.network));
   },
 });
 

@@ -26,7 +26,6 @@ export function forwardedSession(id: string): string {
 }
 import { describeFailure } from "./failures.ts";
 import { StdioUpstreamTransport } from "./stdio_transport.ts";
-import { SEPARATOR } from "./naming.ts";
 import {
   newClient,
   openTransport,
@@ -34,6 +33,7 @@ import {
   type UpstreamTarget,
   withTimeout,
 } from "./transports.ts";
+import { allToolNames, exposedTools } from "./upstream_tool_list.ts";
 
 export type { UpstreamTarget } from "./transports.ts";
 
@@ -213,48 +213,19 @@ export class Upstream {
     }, delay);
   }
 
-  async #listTools(client: Client): Promise<Tool[]> {
-    // A built-in server's list as its linked client gets it, without the round trip.
-    const tools = this.target.kind === "builtin"
-      ? await withTimeout(
-        this.target.peer.listTools(),
-        this.#options.healthTimeoutMs,
-        "tools/list",
-      )
-      : await this.#listPages(client);
-    return tools.filter((tool) =>
-      (this.filter === undefined || this.filter.has(tool.name)) &&
-      // Tools nested twice already come from gateways of gateways: dropping
-      // them keeps two gateways that register each other from growing forever.
-      tool.name.split(SEPARATOR).length <= 2
-    );
-  }
-
-  async #listPages(client: Client): Promise<Tool[]> {
-    const tools: Tool[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : undefined, {
-        timeout: this.#options.healthTimeoutMs,
-      });
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return tools;
+  #listTools(client: Client): Promise<Tool[]> {
+    return exposedTools(client, {
+      target: this.target,
+      filter: this.filter,
+      timeoutMs: this.#options.healthTimeoutMs,
+    });
   }
 
   /** Every tool of the upstream, ignoring the filter (to validate a registration). */
   async allToolNames(): Promise<string[]> {
     const client = this.#client;
     if (!client) return [];
-    const names: string[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : undefined);
-      names.push(...page.tools.map((tool) => tool.name));
-      cursor = page.nextCursor;
-    } while (cursor);
-    return names;
+    return await allToolNames(client);
   }
 
   async refreshTools(): Promise<void> {
@@ -425,45 +396,6 @@ export class Upstream {
     await this.#dropClient();
     this.#pid = null;
     this.#setState("stopped");
-  }
-
-  describe(): string {
-    const target = this.target;
-    if (target.kind === "builtin") return "in-process";
-    if (target.kind === "http") return target.url;
-    return [target.command, ...target.args].join(" ");
-  }
-
-  view(): AdminServer {
-    const transport = this.target.kind === "builtin"
-      ? "in-process"
-      : this.target.kind;
-    return {
-      name: this.name,
-      group: this.group,
-      source: this.source,
-      transport,
-      target: this.describe(),
-      credentials: this.target.kind === "http" &&
-        Object.keys(this.target.headers).length > 0,
-      state: this.state,
-      since: new Date(this.since).toISOString(),
-      last_check: this.lastCheck === undefined
-        ? null
-        : new Date(this.lastCheck).toISOString(),
-      latency_ms: this.latencyMs ?? null,
-      last_error: this.lastError ?? null,
-      calls: this.calls,
-      errors: this.errors,
-      error_rate: this.calls === 0
-        ? 0
-        : Math.round((this.errors / this.calls) * 1000) / 1000,
-      in_flight: this.inFlight,
-      tools: this.tools.length,
-      pid: this.#pid,
-      restarts: this.restarts,
-      reroutes: this.reroutes,
-    };
   }
 }
 

@@ -1,12 +1,14 @@
-// What the gateway reports about itself: the /admin view, the /health body
-// and the Prometheus metrics, each computed from the upstreams and catalog.
+// What the gateway reports about itself: the /admin view (each upstream's row
+// of it too), the /health body and the Prometheus metrics, each computed
+// from the upstreams and catalog.
 
 import type { Metric } from "../../platform/metrics.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { VERSION } from "../../platform/version.ts";
-import type { AdminTool, AdminView } from "./admin_view.ts";
+import type { AdminServer, AdminTool, AdminView } from "./admin_view.ts";
 import type { Catalog } from "./catalog.ts";
 import type { GatewayConfig } from "./config.ts";
+import type { UpstreamTarget } from "./transports.ts";
 import { byName, type Upstream } from "./upstream.ts";
 
 export function adminViewOf(
@@ -30,8 +32,48 @@ export function adminViewOf(
     balance: config.balance,
     servers: [...upstreams]
       .sort(byName)
-      .map((upstream) => upstream.view()),
+      .map((upstream) => serverView(upstream)),
     tools,
+  };
+}
+
+/** Where an upstream is: in-process, its URL, or its command line. */
+function describeTarget(target: UpstreamTarget): string {
+  if (target.kind === "builtin") return "in-process";
+  if (target.kind === "http") return target.url;
+  return [target.command, ...target.args].join(" ");
+}
+
+/** One upstream's row of the admin view (list_servers, get_server_status). */
+export function serverView(upstream: Upstream): AdminServer {
+  const transport = upstream.target.kind === "builtin"
+    ? "in-process"
+    : upstream.target.kind;
+  return {
+    name: upstream.name,
+    group: upstream.group,
+    source: upstream.source,
+    transport,
+    target: describeTarget(upstream.target),
+    credentials: upstream.target.kind === "http" &&
+      Object.keys(upstream.target.headers).length > 0,
+    state: upstream.state,
+    since: new Date(upstream.since).toISOString(),
+    last_check: upstream.lastCheck === undefined
+      ? null
+      : new Date(upstream.lastCheck).toISOString(),
+    latency_ms: upstream.latencyMs ?? null,
+    last_error: upstream.lastError ?? null,
+    calls: upstream.calls,
+    errors: upstream.errors,
+    error_rate: upstream.calls === 0
+      ? 0
+      : Math.round((upstream.errors / upstream.calls) * 1000) / 1000,
+    in_flight: upstream.inFlight,
+    tools: upstream.tools.length,
+    pid: upstream.pid,
+    restarts: upstream.restarts,
+    reroutes: upstream.reroutes,
   };
 }
 

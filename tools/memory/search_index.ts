@@ -3,13 +3,15 @@
 // by a tiny WebAssembly SIMD kernel (with a plain JS fallback). Everything per
 // entry lives in typed arrays (no JS object per entry), and the whole index
 // exports to / imports from IndexData, which index_snapshot.ts persists.
-// Tokenizer: search_tokens.ts; vector slabs: search_vectors.ts.
+// Tokenizer: search_tokens.ts; postings: search_postings.ts; vector slabs:
+// search_vectors.ts.
 
 import type { Embedding, RankedKey, Rankings, SearchQuery } from "./model.ts";
 import { tokenize } from "./search_tokens.ts";
 import { quantiseRow, type SlabData, VectorSlab } from "./search_vectors.ts";
 import { Arena, Dictionary, grown } from "./index_arrays.ts";
 import { TopK } from "./index_rank.ts";
+import { Postings, type PostingsData } from "./search_postings.ts";
 
 export { indexText, queryTerms, tokenize } from "./search_tokens.ts";
 
@@ -17,8 +19,6 @@ export { indexText, queryTerms, tokenize } from "./search_tokens.ts";
 
 const K1 = 1.2;
 const B = 0.75;
-/** Term frequencies are kept as uint16; BM25 is flat long before that. */
-const MAX_TF = 65535;
 
 /** What an entry carries besides its text and vector, for list-by-tag and re-embedding. */
 export interface EntryMeta {
@@ -28,7 +28,7 @@ export interface EntryMeta {
 }
 
 /** The whole index with live slots renumbered 0..n-1: what a snapshot holds. */
-export interface IndexData {
+export interface IndexData extends PostingsData {
   keys: string[];
   lengths: Uint32Array;
   sensitive: Uint8Array;
@@ -39,11 +39,6 @@ export interface IndexData {
   /** n + 1 offsets into tagIds. */
   tagOffsets: Uint32Array;
   tagIds: Uint32Array;
-  terms: string[];
-  /** terms + 1 offsets into postingSlots/postingTfs. */
-  postingOffsets: Uint32Array;
-  postingSlots: Uint32Array;
-  postingTfs: Uint16Array;
   /** `embedder`: index into `embedders`. */
   slabs: (SlabData & { embedder: number })[];
 }
@@ -63,14 +58,7 @@ export class SearchIndex {
   /** Each slot's distinct term ids, to take it out of the postings; derived on first use after a load. */
   #docTermsArena: Arena | null = new Arena();
   #docTags = new Arena();
-  #terms = new Dictionary();
-  /** A term's own postings once changed after a load; before that, its range of #base. */
-  #postSlots: (Uint32Array | undefined)[] = [];
-  #postTfs: (Uint16Array | undefined)[] = [];
-  /** The loaded snapshot's postings, one array for all terms (no object per term). */
-  #base: { offsets: Uint32Array; slots: Uint32Array; tfs: Uint16Array } | null =
-    null;
-  #df = new Uint32Array(16);
+  #postings = new Postings();
   #tags = new Dictionary();
   #tagCounts = new Uint32Array(16);
   #embedders = new Dictionary();
@@ -101,42 +89,7 @@ export class SearchIndex {
     this.#live[slot] = 1;
     this.#count++;
     const tokens = tokenize(text);
-    const ids: number[] = [];
-    for (const term of tokens) {
-      const known = this.#terms.size;
-      const t = this.#terms.intern(term);
-      if (t === known) {
-        this.#postSlots[t] = new Uint32Array(2);
-        this.#postTfs[t] = new Uint16Array(2);
-        this.#df = grown(this.#df, t + 1, (n) => new Uint32Array(n));
-      }
-      const size = this.#df[t];
-      let slots = this.#postSlots[t];
-      let tfs = this.#postTfs[t];
-      // A term's own arrays once it changed (no tuple per token); else copied out of the snapshot.
-      if (!slots || !tfs) [slots, tfs] = this.#own(t);
-      // This document's postings are appended last, so a repeat is the last one.
-      if (size > 0 && slots[size - 1] === slot) {
-        if (tfs[size - 1] < MAX_TF) tfs[size - 1]++;
-        continue;
-      }
-      if (size === slots.length) {
-        slots = this.#postSlots[t] = grown(
-          slots,
-          size + 1,
-          (n) => new Uint32Array(n),
-        );
-        tfs = this.#postTfs[t] = grown(
-          tfs,
-          size + 1,
-          (n) => new Uint16Array(n),
-        );
-      }
-      slots[size] = slot;
-      tfs[size] = 1;
-      this.#df[t] = size + 1;
-      ids.push(t);
-    }
+    const ids = this.#postings.add(slot, tokens);
     this.#docTerms.set(slot, ids);
     this.#lengths[slot] = tokens.length;
     this.#totalLength += tokens.length;
@@ -170,17 +123,7 @@ export class SearchIndex {
     this.#slotOf.delete(key);
     this.#live[slot] = 0;
     this.#count--;
-    for (const t of this.#docTerms.get(slot)) {
-      const last = this.#df[t] - 1;
-      let slots = this.#postSlots[t];
-      let tfs = this.#postTfs[t];
-      if (!slots || !tfs) [slots, tfs] = this.#own(t);
-      let i = last;
-      while (i >= 0 && slots[i] !== slot) i--;
-      slots[i] = slots[last];
-      tfs[i] = tfs[last];
-      this.#df[t] = last;
-    }
+    this.#postings.remove(slot, this.#docTerms.get(slot));
     this.#docTerms.clear(slot);
     for (const id of this.#docTags.get(slot)) this.#tagCounts[id]--;
     this.#docTags.clear(slot);
@@ -272,49 +215,7 @@ export class SearchIndex {
 
   get #docTerms(): Arena {
     if (this.#docTermsArena) return this.#docTermsArena;
-    // Counting sort of the postings by slot.
-    const slots = this.#keys.length;
-    const offsets = new Uint32Array(slots + 1);
-    for (let t = 0; t < this.#terms.size; t++) {
-      const [posting] = this.#view(t);
-      for (let i = 0; i < this.#df[t]; i++) offsets[posting[i] + 1]++;
-    }
-    for (let s = 0; s < slots; s++) offsets[s + 1] += offsets[s];
-    const fill = offsets.slice(0, slots);
-    const ids = new Uint32Array(offsets[slots]);
-    for (let t = 0; t < this.#terms.size; t++) {
-      const [posting] = this.#view(t);
-      for (let i = 0; i < this.#df[t]; i++) ids[fill[posting[i]]++] = t;
-    }
-    return this.#docTermsArena = Arena.fromOffsets(offsets, ids);
-  }
-
-  /** A term's postings (slots, tfs; the first df[t] count), without copying. */
-  #view(t: number): [Uint32Array, Uint16Array] {
-    const slots = this.#postSlots[t];
-    const tfs = this.#postTfs[t];
-    if (slots && tfs) return [slots, tfs];
-    const base = this.#base;
-    if (!base) throw new Error(`search index: term ${t} has no postings`);
-    const [from, to] = [base.offsets[t], base.offsets[t + 1]];
-    return [base.slots.subarray(from, to), base.tfs.subarray(from, to)];
-  }
-
-  /** A term's postings as arrays of its own, copied out of #base on its first change. */
-  #own(t: number): [Uint32Array, Uint16Array] {
-    const slots = this.#postSlots[t];
-    const tfs = this.#postTfs[t];
-    if (slots && tfs) return [slots, tfs];
-    const [baseSlots, baseTfs] = this.#view(t);
-    const own: [Uint32Array, Uint16Array] = [
-      new Uint32Array(Math.max(2, baseSlots.length)),
-      new Uint16Array(Math.max(2, baseSlots.length)),
-    ];
-    own[0].set(baseSlots);
-    own[1].set(baseTfs);
-    this.#postSlots[t] = own[0];
-    this.#postTfs[t] = own[1];
-    return own;
+    return this.#docTermsArena = this.#postings.bySlot(this.#keys.length);
   }
 
   #ensure(slots: number): void {
@@ -341,10 +242,10 @@ export class SearchIndex {
     const touched: number[] = [];
     const avgLength = this.#totalLength / n || 1;
     for (const term of new Set(terms)) {
-      const t = this.#terms.id(term);
-      const df = t === undefined ? 0 : this.#df[t];
+      const t = this.#postings.id(term);
+      const df = t === undefined ? 0 : this.#postings.df(t);
       if (t === undefined || df === 0) continue;
-      const [slots, tfs] = this.#view(t);
+      const [slots, tfs] = this.#postings.view(t);
       // Lucene's idf: always positive, so a term in most documents still counts a little.
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
       for (let i = 0; i < df; i++) {
@@ -415,23 +316,6 @@ export class SearchIndex {
       for (const id of this.#docTags.get(s)) tagIds.push(tagMap[id]);
       tagOffsets[slotMap[s] + 1] = tagIds.length;
     }
-    const terms: string[] = [];
-    let postings = 0;
-    for (let t = 0; t < this.#terms.size; t++) postings += this.#df[t];
-    const postingSlots = new Uint32Array(postings);
-    const postingTfs = new Uint16Array(postings);
-    const offsets: number[] = [0];
-    let at = 0;
-    for (let t = 0; t < this.#terms.size; t++) {
-      const df = this.#df[t];
-      if (df === 0) continue;
-      terms.push(this.#terms.text[t]);
-      const [slots, tfs] = this.#view(t);
-      for (let i = 0; i < df; i++) postingSlots[at + i] = slotMap[slots[i]];
-      postingTfs.set(tfs.subarray(0, df), at);
-      at += df;
-      offsets.push(at);
-    }
     const slabs: IndexData["slabs"] = [];
     this.#slabs.forEach((slab, embedder) => {
       if (slab && slab.count > 0) {
@@ -447,10 +331,7 @@ export class SearchIndex {
       tags,
       tagOffsets,
       tagIds: Uint32Array.from(tagIds),
-      terms,
-      postingOffsets: Uint32Array.from(offsets),
-      postingSlots,
-      postingTfs,
+      ...this.#postings.export(slotMap),
       slabs,
     };
   }
@@ -490,26 +371,7 @@ export class SearchIndex {
       if (id >= data.tags.length) fail("tag out of range");
       index.#tagCounts[id]++;
     }
-    index.#terms = Dictionary.of(data.terms);
-    index.#df = new Uint32Array(Math.max(data.terms.length, 16));
-    const offsets = data.postingOffsets;
-    for (let t = 0; t < data.terms.length; t++) {
-      const [from, to] = [offsets[t], offsets[t + 1]];
-      if (to < from || to > data.postingSlots.length) {
-        fail("postings out of range");
-      }
-      index.#df[t] = to - from;
-    }
-    index.#base = {
-      offsets,
-      slots: data.postingSlots,
-      tfs: data.postingTfs,
-    };
-    index.#postSlots.length = data.terms.length;
-    index.#postTfs.length = data.terms.length;
-    for (const slot of data.postingSlots) {
-      if (slot >= n) fail("posting slot out of range");
-    }
+    index.#postings = Postings.fromData(data, n, fail);
     index.#docTermsArena = null;
     for (const slabData of data.slabs) {
       const slab = slabData.slab ?? VectorSlab.fromData(slabData);

@@ -18,14 +18,13 @@
 // needs no rebuild: the re-embedding job's writes carry the new vectors.
 //
 // Layout (beside kv_records.ts's):
-//   ["x", ns]             head of the saved snapshot (Head below)
+//   ["x", ns]             head of the saved snapshot (kv_index_snapshots.ts)
 //   ["y", ns, id, i]      part i of snapshot `id` (kv_index_parts.ts, binary)
 //   ["y", ns, id, "r", k, i]  part i of the vector rows of slab k, written by
 //                         snapshot `id` and kept while a later head refers to it
 //   ["j", ns, key]        journal: the last write of `key` not yet in a snapshot
 //                         (its id and vector, entry_codec.ts; format 2: the id)
 
-import { z } from "zod";
 import type { Logger } from "../../../platform/log.ts";
 import { messageOf } from "../../../platform/errors.ts";
 import type {
@@ -35,34 +34,29 @@ import type {
   StoreKey,
   StoreValue,
 } from "../../../platform/store.ts";
-import { decodeIndex, encodeIndex } from "../index_snapshot.ts";
 import { SearchIndex } from "../search_index.ts";
-import {
-  BASE64_PART_BYTES,
-  PART_BYTES,
-  type PartRef,
-  partsOf,
-  readStream,
-  SnapshotReadFailed,
-  tokenizerFingerprint,
-  writeChangedParts,
-  writeStream,
-} from "./kv_index_parts.ts";
+import { BATCH, type PartRef, SnapshotReadFailed } from "./kv_index_parts.ts";
 import type { Embedding, StoredEntry } from "../model.ts";
 import { decodeEntry, listAll, valueOf } from "./kv_records.ts";
-import { decodeJournal, encodeJournal, journalId } from "./entry_codec.ts";
+import { encodeJournal } from "./entry_codec.ts";
 import {
   indexEntry,
   type Namespace,
   type NamespaceIndexes,
 } from "./kv_namespaces.ts";
+import {
+  dropJournal,
+  type Journaled,
+  readJournals,
+  withVector,
+} from "./kv_index_journal.ts";
+import {
+  dropParts,
+  kept,
+  readSnapshot,
+  writeSnapshot,
+} from "./kv_index_snapshots.ts";
 
-/**
- * Bump when the snapshot's binary form or meaning changes. 3: binary parts,
- * and the snapshot is the vectors' home; 2 (base64 parts) is still read.
- */
-export const INDEX_FORMAT = 3;
-const BASE64_FORMAT = 2;
 /** Journal rows that make a background save: max(MIN, entries × RATIO). */
 const SAVE_MIN = 1000;
 const SAVE_RATIO = 0.25;
@@ -70,22 +64,6 @@ const SAVE_RATIO = 0.25;
 const CLOSE_MIN = 100;
 /** A rebuilt namespace this large is saved right after the start. */
 const REBUILD_SAVE_MIN = 1000;
-const BATCH = 90;
-
-const Head = z.object({
-  format: z.number(),
-  tokenizer: z.string(),
-  id: z.string(),
-  parts: z.number().int().min(0),
-  bytes: z.number().int().min(0),
-  /** Bytes of each slab's vector rows, stored apart (see index_snapshot.ts). */
-  rows: z.array(z.number().int().min(0)),
-  /** Per slab, per part of its rows: the snapshot id holding it and its hash. */
-  row_parts: z.array(z.array(z.tuple([z.string(), z.string()]))),
-  entries: z.number().int().min(0),
-  saved_at: z.string(),
-});
-
 const PROCESS = crypto.randomUUID().slice(0, 8);
 let writes = 0;
 
@@ -109,26 +87,6 @@ export function journalMutation(
     // Store need not read the row it replaces (a snapshot's delete checks it).
     newKey: true,
   };
-}
-
-/**
- * A journal row read back. `embedding` undefined: a row of format 2 (the id
- * only), whose vector is in the entry's JSON record.
- */
-interface Journaled {
-  id: string;
-  embedding?: Embedding | null;
-}
-
-function journaled(row: StoreEntry): Journaled | null {
-  if (typeof row.value === "string") return { id: row.value };
-  return row.bytes ? decodeJournal(row.bytes) : null;
-}
-
-/** A journal row's write id alone (its vector is not decoded). */
-function journaledId(row: StoreEntry): string | null {
-  if (typeof row.value === "string") return row.value;
-  return row.bytes ? journalId(row.bytes) : null;
 }
 
 /** How the indexes came to be at start (the `memory_index_loaded` log line). */
@@ -176,16 +134,7 @@ export class IndexStore {
         if (prefix === "x") heads.set(namespace, record);
       }
     }
-    const journals = new Map<string, Map<string, Journaled>>();
-    for await (const row of listAll(this.#store, ["j"])) {
-      const [, namespace, key] = row.key;
-      const written = journaled(row);
-      if (typeof namespace !== "string" || typeof key !== "string") continue;
-      if (!written) continue;
-      let journal = journals.get(namespace);
-      if (!journal) journals.set(namespace, journal = new Map());
-      journal.set(key, written);
-    }
+    const journals = await readJournals(this.#store);
     // No snapshot at all (a store from before them): one pass over every entry, as before.
     const built = heads.size === 0
       ? await this.#rebuildAll(["e"], (namespace) => journals.get(namespace))
@@ -256,37 +205,12 @@ export class IndexStore {
       }
     };
     try {
-      const data = state.index.export();
-      const blob = encodeIndex(data);
-      const entries = state.index.size;
-      const id = crypto.randomUUID();
-      const parts = await writeStream(this.#store, ["y", namespace, id], blob);
-      // Rows change in place or at the end: parts unchanged since the last head stay where they are.
-      const before = this.#rowParts.get(namespace) ?? [];
-      const rowParts: PartRef[][] = [];
-      for (const [k, slab] of data.slabs.entries()) {
-        const rows = slab.rows;
-        rowParts.push(
-          await writeChangedParts(
-            this.#store,
-            (source, i) => ["y", namespace, source, "r", k, i],
-            id,
-            new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength),
-            before[k] ?? [],
-          ),
-        );
-      }
-      const head: z.infer<typeof Head> = {
-        format: INDEX_FORMAT,
-        tokenizer: tokenizerFingerprint(),
-        id,
-        parts,
-        bytes: blob.length,
-        rows: data.slabs.map((slab) => slab.rows.byteLength),
-        row_parts: rowParts,
-        entries,
-        saved_at: new Date().toISOString(),
-      };
+      const head = await writeSnapshot(
+        this.#store,
+        namespace,
+        state.index,
+        this.#rowParts.get(namespace) ?? [],
+      );
       const result = await this.#store.commit({
         checks: [{ key: ["x", namespace], version: known }],
         mutations: [{ type: "set", key: ["x", namespace], value: head }],
@@ -295,7 +219,7 @@ export class IndexStore {
         // Another process saved its own index: keeping our journal rows keeps the store right.
         this.#foreign.add(namespace);
         restore();
-        await this.#dropParts(namespace, (key) => key[2] === id);
+        await dropParts(this.#store, namespace, (key) => key[2] === head.id);
         this.#logger?.info("memory_index_not_saved", {
           namespace,
           reason: "another process saved this namespace's index",
@@ -303,14 +227,14 @@ export class IndexStore {
         return false;
       }
       this.#heads.set(namespace, result.version);
-      this.#rowParts.set(namespace, rowParts);
-      await this.#dropJournal(namespace, captured);
-      await this.#dropParts(namespace, (key) => !kept(head, key));
+      this.#rowParts.set(namespace, head.row_parts);
+      await dropJournal(this.#store, namespace, captured);
+      await dropParts(this.#store, namespace, (key) => !kept(head, key));
       this.#logger?.info("memory_index_saved", {
         namespace,
-        entries,
-        bytes: blob.length,
-        parts,
+        entries: head.entries,
+        bytes: head.bytes,
+        parts: head.parts,
         ms: Math.round(performance.now() - started),
       });
       return true;
@@ -332,7 +256,14 @@ export class IndexStore {
     let salvaged: SearchIndex | null = null;
     if (head) {
       try {
-        index = await this.#readSnapshot(namespace, head.value, true);
+        const read = await readSnapshot(
+          this.#store,
+          namespace,
+          head.value,
+          true,
+        );
+        index = read.index;
+        if (read.rowParts) this.#rowParts.set(namespace, read.rowParts);
       } catch (error) {
         // A failing store is no damaged snapshot: rebuilding would lose its vectors.
         if (error instanceof SnapshotReadFailed) throw error.cause;
@@ -341,8 +272,8 @@ export class IndexStore {
           reason: messageOf(error),
         });
         // Its vectors may still be good (say, another tokenizer): the only copy of most of them.
-        salvaged = await this.#readSnapshot(namespace, head.value, false)
-          .catch((failure) => {
+        salvaged = await readSnapshot(this.#store, namespace, head.value, false)
+          .then((read) => read.index, (failure) => {
             if (failure instanceof SnapshotReadFailed) throw failure.cause;
             return null;
           });
@@ -372,67 +303,6 @@ export class IndexStore {
     }
     for (const [key, written] of rows) state.pending.set(key, written.id);
     return { state, loaded, replayed: loaded ? rows.length : 0 };
-  }
-
-  /**
-   * The index a head describes (format 2 or 3). `strict`: only one made with
-   * this tokenizer; else any that decodes (its vectors, for a rebuild).
-   */
-  async #readSnapshot(
-    namespace: string,
-    value: unknown,
-    strict: boolean,
-  ): Promise<SearchIndex> {
-    const parsed = Head.safeParse(value);
-    if (!parsed.success) throw new Error("snapshot head unreadable");
-    const head = parsed.data;
-    const base64 = head.format === BASE64_FORMAT;
-    if (head.format !== INDEX_FORMAT && !base64) {
-      throw new Error(
-        `snapshot format ${head.format}, expected ${INDEX_FORMAT}`,
-      );
-    }
-    if (strict && head.tokenizer !== tokenizerFingerprint()) {
-      throw new Error("snapshot made with another tokenizer");
-    }
-    const partBytes = base64 ? BASE64_PART_BYTES : PART_BYTES;
-    if (head.parts !== partsOf(head.bytes, partBytes)) {
-      throw new Error("snapshot head disagrees with its size");
-    }
-    const blob = new Uint8Array(head.bytes);
-    await readStream(
-      this.#store,
-      (i) => ["y", namespace, head.id, i],
-      blob,
-      partBytes,
-    );
-    const data = decodeIndex(blob);
-    if (
-      data.slabs.length !== head.rows.length ||
-      head.row_parts.length !== head.rows.length
-    ) {
-      throw new Error("snapshot head disagrees with its vector slabs");
-    }
-    for (const [k, slab] of data.slabs.entries()) {
-      const refs = head.row_parts[k];
-      if (
-        slab.rows.byteLength !== head.rows[k] ||
-        refs.length !== partsOf(head.rows[k], partBytes)
-      ) throw new Error("snapshot head disagrees with its vector rows");
-      await readStream(
-        this.#store,
-        (i) => ["y", namespace, refs[i][0], "r", k, i],
-        slab.rows,
-        partBytes,
-      );
-    }
-    const index = SearchIndex.fromData(data);
-    if (index.size !== head.entries) {
-      throw new Error("snapshot entry count disagrees with its head");
-    }
-    // Parts of format 2 are cut elsewhere: the next save writes every row part anew.
-    if (strict && !base64) this.#rowParts.set(namespace, head.row_parts);
-    return index;
   }
 
   /**
@@ -494,51 +364,6 @@ export class IndexStore {
     }
   }
 
-  /** Deletes the captured journal rows still holding the captured write ids. */
-  async #dropJournal(
-    namespace: string,
-    captured: Map<string, string>,
-  ): Promise<void> {
-    const keys = [...captured.keys()];
-    for (let i = 0; i < keys.length; i += BATCH) {
-      const batch = keys.slice(i, i + BATCH);
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const rows = await this.#store.getMany(
-          batch.map((key) => ["j", namespace, key]),
-        );
-        const done = rows.flatMap((row, j) =>
-          row && journaledId(row) === captured.get(batch[j]) ? [row] : []
-        );
-        if (done.length === 0) break;
-        const result = await this.#store.commit({
-          checks: done.map((row) => ({ key: row.key, version: row.version })),
-          mutations: done.map((row) => ({ type: "delete", key: row.key })),
-        });
-        // Lost a race with a new write of one of these keys: read again.
-        if (result.ok) break;
-      }
-    }
-  }
-
-  /** Deletes the snapshot parts of `namespace` that `pick` picks. */
-  async #dropParts(
-    namespace: string,
-    pick: (key: StoreKey) => boolean,
-  ): Promise<void> {
-    const doomed: StoreKey[] = [];
-    for await (const row of listAll(this.#store, ["y", namespace])) {
-      if (pick(row.key)) doomed.push(row.key);
-    }
-    for (let i = 0; i < doomed.length; i += BATCH) {
-      await this.#store.commit({
-        mutations: doomed.slice(i, i + BATCH).map((key) => ({
-          type: "delete",
-          key,
-        })),
-      });
-    }
-  }
-
   #consider(namespace: string): void {
     const state = this.#indexes.get(namespace);
     if (state && !this.#closed && state.pending.size >= threshold(state)) {
@@ -573,20 +398,6 @@ export class IndexStore {
       });
     }
   }
-}
-
-/** Whether the part at `key` (["y", ns, id, …]) belongs to `head`. */
-function kept(head: z.infer<typeof Head>, key: StoreKey): boolean {
-  if (key[3] !== "r") return key[2] === head.id;
-  const [k, i] = [key[4], key[5]];
-  if (typeof k !== "number" || typeof i !== "number") return false;
-  return head.row_parts[k]?.[i]?.[0] === key[2];
-}
-
-/** The entry with the vector its journal row holds (a row of format 2: the record's own). */
-function withVector(entry: StoredEntry, written: Journaled): StoredEntry {
-  if (written.embedding === undefined || entry.sensitive) return entry;
-  return { ...entry, embedding: written.embedding };
 }
 
 function threshold(state: Namespace): number {

@@ -24,6 +24,8 @@ const PARTS_PER_COMMIT = 10;
  */
 const PARTS_PER_READ = 2;
 const READERS = 2;
+/** Keys per getMany or commit of journal rows and snapshot parts (kv_index*.ts). */
+export const BATCH = 90;
 
 /**
  * The store failed while a snapshot was read (not the snapshot's fault): the

@@ -27,12 +27,12 @@ import type {
   BackendHealth,
   EntryPage,
   Message,
-  RankedKey,
   Rankings,
   SearchQuery,
   StoredEntry,
 } from "../model.ts";
 import { messageOf } from "../../../platform/errors.ts";
+import { lexicalRanks, vectorRanks } from "./pg_search.ts";
 
 type Sql = postgres.Sql;
 type Db = postgres.ISql;
@@ -51,11 +51,6 @@ export interface PgConnectOptions {
   maxConnections?: number;
 }
 
-const KeyScoreRow = z.object({ key: z.string(), score: z.number() });
-const KeyVectorRow = z.object({
-  key: z.string(),
-  embedding: z.array(z.number()),
-});
 const CountRow = z.object({ namespace: z.string(), count: z.number() });
 const TotalRow = z.object({ total: z.number() });
 const SessionRow = z.object({ session_id: z.string() });
@@ -224,8 +219,8 @@ export class PgBackend implements MemoryBackend {
 
   search(namespace: string, query: SearchQuery): Promise<Rankings> {
     return this.#run("search", async (db) => ({
-      lexical: await this.#lexical(db, namespace, query),
-      vector: await this.#vector(db, namespace, query),
+      lexical: await lexicalRanks(db, namespace, query),
+      vector: await vectorRanks(db, namespace, query, this.#schema.vectors),
     }));
   }
 
@@ -378,58 +373,6 @@ export class PgBackend implements MemoryBackend {
     this.#ending.add(ending);
   }
 
-  async #lexical(
-    db: Db,
-    namespace: string,
-    query: SearchQuery,
-  ): Promise<RankedKey[]> {
-    if (query.terms.length === 0 || query.limit < 1) return [];
-    // Each term goes through the same 'simple' parser as the documents
-    // (plainto_tsquery), and the terms are ORed.
-    const rows = await db`WITH q AS (
-        SELECT string_agg('(' || plainto_tsquery('simple', t)::text || ')', ' | ')::tsquery AS query
-        FROM unnest(${query.terms}::text[]) AS t
-        WHERE plainto_tsquery('simple', t)::text <> ''
-      )
-      SELECT e.key, ts_rank_cd(e.search, q.query)::float8 AS score
-      FROM ${db(T.entries)} e, q
-      WHERE q.query IS NOT NULL AND e.namespace = ${namespace} AND e.search @@ q.query
-      ORDER BY score DESC, e.key LIMIT ${query.limit}`;
-    return rows.map((row) => KeyScoreRow.parse(row));
-  }
-
-  async #vector(
-    db: Db,
-    namespace: string,
-    query: SearchQuery,
-  ): Promise<RankedKey[]> {
-    const vector = query.vector;
-    if (!vector || vector.length === 0 || query.limit < 1) return [];
-    const embedder = query.embedder ?? null;
-    if (this.#schema.vectors === "pgvector") {
-      const q = db`${vectorLiteral(vector)}::real[]::vector`;
-      const rows =
-        await db`SELECT key, (1 - (embedding <=> ${q}))::float8 AS score
-        FROM ${db(T.entries)}
-        WHERE namespace = ${namespace} AND NOT sensitive AND embedding IS NOT NULL
-          AND (${embedder}::text IS NULL OR embedder = ${embedder})
-          AND vector_dims(embedding) = ${vector.length}
-        ORDER BY embedding <=> ${q}, key LIMIT ${query.limit}`;
-      return rows.map((row) => KeyScoreRow.parse(row));
-    }
-    const entries = db(T.entries);
-    const rows = await db`SELECT key, embedding::real[] AS embedding
-      FROM ${entries} WHERE namespace = ${namespace} AND NOT sensitive AND embedding IS NOT NULL
-        AND (${embedder}::text IS NULL OR embedder = ${embedder})
-        AND cardinality(embedding) = ${vector.length}`;
-    const hits = rows.map((raw) => {
-      const row = KeyVectorRow.parse(raw);
-      return { key: row.key, score: cosine(vector, row.embedding) };
-    });
-    hits.sort((a, b) => b.score - a.score || (a.key < b.key ? -1 : 1));
-    return hits.slice(0, query.limit);
-  }
-
   #run<R>(op: string, fn: (db: Db) => Promise<R>): Promise<R> {
     if (this.#closed) {
       return Promise.reject(
@@ -443,14 +386,4 @@ export class PgBackend implements MemoryBackend {
 function cols(db: Db): postgres.Fragment {
   return db`namespace, key, value, tags, sensitive, created_at, updated_at, embedder,
     embedding::real[] AS embedding`;
-}
-
-function cosine(a: Float32Array, b: number[]): number {
-  let dot = 0, na = 0, nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
