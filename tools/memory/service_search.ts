@@ -7,6 +7,7 @@ import type { MemoryBackend } from "./backends/port.ts";
 import type { Embedder } from "./model.ts";
 import type { MemoryEntry, StoredEntry } from "./model.ts";
 import { queryTerms } from "./search_index.ts";
+import { respelled } from "./search_respell.ts";
 import { fuse } from "./index_rank.ts";
 import type { MemoryStats } from "./stats.ts";
 
@@ -115,6 +116,7 @@ export class HybridSearch {
     const rankings = await this.#backend.search(namespace, {
       text: query,
       terms: queryTerms(query),
+      respell: (df) => respelled(query, df),
       vector,
       embedder: vector ? this.#embedder.id : undefined,
       limit: depth,
