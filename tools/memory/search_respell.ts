@@ -30,6 +30,30 @@ export function respelled(
   text: string,
   df: (term: string) => number,
 ): string[] {
+  return respeller(text)(df);
+}
+
+/**
+ * `respelled` for one query over several namespaces (`search_memory_multi`):
+ * the slips' stems are worked out once, each namespace's `df` looks them up.
+ */
+export function respeller(
+  text: string,
+): (df: (term: string) => number) => string[] {
+  const stems = new Map<string, string | null>();
+  const stemmed = (slip: string) => {
+    let term = stems.get(slip);
+    if (term === undefined) stems.set(slip, term = freshTerm(slip));
+    return term;
+  };
+  return (df) => respellWith(text, df, stemmed);
+}
+
+function respellWith(
+  text: string,
+  df: (term: string) => number,
+  stemmed: (slip: string) => string | null,
+): string[] {
   const found: string[] = [];
   let tried = 0;
   let spelled = 0;
@@ -41,7 +65,7 @@ export function respelled(
     const nearest = new Nearest(df);
     for (const variant of slips(own, 0)) nearest.consider(variant);
     if (nearest.best === null && spelled++ < MAX_SPELLED) {
-      respellWord(word, Math.max(1, own.length - 2), df, nearest);
+      respellWord(word, Math.max(1, own.length - 2), df, stemmed, nearest);
     }
     const best = nearest.best;
     if (best !== null && !found.includes(best)) found.push(best);
@@ -60,6 +84,7 @@ function respellWord(
   word: string,
   from: number,
   df: (term: string) => number,
+  stemmed: (slip: string) => string | null,
   nearest: Nearest,
 ): void {
   const known = (head: string) =>
@@ -77,7 +102,7 @@ function respellWord(
       for (let k = i + 1; k <= slip.length && !worth; k++) {
         worth = known(slip.slice(0, k));
       }
-      const term = worth ? freshTerm(slip) : null;
+      const term = worth ? stemmed(slip) : null;
       if (term !== null) nearest.consider(term);
     }
   }

@@ -2,6 +2,11 @@ import assert from "node:assert/strict";
 import { respelled } from "../../../tools/memory/search_respell.ts";
 import { queryTerms, SearchIndex } from "../../../tools/memory/search_index.ts";
 import { tokenize } from "../../../tools/memory/search_tokens.ts";
+import { KvBackend } from "../../../tools/memory/backends/kv.ts";
+import { BuiltinEmbedder } from "../../../tools/memory/embedder_builtin.ts";
+import { MemoryService } from "../../../tools/memory/service.ts";
+import { MemoryStore } from "../../../platform/store_memory.ts";
+import { createLogger } from "../../../platform/log.ts";
 
 /** A document-frequency lookup over the terms of `texts`, counting each call. */
 function vocabulary(...texts: string[]) {
@@ -97,4 +102,45 @@ Deno.test("the index ranks a slipped query's entry through its respelling", () =
     }),
     index.search({ text: known, terms: queryTerms(known), limit: 3 }),
   );
+});
+
+Deno.test("search_memory and its multi-namespace form find a slipped word's entry", async () => {
+  const backend = await KvBackend.open(new MemoryStore());
+  const memory = new MemoryService({
+    backend,
+    embedder: new BuiltinEmbedder(),
+    dataKey: await crypto.subtle.generateKey(
+      { name: "AES-GCM", length: 256 },
+      false,
+      ["encrypt", "decrypt"],
+    ),
+    log: createLogger({ level: "error" }),
+  });
+  try {
+    const caller = {};
+    const store = (namespace: string, key: string, value: string) =>
+      memory.store(caller, { namespace, key, value });
+    await store("a", "fest", "Melanie: The music festival was great fun");
+    await store("a", "pots", "Melanie: Pottery class today");
+    await store("b", "edu", "Caroline: I want to study education");
+    await store("b", "paint", "Caroline: I painted a sunset");
+    const one = await memory.search(caller, "a", "Melanie's fesetival", 2);
+    assert.equal(one.hits[0].key, "fest");
+    assert.ok(one.hits[0].matched.includes("lexical"));
+    // Each namespace is respelled against its own words.
+    const many = await memory.crossReference(
+      caller,
+      "fesetival educaton",
+      ["a", "b"],
+      4,
+    );
+    assert.deepEqual(
+      many.hits.filter((hit) => hit.matched.includes("lexical"))
+        .map((hit) => hit.key).sort(),
+      ["edu", "fest"],
+    );
+  } finally {
+    await memory.stop();
+    await backend.close();
+  }
 });
