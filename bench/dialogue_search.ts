@@ -6,6 +6,7 @@
 import { openKvStore } from "../platform/store_kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
 import { queryTerms } from "../tools/memory/search_index.ts";
+import { respelled } from "../tools/memory/search_respell.ts";
 import { memoryService } from "./bench_lib.ts";
 import { plainBm25 } from "./plain_bm25.ts";
 
@@ -49,6 +50,7 @@ export async function dialogueSearch(
       const rankings = await backend.search(namespace, {
         text,
         terms: queryTerms(text),
+        respell: (df) => respelled(text, df),
         limit: 10,
       });
       return rankings.lexical.map((hit) => hit.key);

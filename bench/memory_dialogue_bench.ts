@@ -22,6 +22,7 @@ import {
   MODES,
   recallOf,
 } from "./dialogue_search.ts";
+import { withSlip } from "./dialogue_typos.ts";
 
 const SEED = 20261126;
 const CONVERSATIONS = 12;
@@ -366,8 +367,17 @@ const ranked = (mode: Mode, q: Question) =>
   search.ranked(mode, q.namespace, q.text);
 
 const rows = [];
-for (const mode of MODES) {
-  rows.push({ mode, ...await recallOf(search, mode, questions) });
+for (const slip of [false, true]) {
+  const asked = slip
+    ? questions.map((q) => ({ ...q, text: withSlip(q.text, SEED) }))
+    : questions;
+  for (const mode of MODES) {
+    rows.push({
+      questions: slip ? "one slip" : "as written",
+      mode,
+      ...await recallOf(search, mode, asked),
+    });
+  }
 }
 console.log(
   `\nDialogue recall: ${questions.length} questions over ${

@@ -5,10 +5,11 @@
 // is the same baseline as bench/memory_dialogue_bench.ts (lowercased
 // alphanumeric words, no stop words, no stemming, k1 1.2, b 0.75); lexical
 // is KvBackend.search with the query terms search_memory uses (queryTerms),
-// hybrid is MemoryService.search. Tune on the tuning half only.
+// hybrid is MemoryService.search. Tune on the tuning half only. Each question
+// is asked as written and with one typing slip (bench/dialogue_typos.ts).
 //
 //   deno bench -A bench/memory_dialogue_real_bench.ts
-//   BENCH_DIALOGUE_MISSES=hybrid:tuning deno run -A bench/memory_dialogue_real_bench.ts
+//   BENCH_DIALOGUE_MISSES=hybrid:tuning[:slip] deno run -A bench/memory_dialogue_real_bench.ts
 
 import {
   REAL_SEED,
@@ -21,6 +22,7 @@ import {
   MODES,
   recallOf,
 } from "./dialogue_search.ts";
+import { withSlip } from "./dialogue_typos.ts";
 
 const { conversations, questions } = realDialogues();
 
@@ -31,18 +33,29 @@ const ranked = (mode: Mode, q: RealQuestion) =>
 const misses = Deno.env.get("BENCH_DIALOGUE_MISSES"); // e.g. "hybrid:tuning" prints what it missed
 const rows = [];
 for (const half of ["tuning", "held-out"] as const) {
-  const asked = questions.filter((q) => q.half === half);
-  for (const mode of MODES) {
-    const onMiss = misses === `${mode}:${half}`
-      ? (q: RealQuestion, keys: string[]) => {
-        const turns = conversations.find((c) => c.namespace === q.namespace)
-          ?.turns ?? [];
-        const text = (key: string) => turns.find((t) => t.key === key)?.value;
-        console.log(`MISS ${q.text}\n  want ${text(q.key)}`);
-        for (const key of keys.slice(0, 3)) console.log(`  got  ${text(key)}`);
-      }
-      : undefined;
-    rows.push({ half, mode, ...await recallOf(search, mode, asked, onMiss) });
+  for (const slip of [false, true]) {
+    const asked = questions.filter((q) => q.half === half).map((q) =>
+      slip ? { ...q, text: withSlip(q.text, REAL_SEED) } : q
+    );
+    for (const mode of MODES) {
+      const onMiss = misses === `${mode}:${half}${slip ? ":slip" : ""}`
+        ? (q: RealQuestion, keys: string[]) => {
+          const turns = conversations.find((c) => c.namespace === q.namespace)
+            ?.turns ?? [];
+          const text = (key: string) => turns.find((t) => t.key === key)?.value;
+          console.log(`MISS ${q.text}\n  want ${text(q.key)}`);
+          for (const key of keys.slice(0, 3)) {
+            console.log(`  got  ${text(key)}`);
+          }
+        }
+        : undefined;
+      rows.push({
+        half,
+        questions: slip ? "one slip" : "as written",
+        mode,
+        ...await recallOf(search, mode, asked, onMiss),
+      });
+    }
   }
 }
 const count = (half: string) => questions.filter((q) => q.half === half).length;

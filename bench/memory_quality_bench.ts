@@ -31,6 +31,7 @@ import { openKvStore } from "../platform/store_kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
 import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
 import { queryTerms, tokenize } from "../tools/memory/search_index.ts";
+import { respelled } from "../tools/memory/search_respell.ts";
 import {
   COMMON_WORDS,
   type EntryInput,
@@ -340,6 +341,7 @@ async function ranked(mode: Mode, text: string): Promise<string[]> {
   const rankings = await backend.search(NS, {
     text,
     terms: mode === "lexical" ? queryTerms(text) : [],
+    respell: mode === "lexical" ? (df) => respelled(text, df) : undefined,
     vector: mode === "vector" ? vector : undefined,
     embedder: mode === "vector" ? embedder.id : undefined,
     limit: 10,

@@ -63,6 +63,12 @@ export interface SearchQuery {
   text: string;
   /** The query's tokens (see search_index.ts `tokenize`), for lexical ranking. */
   terms: string[];
+  /**
+   * Terms for query words the index knows no entry for, spelled as the
+   * nearest word it knows (search_respell.ts); `df` gives a term's entry
+   * count. Ranked below the query's own terms.
+   */
+  respell?: (df: (term: string) => number) => string[];
   /** The query's embedding by the current embedder; absent when no embedder answered. */
   vector?: Float32Array;
   /** Only embeddings made by this embedder are compared. */

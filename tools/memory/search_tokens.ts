@@ -59,7 +59,7 @@ const ASCII_TOKEN_RE = /[a-z0-9]+(?:-[a-z0-9]+)*/g;
 const SPEAKER_RE =
   /^[ \t]*(?:[[(][^\])\n]{0,60}[\])][ \t]*)?([^\s:[\]()][^:\n]{0,40}):[ \t]/gmu;
 /** Marks a speaker term: the tokenizer never yields "@" otherwise. */
-const SPEAKER_MARK = "@";
+export const SPEAKER_MARK = "@";
 /** "n't" is "not" (a stop word): "won't" -> wo not, so no "won" (-> win) is left. */
 const NOT_RE = /n['\u2019]t\b/g;
 
@@ -167,6 +167,19 @@ function term(raw: string): string | null {
     TERMS.set(word, found);
   }
   return found;
+}
+
+/** A lowercased word's index term (null for a stop word), cached: for words a query really holds. */
+export function wordTerm(word: string): string | null {
+  return term(word);
+}
+
+/** `wordTerm` without the cache: for made-up words (respelling candidates) that would flood it. */
+export function freshTerm(word: string): string | null {
+  const cut = word.length > MAX_TOKEN_CHARS
+    ? word.slice(0, MAX_TOKEN_CHARS)
+    : word;
+  return STOPWORDS.has(cut) ? null : termOf(cut);
 }
 
 /** `term` of a word that is no stop word, uncached. */

@@ -5,8 +5,9 @@ import type { Logger } from "../../platform/log.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { MemoryBackend } from "./backends/port.ts";
 import type { Embedder } from "./model.ts";
-import type { MemoryEntry, StoredEntry } from "./model.ts";
+import type { MemoryEntry, SearchQuery, StoredEntry } from "./model.ts";
 import { queryTerms } from "./search_index.ts";
+import { respeller } from "./search_respell.ts";
 import { fuse } from "./index_rank.ts";
 import type { MemoryStats } from "./stats.ts";
 
@@ -61,7 +62,13 @@ export class HybridSearch {
     const started = performance.now();
     try {
       const vector = await this.#queryVector(query);
-      const hits = await this.#searchOne(namespace, query, vector.value, limit);
+      const hits = await this.#searchOne(
+        namespace,
+        query,
+        respeller(query),
+        vector.value,
+        limit,
+      );
       return { hits, ...this.#mode(vector) };
     } finally {
       this.#stats.observeSearch(performance.now() - started);
@@ -77,9 +84,10 @@ export class HybridSearch {
     const started = performance.now();
     try {
       const vector = await this.#queryVector(query);
+      const respell = respeller(query);
       const perNamespace = await Promise.all(
         namespaces.map((namespace) =>
-          this.#searchOne(namespace, query, vector.value, limit)
+          this.#searchOne(namespace, query, respell, vector.value, limit)
         ),
       );
       const by_namespace: Record<string, number> = {};
@@ -108,6 +116,7 @@ export class HybridSearch {
   async #searchOne(
     namespace: string,
     query: string,
+    respell: SearchQuery["respell"],
     vector: Float32Array | undefined,
     limit: number,
   ): Promise<SearchHit[]> {
@@ -115,6 +124,7 @@ export class HybridSearch {
     const rankings = await this.#backend.search(namespace, {
       text: query,
       terms: queryTerms(query),
+      respell,
       vector,
       embedder: vector ? this.#embedder.id : undefined,
       limit: depth,
