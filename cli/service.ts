@@ -24,15 +24,26 @@ import {
   readServiceCommand,
   renderServiceFile,
   serveArgsOf,
-  serviceFilePath,
-  type ServiceManager,
   SYSTEMD_UNIT,
 } from "../platform/service_files.ts";
+import {
+  answer,
+  launchdDomain,
+  logsHint,
+  runLogged,
+  runStep,
+  runSystemCommand,
+  serviceFile,
+  serviceManager,
+  startSteps,
+} from "./service_steps.ts";
 
-/** A service step that failed (exit code 1), with what to do about it. */
-export class ServiceError extends Error {
-  override name = "ServiceError";
-}
+export {
+  type CommandResult,
+  runSystemCommand,
+  ServiceError,
+  serviceManager,
+} from "./service_steps.ts";
 
 export const STATUS_RUNNING = 0;
 export const STATUS_STOPPED = 3;
@@ -75,41 +86,6 @@ or launchd (for tests, or to write a file for another machine).
 
 ${FIRST_STEPS}`;
 
-export interface CommandResult {
-  ok: boolean;
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Every system command goes through here; tests put fake systemctl/launchctl first on PATH. */
-export async function runSystemCommand(
-  program: string,
-  args: readonly string[],
-): Promise<CommandResult> {
-  try {
-    const output = await new Deno.Command(program, {
-      args: [...args],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(30_000),
-    }).output();
-    const decoder = new TextDecoder();
-    return {
-      ok: output.success,
-      code: output.code,
-      stdout: decoder.decode(output.stdout).trim(),
-      stderr: decoder.decode(output.stderr).trim(),
-    };
-  } catch (error) {
-    const why = error instanceof Deno.errors.NotFound
-      ? `${program} not found on PATH`
-      : messageOf(error);
-    return { ok: false, code: 127, stdout: "", stderr: why };
-  }
-}
-
 export async function runService(
   args: string[],
   ctx: CliContext,
@@ -150,29 +126,6 @@ export async function runService(
         "service",
       );
   }
-}
-
-/** systemd or launchd; the OS comes from AGENTD_SERVICE_PLATFORM when set. */
-export function serviceManager(env: Record<string, string>): ServiceManager {
-  const override = env.AGENTD_SERVICE_PLATFORM;
-  const os = override || Deno.build.os;
-  if (os === "linux") return "systemd";
-  if (os === "darwin") return "launchd";
-  if (os === "windows") {
-    throw new ServiceError(
-      'agentd service is not supported on Windows yet: run "agentd serve" in a terminal, ' +
-        'or create a Task Scheduler task that runs "agentd serve" at log on.',
-    );
-  }
-  if (override) {
-    throw new ServiceError(
-      `AGENTD_SERVICE_PLATFORM=${override} is not one of linux, darwin`,
-    );
-  }
-  throw new ServiceError(
-    `agentd service supports systemd (Linux) and launchd (macOS), not ${os}: ` +
-      'run "agentd serve" under your init system instead.',
-  );
 }
 
 async function install(args: string[], ctx: CliContext): Promise<number> {
@@ -377,78 +330,6 @@ async function status(ctx: CliContext): Promise<number> {
     );
   }
   return active || health.answered ? STATUS_RUNNING : STATUS_STOPPED;
-}
-
-/** The commands that (re)start an installed service. */
-function startSteps(
-  manager: ServiceManager,
-  file: string,
-  replaced: boolean,
-): string[][] {
-  if (manager === "launchd") {
-    return [["launchctl", "bootstrap", launchdDomain(), file]];
-  }
-  const steps = [
-    ["systemctl", "--user", "daemon-reload"],
-    ["systemctl", "--user", "enable", "--now", SYSTEMD_UNIT],
-  ];
-  // enable --now leaves a running service alone; the new command needs a restart.
-  if (replaced) steps.push(["systemctl", "--user", "restart", SYSTEMD_UNIT]);
-  return steps;
-}
-
-async function runLogged(
-  ctx: CliContext,
-  step: readonly string[],
-): Promise<CommandResult> {
-  const [program = "", ...args] = step;
-  ctx.print(`Ran: ${step.join(" ")}`);
-  return await runSystemCommand(program, args);
-}
-
-async function runStep(
-  ctx: CliContext,
-  step: readonly string[],
-  file: string,
-): Promise<void> {
-  const result = await runLogged(ctx, step);
-  if (result.ok) return;
-  const why = result.stderr || result.stdout || `exit code ${result.code}`;
-  const hint = /bus|XDG_RUNTIME_DIR/i.test(why)
-    ? " There is no systemd user session here (log in to a desktop or over SSH, or run " +
-      '"loginctl enable-linger $USER"); or install with --no-start.'
-    : "";
-  throw new ServiceError(
-    `${
-      step.join(" ")
-    } failed: ${why}.${hint} The service file is at ${file}; ` +
-      `fix the problem and run "agentd service install" again.`,
-  );
-}
-
-function answer(result: CommandResult): string {
-  if (result.stdout !== "") return result.stdout;
-  return `unknown (${result.stderr || `exit ${result.code}`})`;
-}
-
-function logsHint(manager: ServiceManager, logFile?: string): string {
-  return manager === "systemd"
-    ? `journalctl --user -u ${SYSTEMD_UNIT} -f`
-    : `tail -f ${logFile ?? "<data dir>/logs/agentd.log"}`;
-}
-
-function serviceFile(manager: ServiceManager, ctx: CliContext): string {
-  try {
-    return serviceFilePath(manager, (name) => ctx.env[name]);
-  } catch (error) {
-    throw new ServiceError(messageOf(error));
-  }
-}
-
-function launchdDomain(): string {
-  const uid = Deno.uid();
-  if (uid === null) throw new ServiceError("cannot tell this user's uid");
-  return `gui/${uid}`;
 }
 
 /** The env file must exist; a file others can read gets a warning, not a refusal. */
