@@ -4,7 +4,10 @@
 # WouldBlock), then closes the server's stdin (the calls under way must still
 # be answered) and relays every line the server writes to its own stdout.
 #
-#   python3 slow_reader.py blocking|nonblocking <command> [args...]
+# Mode `closed`: reads the first answer, closes the pipe, sends the rest and
+# waits (60 s at most) for the server to exit on its own; stdin stays open.
+#
+#   python3 slow_reader.py blocking|nonblocking|closed <command> [args...]
 
 import fcntl
 import os
@@ -25,6 +28,8 @@ def main() -> int:
         fcntl.fcntl(write_end, fcntl.F_SETFL, flags | os.O_NONBLOCK)
     server = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=write_end)
     os.close(write_end)
+    if mode == "closed":
+        return reader_gone(server, read_end, requests)
     server.stdin.write(requests)
     server.stdin.flush()
     # Pages of a pipe are not always filled to the brim: a page short is full
@@ -46,6 +51,24 @@ def main() -> int:
             sys.stdout.buffer.write(chunk)
     sys.stdout.flush()
     return server.wait()
+
+
+def reader_gone(server: subprocess.Popen, read_end: int, requests: bytes) -> int:
+    """The client stops reading for good: the server must notice and exit."""
+    first, rest = requests.split(b"\n", 1)
+    server.stdin.write(first + b"\n")
+    server.stdin.flush()
+    with os.fdopen(read_end, "rb") as stdout:
+        sys.stdout.buffer.write(stdout.readline())
+    sys.stdout.flush()
+    server.stdin.write(rest)
+    server.stdin.flush()
+    try:
+        return server.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        print("the server did not exit after its stdout closed", file=sys.stderr)
+        server.kill()
+        return 3
 
 
 def unread(fd: int) -> int:

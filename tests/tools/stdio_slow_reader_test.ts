@@ -3,7 +3,8 @@
 // reading, blocking as most clients hand it over and non-blocking as some do
 // (the server's writes would meet WouldBlock), then ends the server's stdin.
 // Every answer must still arrive whole, once and in order, and the server
-// exit 0.
+// exit 0. A client that closes its end instead gets a server that logs the
+// failed write once and exits, though its stdin stays open.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -17,50 +18,67 @@ import {
 
 const CALLS = 400;
 
+/** slow_reader.py in `mode` between the test and `agentd mcp conformance`. */
+async function throughClient(
+  mode: string,
+  requests: unknown[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  await using dir = await tempDir();
+  const client = new Deno.Command("python3", {
+    args: [
+      join(ROOT, "tests/tools/slow_reader.py"),
+      mode,
+      Deno.execPath(),
+      "run",
+      "-A",
+      FIXTURE_CLI,
+      "mcp",
+      "conformance",
+      "--data-dir",
+      dir.path,
+    ],
+    cwd: ROOT,
+    env: { NO_COLOR: "1" },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = client.stdin.getWriter();
+  await writer.write(
+    new TextEncoder().encode(
+      requests.map((request) => JSON.stringify(request) + "\n").join(""),
+    ),
+  );
+  await writer.close();
+  const { code, stdout, stderr } = await client.output();
+  const decoder = new TextDecoder();
+  return {
+    code,
+    stdout: decoder.decode(stdout),
+    stderr: decoder.decode(stderr),
+  };
+}
+
+const listCalls = (count: number) => [
+  INITIALIZE_REQUEST,
+  { jsonrpc: "2.0", method: "notifications/initialized" },
+  ...Array.from({ length: count }, (_, index) => ({
+    jsonrpc: "2.0",
+    id: index + 2,
+    method: "tools/list",
+  })),
+];
+
 for (const mode of ["nonblocking", "blocking"]) {
   Deno.test(`stdio: a ${mode} stdout left full gets every answer, whole and in order`, async () => {
-    await using dir = await tempDir();
-    const requests = [
-      INITIALIZE_REQUEST,
-      { jsonrpc: "2.0", method: "notifications/initialized" },
-      ...Array.from({ length: CALLS }, (_, index) => ({
-        jsonrpc: "2.0",
-        id: index + 2,
-        method: "tools/list",
-      })),
-    ];
-    const client = new Deno.Command("python3", {
-      args: [
-        join(ROOT, "tests/tools/slow_reader.py"),
-        mode,
-        Deno.execPath(),
-        "run",
-        "-A",
-        FIXTURE_CLI,
-        "mcp",
-        "conformance",
-        "--data-dir",
-        dir.path,
-      ],
-      cwd: ROOT,
-      env: { NO_COLOR: "1" },
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const writer = client.stdin.getWriter();
-    await writer.write(
-      new TextEncoder().encode(
-        requests.map((request) => JSON.stringify(request) + "\n").join(""),
-      ),
+    const { code, stdout, stderr: errors } = await throughClient(
+      mode,
+      listCalls(CALLS),
     );
-    await writer.close();
-    const { code, stdout, stderr } = await client.output();
-    const errors = new TextDecoder().decode(stderr);
 
     assert.equal(code, 0, errors);
     assert.match(errors, /stdout pipe full/);
-    const lines = new TextDecoder().decode(stdout).split("\n");
+    const lines = stdout.split("\n");
     assert.equal(lines.pop(), "", "the last answer ends with a newline");
     assert.equal(lines.length, CALLS + 1, errors);
     const answers = lines.map((line): unknown => JSON.parse(line));
@@ -87,3 +105,17 @@ for (const mode of ["nonblocking", "blocking"]) {
     assert.ok(!logs.some((log) => log.event === "stdio_error"), errors);
   });
 }
+
+Deno.test("stdio: a client that closes its end of stdout is logged and the server exits", async () => {
+  const { code, stdout, stderr } = await throughClient(
+    "closed",
+    listCalls(20),
+  );
+  assert.equal(code, 0, stderr);
+  assert.match(stdout, /"protocolVersion"/);
+  const failures = stderr.split("\n").map(parseLogLine).filter((log) =>
+    log?.event === "stdio_error"
+  ).map((log) => JSON.stringify(log?.error));
+  assert.equal(failures.length, 1, stderr);
+  assert.match(failures[0], /Writing to stdout failed, closing: Broken pipe/);
+});
