@@ -4,7 +4,8 @@
 // it went out and part sits in that buffer, so the count is lost and the
 // frames after it come out cut or twice. Such a stdout is reopened as its own
 // blocking description instead (Linux: /proc/self/fd/1 opens the pipe anew),
-// written as unbuffered as any file.
+// written as unbuffered as any file. Elsewhere (no /proc) stdout is used as
+// it is, and WouldBlock on it is reported as a write failure.
 
 import type { ByteSink } from "./line_frames.ts";
 
@@ -71,6 +72,8 @@ export function blockingStdout(
   try {
     // A regular file reopened would start over at offset 0.
     if (Deno.statSync(paths.fd).isFile) return {};
+    // The client is reading this pipe (it just started us), so the open does
+    // not wait for a reader as a FIFO's would.
     return { file: Deno.openSync(paths.fd, { write: true }) };
   } catch (error) {
     // A socket cannot be reopened by path (ENXIO).
