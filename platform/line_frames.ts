@@ -97,7 +97,8 @@ export interface ByteSink {
 
 /**
  * Writes lines in order. Lines queued while a write runs, or in the same
- * turn of the event loop, leave together in one write.
+ * turn of the event loop, leave together in one write. A write that fails
+ * fails every line after it; `failed` hears of it once.
  */
 export class LineWriter {
   #encoder = new TextEncoder();
@@ -106,9 +107,11 @@ export class LineWriter {
   #running: Promise<void> | undefined;
   #failure: Error | undefined;
   readonly #sink: ByteSink;
+  readonly #failed: ((error: Error) => void) | undefined;
 
-  constructor(sink: ByteSink) {
+  constructor(sink: ByteSink, failed?: (error: Error) => void) {
     this.#sink = sink;
+    this.#failed = failed;
   }
 
   /** Queues `line` (without its newline); resolves once it is written. */
@@ -146,6 +149,7 @@ export class LineWriter {
           }
           this.#queue = [];
           this.#waiters = [];
+          this.#failed?.(this.#failure);
           return;
         }
         for (const waiter of waiters) waiter.resolve();

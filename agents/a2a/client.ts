@@ -1,20 +1,13 @@
 // Remote A2A agents: their cards (fetched with a timeout and a size bound)
-// and message delivery through @a2a-js/sdk's client, which picks the
-// transport (JSON-RPC or HTTP+JSON) and the protocol version (1.0, or 0.3
-// through its compat layer) from the card. This file is the one import
-// seam of the SDK.
+// and message delivery through @a2a-js/sdk's client (agents/a2a/sdk_client.ts,
+// the one import seam of the SDK, loaded on the first message sent).
 
-import { AgentCard, Message, SendMessageRequest, Task } from "@a2a-js/sdk";
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-} from "@a2a-js/sdk/client";
 import { z } from "zod";
 import { messageOf } from "../../platform/errors.ts";
+import { lazy } from "../../platform/lazy.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { type CardSummary, readCard } from "./card.ts";
+import type { Answer } from "./sdk_client.ts";
 
 /** A remote agent that cannot be reached or answered badly; `reason` says how. */
 export class RemoteAgentError extends Error {
@@ -161,49 +154,27 @@ export class RemoteAgents {
     for (const { url } of card.interfaces) {
       this.#check(address, parseAddress(url));
     }
-    let result: Message | Task;
+    let answer: Answer;
     try {
-      const transport = {
+      const { deliver } = await lazy<typeof import("./sdk_client.ts")>(
+        "./sdk_client.ts",
+        import.meta.url,
+      );
+      answer = await deliver({
         fetchImpl: this.#fetch,
-        legacyCompat: { enabled: true },
-      };
-      const factory = new ClientFactory(
-        ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-          transports: [
-            new JsonRpcTransportFactory(transport),
-            new RestTransportFactory(transport),
-          ],
-        }),
-      );
-      // The SDK picks transport and version from the interfaces alone.
-      const client = await factory.createFromAgentCard(
-        AgentCard.fromJSON({
-          name: card.name,
-          supportedInterfaces: card.interfaces,
-          capabilities: {},
-        }),
-      );
-      result = await client.sendMessage(
-        SendMessageRequest.fromJSON({
-          message: {
-            messageId: crypto.randomUUID(),
-            role: "ROLE_USER",
-            parts: [{ text: message.text }],
-            metadata: message.metadata,
-            ...(message.contextId ? { contextId: message.contextId } : {}),
-          },
-          configuration: {
-            acceptedOutputModes: ["text/plain", "application/json"],
-            returnImmediately: message.returnImmediately ?? false,
-          },
-        }),
-        { signal },
-      );
+        name: card.name,
+        interfaces: card.interfaces,
+        text: message.text,
+        metadata: message.metadata,
+        contextId: message.contextId,
+        returnImmediately: message.returnImmediately,
+        signal,
+      });
     } catch (error) {
       if (signal?.aborted) throw error;
       throw new RemoteAgentError(address, reasonOf(error));
     }
-    return replyOf(address, card.name, result);
+    return replyOf(address, card.name, answer);
   }
 
   async #fetchJson(url: URL, signal?: AbortSignal): Promise<unknown> {
@@ -352,13 +323,13 @@ const FAILED_STATES = new Set([
 function replyOf(
   address: string,
   agent: string,
-  result: Message | Task,
+  answer: Answer,
 ): RemoteReply {
-  if ("messageId" in result) {
-    const message = messageJson.parse(Message.toJSON(result));
+  if ("message" in answer) {
+    const message = messageJson.parse(answer.message);
     return { agent, text: textOf(message.parts) };
   }
-  const task = taskJson.parse(Task.toJSON(result));
+  const task = taskJson.parse(answer.task);
   const state = task.status?.state ?? "TASK_STATE_UNSPECIFIED";
   const statusText = textOf(task.status?.message?.parts);
   if (FAILED_STATES.has(state)) {

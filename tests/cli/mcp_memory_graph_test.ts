@@ -218,6 +218,38 @@ Deno.test("agentd serve's start graph holds no server module", async () => {
   assert.deepEqual(servers, []);
 });
 
+// Idle memory (bench/README.md): @a2a-js/sdk (about 1 MiB) loads with the
+// first message to a remote agent (agents/a2a/sdk_client.ts), not with the
+// routes and agents that may send one.
+Deno.test("agentd serve loads @a2a-js/sdk only when a remote agent is called", async () => {
+  const loaded = new Set<string>();
+  for (
+    const entry of [
+      "main.ts",
+      "cli/serve.ts",
+      "cli/boot.ts",
+      "cli/http_face.ts",
+      "cli/agents.ts",
+    ]
+  ) {
+    for (const specifier of await codeClosure(entry)) loaded.add(specifier);
+  }
+  assert.ok(
+    loaded.has(`${root}agents/a2a/client.ts`),
+    "the graph walk reached the remote agents client",
+  );
+  assert.ok(!loaded.has(`${root}agents/a2a/sdk_client.ts`));
+  assert.deepEqual(
+    [...loaded].filter((s) => s.startsWith("npm:/@a2a-js/sdk@")),
+    [],
+  );
+  const seam = await codeClosure("agents/a2a/sdk_client.ts");
+  assert.ok(
+    [...seam].some((s) => s.startsWith("npm:/@a2a-js/sdk@")),
+    "the graph names the SDK as npm:/@a2a-js/sdk@…",
+  );
+});
+
 // Memory's config.ts imports its embedder and service defaults (its owner's files).
 Deno.test("a server's config section loads without the server", async () => {
   for (const id of SERVER_FOLDERS.filter((id) => id !== "memory")) {

@@ -251,3 +251,31 @@ Deno.test("stdio transport: an SDK server answers over it; a malformed line betw
   assert.equal(serverErrors, 1, "the malformed line reached onerror once");
   await server.close();
 });
+
+Deno.test("stdio transport: a write that fails (the client closed stdout) is reported once and closes it", async () => {
+  const pipe = new TransformStream<Uint8Array, Uint8Array>();
+  const transport = new DenoStdioTransport({
+    input: pipe.readable,
+    output: { write: () => Promise.reject(new Error("Broken pipe")) },
+  });
+  const errors: string[] = [];
+  let closes = 0;
+  transport.onerror = (error) => errors.push(error.message);
+  transport.onclose = () => closes++;
+  await transport.start();
+  const sent = [
+    transport.send({ jsonrpc: "2.0", id: 1, result: {} }),
+    transport.send({ jsonrpc: "2.0", id: 2, result: {} }),
+  ];
+  for (const result of await Promise.allSettled(sent)) {
+    assert.equal(result.status, "rejected");
+  }
+  await transport.ended;
+  assert.deepEqual(errors, ["Writing to stdout failed, closing: Broken pipe"]);
+  assert.equal(closes, 1);
+  await assert.rejects(
+    transport.send({ jsonrpc: "2.0", id: 3, result: {} }),
+    /Broken pipe/,
+  );
+  assert.equal(closes, 1);
+});

@@ -1,9 +1,10 @@
 // Picks the Desktop backend for this OS and opens it with its clipboard.
 // Opening checks the display and permissions: a failure says how to fix it.
-// Only this OS's backend (and its FFI bindings) is imported: idle memory.
+// Only this OS's backend (and its FFI bindings) is imported, and the X11 one
+// only when a display is named: idle memory on headless machines.
 
 import type { DesktopControlConfig } from "./config.ts";
-import type { Clipboard, Desktop } from "./desktop.ts";
+import { type Clipboard, type Desktop, displayNotSet } from "./desktop.ts";
 import { CommandClipboard } from "./clipboard_command.ts";
 import { lazy } from "../../platform/lazy.ts";
 
@@ -38,6 +39,8 @@ export async function openDesktop(
       clipboard: new CommandClipboard(os),
     };
   }
+  const name = config.display ?? env.DISPLAY;
+  if (name === undefined || name === "") throw displayNotSet();
   const [{ X11Desktop }, { X11Clipboard }] = await Promise.all([
     lazy<typeof import("./desktop_x11.ts")>(
       "./desktop_x11.ts",
@@ -48,7 +51,6 @@ export async function openDesktop(
       import.meta.url,
     ),
   ]);
-  const name = config.display ?? env.DISPLAY;
   const desktop = X11Desktop.open(name);
   const clipboard = new X11Clipboard({
     prefer: config.clipboard,

@@ -83,6 +83,16 @@ export class DesktopUnavailable extends Error {
   }
 }
 
+/** No X display named (no DISPLAY, no config key `display`): nothing to control. */
+export function displayNotSet(): DesktopUnavailable {
+  return new DesktopUnavailable(
+    "DISPLAY is not set: there is no X display to control. Run agentd inside a desktop session, " +
+      "or start an X server (e.g. `Xvfb :99 &`) and set DISPLAY=:99 (or the desktop-control " +
+      "config key `display`).",
+    "display",
+  );
+}
+
 /** The clipboard of the desktop session, as text. */
 export interface Clipboard {
   /** How it is reached (`xclip`, `xsel`, `pbcopy`, `powershell`), or why not. */

@@ -18,7 +18,7 @@ import {
   type XtstLibrary,
 } from "../../ffi/x11.ts";
 import { messageOf } from "../../platform/errors.ts";
-import { DesktopUnavailable } from "./desktop.ts";
+import { DesktopUnavailable, displayNotSet } from "./desktop.ts";
 
 interface XErrorRecord {
   code: number;
@@ -174,14 +174,7 @@ export class XDisplay {
 
   /** Connects to `name` (`:99`), checks XTEST; throws DesktopUnavailable saying how to fix. */
   static open(name: string | undefined): XDisplay {
-    if (name === undefined || name === "") {
-      throw new DesktopUnavailable(
-        "DISPLAY is not set: there is no X display to control. Run agentd inside a desktop session, " +
-          "or start an X server (e.g. `Xvfb :99 &`) and set DISPLAY=:99 (or the desktop-control " +
-          "config key `display`).",
-        "display",
-      );
-    }
+    if (name === undefined || name === "") throw displayNotSet();
     const libs = loadLibraries();
     const { x11, xtst } = libs;
     const pointer = x11.symbols.XOpenDisplay(cString(name));

@@ -15,11 +15,12 @@ import {
   LineSplitter,
   LineWriter,
 } from "../../platform/line_frames.ts";
+import { stdoutSink } from "../../platform/stdout.ts";
 
 export interface StdioStreams {
   /** Defaults to `Deno.stdin.readable`. */
   input?: ReadableStream<Uint8Array>;
-  /** Defaults to synchronous writes to `Deno.stdout` (see `STDOUT`). */
+  /** Defaults to synchronous writes to stdout (platform/stdout.ts). */
   output?: ByteSink;
   /** The longest line accepted, in UTF-16 code units (default 10 MiB, as the SDK's). */
   maxLine?: number;
@@ -50,7 +51,10 @@ export class DenoStdioTransport implements Transport {
   constructor(streams: StdioStreams = {}) {
     this.ended = this.#ended.promise;
     this.#input = streams.input;
-    this.#writer = new LineWriter(streams.output ?? STDOUT);
+    this.#writer = new LineWriter(
+      streams.output ?? stdoutSink(),
+      (error) => this.#writeFailed(error),
+    );
     this.#splitter = new LineSplitter({
       line: (text) => this.#receive(text),
       oversized: (length) =>
@@ -91,6 +95,17 @@ export class DenoStdioTransport implements Transport {
     this.#ended.resolve();
     this.onclose?.();
     return Promise.resolve();
+  }
+
+  /** stdout is gone (the client closed it) or broken: nothing more can be answered. */
+  #writeFailed(error: Error): void {
+    if (this.#closed) return;
+    this.onerror?.(
+      new Error(`Writing to stdout failed, closing: ${error.message}`, {
+        cause: error,
+      }),
+    );
+    this.close();
   }
 
   async #read(reader: ChunkReader): Promise<void> {
@@ -134,16 +149,6 @@ export class DenoStdioTransport implements Transport {
     }
   }
 }
-
-/**
- * stdout written synchronously, on this thread, as Node-compatible
- * `process.stdout` does: `Deno.stdout.write` hands each write to another
- * thread (twice the futex calls per answer), and a client that stops reading
- * stalls the server either way.
- */
-const STDOUT: ByteSink = {
-  write: (bytes) => Promise.resolve(Deno.stdout.writeSync(bytes)),
-};
 
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
