@@ -141,6 +141,10 @@ export class KvBackend implements MemoryBackend {
     return await this.#writes.write({
       // Tag rows are not read: the entry's check guards them (see below).
       reads: [entryKey, counterKey],
+      // An entry this process's index does not hold is new, unless another
+      // process wrote it: the commit checks it absent either way.
+      absent: (k) =>
+        k === entryKey && this.#indexes.get(ns)?.index.meta(key) === undefined,
       plan: (view) => {
         const current = view.get(entryKey);
         // A corrupt record may still be overwritten (its tag rows are then left behind).
