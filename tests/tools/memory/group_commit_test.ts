@@ -212,6 +212,13 @@ Deno.test("group commit: a belief another process made stale costs a failed comm
       here.put(entry("c", "here 5"), "update"),
       EntryNotFound,
     );
+    // Deleted here, written again there: a delete here finds it (nothing to
+    // commit would check the belief, so it reads).
+    assert.equal(await here.delete("ns", "b"), true);
+    await there.put(entry("b", "there 3"), "upsert");
+    assert.equal(await here.delete("ns", "b"), true);
+    assert.deepEqual(await here.countByNamespace(), { ns: 1 });
+    await here.put(entry("b", "here 6"), "upsert");
     assert.deepEqual(await here.countByNamespace(), { ns: 2 });
     assert.deepEqual(await there.countByNamespace(), { ns: 2 });
     assert.equal((await there.get("ns", "a"))?.value, "here 3");

@@ -270,12 +270,18 @@ export class GroupCommit {
         planned.push({ pending, plan });
         taken++;
       }
-      if (doubt) {
+      const mutations = lastPerKey(planned.flatMap((p) => p.plan.mutations));
+      const checked = planned.flatMap((p) => p.pending.write.reads);
+      // Nothing to commit checks nothing: an answer from kept values (say "no
+      // such entry" to a delete) must come from a read.
+      if (
+        doubt ||
+        (mutations.length === 0 &&
+          checked.some((key) => vouched.has(keyId(key))))
+      ) {
         fresh = true;
         continue;
       }
-      const mutations = lastPerKey(planned.flatMap((p) => p.plan.mutations));
-      const checked = planned.flatMap((p) => p.pending.write.reads);
       let version: string | null = null;
       if (mutations.length > 0) {
         let result;
