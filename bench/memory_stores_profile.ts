@@ -6,8 +6,10 @@
 // self time of the main thread. In flight 1: one writer waiting for each
 // answer (no batching), as one MCP client calling tools one at a time.
 //
-//   deno run -A bench/memory_stores_profile.ts [stores] [in flight] [store|turn]
+//   deno run -A bench/memory_stores_profile.ts [stores] [in flight] [store|untagged|turn]
 //
+// `untagged`: store_memory without `tags` (the entry's tags are kept), as
+// clients often call it.
 // `turn`: an agent turn instead of a store, as the agent loop makes it: the
 // session's history (20 messages), then store_conversation of the user
 // message and the answer; each writer has its own session.
@@ -32,6 +34,7 @@ import {
 const count = Number(Deno.args[0] ?? 4000);
 const lanes = Number(Deno.args[1] ?? 32);
 const turns = Deno.args[2] === "turn";
+const untagged = Deno.args[2] === "untagged";
 
 // Deno KV calls per store, by kind.
 const kvOps = countKvOps();
@@ -79,7 +82,8 @@ async function run(items: EntryInput[]): Promise<void> {
     while (next < items.length) {
       const item = items[next++];
       if (!turns) {
-        await memory.store({}, item);
+        const { tags, ...rest } = item;
+        await memory.store({}, untagged ? rest : { ...rest, tags });
         continue;
       }
       const session = `${item.key.startsWith("warm-") ? "warm" : "s"}-${lane}`;
@@ -114,7 +118,11 @@ const used = cpuMs() - cpu;
 kvOps.on = false;
 console.log(
   `MemoryService.${
-    turns ? "history + storeConversation" : "store"
+    turns
+      ? "history + storeConversation"
+      : untagged
+      ? "store (no tags)"
+      : "store"
   } × ${count}, ${lanes} in flight: ${
     Math.round(count / wall * 1000)
   } stores/s, ${Math.round(used / count * 1000)} µs CPU per store`,

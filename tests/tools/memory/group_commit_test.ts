@@ -333,13 +333,15 @@ Deno.test("store_memory keeps the created_at of the entry it replaces, decided i
       [back.value, back.tags, back.created_at],
       ["three", ["b"], T0],
     );
-    // Omitted tags keep the entry's tags (this path reads the entry first).
+    // Omitted tags keep the entry's tags (as this process knows them, no read).
+    const reads = entryReads;
     const kept = await memory.store({}, {
       namespace: "ns",
       key: "k",
       value: "4",
     });
     assert.deepEqual([kept.entry.tags, kept.entry.created_at], [["b"], T0]);
+    assert.equal(entryReads, reads);
   } finally {
     await backend.close();
   }
