@@ -282,7 +282,6 @@ export class GroupCommit {
         fresh = true;
         continue;
       }
-      let version: string | null = null;
       if (mutations.length > 0) {
         let result;
         try {
@@ -307,8 +306,7 @@ export class GroupCommit {
           fresh = true;
           continue;
         }
-        version = result.version;
-        this.#remember(view, checked, mutations, version);
+        this.#remember(view, checked, mutations, result.version);
       }
       for (const p of planned) {
         p.plan.applied?.();
