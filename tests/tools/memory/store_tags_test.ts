@@ -8,13 +8,14 @@ import { join } from "node:path";
 import { openKvStore } from "../../../platform/store_kv.ts";
 import { createLogger } from "../../../platform/log.ts";
 import { KvBackend } from "../../../tools/memory/backends/kv.ts";
+import { DeferredBackend } from "../../../tools/memory/backends/deferred.ts";
 import { BuiltinEmbedder } from "../../../tools/memory/embedder_builtin.ts";
 import { MemoryService } from "../../../tools/memory/service.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 
 async function service(
-  backend: KvBackend,
+  backend: KvBackend | DeferredBackend,
   dataKey: CryptoKey,
   clock: () => number,
 ): Promise<MemoryService> {
@@ -69,71 +70,86 @@ function failures(memory: MemoryService): number {
   return metric?.samples.length ?? 0;
 }
 
-Deno.test("store_memory without tags keeps them with no read: one commit", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "store_tags_test_" });
-  const kv = countKv();
-  const now = T0;
-  const backend = await KvBackend.open(
-    await openKvStore(join(dir, "store.kv")),
+const kv = countKv();
+
+for (const deferred of [false, true]) {
+  Deno.test(
+    `store_memory without tags keeps them with no read: one commit${
+      deferred ? " (behind DeferredBackend, as the daemon opens it)" : ""
+    }`,
+    async () => {
+      const dir = await Deno.makeTempDir({ prefix: "store_tags_test_" });
+      const now = T0;
+      const opened = KvBackend.open(await openKvStore(join(dir, "store.kv")));
+      const backend = deferred
+        ? new DeferredBackend("local", opened)
+        : await opened;
+      if (backend instanceof DeferredBackend) await backend.ready();
+      const memory = await service(backend, await dataKey(), () => now);
+      try {
+        await memory.store({}, {
+          namespace: "ns",
+          key: "warm",
+          value: "the namespace counter is read once",
+        });
+        await memory.store({}, {
+          namespace: "ns",
+          key: "k",
+          value: "amber lantern",
+          tags: ["a", "b"],
+        });
+        await memory.store({}, {
+          namespace: "ns",
+          key: "secret",
+          value: "the vault code",
+          tags: ["sensitive"],
+        });
+        kv.reads = 0;
+        kv.commits = 0;
+        kv.on = true;
+        const kept = await memory.store({}, {
+          namespace: "ns",
+          key: "k",
+          value: "blue harbour",
+        });
+        const fresh = await memory.store({}, {
+          namespace: "ns",
+          key: "new",
+          value: "green field",
+        });
+        const sealed = await memory.store({}, {
+          namespace: "ns",
+          key: "secret",
+          value: "the new vault code",
+        });
+        kv.on = false;
+        assert.deepEqual([kv.reads, kv.commits], [0, 3]);
+        assert.deepEqual(
+          [kept.replaced, kept.entry.tags, kept.entry.value],
+          [true, ["a", "b"], "blue harbour"],
+        );
+        assert.deepEqual([fresh.replaced, fresh.entry.tags], [false, []]);
+        // Still sensitive: encrypted at rest, found by key only.
+        assert.deepEqual(
+          [sealed.entry.sensitive, sealed.entry.tags],
+          [true, ["sensitive"]],
+        );
+        const back = await memory.retrieve({}, "ns", "secret");
+        assert.equal(back.value, "the new vault code");
+        const stored = await backend.get("ns", "secret");
+        assert.ok(
+          stored && !stored.value.includes("vault"),
+          "encrypted at rest",
+        );
+        const found = await memory.search({}, "ns", "vault", 5);
+        assert.ok(found.hits.every((hit) => hit.key !== "secret"));
+      } finally {
+        await backend.close();
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
   );
-  const memory = await service(backend, await dataKey(), () => now);
-  try {
-    await memory.store({}, {
-      namespace: "ns",
-      key: "warm",
-      value: "the namespace counter is read once",
-    });
-    await memory.store({}, {
-      namespace: "ns",
-      key: "k",
-      value: "amber lantern",
-      tags: ["a", "b"],
-    });
-    await memory.store({}, {
-      namespace: "ns",
-      key: "secret",
-      value: "the vault code",
-      tags: ["sensitive"],
-    });
-    kv.on = true;
-    const kept = await memory.store({}, {
-      namespace: "ns",
-      key: "k",
-      value: "blue harbour",
-    });
-    const fresh = await memory.store({}, {
-      namespace: "ns",
-      key: "new",
-      value: "green field",
-    });
-    const sealed = await memory.store({}, {
-      namespace: "ns",
-      key: "secret",
-      value: "the new vault code",
-    });
-    kv.on = false;
-    assert.deepEqual([kv.reads, kv.commits], [0, 3]);
-    assert.deepEqual(
-      [kept.replaced, kept.entry.tags, kept.entry.value],
-      [true, ["a", "b"], "blue harbour"],
-    );
-    assert.deepEqual([fresh.replaced, fresh.entry.tags], [false, []]);
-    // Still sensitive: encrypted at rest, found by key only.
-    assert.deepEqual(
-      [sealed.entry.sensitive, sealed.entry.tags],
-      [true, ["sensitive"]],
-    );
-    const back = await memory.retrieve({}, "ns", "secret");
-    assert.equal(back.value, "the new vault code");
-    const stored = await backend.get("ns", "secret");
-    assert.ok(stored && !stored.value.includes("vault"), "encrypted at rest");
-    const found = await memory.search({}, "ns", "vault", 5);
-    assert.ok(found.hits.every((hit) => hit.key !== "secret"));
-  } finally {
-    await backend.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+}
 
 Deno.test("store_memory without tags, tags changed by another process: the store reads them and keeps them", async () => {
   const dir = await Deno.makeTempDir({ prefix: "store_tags_test_" });
