@@ -14,11 +14,11 @@ import { MemoryService } from "../../../tools/memory/service.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 
-async function service(
+function service(
   backend: KvBackend | DeferredBackend,
   dataKey: CryptoKey,
   clock: () => number,
-): Promise<MemoryService> {
+): MemoryService {
   return new MemoryService({
     backend,
     embedder: new BuiltinEmbedder(),
@@ -85,7 +85,7 @@ for (const deferred of [false, true]) {
         ? new DeferredBackend("local", opened)
         : await opened;
       if (backend instanceof DeferredBackend) await backend.ready();
-      const memory = await service(backend, await dataKey(), () => now);
+      const memory = service(backend, await dataKey(), () => now);
       try {
         await memory.store({}, {
           namespace: "ns",
@@ -158,8 +158,8 @@ Deno.test("store_memory without tags, tags changed by another process: the store
   let now = T0;
   const hereBackend = await KvBackend.open(await openKvStore(path));
   const thereBackend = await KvBackend.open(await openKvStore(path));
-  const here = await service(hereBackend, key, () => now);
-  const there = await service(thereBackend, key, () => now);
+  const here = service(hereBackend, key, () => now);
+  const there = service(thereBackend, key, () => now);
   try {
     await here.store({}, {
       namespace: "ns",
