@@ -3,9 +3,16 @@
 // bench/memory_stores_bench.ts's in-process row runs it (no MCP, no kit).
 // Prints CPU per store (this process, all threads: the KV thread included),
 // the Deno KV calls per store, and the functions and files with the most
-// self time of the main thread.
+// self time of the main thread. In flight 1: one writer waiting for each
+// answer (no batching), as one MCP client calling tools one at a time.
 //
-//   deno run -A bench/memory_stores_profile.ts [stores] [in flight]
+//   deno run -A bench/memory_stores_profile.ts [stores] [in flight] [store|untagged|turn]
+//
+// `untagged`: store_memory without `tags` (the entry's tags are kept), as
+// clients often call it.
+// `turn`: an agent turn instead of a store, as the agent loop makes it: the
+// session's history (20 messages), then store_conversation of the user
+// message and the answer; each writer has its own session.
 //
 // MEMORY_PROFILE_CPU=1: no profiler, only CPU per store (for before/after runs).
 
@@ -26,6 +33,8 @@ import {
 
 const count = Number(Deno.args[0] ?? 4000);
 const lanes = Number(Deno.args[1] ?? 32);
+const turns = Deno.args[2] === "turn";
+const untagged = Deno.args[2] === "untagged";
 
 // Deno KV calls per store, by kind.
 const kvOps = countKvOps();
@@ -69,9 +78,20 @@ const memory = await memoryService(backend);
 
 async function run(items: EntryInput[]): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: lanes }, async () => {
+  await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
     while (next < items.length) {
-      await memory.store({}, items[next++]);
+      const item = items[next++];
+      if (!turns) {
+        const { tags, ...rest } = item;
+        await memory.store({}, untagged ? rest : { ...rest, tags });
+        continue;
+      }
+      const session = `${item.key.startsWith("warm-") ? "warm" : "s"}-${lane}`;
+      await memory.history({}, session, 20);
+      await memory.storeConversation({}, session, [
+        { role: "user", content: item.value.slice(0, 200) },
+        { role: "assistant", content: item.value },
+      ]);
     }
   }));
 }
@@ -97,7 +117,13 @@ const wall = performance.now() - started;
 const used = cpuMs() - cpu;
 kvOps.on = false;
 console.log(
-  `MemoryService.store × ${count}, ${lanes} in flight: ${
+  `MemoryService.${
+    turns
+      ? "history + storeConversation"
+      : untagged
+      ? "store (no tags)"
+      : "store"
+  } × ${count}, ${lanes} in flight: ${
     Math.round(count / wall * 1000)
   } stores/s, ${Math.round(used / count * 1000)} µs CPU per store`,
 );

@@ -369,10 +369,15 @@ export class KvStore implements Store {
       return changed ? { ok: false } : "retry";
     }
     const superseded: ChunkHeader[] = [];
-    for (const m of prepared.mutations) {
+    for (const [i, m] of prepared.mutations.entries()) {
       const old = current.get(m.id)?.value;
       if (isChunkHeader(old)) superseded.push(old);
+      // A later commit checking the key at this version need not read it, as after a getMany.
+      if (
+        m.type === "set" && !m.newKey && plans[i].header instanceof Uint8Array
+      ) this.#inline.set(m.id, result.versionstamp);
     }
+    if (this.#inline.size > MAX_INLINE_VERSIONS) this.#inline.clear();
     // The new values are committed; leftover chunks would only cost space.
     await this.#deleteChunks(superseded).catch(() => {});
     return { ok: true, version: result.versionstamp };

@@ -13,6 +13,7 @@ import { ToolError } from "../kit/mod.ts";
 import {
   EntryNotFound,
   type MemoryBackend,
+  TagsChanged,
   upsertKeepingCreated,
 } from "./backends/port.ts";
 import type { Embedder } from "./model.ts";
@@ -132,28 +133,79 @@ export class MemoryService {
   ): Promise<{ entry: MemoryEntry; replaced: boolean }> {
     this.assertNamespace(caller, input.namespace);
     const now = new Date(this.#clock()).toISOString();
-    // Given tags need nothing from the old entry: its created_at is kept within the write.
-    const given = input.tags !== undefined;
-    const existing = given
-      ? null
-      : await this.backend.get(input.namespace, input.key);
+    if (input.tags !== undefined) {
+      // Given tags need nothing from the old entry: its created_at is kept within the write.
+      const tags = normalizeTags(input.tags);
+      return await this.#store(
+        input,
+        tags,
+        now,
+        now,
+        "kept",
+        (entry) => upsertKeepingCreated(this.backend, entry),
+      );
+    }
+    // Omitted tags keep the entry's tags: as this process knows them, checked
+    // at the write (another process may have changed them), else read first.
+    const known = this.backend.knownTags?.(input.namespace, input.key);
+    const keeping = this.backend.upsertKeepingCreated?.bind(this.backend);
+    if (known !== undefined && keeping) {
+      const tags = normalizeTags([...(known ?? [])]);
+      try {
+        return await this.#store(
+          input,
+          tags,
+          now,
+          now,
+          "kept",
+          (entry) =>
+            keeping(entry, known).catch((error) => {
+              // Not a failed store: it is prepared again below.
+              if (error instanceof TagsChanged) return STALE;
+              throw error;
+            }),
+        );
+      } catch (error) {
+        if (!(error instanceof TagsChanged)) throw error;
+      }
+    }
+    const existing = await this.backend.get(input.namespace, input.key);
+    const tags = normalizeTags(existing?.tags ?? []);
+    return await this.#store(
+      input,
+      tags,
+      existing?.created_at ?? now,
+      now,
+      "given",
+      (entry) => this.backend.put(entry, "upsert"),
+    );
+  }
+
+  /**
+   * Prepares the entry and writes it with `write`; throws TagsChanged when
+   * `write` answered STALE (counted as a store, not as a failed one).
+   * `created`: "kept" takes the created_at of the entry the write replaced,
+   * "given" keeps `createdAt`.
+   */
+  async #store(
+    input: { namespace: string; key: string; value: string },
+    tags: string[],
+    createdAt: string,
+    now: string,
+    created: "kept" | "given",
+    write: (entry: StoredEntry) => Promise<StoredEntry | null | typeof STALE>,
+  ): Promise<{ entry: MemoryEntry; replaced: boolean }> {
     const entry = await this.#prepare({
       namespace: input.namespace,
       key: input.key,
       value: input.value,
-      // Omitted tags keep the entry's tags; given tags (even []) replace them.
-      tags: normalizeTags(input.tags ?? existing?.tags ?? []),
-      created_at: existing?.created_at ?? now,
+      tags,
+      created_at: createdAt,
       updated_at: now,
     });
-    const previous = await this.stats.time(
-      "store",
-      () =>
-        given
-          ? upsertKeepingCreated(this.backend, entry)
-          : this.backend.put(entry, "upsert"),
-    );
-    if (given && previous) entry.created_at = previous.created_at;
+    const previous = await this.stats.time("store", () => write(entry));
+    if (previous === STALE) throw new TagsChanged(input.namespace, input.key);
+    if (created === "kept" && previous) entry.created_at = previous.created_at;
     this.#embedAfterCommit(entry);
     return { entry: await this.#open(entry), replaced: previous !== null };
   }
@@ -348,6 +400,9 @@ export class MemoryService {
     return this.stats.metrics(this.backend.status?.());
   }
 }
+
+/** What a write answers when it found the entry's tags changed: prepare it again. */
+const STALE = Symbol("stale");
 
 function notFound(namespace: string, key: string): ToolError {
   return new ToolError(

@@ -11,7 +11,7 @@ import {
   type Store,
 } from "../../../platform/store.ts";
 import { MemoryStore } from "../../../platform/store_memory.ts";
-import { KvStore } from "../../../platform/store_kv.ts";
+import { KvStore, openKvStore } from "../../../platform/store_kv.ts";
 import { KvBackend } from "../../../tools/memory/backends/kv.ts";
 import { EntryNotFound } from "../../../tools/memory/backends/port.ts";
 import type { Embedder, StoredEntry } from "../../../tools/memory/model.ts";
@@ -100,10 +100,11 @@ Deno.test("group commit: 200 concurrent puts share commits and all land", async 
   }
 });
 
-Deno.test("group commit over Deno KV: a batch reads its keys once, and no journal row before its commit", async () => {
+Deno.test("group commit over Deno KV: a write reads only what it cannot vouch for, and no journal row before its commit", async () => {
   const dir = await Deno.makeTempDir({ prefix: "group_commit_test_" });
   const raw = await Deno.openKv(join(dir, "store.kv"));
   const reads: Deno.KvKey[][] = [];
+  let commits = 0;
   const kv = new Proxy(raw, {
     get(target, property) {
       const value = Reflect.get(target, property);
@@ -119,49 +120,116 @@ Deno.test("group commit over Deno KV: a batch reads its keys once, and no journa
           return target.get(key);
         };
       }
+      if (property === "atomic") {
+        return () => {
+          const atomic = target.atomic();
+          const commit = atomic.commit.bind(atomic);
+          atomic.commit = () => {
+            commits++;
+            return commit();
+          };
+          return atomic;
+        };
+      }
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
   const backend = await KvBackend.open(new KvStore(kv));
+  const keysRead = () => reads.reduce((sum, keys) => sum + keys.length, 0);
   try {
-    // 8 new entries with one tag each: their entry rows and the counter (once
-    // per batch: the first write commits alone, the 7 others together); no
-    // tag row or journal row is read, before or at the commit.
+    // 8 new entries with one tag each: the first write commits alone and
+    // reads the namespace counter only (its entry is not in the index: taken
+    // as absent, checked absent at the commit); the 7 others commit together
+    // and read nothing (the counter as the first commit left it). No tag row
+    // or journal row is read, before or at the commit.
     await Promise.all(
       Array.from(
         { length: 8 },
         (_, i) => backend.put(entry(`k${i}`, `value ${i}`, ["t"]), "upsert"),
       ),
     );
-    const keysRead = () => reads.reduce((sum, keys) => sum + keys.length, 0);
-    assert.equal(keysRead(), 2 + 8);
-    assert.ok(reads.flat().every((key) => key[1] === "e" || key[1] === "n"));
+    assert.deepEqual(reads, [[["d", "n", "ns"]]]);
+    assert.equal(commits, 2);
+    // One client waiting for each answer: a lone new entry is one commit, no read.
     reads.length = 0;
-    // Replacing them: their journal rows exist now and are still not read.
+    commits = 0;
+    for (let i = 8; i < 12; i++) {
+      await backend.put(entry(`k${i}`, `value ${i}`, ["t"]), "upsert");
+    }
+    assert.deepEqual([keysRead(), commits], [0, 4]);
+    // Replacing them: the records as committed here are known, nothing is read.
+    commits = 0;
     await Promise.all(
       Array.from(
         { length: 8 },
         (_, i) => backend.put(entry(`k${i}`, `again ${i}`, ["t"]), "upsert"),
       ),
     );
-    assert.equal(keysRead(), 2 + 8);
-    assert.ok(reads.flat().every((key) => key[1] === "e" || key[1] === "n"));
+    assert.equal(keysRead(), 0);
+    assert.ok(commits <= 2, `8 writes in flight took ${commits} commits`);
     // Changing tags: the row of a dropped tag is read at the commit, to be deleted.
-    reads.length = 0;
+    commits = 0;
     await backend.put(entry("k0", "once more", ["u"]), "upsert");
-    assert.deepEqual(reads, [
-      [["d", "e", "ns", "k0"], ["d", "n", "ns"]],
-      [["d", "t", "ns", "t", "k0"]],
-    ]);
-    const byTag = await backend.list("ns", { tags: ["t"], limit: 10 });
-    assert.equal(byTag.entries.length, 7);
+    assert.deepEqual(reads, [[["d", "t", "ns", "t", "k0"]]]);
+    assert.equal(commits, 1);
+    const byTag = await backend.list("ns", { tags: ["t"], limit: 20 });
+    assert.equal(byTag.entries.length, 11);
     const byNewTag = await backend.list("ns", { tags: ["u"], limit: 10 });
     assert.deepEqual(byNewTag.entries.map((e) => e.key), ["k0"]);
-    reads.length = 0;
     assert.equal((await backend.get("ns", "k7"))?.value, "again 7");
-    assert.deepEqual(await backend.countByNamespace(), { ns: 8 });
+    assert.deepEqual(await backend.countByNamespace(), { ns: 12 });
   } finally {
     await backend.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("group commit: a belief another process made stale costs a failed commit, never a wrong write", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "group_commit_test_" });
+  const path = join(dir, "store.kv");
+  // Two daemons on one KV file: each knows only its own writes.
+  const here = await KvBackend.open(await openKvStore(path));
+  const there = await KvBackend.open(await openKvStore(path));
+  try {
+    await here.put(entry("a", "here 1", ["x"]), "upsert");
+    await here.put(entry("b", "here 2"), "upsert");
+    // Not in `there`'s index (taken as absent): the commit fails, the write
+    // reads and replaces the entry, and the counter is not counted twice.
+    const old = await there.put(entry("a", "there 1", ["y"]), "upsert");
+    assert.equal(old?.value, "here 1");
+    // An update of an entry `there` does not know is not refused.
+    const updated = await there.put(entry("b", "there 2"), "update");
+    assert.equal(updated?.value, "here 2");
+    // `here` kept the counter and "a" as it committed them: both are stale now.
+    assert.equal(
+      (await here.put(entry("a", "here 3"), "upsert"))?.value,
+      "there 1",
+    );
+    await here.put(entry("c", "here 4"), "upsert");
+    await there.delete("ns", "c");
+    // Deleted there, still believed present here: an update is refused, after a read.
+    await assert.rejects(
+      here.put(entry("c", "here 5"), "update"),
+      EntryNotFound,
+    );
+    // Deleted here, written again there: a delete here finds it (nothing to
+    // commit would check the belief, so it reads).
+    assert.equal(await here.delete("ns", "b"), true);
+    await there.put(entry("b", "there 3"), "upsert");
+    assert.equal(await here.delete("ns", "b"), true);
+    assert.deepEqual(await here.countByNamespace(), { ns: 1 });
+    await here.put(entry("b", "here 6"), "upsert");
+    assert.deepEqual(await here.countByNamespace(), { ns: 2 });
+    assert.deepEqual(await there.countByNamespace(), { ns: 2 });
+    assert.equal((await there.get("ns", "a"))?.value, "here 3");
+    assert.deepEqual(
+      (await there.list("ns", { tags: ["y"], limit: 10 })).entries,
+      [],
+    );
+    assert.equal(await there.get("ns", "c"), null);
+  } finally {
+    await here.close();
+    await there.close();
     await Deno.remove(dir, { recursive: true });
   }
 });
@@ -265,13 +333,15 @@ Deno.test("store_memory keeps the created_at of the entry it replaces, decided i
       [back.value, back.tags, back.created_at],
       ["three", ["b"], T0],
     );
-    // Omitted tags keep the entry's tags (this path reads the entry first).
+    // Omitted tags keep the entry's tags (as this process knows them, no read).
+    const reads = entryReads;
     const kept = await memory.store({}, {
       namespace: "ns",
       key: "k",
       value: "4",
     });
     assert.deepEqual([kept.entry.tags, kept.entry.created_at], [["b"], T0]);
+    assert.equal(entryReads, reads);
   } finally {
     await backend.close();
   }

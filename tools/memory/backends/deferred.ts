@@ -3,7 +3,11 @@
 // tools/list meanwhile, and calls that need storage wait for it.
 
 import { ForwardingBackend, type StorageCall } from "./forwarding.ts";
-import { type MemoryBackend, upsertKeepingCreated } from "./port.ts";
+import {
+  type MemoryBackend,
+  TagsChanged,
+  upsertKeepingCreated,
+} from "./port.ts";
 import type { BackendHealth, StorageStatus, StoredEntry } from "../model.ts";
 import { messageOf } from "../../../platform/errors.ts";
 
@@ -31,8 +35,26 @@ export class DeferredBackend extends ForwardingBackend {
     return this.#opening;
   }
 
-  upsertKeepingCreated(entry: StoredEntry): Promise<StoredEntry | null> {
-    return this.forward((b) => upsertKeepingCreated(b, entry));
+  upsertKeepingCreated(
+    entry: StoredEntry,
+    expectTags?: readonly string[] | null,
+  ): Promise<StoredEntry | null> {
+    return this.forward(async (b) => {
+      if (expectTags === undefined) return await upsertKeepingCreated(b, entry);
+      // A backend that cannot check the tags: the caller reads them instead.
+      if (!b.upsertKeepingCreated) {
+        throw new TagsChanged(entry.namespace, entry.key);
+      }
+      return await b.upsertKeepingCreated(entry, expectTags);
+    });
+  }
+
+  /** Known once open; while it opens the caller reads them (and waits, as every storage call). */
+  knownTags(
+    namespace: string,
+    key: string,
+  ): readonly string[] | null | undefined {
+    return this.#ready?.knownTags?.(namespace, key);
   }
 
   protected forward<R>(call: StorageCall<R>): Promise<R> {

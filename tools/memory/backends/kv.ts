@@ -14,7 +14,12 @@ import {
   type Store,
   type StoreKey,
 } from "../../../platform/store.ts";
-import { EntryNotFound, type ListQuery, type MemoryBackend } from "./port.ts";
+import {
+  EntryNotFound,
+  type ListQuery,
+  type MemoryBackend,
+  TagsChanged,
+} from "./port.ts";
 import { KvConversations } from "./kv_conversations.ts";
 import { NamespaceIndexes } from "./kv_namespaces.ts";
 import { IndexStore, journalMutation, newWriteId } from "./kv_index.ts";
@@ -111,14 +116,23 @@ export class KvBackend implements MemoryBackend {
     return this.#put(entry, mode, false);
   }
 
-  upsertKeepingCreated(entry: StoredEntry): Promise<StoredEntry | null> {
-    return this.#put(entry, "upsert", true);
+  upsertKeepingCreated(
+    entry: StoredEntry,
+    expectTags?: readonly string[] | null,
+  ): Promise<StoredEntry | null> {
+    return this.#put(entry, "upsert", true, expectTags);
+  }
+
+  /** From the index: this process's writes and what it loaded (another process's later writes are caught by expectTags). */
+  knownTags(namespace: string, key: string): readonly string[] | null {
+    return this.#indexes.get(namespace)?.index.meta(key)?.tags ?? null;
   }
 
   async #put(
     entry: StoredEntry,
     mode: "upsert" | "update",
     keepCreated: boolean,
+    expectTags?: readonly string[] | null,
   ): Promise<StoredEntry | null> {
     const tags = [...new Set(entry.tags)];
     if (tags.length > MAX_TAGS_PER_ENTRY) {
@@ -141,6 +155,10 @@ export class KvBackend implements MemoryBackend {
     return await this.#writes.write({
       // Tag rows are not read: the entry's check guards them (see below).
       reads: [entryKey, counterKey],
+      // An entry this process's index does not hold is new, unless another
+      // process wrote it: the commit checks it absent either way.
+      absent: (k) =>
+        k === entryKey && this.#indexes.get(ns)?.index.meta(key) === undefined,
       plan: (view) => {
         const current = view.get(entryKey);
         // A corrupt record may still be overwritten (its tag rows are then left behind).
@@ -148,6 +166,12 @@ export class KvBackend implements MemoryBackend {
         if (current === null && mode === "update") {
           throw new EntryNotFound(ns, key);
         }
+        if (
+          expectTags !== undefined &&
+          !(expectTags === null
+            ? current === null
+            : old !== null && sameTags(old.tags, expectTags))
+        ) throw new TagsChanged(ns, key);
         const kept = keepCreated && old !== null &&
           old.created_at !== entry.created_at;
         const mutations: Mutation[] = [{
@@ -421,4 +445,9 @@ export class KvBackend implements MemoryBackend {
     await this.#persisted.close();
     await this.#store.close();
   }
+}
+
+/** Same tags in the same order (the order is part of the entry). */
+function sameTags(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((tag, i) => tag === b[i]);
 }

@@ -80,6 +80,8 @@ export class KvConversations {
         checks: [{ key: sessionKey, version: known.version }],
         mutations: appendMutations(namespace, sessionId, known.count, records),
       });
+      // The group commit's copy of the record is older now (if it has one).
+      this.#writes.forget(sessionKey);
       if (committed.ok) {
         // The stored form of the new messages (extra as JSON), after those known.
         const added = known.messages && records.map(decodeMessage);

@@ -2,6 +2,14 @@
 // are planned together and written in one atomic Store commit. Each caller's
 // promise settles only after the commit holding its write succeeded, so an
 // acknowledged write is on disk; a failed commit acknowledges none of them.
+//
+// A batch's first attempt reads only the keys it cannot vouch for: the values
+// this process last committed (or read) are kept for a while, and a writer
+// may name keys it believes absent (an entry its index does not hold). Every
+// key is still checked at the commit, so a wrong belief (another process
+// wrote meanwhile) only fails that commit, and the next attempt reads all.
+// A lone writer (one client waiting for each answer) then makes one Store
+// call per write, its commit, instead of a read and a commit.
 
 import {
   type Check,
@@ -32,6 +40,11 @@ export class BatchView {
   /** Whether the key was read for this batch. */
   knows(key: StoreKey): boolean {
     return this.#values.has(keyId(key));
+  }
+
+  /** The version the key was read at (null: absent). */
+  versionOf(key: StoreKey): string | null {
+    return this.#versions.get(keyId(key)) ?? null;
   }
 
   load(
@@ -73,6 +86,11 @@ export interface Plan<T> {
 export interface GroupWrite<T> {
   /** Keys the write reads (they are checked at commit). */
   reads: StoreKey[];
+  /**
+   * Whether the writer believes this key of `reads` absent now (asked when
+   * its batch is planned): then it is not read; the commit checks it absent.
+   */
+  absent?(key: StoreKey): boolean;
   /** Plans against the batch view; throwing refuses this write alone. */
   plan(view: BatchView): Plan<T>;
 }
@@ -88,10 +106,22 @@ interface Planned {
   plan: Plan<unknown>;
 }
 
+/** Keys whose last committed value is kept, and the largest value kept. */
+const KNOWN_KEYS = 1024;
+const KNOWN_VALUE_BYTES = 4096;
+
+/** A key's value and version as this process last committed or read it. */
+interface Known {
+  value: StoreValue | null;
+  version: string | null;
+}
+
 export class GroupCommit {
   #store: Store;
   #queue: Pending[] = [];
   #running: Promise<void> | null = null;
+  /** Key id -> its value as of this process's last commit of it, most recent last. */
+  #known = new Map<string, Known>();
 
   constructor(store: Store) {
     this.#store = store;
@@ -109,6 +139,11 @@ export class GroupCommit {
       });
       this.#running ??= this.#drain();
     });
+  }
+
+  /** Drops what is kept of `key`: it was written outside the group commit. */
+  forget(key: StoreKey): void {
+    this.#known.delete(keyId(key));
   }
 
   /** Resolves when every write queued so far has settled. */
@@ -138,29 +173,49 @@ export class GroupCommit {
 
   /** Commits a prefix of `batch`; returns the writes left for the next commit. */
   async #commitSome(batch: Pending[]): Promise<Pending[]> {
+    // After a failed check or a refusal planned on kept values, read everything.
+    let fresh = false;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const view = new BatchView();
       // Each key once (every write of a namespace reads its counter); reads
       // beyond one commit's worth are wasted, the limit keeps them bounded.
       const reads = new Map<string, StoreKey>();
+      /** Keys taken as kept or absent, not read. */
+      const vouched = new Set<string>();
       for (const p of batch) {
-        for (const key of p.write.reads) reads.set(keyId(key), key);
+        for (const key of p.write.reads) {
+          const id = keyId(key);
+          if (reads.has(id)) continue;
+          reads.set(id, key);
+          const known = fresh ? undefined : this.#known.get(id);
+          if (known) {
+            view.load(key, known.value, known.version);
+            vouched.add(id);
+          } else if (!fresh && p.write.absent?.(key) === true) {
+            view.load(key, null, null);
+            vouched.add(id);
+          }
+        }
         if (reads.size >= MAX_COMMIT_KEYS) break;
       }
-      const limited = [...reads.values()];
-      let records;
-      try {
-        records = await this.#store.getMany(limited);
-      } catch (error) {
-        for (const p of batch) p.reject(error);
-        return [];
-      }
-      for (const [i, record] of records.entries()) {
-        view.load(
-          limited[i],
-          record?.bytes ?? record?.value ?? null,
-          record?.version ?? null,
-        );
+      const limited = [...reads].filter(([id]) => !vouched.has(id)).map((
+        [, key],
+      ) => key);
+      if (limited.length > 0) {
+        let records;
+        try {
+          records = await this.#store.getMany(limited);
+        } catch (error) {
+          for (const p of batch) p.reject(error);
+          return [];
+        }
+        for (const [i, record] of records.entries()) {
+          view.load(
+            limited[i],
+            record?.bytes ?? record?.value ?? null,
+            record?.version ?? null,
+          );
+        }
       }
       const planned: Planned[] = [];
       const refused: { pending: Pending; error: unknown }[] = [];
@@ -170,6 +225,7 @@ export class GroupCommit {
       const mutated = new Map<string, number>();
       let mutatedBytes = 0;
       let taken = 0;
+      let doubt = false;
       for (const pending of batch) {
         if (pending.write.reads.some((key) => !view.knows(key))) break;
         const added = new Set<string>();
@@ -182,6 +238,11 @@ export class GroupCommit {
         try {
           plan = pending.write.plan(view);
         } catch (error) {
+          // Refused on a kept value: it may be stale, so read before refusing.
+          if (pending.write.reads.some((key) => vouched.has(keyId(key)))) {
+            doubt = true;
+            break;
+          }
           refused.push({ pending, error });
           taken++;
           continue;
@@ -210,15 +271,26 @@ export class GroupCommit {
         taken++;
       }
       const mutations = lastPerKey(planned.flatMap((p) => p.plan.mutations));
-      let ok = true;
+      const checked = planned.flatMap((p) => p.pending.write.reads);
+      // Nothing to commit checks nothing: an answer from kept values (say "no
+      // such entry" to a delete) must come from a read.
+      if (
+        doubt ||
+        (mutations.length === 0 &&
+          checked.some((key) => vouched.has(keyId(key))))
+      ) {
+        fresh = true;
+        continue;
+      }
       if (mutations.length > 0) {
+        let result;
         try {
-          ok = (await this.#store.commit({
-            checks: view.checks(planned.flatMap((p) => p.pending.write.reads)),
+          result = await this.#store.commit({
+            checks: view.checks(checked),
             mutations,
-          }))
-            .ok;
+          });
         } catch (error) {
+          for (const key of checked) this.forget(key);
           if (planned.length === 1) {
             planned[0].pending.reject(error);
           } else {
@@ -228,8 +300,14 @@ export class GroupCommit {
           for (const r of refused) r.pending.reject(r.error);
           return batch.slice(taken);
         }
+        if (!result.ok) {
+          // Another process changed a key read (or one believed absent): read again.
+          for (const key of checked) this.forget(key);
+          fresh = true;
+          continue;
+        }
+        this.#remember(view, checked, mutations, result.version);
       }
-      if (!ok) continue; // another process changed a key read: read again
       for (const p of planned) {
         p.plan.applied?.();
         p.pending.resolve(p.plan.result);
@@ -243,6 +321,45 @@ export class GroupCommit {
     for (const p of batch) p.reject(error);
     return [];
   }
+
+  /** Keeps the committed value of each key the commit checked (small values, the most recent keys). */
+  #remember(
+    view: BatchView,
+    checked: readonly StoreKey[],
+    mutations: readonly Mutation[],
+    version: string,
+  ): void {
+    // The last mutation of each key (lastPerKey): a set is at `version`, a delete absent.
+    const written = new Map(mutations.map((m) => [keyId(m.key), m.type]));
+    for (const key of checked) {
+      const id = keyId(key);
+      const value = view.get(key);
+      this.#known.delete(id);
+      if (sizeOf(value) > KNOWN_VALUE_BYTES) continue;
+      const type = written.get(id);
+      this.#known.set(id, {
+        value,
+        version: type === undefined
+          ? view.versionOf(key)
+          : type === "set"
+          ? version
+          : null,
+      });
+    }
+    for (const id of this.#known.keys()) {
+      if (this.#known.size <= KNOWN_KEYS) break;
+      this.#known.delete(id);
+    }
+  }
+}
+
+/** About a value's stored size in bytes. */
+function sizeOf(value: StoreValue | null): number {
+  if (value instanceof Uint8Array) return value.length;
+  if (value === null || typeof value !== "object") {
+    return typeof value === "string" ? value.length * 3 : 8;
+  }
+  return JSON.stringify(value).length * 3;
 }
 
 /** The last mutation of each key, in first-touch order (a batch may write a counter many times). */

@@ -49,6 +49,14 @@ export class EntryNotFound extends Error {
   }
 }
 
+/** A write expected the stored entry to have other tags (another process changed them): prepare it again. */
+export class TagsChanged extends Error {
+  override name = "TagsChanged";
+  constructor(readonly namespace: string, readonly key: string) {
+    super(`The tags of entry "${key}" in namespace "${namespace}" changed`);
+  }
+}
+
 export interface ListQuery {
   /** Only entries carrying every one of these tags. */
   tags?: string[];
@@ -73,8 +81,22 @@ export interface MemoryBackend {
   /**
    * Optional: an `upsert` that keeps the created_at of the entry it replaces,
    * decided within the write (saves the caller a read). Use upsertKeepingCreated().
+   * With `expectTags` (null: no entry) it throws TagsChanged, writing
+   * nothing, unless the stored entry has exactly those tags (checked atomically).
    */
-  upsertKeepingCreated?(entry: StoredEntry): Promise<StoredEntry | null>;
+  upsertKeepingCreated?(
+    entry: StoredEntry,
+    expectTags?: readonly string[] | null,
+  ): Promise<StoredEntry | null>;
+  /**
+   * Optional: the tags of an entry as this process last wrote or loaded it,
+   * without a read (null: no such entry; undefined: not known). A write that
+   * keeps them passes them to upsertKeepingCreated as `expectTags`.
+   */
+  knownTags?(
+    namespace: string,
+    key: string,
+  ): readonly string[] | null | undefined;
   /** Returns whether an entry was deleted. */
   delete(namespace: string, key: string): Promise<boolean>;
   /** Entries in key order, filtered by tags (all must match), paged. */
