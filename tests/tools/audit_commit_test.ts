@@ -68,3 +68,28 @@ Deno.test("audit: a full batch commits without waiting for the delay", async () 
   assert.equal(commits, 2);
   assert.equal((await trail.query()).length, 51);
 });
+
+Deno.test("audit: a record that comes in during a commit waits for others instead of a commit of its own right after", async () => {
+  const store = new MemoryStore();
+  let commits = 0;
+  const gate = Promise.withResolvers<void>();
+  const commit = store.commit.bind(store);
+  store.commit = async (op) => {
+    commits++;
+    await gate.promise;
+    return commit(op);
+  };
+  // A delay no test run reaches: after the full batch, only flush() may commit.
+  const trail = new AuditTrail(store, () => 30, Date.now, 3_600_000);
+  const batch = Array.from({ length: 50 }, (_, i) => trail.append(record(i)));
+  assert.equal(commits, 1, "a full batch commits at once");
+  const late = trail.append(record(50));
+  gate.resolve();
+  await Promise.all(batch);
+  await nextTurn();
+  assert.equal(commits, 1, "the late record waits for the delay");
+  await trail.flush();
+  await late;
+  assert.equal(commits, 2);
+  assert.equal((await trail.query()).length, 51);
+});

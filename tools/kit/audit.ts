@@ -168,7 +168,10 @@ export class AuditTrail {
     }
     if (this.#committing) return;
     this.#committing = (async () => {
-      while (this.#pending.length > 0) {
+      // Records that came in during a commit join the next full batch or wait
+      // `delayMs` for others (below): committing them at once made each flush
+      // two disk syncs, the second often for one record.
+      do {
         const batch = this.#pending.splice(0, BATCH);
         try {
           await this.store.commit({
@@ -184,7 +187,7 @@ export class AuditTrail {
         } catch (error) {
           for (const record of batch) record.written.reject(error);
         }
-      }
+      } while (this.#pending.length >= BATCH);
     })().finally(() => {
       this.#committing = undefined;
       // Records that came in during the commit wait for others again.
