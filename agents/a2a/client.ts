@@ -154,12 +154,13 @@ export class RemoteAgents {
     for (const { url } of card.interfaces) {
       this.#check(address, parseAddress(url));
     }
+    // Outside the try: a module that fails to load is this build's fault, not the remote agent's.
+    const { deliver } = await lazy<typeof import("./sdk_client.ts")>(
+      "./sdk_client.ts",
+      import.meta.url,
+    );
     let answer: Answer;
     try {
-      const { deliver } = await lazy<typeof import("./sdk_client.ts")>(
-        "./sdk_client.ts",
-        import.meta.url,
-      );
       answer = await deliver({
         fetchImpl: this.#fetch,
         name: card.name,

@@ -9,6 +9,8 @@ import { freshTerm, SPEAKER_MARK, wordTerm } from "./search_tokens.ts";
 
 /** Shorter words have too many real words one slip away ("cart": card, cat, art). */
 const MIN_LETTERS = 5;
+/** Longer runs of letters are ids or pasted noise, not words: their slips cost work for nothing. */
+const MAX_LETTERS = 24;
 /** A query of many unknown words (a pasted id, a foreign sentence) respells this many at most. */
 const MAX_WORDS = 4;
 /** Of which this many may be respelled letter by letter (below: up to ~200 made-up words stemmed). */
@@ -16,7 +18,7 @@ const MAX_SPELLED = 2;
 const LETTERS = "abcdefghijklmnopqrstuvwxyz";
 
 /**
- * For each word of 5+ ASCII letters in `text` whose term no entry holds
+ * For each word of 5 to 24 ASCII letters in `text` whose term no entry holds
  * (`df` 0): the known term one slip from it with the most entries (on a
  * tie, the first found), and its speaker term, as `queryTerms` asks for each
  * term. Stop words are neither respelled nor respellings.
@@ -58,7 +60,7 @@ function respellWith(
   let tried = 0;
   let spelled = 0;
   for (const [word] of text.toLowerCase().matchAll(/[a-z]+/g)) {
-    if (word.length < MIN_LETTERS) continue;
+    if (word.length < MIN_LETTERS || word.length > MAX_LETTERS) continue;
     const own = wordTerm(word);
     if (own === null || df(own) > 0) continue;
     if (++tried > MAX_WORDS) break;

@@ -144,3 +144,15 @@ Deno.test("search_memory and its multi-namespace form find a slipped word's entr
     await backend.close();
   }
 });
+
+Deno.test("respelled passes over runs of letters too long to be words", () => {
+  const { df, calls } = vocabulary("We went to the music festival");
+  // A pasted token: its slips would be thousands of made-up strings to stem.
+  const token = "q".repeat(1990);
+  assert.deepEqual(respelled(`festival ${token}`, df), []);
+  assert.equal(calls(), 1, "only festival's own term is looked up");
+  // 24 letters is still a word; its slip is found.
+  const long = "internationalisationsxyz";
+  const { df: df2 } = vocabulary(long.slice(0, -1));
+  assert.equal(respelled(long.slice(0, -1) + "q", df2).length, 2);
+});
