@@ -16,7 +16,8 @@ import type { HostedServer } from "./host.ts";
 import { createSdkServer } from "./mcp.ts";
 import type { SessionPreferences } from "./mod.ts";
 import { authInfoFor, type RequestAuth } from "./mcp_identity.ts";
-import { rpcError, SessionHttpTransport } from "./mcp_http_session.ts";
+import { SessionHttpTransport } from "./mcp_http_session.ts";
+import { rpcError } from "./mcp_http_wire.ts";
 
 export interface HttpEndpointOptions {
   log: Logger;

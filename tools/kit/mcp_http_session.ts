@@ -15,11 +15,23 @@ import type {
   Transport,
 } from "../../platform/mcp_sdk.ts";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../../platform/mcp_sdk.ts";
-import { envelopeProblem } from "./stdio_transport.ts";
+import {
+  asError,
+  bodyText,
+  encoder,
+  isInitialize,
+  isJsonType,
+  isMessage,
+  isRequest,
+  KEEP_ALIVE,
+  MAX_BODY_BYTES,
+  type MessageExtra,
+  requestInfoOf,
+  rpcError,
+  sseEvent,
+  wantsProgress,
+} from "./mcp_http_wire.ts";
 
-type MessageExtra = NonNullable<
-  Parameters<NonNullable<Transport["onmessage"]>>[1]
->;
 type SendOptions = Parameters<Transport["send"]>[1];
 type AuthInfo = MessageExtra["authInfo"];
 
@@ -35,7 +47,6 @@ export interface SessionTransportOptions {
   onsessionclosed(id: string): void;
 }
 
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const MAX_BATCH = 100;
 const STANDALONE = "_GET_stream";
 /** The version the SDK assumes when a request has no MCP-Protocol-Version header. */
@@ -65,8 +76,6 @@ interface Exchange {
   /** Turns a slow answer into a stream. */
   timer?: ReturnType<typeof setTimeout>;
 }
-
-const encoder = new TextEncoder();
 
 export class SessionHttpTransport implements Transport {
   sessionId?: string;
@@ -391,6 +400,8 @@ export class SessionHttpTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: SendOptions): Promise<void> {
+    // A call that ends after its session has nowhere to answer (as the SDK's transport).
+    if (this.#closed) return;
     const answer = "result" in message || "error" in message;
     const id = answer && "id" in message
       ? message.id
@@ -520,79 +531,4 @@ export class SessionHttpTransport implements Transport {
     this.onclose?.();
     return Promise.resolve();
   }
-}
-
-const KEEP_ALIVE = encoder.encode(": keepalive\n\n");
-
-function sseEvent(message: JSONRPCMessage, eventId: string): Uint8Array {
-  return encoder.encode(
-    `event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`,
-  );
-}
-
-function isMessage(value: unknown): value is JSONRPCMessage {
-  return envelopeProblem(value) === undefined;
-}
-
-function isRequest(
-  message: JSONRPCMessage,
-): message is JSONRPCMessage & { id: RequestId; method: string } {
-  return "method" in message && "id" in message;
-}
-
-function isInitialize(
-  message: JSONRPCMessage,
-): message is JSONRPCMessage & { params?: { protocolVersion?: unknown } } {
-  return isRequest(message) && message.method === "initialize";
-}
-
-function wantsProgress(message: JSONRPCMessage): boolean {
-  if (!isRequest(message) || !("params" in message)) return false;
-  const meta: unknown = message.params?._meta;
-  return typeof meta === "object" && meta !== null &&
-    Reflect.get(meta, "progressToken") !== undefined;
-}
-
-/** The request's headers and URL, built only if a handler reads them. */
-function requestInfoOf(request: Request): MessageExtra["requestInfo"] {
-  let headers: Record<string, string> | undefined;
-  let url: URL | undefined;
-  return {
-    get headers() {
-      return headers ??= Object.fromEntries(request.headers.entries());
-    },
-    get url() {
-      return url ??= new URL(request.url);
-    },
-  };
-}
-
-function isJsonType(header: string | null): boolean {
-  if (header === "application/json") return true;
-  return header?.split(";", 1)[0].trim().toLowerCase() === "application/json";
-}
-
-/** The body as text, undefined past the size limit (in UTF-16 units once read). */
-async function bodyText(request: Request): Promise<string | undefined> {
-  if (Number(request.headers.get("content-length")) > MAX_BODY_BYTES) {
-    return undefined;
-  }
-  const text = await request.text();
-  return text.length > MAX_BODY_BYTES ? undefined : text;
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}
-
-export function rpcError(
-  status: number,
-  code: number,
-  message: string,
-  headers: Record<string, string> = {},
-): Response {
-  return Response.json(
-    { jsonrpc: "2.0", error: { code, message }, id: null },
-    { status, headers },
-  );
 }
