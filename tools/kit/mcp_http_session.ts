@@ -23,12 +23,14 @@ import {
   isJsonType,
   isMessage,
   isRequest,
-  KEEP_ALIVE,
   MAX_BODY_BYTES,
   type MessageExtra,
+  openSse,
   requestInfoOf,
   rpcError,
   sseEvent,
+  sseResponse,
+  type SseStream,
   wantsProgress,
 } from "./mcp_http_wire.ts";
 
@@ -55,13 +57,6 @@ const DEFAULT_VERSION = "2025-03-26";
 const RESUMABLE_FROM = "2025-11-25";
 /** Calls answered sooner get one JSON body (most tool calls take milliseconds). */
 const STREAM_AFTER_MS = 1000;
-
-/** An open SSE response body. */
-interface SseStream {
-  controller: ReadableStreamDefaultController<Uint8Array>;
-  replayed?: Set<string>;
-  close(): void;
-}
 
 /** The requests of one POST, and how their answer goes out. */
 interface Exchange {
@@ -313,51 +308,17 @@ export class SessionHttpTransport implements Transport {
   /** Opens an SSE response for `streamId`, replacing any earlier one. */
   #openStream(streamId: string, replayed?: Set<string>): Response {
     this.#streams.get(streamId)?.close();
-    let timer: ReturnType<typeof setInterval> | undefined;
-    let stream: SseStream | undefined;
-    const forget = () => {
-      if (timer !== undefined) clearInterval(timer);
-      if (stream && this.#streams.get(streamId) === stream) {
-        this.#streams.delete(streamId);
-      }
-    };
-    const body = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        stream = {
-          controller,
-          replayed,
-          close() {
-            forget();
-            try {
-              controller.close();
-            } catch {
-              // already closed by the client
-            }
-          },
-        };
-      },
-      cancel: forget,
-    });
-    if (stream) this.#streams.set(streamId, stream);
-    const every = this.#options.keepAliveMs ?? 15_000;
-    if (every > 0) {
-      timer = setInterval(() => {
-        try {
-          stream?.controller.enqueue(KEEP_ALIVE);
-        } catch {
-          forget();
+    const { stream, body } = openSse(
+      this.#options.keepAliveMs ?? 15_000,
+      (ended) => {
+        if (this.#streams.get(streamId) === ended) {
+          this.#streams.delete(streamId);
         }
-      }, every);
-      Deno.unrefTimer(timer);
-    }
-    const headers: Record<string, string> = {
-      "Content-Type": "text/event-stream",
-      "Cache-Control": "no-cache, no-transform",
-      Connection: "keep-alive",
-      "X-Accel-Buffering": "no",
-    };
-    if (this.sessionId) headers["mcp-session-id"] = this.sessionId;
-    return new Response(body, { headers });
+      },
+      replayed,
+    );
+    this.#streams.set(streamId, stream);
+    return sseResponse(body, this.sessionId);
   }
 
   /** An event with an id and no data, so the client can resume the stream. */

@@ -18,7 +18,77 @@ export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 export const encoder = new TextEncoder();
 
-export const KEEP_ALIVE = encoder.encode(": keepalive\n\n");
+const KEEP_ALIVE = encoder.encode(": keepalive\n\n");
+
+/** An open SSE response body. */
+export interface SseStream {
+  controller: ReadableStreamDefaultController<Uint8Array>;
+  /** Event ids already sent by a replay, not to be written twice. */
+  replayed?: Set<string>;
+  close(): void;
+}
+
+/**
+ * An SSE body with a keep-alive comment every `keepAliveMs` (0: none);
+ * `ended` runs when it is closed or its client goes away.
+ */
+export function openSse(
+  keepAliveMs: number,
+  ended: (stream: SseStream) => void,
+  replayed?: Set<string>,
+): { stream: SseStream; body: ReadableStream<Uint8Array> } {
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let stream: SseStream | undefined;
+  const end = () => {
+    if (timer !== undefined) clearInterval(timer);
+    if (stream) ended(stream);
+  };
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      stream = {
+        controller,
+        replayed,
+        close() {
+          end();
+          try {
+            controller.close();
+          } catch {
+            // already closed by the client
+          }
+        },
+      };
+    },
+    cancel: end,
+  });
+  // `start` runs inside the constructor: the stream exists by now.
+  if (!stream) throw new Error("ReadableStream did not start");
+  if (keepAliveMs > 0) {
+    const open = stream;
+    timer = setInterval(() => {
+      try {
+        open.controller.enqueue(KEEP_ALIVE);
+      } catch {
+        end();
+      }
+    }, keepAliveMs);
+    Deno.unrefTimer(timer);
+  }
+  return { stream, body };
+}
+
+export function sseResponse(
+  body: ReadableStream<Uint8Array>,
+  sessionId: string | undefined,
+): Response {
+  const headers: Record<string, string> = {
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache, no-transform",
+    Connection: "keep-alive",
+    "X-Accel-Buffering": "no",
+  };
+  if (sessionId) headers["mcp-session-id"] = sessionId;
+  return new Response(body, { headers });
+}
 
 export function sseEvent(message: JSONRPCMessage, eventId: string): Uint8Array {
   return encoder.encode(
