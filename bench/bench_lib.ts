@@ -790,7 +790,11 @@ async function listeningPort(
 }
 
 /** `agentd serve --servers memory` on a free port, with `count` SDK clients on /mcp/memory. */
-export async function memoryServeClients(count: number): Promise<{
+export async function memoryServeClients(
+  count: number,
+  /** Deno flags for the daemon (e.g. `--inspect=127.0.0.1:9230` for a profile). */
+  denoFlags: readonly string[] = [],
+): Promise<{
   clients: Client[];
   /** The daemon's process id (its CPU time is read from /proc). */
   pid: number;
@@ -801,6 +805,7 @@ export async function memoryServeClients(count: number): Promise<{
     args: [
       "run",
       "-A",
+      ...denoFlags,
       MAIN,
       "serve",
       "--servers",

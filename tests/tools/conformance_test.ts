@@ -72,9 +72,11 @@ Deno.test("conformance suite (all scenarios) passes against /mcp/<server> of age
     );
     const { passed, failed } = totals(output);
     assert.equal(failed, 0, output.slice(-4000));
+    // 43: quick calls are answered with JSON bodies, so the suite's check that
+    // concurrent POST SSE streams work is informational (no SSE to check).
     assert.ok(
-      passed >= 44,
-      `expected at least 44 checks to pass, got ${passed}`,
+      passed >= 43,
+      `expected at least 43 checks to pass, got ${passed}`,
     );
     assert.equal(code, 0, output.slice(-4000));
     assert.doesNotMatch(output, /Unexpected failures/);

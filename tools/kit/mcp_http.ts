@@ -5,10 +5,6 @@
 
 import {
   isInitializeRequest,
-  isJSONRPCErrorResponse,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
-  type JSONRPCMessage,
   type RequestId,
   type Server,
   WebStandardStreamableHTTPServerTransport,
@@ -20,6 +16,8 @@ import type { HostedServer } from "./host.ts";
 import { createSdkServer } from "./mcp.ts";
 import type { SessionPreferences } from "./mod.ts";
 import { authInfoFor, type RequestAuth } from "./mcp_identity.ts";
+import { SessionHttpTransport } from "./mcp_http_session.ts";
+import { rpcError } from "./mcp_http_wire.ts";
 
 export interface HttpEndpointOptions {
   log: Logger;
@@ -43,39 +41,13 @@ interface Session {
   id: string;
   /** The identity that opened the session; every later request must be the same. */
   agent: string | undefined;
-  transport: SessionTransport;
+  transport: SessionHttpTransport;
   server: Server;
   lastSeen: number;
   /** Open GET streams (the standing notification channel, resumed streams). */
   openStreams: number;
   /** Requests received and not yet answered, each ending its shutdown count. */
   answering: Map<RequestId, () => void>;
-}
-
-type SendOptions = Parameters<
-  WebStandardStreamableHTTPServerTransport["send"]
->[1];
-
-/** The SDK's transport, telling when a response has been handed to its stream. */
-class SessionTransport extends WebStandardStreamableHTTPServerTransport {
-  onanswered?: (id: RequestId) => void;
-
-  override async send(
-    message: JSONRPCMessage,
-    options?: SendOptions,
-  ): Promise<void> {
-    try {
-      await super.send(message, options);
-    } finally {
-      // An error response to an unparsable request has no id: nothing was counted.
-      if (
-        (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) &&
-        message.id !== undefined
-      ) {
-        this.onanswered?.(message.id);
-      }
-    }
-  }
 }
 
 export { MemoryEventStore };
@@ -215,8 +187,7 @@ export class McpHttpEndpoint {
     // The preferences stick to the session: later requests carry only its id.
     const server = createSdkServer(this.host, preferences);
     let session: Session | undefined;
-    const transport = new SessionTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
+    const transport = new SessionHttpTransport({
       eventStore: new MemoryEventStore(),
       retryInterval: 1000,
       onsessioninitialized: (id) => {
@@ -266,14 +237,14 @@ export class McpHttpEndpoint {
    * responses. Cheaper than wrapping every POST's response stream to see it end.
    */
   #countRequests(
-    transport: SessionTransport,
+    transport: SessionHttpTransport,
     sessionOf: () => Session | undefined,
   ): void {
     const deliver = transport.onmessage;
     transport.onmessage = (message, extra) => {
       const session = sessionOf();
       if (
-        session && isJSONRPCRequest(message) &&
+        session && "method" in message && "id" in message &&
         !session.answering.has(message.id)
       ) {
         session.answering.set(message.id, this.#responding.begin());
@@ -467,16 +438,4 @@ function preferencesOf(request: Request): SessionPreferences | string {
   if (asked === null) return {};
   if (asked === "on_demand" || asked === "all") return { tools: asked };
   return `tools: "${asked}" is not a tools mode; use on_demand or all (query ?tools= or header X-Agentd-Tools)`;
-}
-
-function rpcError(
-  status: number,
-  code: number,
-  message: string,
-  headers: Record<string, string> = {},
-): Response {
-  return Response.json(
-    { jsonrpc: "2.0", error: { code, message }, id: null },
-    { status, headers },
-  );
 }

@@ -1,0 +1,124 @@
+// A CPU profile of `agentd serve`'s main thread while C streamable HTTP
+// clients (the SDK's, as bench/memory_stores_bench.ts's HTTP rows) make N
+// `store_memory` calls: the daemon runs with --inspect and this script takes
+// the profile over the inspector's WebSocket, so the clients' own work (same
+// machine) is not in it. Prints the server's CPU per store (all threads, from
+// /proc) and the files and functions with the most self time.
+//
+//   deno run -A bench/mcp_http_profile.ts [stores] [clients]
+//
+// HTTP_PROFILE_CPU=1: no profiler, only CPU per store (for before/after runs).
+
+import { z } from "zod";
+import { freePort } from "../tests/helpers.ts";
+import {
+  fillerEntry,
+  memoryServeClients,
+  type ProfileNode,
+  profileShares,
+  seeded,
+} from "./bench_lib.ts";
+
+const count = Number(Deno.args[0] ?? 3000);
+const clientCount = Number(Deno.args[1] ?? 16);
+const profiling = Deno.env.get("HTTP_PROFILE_CPU") !== "1";
+
+/** CPU ms of a process so far (Linux /proc, 10 ms ticks). */
+function cpuMs(pid: number): number {
+  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]
+    .split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** One inspector (CDP) connection: `send` a method, get its result. */
+async function inspector(port: number) {
+  const Target = z.array(z.object({ webSocketDebuggerUrl: z.string() }));
+  let targets: z.infer<typeof Target> = [];
+  while (targets.length === 0) {
+    try {
+      targets = Target.parse(
+        await (await fetch(`http://127.0.0.1:${port}/json/list`)).json(),
+      );
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  const socket = new WebSocket(targets[0].webSocketDebuggerUrl);
+  await new Promise((resolve) => socket.addEventListener("open", resolve));
+  const waiting = new Map<number, (result: unknown) => void>();
+  const Reply = z.object({ id: z.number().optional(), result: z.unknown() });
+  socket.addEventListener("message", (event) => {
+    const reply = Reply.parse(JSON.parse(String(event.data)));
+    if (reply.id !== undefined) waiting.get(reply.id)?.(reply.result);
+  });
+  let next = 0;
+  return {
+    send(method: string, params: object = {}): Promise<unknown> {
+      const id = ++next;
+      socket.send(JSON.stringify({ id, method, params }));
+      return new Promise((resolve) => waiting.set(id, resolve));
+    },
+    close: () => socket.close(),
+  };
+}
+
+const inspectPort = freePort();
+const { clients, pid, close } = await memoryServeClients(
+  clientCount,
+  profiling ? [`--inspect=127.0.0.1:${inspectPort}`] : [],
+);
+const cdp = profiling ? await inspector(inspectPort) : undefined;
+await cdp?.send("Profiler.enable");
+await cdp?.send("Profiler.setSamplingInterval", { interval: 200 });
+await cdp?.send("Profiler.start");
+
+const per = Math.floor(count / clientCount);
+const before = cpuMs(pid);
+const started = performance.now();
+await Promise.all(clients.map(async (client, c) => {
+  const random = seeded(7000 + c);
+  for (let i = 0; i < per; i++) {
+    const entry = fillerEntry(random, i);
+    const result = await client.callTool({
+      name: "store_memory",
+      arguments: { ...entry, key: `p-${c}-${entry.key}` },
+    });
+    if (result.isError === true) throw new Error(JSON.stringify(result));
+  }
+}));
+const elapsed = performance.now() - started;
+const used = cpuMs(pid) - before;
+const stores = per * clientCount;
+console.log(
+  `${stores} stores, ${clientCount} clients: ${
+    Math.round(stores / elapsed * 1000)
+  }/s, server CPU ${Math.round(used / stores * 1000)} µs/store`,
+);
+
+if (cdp) {
+  const Profile = z.object({
+    profile: z.object({
+      nodes: z.array(z.object({
+        callFrame: z.object({
+          functionName: z.string(),
+          url: z.string(),
+          lineNumber: z.number(),
+        }),
+        hitCount: z.number().optional(),
+      })),
+    }),
+  });
+  const { profile } = Profile.parse(await cdp.send("Profiler.stop"));
+  const nodes: ProfileNode[] = profile.nodes;
+  const shares = profileShares(
+    nodes,
+    (file, name) =>
+      file.startsWith("npm:")
+        ? file.split("/").slice(0, 3).join("/")
+        : file || `(${name})`,
+  );
+  console.table(shares.top(shares.byGroup, 25));
+  console.table(shares.top(shares.byFunction, 40));
+  cdp.close();
+}
+await close();

@@ -1,0 +1,495 @@
+// The server transport of one streamable HTTP session (Mcp-Session-Id): the
+// SDK's WebStandardStreamableHTTPServerTransport's behaviour (its status codes
+// and messages), with one difference: a POST carrying requests is answered
+// with one application/json body unless its calls send something before
+// their responses (progress, log, sampling, elicitation) or release their
+// stream: then, at that first message, the answer becomes an SSE stream.
+// The spec lets the server pick either; a JSON body costs both sides a stream,
+// an event store entry and SSE framing less. Envelopes are checked by shape
+// only: the SDK's Protocol validates each message's full shape on arrival.
+
+import type {
+  EventStore,
+  JSONRPCMessage,
+  RequestId,
+  Transport,
+} from "../../platform/mcp_sdk.ts";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "../../platform/mcp_sdk.ts";
+import {
+  asError,
+  bodyText,
+  encoder,
+  isInitialize,
+  isJsonType,
+  isMessage,
+  isRequest,
+  MAX_BODY_BYTES,
+  type MessageExtra,
+  openSse,
+  requestInfoOf,
+  rpcError,
+  sseEvent,
+  sseResponse,
+  type SseStream,
+  wantsProgress,
+} from "./mcp_http_wire.ts";
+
+type SendOptions = Parameters<Transport["send"]>[1];
+type AuthInfo = MessageExtra["authInfo"];
+
+export interface SessionTransportOptions {
+  eventStore: EventStore;
+  /** Sent with each priming event: how soon a client should reconnect. */
+  retryInterval?: number;
+  /** SSE comment lines this often keep idle streams open; 0 sends none. */
+  keepAliveMs?: number;
+  /** A POST not answered by then gets its SSE stream (headers, a resumable event id). */
+  streamAfterMs?: number;
+  onsessioninitialized(id: string): void;
+  onsessionclosed(id: string): void;
+}
+
+const MAX_BATCH = 100;
+const STANDALONE = "_GET_stream";
+/** The version the SDK assumes when a request has no MCP-Protocol-Version header. */
+const DEFAULT_VERSION = "2025-03-26";
+/** From this version on, a stream starts with a priming event and may be released. */
+const RESUMABLE_FROM = "2025-11-25";
+/** Calls answered sooner get one JSON body (most tool calls take milliseconds). */
+const STREAM_AFTER_MS = 1000;
+
+/** The requests of one POST, and how their answer goes out. */
+interface Exchange {
+  streamId: string;
+  ids: RequestId[];
+  answers: Map<RequestId, JSONRPCMessage>;
+  /** Set while the answer is still to be chosen: resolves the POST's response. */
+  pending?: (response: Response) => void;
+  version: string;
+  /** Writes to this exchange's stream in the order they were sent. */
+  tail: Promise<void>;
+  /** Turns a slow answer into a stream. */
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+export class SessionHttpTransport implements Transport {
+  sessionId?: string;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport["onmessage"];
+  /** A response was handed to its POST (or dropped with its session). */
+  onanswered?: (id: RequestId) => void;
+
+  readonly #options: SessionTransportOptions;
+  readonly #exchanges = new Map<RequestId, Exchange>();
+  readonly #streams = new Map<string, SseStream>();
+  readonly #resumable = new Set<string>();
+  #initialized = false;
+  #closed = false;
+
+  constructor(options: SessionTransportOptions) {
+    this.#options = options;
+  }
+
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  async handleRequest(
+    request: Request,
+    options: { parsedBody?: unknown; authInfo?: AuthInfo } = {},
+  ): Promise<Response> {
+    if (this.#closed) return rpcError(404, -32001, "Session not found");
+    switch (request.method) {
+      case "POST":
+        return await this.#post(request, options);
+      case "GET":
+        return await this.#get(request);
+      case "DELETE": {
+        const refused = this.#checkSession(request);
+        if (refused) return refused;
+        try {
+          if (this.sessionId) this.#options.onsessionclosed(this.sessionId);
+          return new Response(null, { status: 200 });
+        } finally {
+          await this.close();
+        }
+      }
+      default:
+        return rpcError(405, -32000, "Method not allowed.", {
+          Allow: "GET, POST, DELETE",
+        });
+    }
+  }
+
+  async #post(
+    request: Request,
+    options: { parsedBody?: unknown; authInfo?: AuthInfo },
+  ): Promise<Response> {
+    const accept = request.headers.get("accept");
+    if (
+      !accept?.includes("application/json") ||
+      !accept.includes("text/event-stream")
+    ) {
+      return this.#refuse(
+        406,
+        -32000,
+        "Not Acceptable: Client must accept both application/json and text/event-stream",
+      );
+    }
+    if (!isJsonType(request.headers.get("content-type"))) {
+      return this.#refuse(
+        415,
+        -32000,
+        "Unsupported Media Type: Content-Type must be application/json",
+      );
+    }
+    let raw = options.parsedBody;
+    if (raw === undefined) {
+      const text = await bodyText(request);
+      if (text === undefined) {
+        return this.#refuse(
+          413,
+          -32000,
+          `Payload Too Large: Request body must not exceed ${MAX_BODY_BYTES} bytes`,
+        );
+      }
+      try {
+        raw = JSON.parse(text);
+      } catch {
+        return this.#refuse(400, -32700, "Parse error: Invalid JSON");
+      }
+    }
+    if (Array.isArray(raw) && raw.length > MAX_BATCH) {
+      return this.#refuse(
+        400,
+        -32600,
+        `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`,
+      );
+    }
+    const messages: unknown[] = Array.isArray(raw) ? raw : [raw];
+    if (!messages.every(isMessage)) {
+      return this.#refuse(
+        400,
+        -32700,
+        "Parse error: Invalid JSON-RPC message",
+      );
+    }
+    const init = messages.find(isInitialize);
+    if (init) {
+      if (this.#initialized) {
+        return this.#refuse(
+          400,
+          -32600,
+          "Invalid Request: Server already initialized",
+        );
+      }
+      if (messages.length > 1) {
+        return this.#refuse(
+          400,
+          -32600,
+          "Invalid Request: Only one initialization request is allowed",
+        );
+      }
+      this.sessionId = crypto.randomUUID();
+      this.#initialized = true;
+      this.#options.onsessioninitialized(this.sessionId);
+    } else {
+      const refused = this.#checkSession(request);
+      if (refused) return refused;
+    }
+    if (this.#closed) return rpcError(404, -32001, "Session not found");
+    const requestInfo = requestInfoOf(request);
+    const ids = messages.filter(isRequest).map((message) => message.id);
+    if (ids.length === 0) {
+      for (const message of messages) {
+        this.onmessage?.(message, { authInfo: options.authInfo, requestInfo });
+      }
+      return new Response(null, { status: 202 });
+    }
+    const version = init
+      ? String(init.params?.protocolVersion)
+      : request.headers.get("mcp-protocol-version") ?? DEFAULT_VERSION;
+    const exchange: Exchange = {
+      streamId: crypto.randomUUID(),
+      ids,
+      answers: new Map(),
+      version,
+      tail: Promise.resolve(),
+    };
+    for (const id of ids) this.#exchanges.set(id, exchange);
+    const resumable = version >= RESUMABLE_FROM;
+    const extra = (message: JSONRPCMessage): MessageExtra =>
+      resumable && "id" in message && "method" in message
+        ? {
+          authInfo: options.authInfo,
+          requestInfo,
+          closeSSEStream: () => this.#release(message.id),
+          closeStandaloneSSEStream: () =>
+            this.#streams.get(STANDALONE)?.close(),
+        }
+        : { authInfo: options.authInfo, requestInfo };
+    // A client asking for progress gets its stream at once, as it expects.
+    if (messages.some(wantsProgress)) {
+      const response = this.#openStream(exchange.streamId);
+      await this.#prime(exchange);
+      for (const message of messages) this.onmessage?.(message, extra(message));
+      return response;
+    }
+    const { promise, resolve } = Promise.withResolvers<Response>();
+    exchange.pending = resolve;
+    // A long call streams: its client gets headers and an event id to resume from.
+    exchange.timer = setTimeout(() => {
+      exchange.tail = exchange.tail.then(() => this.#toStream(exchange));
+    }, this.#options.streamAfterMs ?? STREAM_AFTER_MS);
+    Deno.unrefTimer(exchange.timer);
+    for (const message of messages) this.onmessage?.(message, extra(message));
+    return await promise;
+  }
+
+  async #get(request: Request): Promise<Response> {
+    if (!request.headers.get("accept")?.includes("text/event-stream")) {
+      return this.#refuse(
+        406,
+        -32000,
+        "Not Acceptable: Client must accept text/event-stream",
+      );
+    }
+    const refused = this.#checkSession(request);
+    if (refused) return refused;
+    const lastEventId = request.headers.get("last-event-id");
+    if (lastEventId) return await this.#replay(lastEventId);
+    if (this.#streams.has(STANDALONE)) {
+      return this.#refuse(
+        409,
+        -32000,
+        "Conflict: Only one SSE stream is allowed per session",
+      );
+    }
+    return this.#openStream(STANDALONE);
+  }
+
+  async #replay(lastEventId: string): Promise<Response> {
+    const store = this.#options.eventStore;
+    try {
+      const streamId = await store.getStreamIdForEventId?.(lastEventId);
+      if (!streamId) {
+        return this.#refuse(400, -32000, "Invalid event ID format");
+      }
+      if (this.#streams.has(streamId)) {
+        return this.#refuse(
+          409,
+          -32000,
+          "Conflict: Stream already has an active connection",
+        );
+      }
+      const replayed = new Set<string>();
+      const chunks: Uint8Array[] = [];
+      await store.replayEventsAfter(lastEventId, {
+        send: (eventId, message) => {
+          chunks.push(sseEvent(message, eventId));
+          replayed.add(eventId);
+          return Promise.resolve();
+        },
+      });
+      if (this.#closed) return rpcError(404, -32001, "Session not found");
+      const response = this.#openStream(streamId, replayed);
+      for (const chunk of chunks) {
+        this.#streams.get(streamId)?.controller.enqueue(chunk);
+      }
+      this.#resumable.add(streamId);
+      return response;
+    } catch (error) {
+      this.onerror?.(asError(error));
+      return rpcError(500, -32000, "Error replaying events");
+    }
+  }
+
+  /** Opens an SSE response for `streamId`, replacing any earlier one. */
+  #openStream(streamId: string, replayed?: Set<string>): Response {
+    this.#streams.get(streamId)?.close();
+    const { stream, body } = openSse(
+      this.#options.keepAliveMs ?? 15_000,
+      (ended) => {
+        if (this.#streams.get(streamId) === ended) {
+          this.#streams.delete(streamId);
+        }
+      },
+      replayed,
+    );
+    this.#streams.set(streamId, stream);
+    return sseResponse(body, this.sessionId);
+  }
+
+  /** An event with an id and no data, so the client can resume the stream. */
+  async #prime(exchange: Exchange): Promise<void> {
+    if (exchange.version < RESUMABLE_FROM) return;
+    // What the event stands for has no message; the SDK stores `{}` here.
+    const id = await this.#options.eventStore.storeEvent(exchange.streamId, {
+      jsonrpc: "2.0",
+      method: "",
+    });
+    const retry = this.#options.retryInterval;
+    this.#streams.get(exchange.streamId)?.controller.enqueue(encoder.encode(
+      `id: ${id}\n${retry === undefined ? "" : `retry: ${retry}\n`}data: \n\n`,
+    ));
+    this.#resumable.add(exchange.streamId);
+  }
+
+  /** The POST's answer becomes an SSE stream (a call sends more than its response). */
+  async #toStream(exchange: Exchange): Promise<void> {
+    const pending = exchange.pending;
+    if (!pending) return;
+    exchange.pending = undefined;
+    clearTimeout(exchange.timer);
+    pending(this.#openStream(exchange.streamId));
+    await this.#prime(exchange);
+    // Responses of the same batch that came before the switch.
+    for (const answer of exchange.answers.values()) {
+      await this.#write(exchange.streamId, answer);
+    }
+  }
+
+  /** The tool released its stream: the client resumes it with Last-Event-ID. */
+  #release(id: RequestId): void {
+    const exchange = this.#exchanges.get(id);
+    if (!exchange) return;
+    exchange.tail = exchange.tail.then(async () => {
+      await this.#toStream(exchange);
+      this.#streams.get(exchange.streamId)?.close();
+    });
+  }
+
+  async send(message: JSONRPCMessage, options?: SendOptions): Promise<void> {
+    // A call that ends after its session has nowhere to answer (as the SDK's transport).
+    if (this.#closed) return;
+    const answer = "result" in message || "error" in message;
+    const id = answer && "id" in message
+      ? message.id
+      : options?.relatedRequestId;
+    if (id === undefined) {
+      if (answer) {
+        throw new Error(
+          "Cannot send a response on a standalone SSE stream unless resuming a previous client request",
+        );
+      }
+      return await this.#write(STANDALONE, message);
+    }
+    const exchange = this.#exchanges.get(id);
+    if (!exchange) {
+      throw new Error(
+        `No connection established for request ID: ${String(id)}`,
+      );
+    }
+    const written = exchange.tail.then(async () => {
+      if (!answer || !exchange.pending) {
+        await this.#toStream(exchange);
+        await this.#write(exchange.streamId, message);
+      }
+      if (answer) this.#answered(exchange, id, message);
+    });
+    exchange.tail = written.catch(() => {});
+    await written;
+  }
+
+  /** Stores an event (for resuming) and writes it to its stream if one is open. */
+  async #write(streamId: string, message: JSONRPCMessage): Promise<void> {
+    const eventId = await this.#options.eventStore.storeEvent(
+      streamId,
+      message,
+    );
+    const stream = this.#streams.get(streamId);
+    if (!stream || stream.replayed?.has(eventId)) return;
+    try {
+      stream.controller.enqueue(sseEvent(message, eventId));
+      if (streamId !== STANDALONE) this.#resumable.add(streamId);
+    } catch (error) {
+      this.onerror?.(asError(error));
+    }
+  }
+
+  #answered(exchange: Exchange, id: RequestId, message: JSONRPCMessage): void {
+    exchange.answers.set(id, message);
+    try {
+      if (exchange.answers.size < exchange.ids.length) return;
+      for (const each of exchange.ids) this.#exchanges.delete(each);
+      const pending = exchange.pending;
+      if (pending) {
+        exchange.pending = undefined;
+        clearTimeout(exchange.timer);
+        const answers = exchange.ids.map((each) => exchange.answers.get(each));
+        const headers: Record<string, string> = {
+          "Content-Type": "application/json",
+        };
+        if (this.sessionId) headers["mcp-session-id"] = this.sessionId;
+        pending(
+          new Response(
+            JSON.stringify(answers.length === 1 ? answers[0] : answers),
+            { status: 200, headers },
+          ),
+        );
+        return;
+      }
+      const stream = this.#streams.get(exchange.streamId);
+      const resumable = this.#resumable.delete(exchange.streamId);
+      if (stream) stream.close();
+      else if (!this.#closed && !resumable) {
+        throw new Error(
+          `No connection established for request ID: ${String(id)}`,
+        );
+      }
+    } finally {
+      this.onanswered?.(id);
+    }
+  }
+
+  #checkSession(request: Request): Response | undefined {
+    if (!this.#initialized) {
+      return this.#refuse(400, -32000, "Bad Request: Server not initialized");
+    }
+    const id = request.headers.get("mcp-session-id");
+    if (!id) {
+      return this.#refuse(
+        400,
+        -32000,
+        "Bad Request: Mcp-Session-Id header is required",
+      );
+    }
+    if (id !== this.sessionId) {
+      return this.#refuse(404, -32001, "Session not found");
+    }
+    const version = request.headers.get("mcp-protocol-version");
+    if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return this.#refuse(
+        400,
+        -32000,
+        `Bad Request: Unsupported protocol version: ${version} (supported versions: ${
+          SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+        })`,
+      );
+    }
+    return undefined;
+  }
+
+  #refuse(status: number, code: number, message: string): Response {
+    this.onerror?.(new Error(message));
+    return rpcError(status, code, message);
+  }
+
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closed = true;
+    for (const stream of [...this.#streams.values()]) stream.close();
+    this.#streams.clear();
+    this.#resumable.clear();
+    // Calls still running have no one to answer: their POSTs end now.
+    for (const exchange of new Set(this.#exchanges.values())) {
+      clearTimeout(exchange.timer);
+      exchange.pending?.(rpcError(404, -32001, "Session not found"));
+      exchange.pending = undefined;
+    }
+    this.#exchanges.clear();
+    this.onclose?.();
+    return Promise.resolve();
+  }
+}
