@@ -195,7 +195,8 @@ const SERVER_FOLDERS = [
   "platform-auth",
 ];
 
-Deno.test("agentd serve's start graph holds no server module", async () => {
+/** Every module `agentd serve` loads at start (its entry modules' closures). */
+async function serveStartGraph(): Promise<Set<string>> {
   const loaded = new Set<string>();
   for (
     const entry of [
@@ -208,6 +209,11 @@ Deno.test("agentd serve's start graph holds no server module", async () => {
   ) {
     for (const specifier of await codeClosure(entry)) loaded.add(specifier);
   }
+  return loaded;
+}
+
+Deno.test("agentd serve's start graph holds no server module", async () => {
+  const loaded = await serveStartGraph();
   assert.ok(
     loaded.has(`${root}routes/mod.ts`),
     "the graph walk reached the routes",
@@ -222,18 +228,7 @@ Deno.test("agentd serve's start graph holds no server module", async () => {
 // first message to a remote agent (agents/a2a/sdk_client.ts), not with the
 // routes and agents that may send one.
 Deno.test("agentd serve loads @a2a-js/sdk only when a remote agent is called", async () => {
-  const loaded = new Set<string>();
-  for (
-    const entry of [
-      "main.ts",
-      "cli/serve.ts",
-      "cli/boot.ts",
-      "cli/http_face.ts",
-      "cli/agents.ts",
-    ]
-  ) {
-    for (const specifier of await codeClosure(entry)) loaded.add(specifier);
-  }
+  const loaded = await serveStartGraph();
   assert.ok(
     loaded.has(`${root}agents/a2a/client.ts`),
     "the graph walk reached the remote agents client",
