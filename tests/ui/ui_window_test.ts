@@ -65,9 +65,13 @@ Deno.test({
       const title = (await display.run("xdotool", ["getwindowname", id])).text
         .trim();
       assert.equal(title, `agentd dashboard — ${daemon.url}`);
-      const info = (await display.run("xwininfo", ["-id", id])).text;
+      // The title can be set before the window is mapped at its size: wait for both.
+      const info = await waitFor(
+        async () => (await display.run("xwininfo", ["-id", id])).text,
+        (text) => /Map State: IsViewable/.test(text),
+        60_000,
+      );
       assert.match(info, /Width: 1280/);
-      assert.match(info, /Map State: IsViewable/);
 
       // The dashboard renders: text, and the servers' green "running".
       const pixels = await waitFor(
