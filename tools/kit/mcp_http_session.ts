@@ -6,7 +6,10 @@
 // stream: then, at that first message, the answer becomes an SSE stream.
 // The spec lets the server pick either; a JSON body costs both sides a stream,
 // an event store entry and SSE framing less. Envelopes are checked by shape
-// only: the SDK's Protocol validates each message's full shape on arrival.
+// (the SDK's guard only for a `_meta`), refusing every message the SDK's
+// Protocol would drop unanswered; it validates the rest on arrival. Every
+// request's wait ends: answered, cancelled, abandoned by its client, or with
+// its session.
 
 import type {
   EventStore,
@@ -19,11 +22,13 @@ import type { Logger } from "../../platform/log.ts";
 import {
   asError,
   bodyText,
+  cancelledId,
   encoder,
   isInitialize,
   isJsonType,
   isMessage,
   isRequest,
+  jsonAnswer,
   MAX_BODY_BYTES,
   type MessageExtra,
   openSse,
@@ -519,7 +524,7 @@ export class SessionHttpTransport implements Transport {
         const answers = exchange.ids.flatMap((each) =>
           exchange.answers.get(each) ?? []
         );
-        pending(this.#jsonAnswer(answers));
+        pending(jsonAnswer(answers, this.sessionId));
         return;
       }
       const stream = this.#streams.get(exchange.streamId);
@@ -533,24 +538,6 @@ export class SessionHttpTransport implements Transport {
     } finally {
       this.onanswered?.(id);
     }
-  }
-
-  /** One JSON body; with every request cancelled, an SSE stream that ends at once. */
-  #jsonAnswer(answers: JSONRPCMessage[]): Response {
-    if (answers.length === 0) {
-      // A request's POST gets JSON or SSE (spec); a cancelled one no response.
-      const { stream, body } = openSse(0, () => {});
-      stream.close();
-      return sseResponse(body, this.sessionId);
-    }
-    const headers: Record<string, string> = {
-      "Content-Type": "application/json",
-    };
-    if (this.sessionId) headers["mcp-session-id"] = this.sessionId;
-    return new Response(
-      JSON.stringify(answers.length === 1 ? answers[0] : answers),
-      { status: 200, headers },
-    );
   }
 
   #checkSession(request: Request): Response | undefined {
@@ -603,17 +590,4 @@ export class SessionHttpTransport implements Transport {
     this.onclose?.();
     return Promise.resolve();
   }
-}
-
-/** The request a `notifications/cancelled` names, if the message is one. */
-function cancelledId(message: JSONRPCMessage): RequestId | undefined {
-  if (
-    !("method" in message) || "id" in message ||
-    message.method !== "notifications/cancelled"
-  ) {
-    return undefined;
-  }
-  const id: unknown = message.params?.requestId;
-  if (typeof id === "string") return id;
-  return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
 }
