@@ -245,7 +245,7 @@ Deno.test("http answer ends: a cancelled request ends its POST and leaves the se
   assert.equal(await s.idle(), true);
 });
 
-Deno.test("http answer ends: a client gone before its JSON answer frees the session", async () => {
+Deno.test("http answer ends: a client gone before its JSON answer frees the session (at the 1 s mark)", async () => {
   await using s = await session();
   const client = new AbortController();
   const waiting = s.inSession(call(2, "wait"), client.signal);

@@ -253,12 +253,9 @@ export class SessionHttpTransport implements Transport {
             this.#streams.get(STANDALONE)?.close(),
         }
         : { authInfo: options.authInfo, requestInfo };
-    // A client gone before its answers frees the session of them.
-    request.signal.addEventListener("abort", () => this.#abandoned(exchange), {
-      once: true,
-    });
     // A client asking for progress gets its stream at once, as it expects.
     if (messages.some(wantsProgress)) {
+      this.#watch(request, exchange);
       const response = this.#openStream(exchange.streamId);
       try {
         await this.#prime(exchange);
@@ -274,6 +271,10 @@ export class SessionHttpTransport implements Transport {
     exchange.pending = resolve;
     // A long call streams: its client gets headers and an event id to resume from.
     exchange.timer = setTimeout(() => {
+      // The client left before: nothing to stream (the signal is read only
+      // here, not on every quick call).
+      if (request.signal.aborted) return this.#abandoned(exchange);
+      this.#watch(request, exchange);
       exchange.tail = exchange.tail.then(() => this.#toStream(exchange)).catch(
         (error) => this.#broken(exchange, error),
       );
@@ -292,6 +293,13 @@ export class SessionHttpTransport implements Transport {
     if (id === undefined || !exchange) return;
     this.#forget(id);
     this.#answered(exchange, id, undefined);
+  }
+
+  /** A client gone before its answers frees the session of them. */
+  #watch(request: Request, exchange: Exchange): void {
+    request.signal.addEventListener("abort", () => this.#abandoned(exchange), {
+      once: true,
+    });
   }
 
   /**
