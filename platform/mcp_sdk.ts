@@ -16,9 +16,4 @@ export {
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.d.ts"
 export { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"
-export {
-  isJSONRPCErrorResponse,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
-  type RequestId,
-} from "@modelcontextprotocol/sdk/types.js";
+export { type RequestId } from "@modelcontextprotocol/sdk/types.js";

@@ -147,7 +147,40 @@ Deno.test("stdio transport: the envelope check agrees with the SDK's schema on t
     { jsonrpc: "2.0", id: 3, result: {} },
     { jsonrpc: "2.0", id: 3, error: { code: -32601, message: "nope" } },
     { jsonrpc: "2.0", error: { code: -32700, message: "parse", data: 1 } },
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "m",
+      params: { _meta: { progressToken: 2 } },
+    },
+    { jsonrpc: "2.0", method: "m", params: { _meta: { other: [1] } } },
+    { jsonrpc: "2.0", id: 1, result: { _meta: { progressToken: "p" } } },
   ];
+  // What the SDK's zod parse rejects beyond the envelope: ids and codes past
+  // safe integers, a `_meta` of the wrong shape.
+  const rejected = [
+    { jsonrpc: "2.0", id: 1e20, method: "ping" },
+    { jsonrpc: "2.0", id: 1, error: { code: 2 ** 60, message: "big" } },
+    { jsonrpc: "2.0", id: 1, method: "m", params: { _meta: 5 } },
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "m",
+      params: { _meta: { progressToken: true } },
+    },
+    { jsonrpc: "2.0", method: "m", params: { _meta: { progressToken: 1.5 } } },
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "m",
+      params: { _meta: { "io.modelcontextprotocol/related-task": 1 } },
+    },
+    { jsonrpc: "2.0", id: 1, result: { _meta: null } },
+  ];
+  for (const value of rejected) {
+    assert.notEqual(envelopeProblem(value), undefined, JSON.stringify(value));
+    assert.equal(JSONRPCMessageSchema.safeParse(value).success, false);
+  }
   for (const message of valid) {
     assert.equal(envelopeProblem(message), undefined, JSON.stringify(message));
     assert.ok(JSONRPCMessageSchema.safeParse(message).success);

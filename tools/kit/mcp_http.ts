@@ -190,6 +190,7 @@ export class McpHttpEndpoint {
     const transport = new SessionHttpTransport({
       eventStore: new MemoryEventStore(),
       retryInterval: 1000,
+      log: this.#log,
       onsessioninitialized: (id) => {
         session = {
           id,

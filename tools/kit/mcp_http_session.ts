@@ -6,7 +6,10 @@
 // stream: then, at that first message, the answer becomes an SSE stream.
 // The spec lets the server pick either; a JSON body costs both sides a stream,
 // an event store entry and SSE framing less. Envelopes are checked by shape
-// only: the SDK's Protocol validates each message's full shape on arrival.
+// (the SDK's guard only for a `_meta`), refusing every message the SDK's
+// Protocol would drop unanswered; it validates the rest on arrival. Every
+// request's wait ends: answered, cancelled, abandoned by its client, or with
+// its session.
 
 import type {
   EventStore,
@@ -15,14 +18,17 @@ import type {
   Transport,
 } from "../../platform/mcp_sdk.ts";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../../platform/mcp_sdk.ts";
+import type { Logger } from "../../platform/log.ts";
 import {
   asError,
   bodyText,
+  cancelledId,
   encoder,
   isInitialize,
   isJsonType,
   isMessage,
   isRequest,
+  jsonAnswer,
   MAX_BODY_BYTES,
   type MessageExtra,
   openSse,
@@ -45,6 +51,8 @@ export interface SessionTransportOptions {
   keepAliveMs?: number;
   /** A POST not answered by then gets its SSE stream (headers, a resumable event id). */
   streamAfterMs?: number;
+  /** Where a failing event store is reported. */
+  log?: Logger;
   onsessioninitialized(id: string): void;
   onsessionclosed(id: string): void;
 }
@@ -57,12 +65,15 @@ const DEFAULT_VERSION = "2025-03-26";
 const RESUMABLE_FROM = "2025-11-25";
 /** Calls answered sooner get one JSON body (most tool calls take milliseconds). */
 const STREAM_AFTER_MS = 1000;
+/** Ids of abandoned or cancelled requests whose late messages are dropped quietly. */
+const MAX_GONE = 1024;
 
 /** The requests of one POST, and how their answer goes out. */
 interface Exchange {
   streamId: string;
   ids: RequestId[];
-  answers: Map<RequestId, JSONRPCMessage>;
+  /** Each request's response; undefined for one cancelled or abandoned (none will be sent). */
+  answers: Map<RequestId, JSONRPCMessage | undefined>;
   /** Set while the answer is still to be chosen: resolves the POST's response. */
   pending?: (response: Response) => void;
   version: string;
@@ -84,6 +95,7 @@ export class SessionHttpTransport implements Transport {
   readonly #exchanges = new Map<RequestId, Exchange>();
   readonly #streams = new Map<string, SseStream>();
   readonly #resumable = new Set<string>();
+  readonly #gone = new Set<RequestId>();
   #initialized = false;
   #closed = false;
 
@@ -203,9 +215,21 @@ export class SessionHttpTransport implements Transport {
     const ids = messages.filter(isRequest).map((message) => message.id);
     if (ids.length === 0) {
       for (const message of messages) {
-        this.onmessage?.(message, { authInfo: options.authInfo, requestInfo });
+        this.#deliver(message, { authInfo: options.authInfo, requestInfo });
       }
       return new Response(null, { status: 202 });
+    }
+    // An id must not be reused in a session (MCP spec): a second request with
+    // an open one's id would take its answer, and the first would wait forever.
+    if (
+      (ids.length > 1 && new Set(ids).size < ids.length) ||
+      ids.some((id) => this.#exchanges.has(id))
+    ) {
+      return this.#refuse(
+        400,
+        -32600,
+        "Invalid Request: a request ID is used twice (in this batch or by a request still open)",
+      );
     }
     const version = init
       ? String(init.params?.protocolVersion)
@@ -231,20 +255,88 @@ export class SessionHttpTransport implements Transport {
         : { authInfo: options.authInfo, requestInfo };
     // A client asking for progress gets its stream at once, as it expects.
     if (messages.some(wantsProgress)) {
+      this.#watch(request, exchange);
       const response = this.#openStream(exchange.streamId);
-      await this.#prime(exchange);
-      for (const message of messages) this.onmessage?.(message, extra(message));
+      try {
+        await this.#prime(exchange);
+      } catch (error) {
+        this.#broken(exchange, error);
+        for (const id of ids) this.#exchanges.delete(id);
+        return rpcError(500, -32603, "Internal error: storing an event failed");
+      }
+      for (const message of messages) this.#deliver(message, extra(message));
       return response;
     }
     const { promise, resolve } = Promise.withResolvers<Response>();
     exchange.pending = resolve;
     // A long call streams: its client gets headers and an event id to resume from.
     exchange.timer = setTimeout(() => {
-      exchange.tail = exchange.tail.then(() => this.#toStream(exchange));
+      // The client left before: nothing to stream (the signal is read only
+      // here, not on every quick call).
+      if (request.signal.aborted) return this.#abandoned(exchange);
+      this.#watch(request, exchange);
+      exchange.tail = exchange.tail.then(() => this.#toStream(exchange)).catch(
+        (error) => this.#broken(exchange, error),
+      );
     }, this.#options.streamAfterMs ?? STREAM_AFTER_MS);
     Deno.unrefTimer(exchange.timer);
-    for (const message of messages) this.onmessage?.(message, extra(message));
+    for (const message of messages) this.#deliver(message, extra(message));
     return await promise;
+  }
+
+  /** Hands a message to the server; a cancellation also ends its request's wait. */
+  #deliver(message: JSONRPCMessage, extra: MessageExtra): void {
+    this.onmessage?.(message, extra);
+    // The SDK sends no response to a cancelled request (as the spec says).
+    const id = cancelledId(message);
+    const exchange = id === undefined ? undefined : this.#exchanges.get(id);
+    if (id === undefined || !exchange) return;
+    this.#forget(id);
+    this.#answered(exchange, id, undefined);
+  }
+
+  /** A client gone before its answers frees the session of them. */
+  #watch(request: Request, exchange: Exchange): void {
+    request.signal.addEventListener("abort", () => this.#abandoned(exchange), {
+      once: true,
+    });
+  }
+
+  /**
+   * The POST's client went away: requests it can not resume (a JSON wait, a
+   * stream without event ids) are answered with nothing. A resumable stream
+   * stays: its client may come back with Last-Event-ID.
+   */
+  #abandoned(exchange: Exchange): void {
+    if (!exchange.pending && this.#resumable.has(exchange.streamId)) return;
+    for (const id of exchange.ids) {
+      if (exchange.answers.has(id) || this.#exchanges.get(id) !== exchange) {
+        continue;
+      }
+      this.#forget(id);
+      this.#answered(exchange, id, undefined);
+    }
+  }
+
+  /** Later messages for `id` have no one to go to: drop them quietly. */
+  #forget(id: RequestId): void {
+    this.#gone.add(id);
+    if (this.#gone.size > MAX_GONE) {
+      for (const oldest of this.#gone) {
+        this.#gone.delete(oldest);
+        break;
+      }
+    }
+  }
+
+  /** The event store failed: this stream ends; its requests end as they answer. */
+  #broken(exchange: Exchange, error: unknown): void {
+    this.#options.log?.warn("mcp_event_store_failed", {
+      session: this.sessionId,
+      error: asError(error).message,
+    });
+    this.onerror?.(asError(error));
+    this.#streams.get(exchange.streamId)?.close();
   }
 
   async #get(request: Request): Promise<Response> {
@@ -346,7 +438,7 @@ export class SessionHttpTransport implements Transport {
     await this.#prime(exchange);
     // Responses of the same batch that came before the switch.
     for (const answer of exchange.answers.values()) {
-      await this.#write(exchange.streamId, answer);
+      if (answer) await this.#write(exchange.streamId, answer);
     }
   }
 
@@ -357,7 +449,7 @@ export class SessionHttpTransport implements Transport {
     exchange.tail = exchange.tail.then(async () => {
       await this.#toStream(exchange);
       this.#streams.get(exchange.streamId)?.close();
-    });
+    }).catch((error) => this.#broken(exchange, error));
   }
 
   async send(message: JSONRPCMessage, options?: SendOptions): Promise<void> {
@@ -377,16 +469,26 @@ export class SessionHttpTransport implements Transport {
     }
     const exchange = this.#exchanges.get(id);
     if (!exchange) {
+      if (this.#gone.has(id)) {
+        if (answer) this.#gone.delete(id);
+        return;
+      }
       throw new Error(
         `No connection established for request ID: ${String(id)}`,
       );
     }
     const written = exchange.tail.then(async () => {
-      if (!answer || !exchange.pending) {
-        await this.#toStream(exchange);
-        await this.#write(exchange.streamId, message);
+      // Cancelled or abandoned while this waited its turn.
+      if (exchange.answers.has(id)) return;
+      try {
+        if (!answer || !exchange.pending) {
+          await this.#toStream(exchange);
+          await this.#write(exchange.streamId, message);
+        }
+      } finally {
+        // Answered even if its event could not be stored: the wait ends.
+        if (answer) this.#answered(exchange, id, message);
       }
-      if (answer) this.#answered(exchange, id, message);
     });
     exchange.tail = written.catch(() => {});
     await written;
@@ -408,32 +510,35 @@ export class SessionHttpTransport implements Transport {
     }
   }
 
-  #answered(exchange: Exchange, id: RequestId, message: JSONRPCMessage): void {
+  /** `message` undefined: the request was cancelled or abandoned, no response goes out. */
+  #answered(
+    exchange: Exchange,
+    id: RequestId,
+    message: JSONRPCMessage | undefined,
+  ): void {
+    if (exchange.answers.has(id)) return;
     exchange.answers.set(id, message);
     try {
       if (exchange.answers.size < exchange.ids.length) return;
-      for (const each of exchange.ids) this.#exchanges.delete(each);
+      for (const each of exchange.ids) {
+        if (this.#exchanges.get(each) === exchange) {
+          this.#exchanges.delete(each);
+        }
+      }
       const pending = exchange.pending;
       if (pending) {
         exchange.pending = undefined;
         clearTimeout(exchange.timer);
-        const answers = exchange.ids.map((each) => exchange.answers.get(each));
-        const headers: Record<string, string> = {
-          "Content-Type": "application/json",
-        };
-        if (this.sessionId) headers["mcp-session-id"] = this.sessionId;
-        pending(
-          new Response(
-            JSON.stringify(answers.length === 1 ? answers[0] : answers),
-            { status: 200, headers },
-          ),
+        const answers = exchange.ids.flatMap((each) =>
+          exchange.answers.get(each) ?? []
         );
+        pending(jsonAnswer(answers, this.sessionId));
         return;
       }
       const stream = this.#streams.get(exchange.streamId);
       const resumable = this.#resumable.delete(exchange.streamId);
       if (stream) stream.close();
-      else if (!this.#closed && !resumable) {
+      else if (!this.#closed && !resumable && message) {
         throw new Error(
           `No connection established for request ID: ${String(id)}`,
         );
@@ -489,6 +594,7 @@ export class SessionHttpTransport implements Transport {
       exchange.pending = undefined;
     }
     this.#exchanges.clear();
+    this.#gone.clear();
     this.onclose?.();
     return Promise.resolve();
   }

@@ -119,6 +119,40 @@ export function wantsProgress(message: JSONRPCMessage): boolean {
     Reflect.get(meta, "progressToken") !== undefined;
 }
 
+/** The request a `notifications/cancelled` names, if the message is one. */
+export function cancelledId(message: JSONRPCMessage): RequestId | undefined {
+  if (
+    !("method" in message) || "id" in message ||
+    message.method !== "notifications/cancelled"
+  ) {
+    return undefined;
+  }
+  const id: unknown = message.params?.requestId;
+  if (typeof id === "string") return id;
+  return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
+}
+
+/** One JSON body; with every request cancelled, an SSE stream that ends at once. */
+export function jsonAnswer(
+  answers: JSONRPCMessage[],
+  sessionId: string | undefined,
+): Response {
+  if (answers.length === 0) {
+    // A request's POST gets JSON or SSE (spec); a cancelled one no response.
+    const { stream, body } = openSse(0, () => {});
+    stream.close();
+    return sseResponse(body, sessionId);
+  }
+  const headers: Record<string, string> = {
+    "Content-Type": "application/json",
+  };
+  if (sessionId) headers["mcp-session-id"] = sessionId;
+  return new Response(
+    JSON.stringify(answers.length === 1 ? answers[0] : answers),
+    { status: 200, headers },
+  );
+}
+
 /** The request's headers and URL, built only if a handler reads them. */
 export function requestInfoOf(request: Request): MessageExtra["requestInfo"] {
   let headers: Record<string, string> | undefined;
