@@ -6,16 +6,13 @@
 
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { MemoryStore } from "../../platform/store_memory.ts";
 import type { EventStore } from "../../platform/mcp_sdk.ts";
-import { HostedServer } from "../../tools/kit/host.ts";
 import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
-import { McpHttpEndpoint } from "../../tools/kit/mcp_http.ts";
 import { createSdkServer } from "../../tools/kit/mcp.ts";
 import { SessionHttpTransport } from "../../tools/kit/mcp_http_session.ts";
-import { capturedLog, INITIALIZE_REQUEST, waitFor } from "../helpers.ts";
+import { INITIALIZE_REQUEST, waitFor } from "../helpers.ts";
+import { ACCEPT, call, httpSession, startHost } from "./http_session.ts";
 
-const ACCEPT = "application/json, text/event-stream";
 const tool = toolDefiner<Record<never, never>>();
 
 /** What the `wait` tool waits for (or its call's abort); a test resolves it. */
@@ -49,80 +46,16 @@ const waiting = defineServer<Record<never, never>>({
   start: () => Promise.resolve({ context: {} }),
 });
 
-async function startHost() {
-  const { log, logs } = capturedLog();
-  const host = await HostedServer.start(waiting, {
-    store: new MemoryStore(),
-    log,
-    config: {},
-    dataDir: "/nonexistent",
-  });
-  return { host, log, logs };
-}
-
 async function session() {
   held = Promise.withResolvers<void>();
-  const { host, log } = await startHost();
-  const endpoint = new McpHttpEndpoint(host, { log, idleTimeoutMs: 60_000 });
-  const send = (
-    method: string,
-    body: string | undefined,
-    headers: Record<string, string> = {},
-    signal?: AbortSignal,
-  ) =>
-    endpoint.handle(
-      new Request("http://127.0.0.1/mcp", {
-        method,
-        headers: {
-          "content-type": "application/json",
-          accept: ACCEPT,
-          ...headers,
-        },
-        body,
-        signal,
-      }),
-    );
-  const init = await send("POST", JSON.stringify(INITIALIZE_REQUEST));
-  const id = init.headers.get("mcp-session-id");
-  assert.ok(id);
-  await init.text();
-  const sessionHeaders = {
-    "mcp-session-id": id,
-    "mcp-protocol-version": "2025-11-25",
-  };
-  const inSession = (body: unknown, signal?: AbortSignal) =>
-    send(
-      "POST",
-      typeof body === "string" ? body : JSON.stringify(body),
-      sessionHeaders,
-      signal,
-    );
-  await (await inSession({
-    jsonrpc: "2.0",
-    method: "notifications/initialized",
-  })).body?.cancel();
+  const opened = await httpSession(waiting);
+  const close = opened[Symbol.asyncDispose];
   return {
-    endpoint,
-    inSession,
-    remove: () => send("DELETE", undefined, sessionHeaders),
-    /** No request of the session is still waiting for its answer. */
-    idle: () => endpoint.drain(0),
-    /** Until the server has a request of this session running. */
-    busy: () => waitFor(() => endpoint.drain(0), (idle) => !idle),
+    ...opened,
     async [Symbol.asyncDispose]() {
       held.resolve();
-      await endpoint.close();
-      await host.stop(1000);
+      await close();
     },
-  };
-}
-
-function call(id: unknown, name: string, meta?: unknown) {
-  return {
-    jsonrpc: "2.0",
-    id,
-    method: "tools/call",
-    params: { name, arguments: {}, ...meta !== undefined && { _meta: meta } },
   };
 }
 
@@ -248,7 +181,7 @@ Deno.test("http answer ends: a cancelled request ends its POST and leaves the se
 Deno.test("http answer ends: a client gone before its JSON answer frees the session (at the 1 s mark)", async () => {
   await using s = await session();
   const client = new AbortController();
-  const waiting = s.inSession(call(2, "wait"), client.signal);
+  const waiting = s.inSession(call(2, "wait"), { signal: client.signal });
   await s.busy();
   client.abort();
   await ended(waiting, "the abandoned POST");
@@ -287,7 +220,7 @@ Deno.test("http answer ends: DELETE while a JSON answer is pending ends that POS
 
 Deno.test("http answer ends: a failing event store is logged, its stream closed, nothing left unhandled", async () => {
   held = Promise.withResolvers<void>();
-  const { host, log, logs } = await startHost();
+  const { host, log, logs } = await startHost(waiting);
   const failing: EventStore = {
     storeEvent: () => Promise.reject(new Error("disk full")),
     replayEventsAfter: () => Promise.reject(new Error("disk full")),

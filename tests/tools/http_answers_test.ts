@@ -6,13 +6,10 @@
 
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { MemoryStore } from "../../platform/store_memory.ts";
-import { HostedServer } from "../../tools/kit/host.ts";
 import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
-import { McpHttpEndpoint } from "../../tools/kit/mcp_http.ts";
-import { capturedLog, INITIALIZE_REQUEST } from "../helpers.ts";
+import { INITIALIZE_REQUEST } from "../helpers.ts";
+import { call, httpSession } from "./http_session.ts";
 
-const ACCEPT = "application/json, text/event-stream";
 const tool = toolDefiner<Record<never, never>>();
 
 const chatty = defineServer<Record<never, never>>({
@@ -41,62 +38,7 @@ const chatty = defineServer<Record<never, never>>({
   start: () => Promise.resolve({ context: {} }),
 });
 
-async function session() {
-  const { log } = capturedLog();
-  const host = await HostedServer.start(chatty, {
-    store: new MemoryStore(),
-    log,
-    config: {},
-    dataDir: "/nonexistent",
-  });
-  const endpoint = new McpHttpEndpoint(host, { log, idleTimeoutMs: 60_000 });
-  const post = (body: string, headers: Record<string, string> = {}) =>
-    endpoint.handle(
-      new Request("http://127.0.0.1/mcp", {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: ACCEPT,
-          ...headers,
-        },
-        body,
-      }),
-    );
-  const init = await post(JSON.stringify(INITIALIZE_REQUEST));
-  assert.equal(init.status, 200);
-  assert.equal(init.headers.get("content-type"), "application/json");
-  const id = init.headers.get("mcp-session-id");
-  assert.ok(id);
-  await init.text();
-  const inSession = (body: unknown, headers: Record<string, string> = {}) =>
-    post(typeof body === "string" ? body : JSON.stringify(body), {
-      "mcp-session-id": id,
-      "mcp-protocol-version": "2025-11-25",
-      ...headers,
-    });
-  assert.equal(
-    (await inSession({ jsonrpc: "2.0", method: "notifications/initialized" }))
-      .status,
-    202,
-  );
-  return {
-    id,
-    inSession,
-    async [Symbol.asyncDispose]() {
-      await endpoint.close();
-      await host.stop(1000);
-    },
-  };
-}
-
-function call(id: number, name: string, meta?: object) {
-  return {
-    jsonrpc: "2.0",
-    id,
-    method: "tools/call",
-    params: { name, arguments: {}, ...meta && { _meta: meta } },
-  };
-}
+const session = () => httpSession(chatty);
 
 /** The events of an SSE body: id and parsed data (undefined for a priming event). */
 async function eventsOf(response: Response) {
@@ -196,17 +138,23 @@ Deno.test("http answers: bad envelopes get JSON-RPC errors with the SDK's status
     assert.equal(error.id, null);
   }
   const oldVersion = await s.inSession(call(8, "quick"), {
-    "mcp-protocol-version": "1999-01-01",
+    headers: {
+      "mcp-protocol-version": "1999-01-01",
+    },
   });
   assert.equal(oldVersion.status, 400);
   assert.match((await oldVersion.json()).error.message, /protocol version/);
   const notJson = await s.inSession(call(9, "quick"), {
-    "content-type": "text/plain",
+    headers: {
+      "content-type": "text/plain",
+    },
   });
   assert.equal(notJson.status, 415);
   await notJson.body?.cancel();
   const sseOnly = await s.inSession(call(10, "quick"), {
-    accept: "text/event-stream",
+    headers: {
+      accept: "text/event-stream",
+    },
   });
   assert.equal(sseOnly.status, 406);
   await sseOnly.body?.cancel();
