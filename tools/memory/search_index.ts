@@ -148,6 +148,11 @@ export class SearchIndex {
     this.#free.push(slot);
   }
 
+  /** Whether `key` is indexed (no metadata built: the write path asks per store). */
+  has(key: string): boolean {
+    return this.#slotOf.has(key);
+  }
+
   meta(key: string): EntryMeta | undefined {
     const slot = this.#slotOf.get(key);
     return slot === undefined ? undefined : this.#metaOf(slot);

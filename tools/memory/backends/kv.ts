@@ -157,8 +157,7 @@ export class KvBackend implements MemoryBackend {
       reads: [entryKey, counterKey],
       // An entry this process's index does not hold is new, unless another
       // process wrote it: the commit checks it absent either way.
-      absent: (k) =>
-        k === entryKey && this.#indexes.get(ns)?.index.meta(key) === undefined,
+      absent: (k) => k === entryKey && !this.#indexes.get(ns)?.index.has(key),
       plan: (view) => {
         const current = view.get(entryKey);
         // A corrupt record may still be overwritten (its tag rows are then left behind).
