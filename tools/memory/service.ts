@@ -140,8 +140,7 @@ export class MemoryService {
         input,
         tags,
         now,
-        now,
-        "kept",
+        undefined,
         (entry) => upsertKeepingCreated(this.backend, entry),
       );
     }
@@ -156,8 +155,7 @@ export class MemoryService {
           input,
           tags,
           now,
-          now,
-          "kept",
+          undefined,
           (entry) =>
             keeping(entry, known).catch((error) => {
               // Not a failed store: it is prepared again below.
@@ -174,9 +172,8 @@ export class MemoryService {
     return await this.#store(
       input,
       tags,
-      existing?.created_at ?? now,
       now,
-      "given",
+      existing?.created_at ?? now,
       (entry) => this.backend.put(entry, "upsert"),
     );
   }
@@ -184,15 +181,14 @@ export class MemoryService {
   /**
    * Prepares the entry and writes it with `write`; throws TagsChanged when
    * `write` answered STALE (counted as a store, not as a failed one).
-   * `created`: "kept" takes the created_at of the entry the write replaced,
-   * "given" keeps `createdAt`.
+   * `createdAt` undefined: the created_at of the entry the write replaced
+   * (decided within the write), else `now` for a new entry.
    */
   async #store(
     input: { namespace: string; key: string; value: string },
     tags: string[],
-    createdAt: string,
     now: string,
-    created: "kept" | "given",
+    createdAt: string | undefined,
     write: (entry: StoredEntry) => Promise<StoredEntry | null | typeof STALE>,
   ): Promise<{ entry: MemoryEntry; replaced: boolean }> {
     const entry = await this.#prepare({
@@ -200,12 +196,14 @@ export class MemoryService {
       key: input.key,
       value: input.value,
       tags,
-      created_at: createdAt,
+      created_at: createdAt ?? now,
       updated_at: now,
     });
     const previous = await this.stats.time("store", () => write(entry));
     if (previous === STALE) throw new TagsChanged(input.namespace, input.key);
-    if (created === "kept" && previous) entry.created_at = previous.created_at;
+    if (createdAt === undefined && previous) {
+      entry.created_at = previous.created_at;
+    }
     this.#embedAfterCommit(entry);
     return { entry: await this.#open(entry), replaced: previous !== null };
   }
