@@ -10,10 +10,8 @@ import {
   Server,
 } from "../../platform/mcp_sdk_server.ts";
 import type { ByteSink } from "../../platform/line_frames.ts";
-import {
-  DenoStdioTransport,
-  envelopeProblem,
-} from "../../tools/kit/stdio_transport.ts";
+import { DenoStdioTransport } from "../../tools/kit/stdio_transport.ts";
+import { envelopeProblem } from "../../tools/kit/jsonrpc_envelope.ts";
 import { waitFor } from "../helpers.ts";
 
 const encoder = new TextEncoder();

@@ -7,6 +7,7 @@
 // Gateway). No OAuth (the gateway sends configured or passed-through headers),
 // no resumption of a POST's stream; the standalone GET stream is kept.
 
+import { asError } from "../../platform/errors.ts";
 import type { JSONRPCMessage, Transport } from "../../platform/mcp_sdk.ts";
 import { SseParser } from "../../platform/sse.ts";
 
@@ -81,7 +82,7 @@ export class HttpClientTransport implements Transport {
     try {
       await this.#post(message);
     } catch (error) {
-      const failure = error instanceof Error ? error : new Error(String(error));
+      const failure = asError(error);
       this.onerror?.(failure);
       throw failure;
     }
@@ -235,7 +236,7 @@ export class HttpClientTransport implements Transport {
     try {
       parsed = JSON.parse(data);
     } catch (error) {
-      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      this.onerror?.(asError(error));
       return;
     }
     this.#deliver(parsed);

@@ -8,6 +8,7 @@
 // the SDK's: its default environment plus the configured one, stdin closed
 // first, SIGTERM after 2 s, SIGKILL 2 s later.
 
+import { asError } from "../../platform/errors.ts";
 import type { JSONRPCMessage, Transport } from "../../platform/mcp_sdk.ts";
 import { LineWriter, readLines } from "../../platform/line_frames.ts";
 import { isMessage } from "./http_transport.ts";
@@ -108,7 +109,7 @@ export class StdioUpstreamTransport implements Transport {
       } catch (error) {
         // Not an unhandled rejection: a listener's bug must not end the daemon.
         this.onerror?.(
-          error instanceof Error ? error : new Error(String(error)),
+          asError(error),
         );
       }
     });
@@ -147,7 +148,7 @@ export class StdioUpstreamTransport implements Transport {
     try {
       parsed = JSON.parse(line);
     } catch (error) {
-      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      this.onerror?.(asError(error));
       return;
     }
     if (isMessage(parsed)) this.onmessage?.(parsed);

@@ -19,14 +19,14 @@ import type {
 } from "../../platform/mcp_sdk.ts";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../../platform/mcp_sdk.ts";
 import type { Logger } from "../../platform/log.ts";
+import { asError } from "../../platform/errors.ts";
+import { isMessage } from "./jsonrpc_envelope.ts";
 import {
-  asError,
   bodyText,
   cancelledId,
   encoder,
   isInitialize,
   isJsonType,
-  isMessage,
   isRequest,
   jsonAnswer,
   MAX_BODY_BYTES,

@@ -7,7 +7,6 @@ import type {
   RequestId,
   Transport,
 } from "../../platform/mcp_sdk.ts";
-import { envelopeProblem } from "./stdio_transport.ts";
 
 export type MessageExtra = NonNullable<
   Parameters<NonNullable<Transport["onmessage"]>>[1]
@@ -96,10 +95,6 @@ export function sseEvent(message: JSONRPCMessage, eventId: string): Uint8Array {
   );
 }
 
-export function isMessage(value: unknown): value is JSONRPCMessage {
-  return envelopeProblem(value) === undefined;
-}
-
 export function isRequest(
   message: JSONRPCMessage,
 ): message is JSONRPCMessage & { id: RequestId; method: string } {
@@ -179,10 +174,6 @@ export async function bodyText(request: Request): Promise<string | undefined> {
   }
   const text = await request.text();
   return text.length > MAX_BODY_BYTES ? undefined : text;
-}
-
-export function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }
 
 export function rpcError(
