@@ -13,6 +13,15 @@
 //                                 each sequential
 //   HTTP, 16 clients              the same with 16 sessions
 //   peer, stdio, sequential       create_entities, one entity per call
+//   floor: KV commit              a bare Deno KV atomic commit (an entry-sized
+//                                 value and a counter), one at a time, in the
+//                                 same temp dir: what one durable write costs
+//                                 on this disk before any work of ours
+//   floor: stdio call             a no-op tools/call (bench/stdio_ping_server.ts
+//                                 on the kit's stdio transport), sequential:
+//                                 the MCP round trip before any tool work
+//   A client waiting for each answer cannot go faster than one commit plus one
+//   round trip: the two floor rows bound the sequential rows.
 //
 // Every answer of agentd comes after its write is committed to the KV file
 // (SQLite, WAL); concurrent calls share commits (group commit in KvBackend).
@@ -23,7 +32,7 @@
 // BENCH_MEMORY_RUNS=N repeats the whole set (default 1); the README reports
 // the range over runs. BENCH_MEMORY_ROWS picks rows by name (comma-separated:
 // inproc, stdio1, stdio4, stdio16, stdio32, stdio64, stdio128, http1, http4,
-// http16, peer; stdio4 and stdio16 run only when named)
+// http16, peer, kvfloor, callfloor; stdio4 and stdio16 run only when named)
 // and BENCH_MEMORY_STORES sets the writes per row (default 2,000). HTTP rows
 // also report the bench's own client CPU: it shares the machine's cores.
 // BENCH_MEMORY_THREADS=1 adds the stdio server's CPU per store by thread
@@ -242,6 +251,53 @@ async function storesStdio(lanes: number): Promise<Result> {
   };
 }
 
+/** The lone durable commit: the disk's and Deno KV's share of a sequential store. */
+async function kvCommitFloor(): Promise<Result> {
+  const kv = await Deno.openKv(join(tempDir(), "floor.kv"));
+  const items = entries(STORES, 4242);
+  const started = performance.now();
+  let n = 0;
+  const samples = await drive(items, 1, async (entry) => {
+    const result = await kv.atomic()
+      .set(["entries", entry.key], new TextEncoder().encode(entry.value))
+      .set(["count"], ++n)
+      .commit();
+    if (!result.ok) throw new Error("floor commit failed");
+  });
+  const elapsed = performance.now() - started;
+  kv.close();
+  return {
+    label: "floor: Deno KV atomic commit of 2 keys, sequential",
+    count: items.length,
+    ms: elapsed,
+    samples,
+  };
+}
+
+/** The MCP round trip on the kit's stdio transport with a tool that does nothing. */
+async function callFloor(): Promise<Result> {
+  const { client, pid } = await stdioClient({
+    command: Deno.execPath(),
+    args: ["run", "-A", join(ROOT, "bench/stdio_ping_server.ts"), "kit"],
+  });
+  const items = entries(STORES, 4242);
+  const cpu = pid === null ? undefined : cpuMs(pid);
+  const started = performance.now();
+  const samples = await drive(items, 1, async () => {
+    await call(client, "ping", {});
+  });
+  const elapsed = performance.now() - started;
+  const used = pid === null ? undefined : spent(pid, cpu);
+  await client.close();
+  return {
+    label: "floor: no-op tools/call, stdio (kit transport), sequential",
+    count: items.length,
+    ms: elapsed,
+    samples,
+    cpuMs: used,
+  };
+}
+
 async function storesPeer(): Promise<Result> {
   const { client } = await stdioClient(
     peerCommand(join(tempDir(), "memory.jsonl")),
@@ -322,6 +378,8 @@ try {
       ["http4", () => storesHttp(4)],
       ["http16", () => storesHttp(16)],
       ["peer", () => storesPeer()],
+      ["kvfloor", () => kvCommitFloor()],
+      ["callfloor", () => callFloor()],
     ];
     const results: Result[] = [];
     for (const [name, row] of all) {
