@@ -79,46 +79,7 @@ const NOT_RE = /n['\u2019]t\b/g;
  * embedder: they only restate the words' features there).
  */
 export function tokenize(text: string, fields = true): string[] {
-  if (fields) {
-    // The builtin embedder tokenized this entry text just before: its vector
-    // is made before the write, the index entry after the commit.
-    const tokens = EMBEDDED.get(text);
-    if (tokens === undefined) return scan(text, false).all;
-    EMBEDDED.delete(text);
-    return tokens;
-  }
-  const { all, plain } = scan(text, true);
-  if (text.length <= MAX_EMBEDDED_CHARS) {
-    if (EMBEDDED.size >= MAX_EMBEDDED) {
-      for (const oldest of EMBEDDED.keys()) {
-        EMBEDDED.delete(oldest);
-        break;
-      }
-    }
-    EMBEDDED.set(text, all);
-  }
-  return plain;
-}
-
-/**
- * Tokens (with fields) of texts the builtin embedder tokenized, kept until
- * the index asks for them: a written entry's text is scanned once. Bounded,
- * first in first out: a text whose write failed is never indexed.
- */
-const EMBEDDED = new Map<string, string[]>();
-const MAX_EMBEDDED = 128;
-const MAX_EMBEDDED_CHARS = 16 * 1024;
-
-/**
- * `tokenize`'s tokens with fields (`all`) and, when `plain`, also without
- * (joined forms and speaker terms left out), from one pass over the words.
- */
-function scan(
-  text: string,
-  plain: boolean,
-): { all: string[]; plain: string[] } {
   const tokens: string[] = [];
-  const plains: string[] = [];
   const { cjk: CJK_RE, token: UNICODE_RE } = compiled();
   // ASCII is its own NFKC form, and its words are [a-z0-9] runs: a plainer regex finds the same ones.
   const ascii = ASCII_RE.test(text);
@@ -134,35 +95,25 @@ function scan(
       const chars = [...match];
       for (let i = 0; i < chars.length; i++) {
         tokens.push(chars[i]);
-        if (plain) plains.push(chars[i]);
-        if (i + 1 < chars.length) {
-          tokens.push(chars[i] + chars[i + 1]);
-          if (plain) plains.push(chars[i] + chars[i + 1]);
-        }
+        if (i + 1 < chars.length) tokens.push(chars[i] + chars[i + 1]);
       }
     } else if (hasHyphen(match)) {
       const parts = match.split(HYPHEN_RE);
       for (const part of parts) {
         const found = part ? term(part) : null;
-        if (found !== null) {
-          tokens.push(found);
-          if (plain) plains.push(found);
-        }
+        if (found !== null) tokens.push(found);
       }
-      if (parts.every((part) => /^\p{L}+$/u.test(part))) {
+      if (fields && parts.every((part) => /^\p{L}+$/u.test(part))) {
         const joined = parts.join("");
         // A joined form is kept even when it spells a stop word ("a-n" -> an).
         tokens.push(term(joined) ?? termOf(joined.slice(0, MAX_TOKEN_CHARS)));
       }
     } else {
       const found = term(match);
-      if (found !== null) {
-        tokens.push(found);
-        if (plain) plains.push(found);
-      }
+      if (found !== null) tokens.push(found);
     }
   }
-  if (lower.includes(":")) {
+  if (fields && lower.includes(":")) {
     for (const [, name] of lower.matchAll(SPEAKER_RE)) {
       const words = name.match(TOKEN_RE) ?? [];
       if (words.length > 4) continue;
@@ -172,7 +123,7 @@ function scan(
       }
     }
   }
-  return { all: tokens, plain: plains };
+  return tokens;
 }
 
 /** A query's terms: its tokens, and each as a speaker term (see `tokenize`). */

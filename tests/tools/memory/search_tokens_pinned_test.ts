@@ -64,22 +64,3 @@ Deno.test("ASCII text takes a plainer path to the same tokens as the Unicode one
   assert.deepEqual(tokenize("a-s"), ["as"]);
   assert.deepEqual(tokenize("a-s", false), []);
 });
-
-Deno.test("an entry text tokenized for its vector, then for the index, gets the tokens of a fresh scan", () => {
-  const texts = [
-    "Caroline: I won't go to the self-care talk on Jan 3rd, don't ask",
-    "[1 May] Mel Smith: a-n of-the x-y-z 東京タワー 007 3RD re-do",
-  ];
-  for (const text of texts) {
-    const fresh = tokenize(text);
-    const plain = tokenize(text, false);
-    // The builtin embedder's tokens leave out joined forms and speaker terms.
-    assert.ok(plain.length < fresh.length, text);
-    assert.ok(plain.every((token) => fresh.includes(token)), text);
-    // The index's call takes the tokens the embedder's call kept, once.
-    const indexed = tokenize(text);
-    assert.deepEqual(indexed, fresh, text);
-    indexed.push("changed");
-    assert.deepEqual(tokenize(text), fresh, text);
-  }
-});
