@@ -209,7 +209,7 @@ Deno.test("group commit over Deno KV: journal and tag rows do not count against 
   try {
     // The first write commits alone; the 89 others check 89 entries and the
     // counter, and write 89 journal rows and 178 tag rows unchecked: one commit
-    // (it took three when every key written counted against the 100).
+    // (four more when every key written counted against the 100).
     await Promise.all(
       Array.from(
         { length: 90 },
