@@ -84,8 +84,8 @@ export class Postings {
       let slots = this.#postSlots[t];
       let tfs = this.#postTfs[t];
       if (!slots || !tfs) [slots, tfs] = this.#own(t);
-      let i = last;
-      while (i >= 0 && slots[i] !== slot) i--;
+      // Native search: a common term's postings are long, and the entry's is anywhere in them.
+      const i = slots.lastIndexOf(slot, last);
       slots[i] = slots[last];
       tfs[i] = tfs[last];
       this.#df[t] = last;

@@ -1,24 +1,18 @@
 // The memory server's domain logic, independent of MCP: isolation, at-rest
 // encryption of sensitive entries, embeddings, hybrid search and the
 // numbers /health and /metrics report. Tools call it; tests can too.
-// Its parts: service_access.ts, service_embedding.ts, service_search.ts and
-// service_conversations.ts.
+// Its parts: service_access.ts, service_writes.ts, service_embedding.ts,
+// service_search.ts and service_conversations.ts.
 
 import { SessionResults } from "../kit/session_results.ts";
 import type { Caller } from "../../platform/identity.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Metric } from "../../platform/metrics.ts";
 import type { JsonValue } from "../../platform/store.ts";
-import { ToolError } from "../kit/mod.ts";
-import {
-  EntryNotFound,
-  type MemoryBackend,
-  TagsChanged,
-  upsertKeepingCreated,
-} from "./backends/port.ts";
+import type { MemoryBackend } from "./backends/port.ts";
 import type { Embedder } from "./model.ts";
 import type { MemoryEntry, Message, StoredEntry } from "./model.ts";
-import { assertNamespace, openEntry, sealEntry } from "./service_access.ts";
+import { assertNamespace } from "./service_access.ts";
 import {
   Conversations,
   type NewMessage,
@@ -26,6 +20,7 @@ import {
 } from "./service_conversations.ts";
 import { EmbeddingJob } from "./service_embedding.ts";
 import { HybridSearch, type SearchOutcome } from "./service_search.ts";
+import { EntryWrites, normalizeTags, notFound } from "./service_writes.ts";
 import { MemoryStats } from "./stats.ts";
 
 export { SHARED_NAMESPACE } from "./service_access.ts";
@@ -60,10 +55,10 @@ export class MemoryService {
   /** Long listings of each session, served as MCP resources. */
   readonly results: SessionResults;
   readonly listBudget: number;
-  readonly #dataKey: CryptoKey;
   readonly #log: Logger;
   readonly #clock: () => number;
   readonly #embedding: EmbeddingJob;
+  readonly #writes: EntryWrites;
   readonly #search: HybridSearch;
   readonly #conversations: Conversations;
   #countsTimer: ReturnType<typeof setInterval> | undefined;
@@ -71,7 +66,6 @@ export class MemoryService {
   constructor(options: MemoryServiceOptions) {
     this.backend = options.backend;
     this.embedder = options.embedder;
-    this.#dataKey = options.dataKey;
     this.#log = options.log;
     this.sensitiveTag = options.sensitiveTag ?? DEFAULT_SENSITIVE_TAG;
     this.#clock = options.clock ?? Date.now;
@@ -90,6 +84,13 @@ export class MemoryService {
     this.#embedding = new EmbeddingJob({
       ...parts,
       intervalMs: options.reindexIntervalMs ?? 30_000,
+    });
+    this.#writes = new EntryWrites({
+      ...parts,
+      embedding: this.#embedding,
+      clock: this.#clock,
+      dataKey: options.dataKey,
+      sensitiveTag: this.sensitiveTag,
     });
     this.#search = new HybridSearch({
       ...parts,
@@ -132,80 +133,7 @@ export class MemoryService {
     input: { namespace: string; key: string; value: string; tags?: string[] },
   ): Promise<{ entry: MemoryEntry; replaced: boolean }> {
     this.assertNamespace(caller, input.namespace);
-    const now = new Date(this.#clock()).toISOString();
-    if (input.tags !== undefined) {
-      // Given tags need nothing from the old entry: its created_at is kept within the write.
-      const tags = normalizeTags(input.tags);
-      return await this.#store(
-        input,
-        tags,
-        now,
-        undefined,
-        (entry) => upsertKeepingCreated(this.backend, entry),
-      );
-    }
-    // Omitted tags keep the entry's tags: as this process knows them, checked
-    // at the write (another process may have changed them), else read first.
-    const known = this.backend.knownTags?.(input.namespace, input.key);
-    const keeping = this.backend.upsertKeepingCreated?.bind(this.backend);
-    if (known !== undefined && keeping) {
-      const tags = normalizeTags([...(known ?? [])]);
-      try {
-        return await this.#store(
-          input,
-          tags,
-          now,
-          undefined,
-          (entry) =>
-            keeping(entry, known).catch((error) => {
-              // Not a failed store: it is prepared again below.
-              if (error instanceof TagsChanged) return STALE;
-              throw error;
-            }),
-        );
-      } catch (error) {
-        if (!(error instanceof TagsChanged)) throw error;
-      }
-    }
-    const existing = await this.backend.get(input.namespace, input.key);
-    const tags = normalizeTags(existing?.tags ?? []);
-    return await this.#store(
-      input,
-      tags,
-      now,
-      existing?.created_at ?? now,
-      (entry) => this.backend.put(entry, "upsert"),
-    );
-  }
-
-  /**
-   * Prepares the entry and writes it with `write`; throws TagsChanged when
-   * `write` answered STALE (counted as a store, not as a failed one).
-   * `createdAt` undefined: the created_at of the entry the write replaced
-   * (decided within the write), else `now` for a new entry.
-   */
-  async #store(
-    input: { namespace: string; key: string; value: string },
-    tags: string[],
-    now: string,
-    createdAt: string | undefined,
-    write: (entry: StoredEntry) => Promise<StoredEntry | null | typeof STALE>,
-  ): Promise<{ entry: MemoryEntry; replaced: boolean }> {
-    const entry = await this.#prepare({
-      namespace: input.namespace,
-      key: input.key,
-      value: input.value,
-      tags,
-      created_at: createdAt ?? now,
-      updated_at: now,
-    });
-    const previous = await this.stats.time("store", () => write(entry));
-    if (previous === STALE) throw new TagsChanged(input.namespace, input.key);
-    if (createdAt === undefined && previous) {
-      entry.created_at = previous.created_at;
-    }
-    this.#embedAfterCommit(entry);
-    return { entry: await this.#open(entry), replaced: previous !== null };
+    return await this.#writes.store(input);
   }
 
   async retrieve(
@@ -229,24 +157,7 @@ export class MemoryService {
     value: string,
   ): Promise<MemoryEntry> {
     this.assertNamespace(caller, namespace);
-    const existing = await this.backend.get(namespace, key);
-    if (!existing) throw notFound(namespace, key);
-    const entry = await this.#prepare({
-      namespace,
-      key,
-      value,
-      tags: existing.tags,
-      created_at: existing.created_at,
-      updated_at: new Date(this.#clock()).toISOString(),
-    });
-    try {
-      await this.stats.time("update", () => this.backend.put(entry, "update"));
-      this.#embedAfterCommit(entry);
-    } catch (error) {
-      if (error instanceof EntryNotFound) throw notFound(namespace, key);
-      throw error;
-    }
-    return await this.#open(entry);
+    return await this.#writes.update(namespace, key, value);
   }
 
   async delete(caller: Caller, namespace: string, key: string): Promise<void> {
@@ -347,28 +258,9 @@ export class MemoryService {
     };
   }
 
-  // ---- encryption and embeddings -------------------------------------------
-
-  /** Encrypts sensitive values and embeds the others, ready for the backend. */
-  async #prepare(entry: Omit<MemoryEntry, "sensitive">): Promise<StoredEntry> {
-    if (entry.tags.includes(this.sensitiveTag)) {
-      return await sealEntry(this.#dataKey, entry);
-    }
-    const stored: StoredEntry = { ...entry, sensitive: false, embedding: null };
-    // A remote embedder's round trip stays off the write path (see #embedAfterCommit).
-    if (!this.embedder.remote) await this.#embedding.embedNew(stored);
-    return stored;
-  }
-
-  #embedAfterCommit(entry: StoredEntry): void {
-    if (this.embedder.remote && !entry.sensitive) {
-      this.#embedding.embedLater(entry);
-    }
-  }
-
   /** The entry as tools show it: sensitive values decrypted. */
   #open(entry: StoredEntry): Promise<MemoryEntry> {
-    return openEntry(this.#dataKey, entry);
+    return this.#writes.open(entry);
   }
 
   // ---- observability -------------------------------------------------------
@@ -397,19 +289,4 @@ export class MemoryService {
   metrics(): Metric[] {
     return this.stats.metrics(this.backend.status?.());
   }
-}
-
-/** What a write answers when it found the entry's tags changed: prepare it again. */
-const STALE = Symbol("stale");
-
-function notFound(namespace: string, key: string): ToolError {
-  return new ToolError(
-    `No entry "${key}" in namespace "${namespace}". Use list_memories or search_memory to find keys.`,
-  );
-}
-
-function normalizeTags(tags: string[]): string[] {
-  return [
-    ...new Set(tags.map((tag) => tag.trim()).filter((tag) => tag !== "")),
-  ];
 }
