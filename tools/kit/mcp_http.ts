@@ -219,6 +219,12 @@ export class McpHttpEndpoint {
     transport.onclose = () => {
       if (session) this.#forget(session.id, "closed");
     };
+    // What the SDK could not deliver or handle (and the transport's refusals) is reported only here.
+    server.onerror = (error) =>
+      this.#log.warn("mcp_session_error", {
+        session: transport.sessionId,
+        error: withoutPayload(error),
+      });
     await server.connect(transport);
     this.#countRequests(transport, () => session);
     const response = await transport.handleRequest(request, {
@@ -439,4 +445,18 @@ function preferencesOf(request: Request): SessionPreferences | string {
   if (asked === null) return {};
   if (asked === "on_demand" || asked === "all") return { tools: asked };
   return `tools: "${asked}" is not a tools mode; use on_demand or all (query ?tools= or header X-Agentd-Tools)`;
+}
+
+/**
+ * The error's name and message without the JSON the SDK appends to some
+ * (a client's message, which may carry secrets).
+ */
+export function withoutPayload(
+  error: Error,
+): { name: string; message: string } {
+  const payload = error.message.search(/: [[{]/);
+  return {
+    name: error.name,
+    message: payload === -1 ? error.message : error.message.slice(0, payload),
+  };
 }

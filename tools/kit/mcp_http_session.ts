@@ -30,6 +30,7 @@ import {
   wantsProgress,
 } from "./mcp_http_wire.ts";
 import { readMessages, sessionRefusal } from "./mcp_http_checks.ts";
+import { SessionRequests } from "./mcp_http_requests.ts";
 import {
   type Exchange,
   RESUMABLE_FROM,
@@ -58,8 +59,6 @@ export interface SessionTransportOptions {
 const DEFAULT_VERSION = "2025-03-26";
 /** Calls answered sooner get one JSON body (most tool calls take milliseconds). */
 const STREAM_AFTER_MS = 1000;
-/** Ids of abandoned or cancelled requests whose late messages are dropped quietly. */
-const MAX_GONE = 1024;
 
 export class SessionHttpTransport implements Transport {
   sessionId?: string;
@@ -72,7 +71,7 @@ export class SessionHttpTransport implements Transport {
   readonly #options: SessionTransportOptions;
   readonly #exchanges = new Map<RequestId, Exchange>();
   readonly #streams: SessionStreams;
-  readonly #gone = new Set<RequestId>();
+  readonly #requests = new SessionRequests();
   #initialized = false;
   #closed = false;
 
@@ -164,7 +163,7 @@ export class SessionHttpTransport implements Transport {
     // an open one's id would take its answer, and the first would wait forever.
     if (
       (ids.length > 1 && new Set(ids).size < ids.length) ||
-      ids.some((id) => this.#exchanges.has(id))
+      ids.some((id) => this.#requests.isOpen(id))
     ) {
       return this.#refuse(
         400,
@@ -175,14 +174,25 @@ export class SessionHttpTransport implements Transport {
     const version = init
       ? String(init.params?.protocolVersion)
       : request.headers.get("mcp-protocol-version") ?? DEFAULT_VERSION;
+    // Each request gets its own server id (see mcp_http_requests.ts).
+    const running = (id: RequestId) => this.#exchanges.has(id);
+    const delivered = messages.map((message) =>
+      isRequest(message)
+        ? this.#requests.toServer(
+          message,
+          this.#requests.accept(message.id, running),
+        )
+        : message
+    );
+    const serverIds = delivered.filter(isRequest).map((message) => message.id);
     const exchange: Exchange = {
       streamId: crypto.randomUUID(),
-      ids,
+      ids: serverIds,
       answers: new Map(),
       version,
       tail: Promise.resolve(),
     };
-    for (const id of ids) this.#exchanges.set(id, exchange);
+    for (const id of serverIds) this.#exchanges.set(id, exchange);
     const resumable = version >= RESUMABLE_FROM;
     const extra = (message: JSONRPCMessage): MessageExtra =>
       resumable && "id" in message && "method" in message
@@ -201,10 +211,13 @@ export class SessionHttpTransport implements Transport {
         await this.#streams.prime(exchange);
       } catch (error) {
         this.#broken(exchange, error);
-        for (const id of ids) this.#exchanges.delete(id);
+        for (const id of serverIds) {
+          this.#exchanges.delete(id);
+          this.#requests.close(id);
+        }
         return rpcError(500, -32603, "Internal error: storing an event failed");
       }
-      for (const message of messages) this.#deliver(message, extra(message));
+      for (const message of delivered) this.#deliver(message, extra(message));
       return response;
     }
     const { promise, resolve } = Promise.withResolvers<Response>();
@@ -221,18 +234,23 @@ export class SessionHttpTransport implements Transport {
         );
     }, this.#options.streamAfterMs ?? STREAM_AFTER_MS);
     Deno.unrefTimer(exchange.timer);
-    for (const message of messages) this.#deliver(message, extra(message));
+    for (const message of delivered) this.#deliver(message, extra(message));
     return await promise;
   }
 
   /** Hands a message to the server; a cancellation also ends its request's wait. */
   #deliver(message: JSONRPCMessage, extra: MessageExtra): void {
-    this.onmessage?.(message, extra);
+    // A cancellation names the client's id; the server knows the request by its own.
+    const named = cancelledId(message);
+    const id = named === undefined ? undefined : this.#requests.serverId(named);
+    this.onmessage?.(
+      id === undefined ? message : this.#requests.toServer(message, id),
+      extra,
+    );
     // The SDK sends no response to a cancelled request (as the spec says).
-    const id = cancelledId(message);
     const exchange = id === undefined ? undefined : this.#exchanges.get(id);
     if (id === undefined || !exchange) return;
-    this.#forget(id);
+    this.#requests.forget(id);
     this.#answered(exchange, id, undefined);
   }
 
@@ -256,29 +274,17 @@ export class SessionHttpTransport implements Transport {
       if (exchange.answers.has(id) || this.#exchanges.get(id) !== exchange) {
         continue;
       }
-      this.#forget(id);
+      this.#requests.forget(id);
       this.#answered(exchange, id, undefined);
     }
   }
 
-  /** Later messages for `id` have no one to go to: drop them quietly. */
-  #forget(id: RequestId): void {
-    this.#gone.add(id);
-    if (this.#gone.size > MAX_GONE) {
-      for (const oldest of this.#gone) {
-        this.#gone.delete(oldest);
-        break;
-      }
-    }
-  }
-
-  /** The event store failed: this stream ends; its requests end as they answer. */
+  /** The event store failed: this stream ends; its requests end as they answer. Logged here only. */
   #broken(exchange: Exchange, error: unknown): void {
     this.#options.log?.warn("mcp_event_store_failed", {
       session: this.sessionId,
       error: asError(error).message,
     });
-    this.onerror?.(asError(error));
     this.#streams.close(exchange.streamId);
   }
 
@@ -331,25 +337,31 @@ export class SessionHttpTransport implements Transport {
     }
     const exchange = this.#exchanges.get(id);
     if (!exchange) {
-      if (this.#gone.has(id)) {
-        if (answer) this.#gone.delete(id);
+      if (this.#requests.isGone(id, answer)) {
+        // A late message of a request its client cancelled or left.
+        this.#options.log?.debug("mcp_late_message_dropped", {
+          session: this.sessionId,
+          kind: answer ? "response" : "message",
+        });
         return;
       }
       throw new Error(
         `No connection established for request ID: ${String(id)}`,
       );
     }
+    // A response goes out with the id its client gave the request.
+    const outgoing = answer ? this.#requests.toClient(message) : message;
     const written = exchange.tail.then(async () => {
       // Cancelled or abandoned while this waited its turn.
       if (exchange.answers.has(id)) return;
       try {
         if (!answer || !exchange.pending) {
           await this.#streams.toStream(exchange);
-          await this.#streams.write(exchange.streamId, message);
+          await this.#streams.write(exchange.streamId, outgoing);
         }
       } finally {
         // Answered even if its event could not be stored: the wait ends.
-        if (answer) this.#answered(exchange, id, message);
+        if (answer) this.#answered(exchange, id, outgoing);
       }
     });
     exchange.tail = written.catch(() => {});
@@ -369,6 +381,7 @@ export class SessionHttpTransport implements Transport {
       for (const each of exchange.ids) {
         if (this.#exchanges.get(each) === exchange) {
           this.#exchanges.delete(each);
+          this.#requests.close(each);
         }
       }
       const pending = exchange.pending;
@@ -416,7 +429,7 @@ export class SessionHttpTransport implements Transport {
       exchange.pending = undefined;
     }
     this.#exchanges.clear();
-    this.#gone.clear();
+    this.#requests.clear();
     this.onclose?.();
     return Promise.resolve();
   }
