@@ -81,6 +81,7 @@ export class SessionHttpTransport implements Transport {
       eventStore: options.eventStore,
       retryInterval: options.retryInterval,
       keepAliveMs: options.keepAliveMs,
+      streamAfterMs: options.streamAfterMs ?? STREAM_AFTER_MS,
       sessionId: () => this.sessionId,
       closed: () => this.#closed,
       refuse: (status, code, message) => this.#refuse(status, code, message),
@@ -186,7 +187,7 @@ export class SessionHttpTransport implements Transport {
     );
     const serverIds = delivered.filter(isRequest).map((message) => message.id);
     const exchange: Exchange = {
-      streamId: crypto.randomUUID(),
+      streamId: this.#streams.nextStreamId(),
       ids: serverIds,
       answers: new Map(),
       version,
@@ -223,7 +224,7 @@ export class SessionHttpTransport implements Transport {
     const { promise, resolve } = Promise.withResolvers<Response>();
     exchange.pending = resolve;
     // A long call streams: its client gets headers and an event id to resume from.
-    exchange.timer = setTimeout(() => {
+    this.#streams.watchSlow(exchange, () => {
       // The client left before: nothing to stream (the signal is read only
       // here, not on every quick call).
       if (request.signal.aborted) return this.#abandoned(exchange);
@@ -232,8 +233,7 @@ export class SessionHttpTransport implements Transport {
         .catch(
           (error) => this.#broken(exchange, error),
         );
-    }, this.#options.streamAfterMs ?? STREAM_AFTER_MS);
-    Deno.unrefTimer(exchange.timer);
+    });
     for (const message of delivered) this.#deliver(message, extra(message));
     return await promise;
   }
@@ -387,7 +387,7 @@ export class SessionHttpTransport implements Transport {
       const pending = exchange.pending;
       if (pending) {
         exchange.pending = undefined;
-        clearTimeout(exchange.timer);
+        this.#streams.unwatchSlow(exchange);
         const answers = exchange.ids.flatMap((each) =>
           exchange.answers.get(each) ?? []
         );
@@ -424,7 +424,6 @@ export class SessionHttpTransport implements Transport {
     this.#streams.closeAll();
     // Calls still running have no one to answer: their POSTs end now.
     for (const exchange of new Set(this.#exchanges.values())) {
-      clearTimeout(exchange.timer);
       exchange.pending?.(rpcError(404, -32001, "Session not found"));
       exchange.pending = undefined;
     }

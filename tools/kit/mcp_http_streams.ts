@@ -32,8 +32,8 @@ export interface Exchange {
   version: string;
   /** Writes to this exchange's stream in the order they were sent. */
   tail: Promise<void>;
-  /** Turns a slow answer into a stream. */
-  timer?: ReturnType<typeof setTimeout>;
+  /** When (Date.now()) a pending answer turns into a stream. */
+  due?: number;
 }
 
 /** What the streams need of their session. */
@@ -41,6 +41,8 @@ export interface StreamsSession {
   eventStore: EventStore;
   retryInterval?: number;
   keepAliveMs?: number;
+  /** A POST not answered by then gets its SSE stream. */
+  streamAfterMs: number;
   sessionId(): string | undefined;
   closed(): boolean;
   refuse(status: number, code: number, message: string): Response;
@@ -52,9 +54,50 @@ export class SessionStreams {
   readonly #session: StreamsSession;
   readonly #streams = new Map<string, SseStream>();
   readonly #resumable = new Set<string>();
+  /** Pending answers in arrival order, so in order of `due`: what to do when late. */
+  readonly #slow = new Map<Exchange, () => void>();
+  /** One timer for the session's pending answers, not one per POST. */
+  #slowTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Stream ids: unique across sessions, cheaper than a UUID per POST. */
+  readonly #prefix = crypto.randomUUID();
+  #opened = 0;
 
   constructor(session: StreamsSession) {
     this.#session = session;
+  }
+
+  /** A fresh stream id for a POST. */
+  nextStreamId(): string {
+    return `${this.#prefix}-${++this.#opened}`;
+  }
+
+  /** Runs `late` if `exchange` is still pending `streamAfterMs` from now. */
+  watchSlow(exchange: Exchange, late: () => void): void {
+    exchange.due = Date.now() + this.#session.streamAfterMs;
+    this.#slow.set(exchange, late);
+    this.#armSlow(this.#session.streamAfterMs);
+  }
+
+  /** The exchange's answer is chosen: nothing to turn into a stream. */
+  unwatchSlow(exchange: Exchange): void {
+    this.#slow.delete(exchange);
+  }
+
+  #armSlow(ms: number): void {
+    if (this.#slowTimer !== undefined) return;
+    this.#slowTimer = setTimeout(() => this.#lateAnswers(), ms);
+    Deno.unrefTimer(this.#slowTimer);
+  }
+
+  #lateAnswers(): void {
+    this.#slowTimer = undefined;
+    const now = Date.now();
+    for (const [exchange, late] of this.#slow) {
+      const due = exchange.due ?? now;
+      if (due > now) return this.#armSlow(due - now);
+      this.#slow.delete(exchange);
+      late();
+    }
   }
 
   has(streamId: string): boolean {
@@ -149,7 +192,7 @@ export class SessionStreams {
     const pending = exchange.pending;
     if (!pending) return;
     exchange.pending = undefined;
-    clearTimeout(exchange.timer);
+    this.#slow.delete(exchange);
     pending(this.open(exchange.streamId));
     await this.prime(exchange);
     // Responses of the same batch that came before the switch.
@@ -176,6 +219,9 @@ export class SessionStreams {
 
   /** Ends every stream (the session closes). */
   closeAll(): void {
+    clearTimeout(this.#slowTimer);
+    this.#slowTimer = undefined;
+    this.#slow.clear();
     for (const stream of [...this.#streams.values()]) stream.close();
     this.#streams.clear();
     this.#resumable.clear();
