@@ -17,7 +17,7 @@ import { createSdkServer } from "./mcp.ts";
 import type { SessionPreferences } from "./mod.ts";
 import { authInfoFor, type RequestAuth } from "./mcp_identity.ts";
 import { SessionHttpTransport } from "./mcp_http_session.ts";
-import { rpcError } from "./mcp_http_wire.ts";
+import { rpcError, withoutPayload } from "./mcp_http_wire.ts";
 
 export interface HttpEndpointOptions {
   log: Logger;
@@ -445,18 +445,4 @@ function preferencesOf(request: Request): SessionPreferences | string {
   if (asked === null) return {};
   if (asked === "on_demand" || asked === "all") return { tools: asked };
   return `tools: "${asked}" is not a tools mode; use on_demand or all (query ?tools= or header X-Agentd-Tools)`;
-}
-
-/**
- * The error's name and message without the JSON the SDK appends to some
- * (a client's message, which may carry secrets).
- */
-export function withoutPayload(
-  error: Error,
-): { name: string; message: string } {
-  const payload = error.message.search(/: [[{]/);
-  return {
-    name: error.name,
-    message: payload === -1 ? error.message : error.message.slice(0, payload),
-  };
 }

@@ -9,7 +9,7 @@
 // (the SDK's guard only for a `_meta`), refusing every message the SDK's
 // Protocol would drop unanswered; it validates the rest on arrival. Every
 // request's wait ends: answered, cancelled, abandoned by its client, or with
-// its session.
+// its session; and only its own call answers it (mcp_http_requests.ts).
 
 import type {
   EventStore,
@@ -49,7 +49,7 @@ export interface SessionTransportOptions {
   keepAliveMs?: number;
   /** A POST not answered by then gets its SSE stream (headers, a resumable event id). */
   streamAfterMs?: number;
-  /** Where a failing event store is reported. */
+  /** Where a failing event store and dropped late messages are reported. */
   log?: Logger;
   onsessioninitialized(id: string): void;
   onsessionclosed(id: string): void;

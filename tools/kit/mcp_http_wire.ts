@@ -199,3 +199,17 @@ export function rpcError(
     { status, headers },
   );
 }
+
+/**
+ * The error's name and message without the JSON the SDK appends to some
+ * (a client's message, which may carry secrets).
+ */
+export function withoutPayload(
+  error: Error,
+): { name: string; message: string } {
+  const payload = error.message.search(/: [[{]/);
+  return {
+    name: error.name,
+    message: payload === -1 ? error.message : error.message.slice(0, payload),
+  };
+}
