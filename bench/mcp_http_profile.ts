@@ -8,6 +8,8 @@
 //   deno run -A bench/mcp_http_profile.ts [stores] [clients]
 //
 // HTTP_PROFILE_CPU=1: no profiler, only CPU per store (for before/after runs).
+// HTTP_PROFILE_PING=1: `ping` instead of `store_memory`: what the HTTP path
+// (server, guards, routing, session transport, SDK) costs per request alone.
 
 import { z } from "zod";
 import { freePort } from "../tests/helpers.ts";
@@ -22,6 +24,7 @@ import {
 const count = Number(Deno.args[0] ?? 3000);
 const clientCount = Number(Deno.args[1] ?? 16);
 const profiling = Deno.env.get("HTTP_PROFILE_CPU") !== "1";
+const pinging = Deno.env.get("HTTP_PROFILE_PING") === "1";
 
 /** CPU ms of a process so far (Linux /proc, 10 ms ticks). */
 function cpuMs(pid: number): number {
@@ -78,6 +81,10 @@ const started = performance.now();
 await Promise.all(clients.map(async (client, c) => {
   const random = seeded(7000 + c);
   for (let i = 0; i < per; i++) {
+    if (pinging) {
+      await client.ping();
+      continue;
+    }
     const entry = fillerEntry(random, i);
     const result = await client.callTool({
       name: "store_memory",
@@ -90,9 +97,11 @@ const elapsed = performance.now() - started;
 const used = cpuMs(pid) - before;
 const stores = per * clientCount;
 console.log(
-  `${stores} stores, ${clientCount} clients: ${
+  `${stores} ${pinging ? "pings" : "stores"}, ${clientCount} clients: ${
     Math.round(stores / elapsed * 1000)
-  }/s, server CPU ${Math.round(used / stores * 1000)} µs/store`,
+  }/s, server CPU ${Math.round(used / stores * 1000)} µs/${
+    pinging ? "ping" : "store"
+  }`,
 );
 
 if (cdp) {

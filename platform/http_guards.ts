@@ -127,17 +127,31 @@ function originAllowed(origin: string, allowed: ReadonlySet<string>): boolean {
 
 /** 413 for bodies over `maxBytes`, whether announced by Content-Length or streamed. */
 export function bodyGuard(maxBytes: number): MiddlewareHandler {
-  return bodyLimit({
-    maxSize: maxBytes,
-    onError: () =>
-      errorResponse(
-        413,
-        `Request body too large: the limit is ${maxBytes} bytes`,
-        {
-          details: { limit_bytes: maxBytes },
-        },
-      ),
-  });
+  const tooLarge = () =>
+    errorResponse(
+      413,
+      `Request body too large: the limit is ${maxBytes} bytes`,
+      {
+        details: { limit_bytes: maxBytes },
+      },
+    );
+  const streamed = bodyLimit({ maxSize: maxBytes, onError: tooLarge });
+  return (c, next) => {
+    // Hono's check reads `request.body`, which turns a body Deno already
+    // holds whole into a stream that every later read must go through: an
+    // announced length is checked here without touching the body.
+    const request = c.req.raw;
+    const length = request.headers.get("content-length");
+    if (
+      length === null || request.headers.has("transfer-encoding") ||
+      request.method === "GET" || request.method === "HEAD"
+    ) {
+      return streamed(c, next);
+    }
+    return parseInt(length, 10) > maxBytes
+      ? Promise.resolve(tooLarge())
+      : next();
+  };
 }
 
 /** The Hono variables the guards set. */

@@ -6,13 +6,14 @@ import { MemoryStore } from "../../platform/store_memory.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
 import { McpHttpEndpoint } from "../../tools/kit/mcp_http.ts";
 import type { AnyServerSpec } from "../../tools/kit/mod.ts";
+import type { LogLevel } from "../../platform/log.ts";
 import { capturedLog, INITIALIZE_REQUEST, waitFor } from "../helpers.ts";
 
 export const ACCEPT = "application/json, text/event-stream";
 
-/** `spec` hosted on an in-memory store, with its log lines captured. */
-export async function startHost(spec: AnyServerSpec) {
-  const { log, logs } = capturedLog();
+/** `spec` hosted on an in-memory store, with its log lines (from `level` on) captured. */
+export async function startHost(spec: AnyServerSpec, level?: LogLevel) {
+  const { log, logs } = capturedLog(level);
   const host = await HostedServer.start(spec, {
     store: new MemoryStore(),
     log,
@@ -28,8 +29,8 @@ export interface PostOptions {
 }
 
 /** A session of `spec` through McpHttpEndpoint, initialized (the initialize answer must be JSON). */
-export async function httpSession(spec: AnyServerSpec) {
-  const { host, log } = await startHost(spec);
+export async function httpSession(spec: AnyServerSpec, level?: LogLevel) {
+  const { host, log, logs } = await startHost(spec, level);
   const endpoint = new McpHttpEndpoint(host, { log, idleTimeoutMs: 60_000 });
   const send = (method: string, body?: string, options: PostOptions = {}) =>
     endpoint.handle(
@@ -68,6 +69,8 @@ export async function httpSession(spec: AnyServerSpec) {
   return {
     id,
     endpoint,
+    /** The log lines of the host and endpoint so far. */
+    logs,
     inSession,
     remove: () => send("DELETE", undefined, { headers: sessionHeaders }),
     /** No request of the session is still waiting for its answer. */

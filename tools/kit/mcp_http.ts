@@ -17,7 +17,7 @@ import { createSdkServer } from "./mcp.ts";
 import type { SessionPreferences } from "./mod.ts";
 import { authInfoFor, type RequestAuth } from "./mcp_identity.ts";
 import { SessionHttpTransport } from "./mcp_http_session.ts";
-import { rpcError } from "./mcp_http_wire.ts";
+import { rpcError, withoutPayload } from "./mcp_http_wire.ts";
 
 export interface HttpEndpointOptions {
   log: Logger;
@@ -219,6 +219,12 @@ export class McpHttpEndpoint {
     transport.onclose = () => {
       if (session) this.#forget(session.id, "closed");
     };
+    // What the SDK could not deliver or handle (and the transport's refusals) is reported only here.
+    server.onerror = (error) =>
+      this.#log.warn("mcp_session_error", {
+        session: transport.sessionId,
+        error: withoutPayload(error),
+      });
     await server.connect(transport);
     this.#countRequests(transport, () => session);
     const response = await transport.handleRequest(request, {

@@ -9,7 +9,7 @@
 // (the SDK's guard only for a `_meta`), refusing every message the SDK's
 // Protocol would drop unanswered; it validates the rest on arrival. Every
 // request's wait ends: answered, cancelled, abandoned by its client, or with
-// its session.
+// its session; and only its own call answers it (mcp_http_requests.ts).
 
 import type {
   EventStore,
@@ -17,28 +17,26 @@ import type {
   RequestId,
   Transport,
 } from "../../platform/mcp_sdk.ts";
-import { SUPPORTED_PROTOCOL_VERSIONS } from "../../platform/mcp_sdk.ts";
 import type { Logger } from "../../platform/log.ts";
 import { asError } from "../../platform/errors.ts";
-import { isMessage } from "./jsonrpc_envelope.ts";
 import {
-  bodyText,
   cancelledId,
-  encoder,
   isInitialize,
-  isJsonType,
   isRequest,
   jsonAnswer,
-  MAX_BODY_BYTES,
   type MessageExtra,
-  openSse,
   requestInfoOf,
   rpcError,
-  sseEvent,
-  sseResponse,
-  type SseStream,
   wantsProgress,
 } from "./mcp_http_wire.ts";
+import { readMessages, sessionRefusal } from "./mcp_http_checks.ts";
+import { SessionRequests } from "./mcp_http_requests.ts";
+import {
+  type Exchange,
+  RESUMABLE_FROM,
+  SessionStreams,
+  STANDALONE,
+} from "./mcp_http_streams.ts";
 
 type SendOptions = Parameters<Transport["send"]>[1];
 type AuthInfo = MessageExtra["authInfo"];
@@ -51,37 +49,16 @@ export interface SessionTransportOptions {
   keepAliveMs?: number;
   /** A POST not answered by then gets its SSE stream (headers, a resumable event id). */
   streamAfterMs?: number;
-  /** Where a failing event store is reported. */
+  /** Where a failing event store and dropped late messages are reported. */
   log?: Logger;
   onsessioninitialized(id: string): void;
   onsessionclosed(id: string): void;
 }
 
-const MAX_BATCH = 100;
-const STANDALONE = "_GET_stream";
 /** The version the SDK assumes when a request has no MCP-Protocol-Version header. */
 const DEFAULT_VERSION = "2025-03-26";
-/** From this version on, a stream starts with a priming event and may be released. */
-const RESUMABLE_FROM = "2025-11-25";
 /** Calls answered sooner get one JSON body (most tool calls take milliseconds). */
 const STREAM_AFTER_MS = 1000;
-/** Ids of abandoned or cancelled requests whose late messages are dropped quietly. */
-const MAX_GONE = 1024;
-
-/** The requests of one POST, and how their answer goes out. */
-interface Exchange {
-  streamId: string;
-  ids: RequestId[];
-  /** Each request's response; undefined for one cancelled or abandoned (none will be sent). */
-  answers: Map<RequestId, JSONRPCMessage | undefined>;
-  /** Set while the answer is still to be chosen: resolves the POST's response. */
-  pending?: (response: Response) => void;
-  version: string;
-  /** Writes to this exchange's stream in the order they were sent. */
-  tail: Promise<void>;
-  /** Turns a slow answer into a stream. */
-  timer?: ReturnType<typeof setTimeout>;
-}
 
 export class SessionHttpTransport implements Transport {
   sessionId?: string;
@@ -93,14 +70,23 @@ export class SessionHttpTransport implements Transport {
 
   readonly #options: SessionTransportOptions;
   readonly #exchanges = new Map<RequestId, Exchange>();
-  readonly #streams = new Map<string, SseStream>();
-  readonly #resumable = new Set<string>();
-  readonly #gone = new Set<RequestId>();
+  readonly #streams: SessionStreams;
+  readonly #requests = new SessionRequests();
   #initialized = false;
   #closed = false;
 
   constructor(options: SessionTransportOptions) {
     this.#options = options;
+    this.#streams = new SessionStreams({
+      eventStore: options.eventStore,
+      retryInterval: options.retryInterval,
+      keepAliveMs: options.keepAliveMs,
+      streamAfterMs: options.streamAfterMs ?? STREAM_AFTER_MS,
+      sessionId: () => this.sessionId,
+      closed: () => this.#closed,
+      refuse: (status, code, message) => this.#refuse(status, code, message),
+      onerror: (error) => this.onerror?.(error),
+    });
   }
 
   start(): Promise<void> {
@@ -138,54 +124,9 @@ export class SessionHttpTransport implements Transport {
     request: Request,
     options: { parsedBody?: unknown; authInfo?: AuthInfo },
   ): Promise<Response> {
-    const accept = request.headers.get("accept");
-    if (
-      !accept?.includes("application/json") ||
-      !accept.includes("text/event-stream")
-    ) {
-      return this.#refuse(
-        406,
-        -32000,
-        "Not Acceptable: Client must accept both application/json and text/event-stream",
-      );
-    }
-    if (!isJsonType(request.headers.get("content-type"))) {
-      return this.#refuse(
-        415,
-        -32000,
-        "Unsupported Media Type: Content-Type must be application/json",
-      );
-    }
-    let raw = options.parsedBody;
-    if (raw === undefined) {
-      const text = await bodyText(request);
-      if (text === undefined) {
-        return this.#refuse(
-          413,
-          -32000,
-          `Payload Too Large: Request body must not exceed ${MAX_BODY_BYTES} bytes`,
-        );
-      }
-      try {
-        raw = JSON.parse(text);
-      } catch {
-        return this.#refuse(400, -32700, "Parse error: Invalid JSON");
-      }
-    }
-    if (Array.isArray(raw) && raw.length > MAX_BATCH) {
-      return this.#refuse(
-        400,
-        -32600,
-        `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`,
-      );
-    }
-    const messages: unknown[] = Array.isArray(raw) ? raw : [raw];
-    if (!messages.every(isMessage)) {
-      return this.#refuse(
-        400,
-        -32700,
-        "Parse error: Invalid JSON-RPC message",
-      );
+    const messages = await readMessages(request, options.parsedBody);
+    if (!Array.isArray(messages)) {
+      return this.#refuse(messages.status, messages.code, messages.message);
     }
     const init = messages.find(isInitialize);
     if (init) {
@@ -223,7 +164,7 @@ export class SessionHttpTransport implements Transport {
     // an open one's id would take its answer, and the first would wait forever.
     if (
       (ids.length > 1 && new Set(ids).size < ids.length) ||
-      ids.some((id) => this.#exchanges.has(id))
+      ids.some((id) => this.#requests.isOpen(id))
     ) {
       return this.#refuse(
         400,
@@ -234,14 +175,25 @@ export class SessionHttpTransport implements Transport {
     const version = init
       ? String(init.params?.protocolVersion)
       : request.headers.get("mcp-protocol-version") ?? DEFAULT_VERSION;
+    // Each request gets its own server id (see mcp_http_requests.ts).
+    const running = (id: RequestId) => this.#exchanges.has(id);
+    const delivered = messages.map((message) =>
+      isRequest(message)
+        ? this.#requests.toServer(
+          message,
+          this.#requests.accept(message.id, running),
+        )
+        : message
+    );
+    const serverIds = delivered.filter(isRequest).map((message) => message.id);
     const exchange: Exchange = {
-      streamId: crypto.randomUUID(),
-      ids,
+      streamId: this.#streams.nextStreamId(),
+      ids: serverIds,
       answers: new Map(),
       version,
       tail: Promise.resolve(),
     };
-    for (const id of ids) this.#exchanges.set(id, exchange);
+    for (const id of serverIds) this.#exchanges.set(id, exchange);
     const resumable = version >= RESUMABLE_FROM;
     const extra = (message: JSONRPCMessage): MessageExtra =>
       resumable && "id" in message && "method" in message
@@ -249,49 +201,56 @@ export class SessionHttpTransport implements Transport {
           authInfo: options.authInfo,
           requestInfo,
           closeSSEStream: () => this.#release(message.id),
-          closeStandaloneSSEStream: () =>
-            this.#streams.get(STANDALONE)?.close(),
+          closeStandaloneSSEStream: () => this.#streams.close(STANDALONE),
         }
         : { authInfo: options.authInfo, requestInfo };
     // A client asking for progress gets its stream at once, as it expects.
     if (messages.some(wantsProgress)) {
       this.#watch(request, exchange);
-      const response = this.#openStream(exchange.streamId);
+      const response = this.#streams.open(exchange.streamId);
       try {
-        await this.#prime(exchange);
+        await this.#streams.prime(exchange);
       } catch (error) {
         this.#broken(exchange, error);
-        for (const id of ids) this.#exchanges.delete(id);
+        for (const id of serverIds) {
+          this.#exchanges.delete(id);
+          this.#requests.close(id);
+        }
         return rpcError(500, -32603, "Internal error: storing an event failed");
       }
-      for (const message of messages) this.#deliver(message, extra(message));
+      for (const message of delivered) this.#deliver(message, extra(message));
       return response;
     }
     const { promise, resolve } = Promise.withResolvers<Response>();
     exchange.pending = resolve;
     // A long call streams: its client gets headers and an event id to resume from.
-    exchange.timer = setTimeout(() => {
+    this.#streams.watchSlow(exchange, () => {
       // The client left before: nothing to stream (the signal is read only
       // here, not on every quick call).
       if (request.signal.aborted) return this.#abandoned(exchange);
       this.#watch(request, exchange);
-      exchange.tail = exchange.tail.then(() => this.#toStream(exchange)).catch(
-        (error) => this.#broken(exchange, error),
-      );
-    }, this.#options.streamAfterMs ?? STREAM_AFTER_MS);
-    Deno.unrefTimer(exchange.timer);
-    for (const message of messages) this.#deliver(message, extra(message));
+      exchange.tail = exchange.tail.then(() => this.#streams.toStream(exchange))
+        .catch(
+          (error) => this.#broken(exchange, error),
+        );
+    });
+    for (const message of delivered) this.#deliver(message, extra(message));
     return await promise;
   }
 
   /** Hands a message to the server; a cancellation also ends its request's wait. */
   #deliver(message: JSONRPCMessage, extra: MessageExtra): void {
-    this.onmessage?.(message, extra);
+    // A cancellation names the client's id; the server knows the request by its own.
+    const named = cancelledId(message);
+    const id = named === undefined ? undefined : this.#requests.serverId(named);
+    this.onmessage?.(
+      id === undefined ? message : this.#requests.toServer(message, id),
+      extra,
+    );
     // The SDK sends no response to a cancelled request (as the spec says).
-    const id = cancelledId(message);
     const exchange = id === undefined ? undefined : this.#exchanges.get(id);
     if (id === undefined || !exchange) return;
-    this.#forget(id);
+    this.#requests.forget(id);
     this.#answered(exchange, id, undefined);
   }
 
@@ -308,35 +267,25 @@ export class SessionHttpTransport implements Transport {
    * stays: its client may come back with Last-Event-ID.
    */
   #abandoned(exchange: Exchange): void {
-    if (!exchange.pending && this.#resumable.has(exchange.streamId)) return;
+    if (!exchange.pending && this.#streams.isResumable(exchange.streamId)) {
+      return;
+    }
     for (const id of exchange.ids) {
       if (exchange.answers.has(id) || this.#exchanges.get(id) !== exchange) {
         continue;
       }
-      this.#forget(id);
+      this.#requests.forget(id);
       this.#answered(exchange, id, undefined);
     }
   }
 
-  /** Later messages for `id` have no one to go to: drop them quietly. */
-  #forget(id: RequestId): void {
-    this.#gone.add(id);
-    if (this.#gone.size > MAX_GONE) {
-      for (const oldest of this.#gone) {
-        this.#gone.delete(oldest);
-        break;
-      }
-    }
-  }
-
-  /** The event store failed: this stream ends; its requests end as they answer. */
+  /** The event store failed: this stream ends; its requests end as they answer. Logged here only. */
   #broken(exchange: Exchange, error: unknown): void {
     this.#options.log?.warn("mcp_event_store_failed", {
       session: this.sessionId,
       error: asError(error).message,
     });
-    this.onerror?.(asError(error));
-    this.#streams.get(exchange.streamId)?.close();
+    this.#streams.close(exchange.streamId);
   }
 
   async #get(request: Request): Promise<Response> {
@@ -350,7 +299,7 @@ export class SessionHttpTransport implements Transport {
     const refused = this.#checkSession(request);
     if (refused) return refused;
     const lastEventId = request.headers.get("last-event-id");
-    if (lastEventId) return await this.#replay(lastEventId);
+    if (lastEventId) return await this.#streams.replay(lastEventId);
     if (this.#streams.has(STANDALONE)) {
       return this.#refuse(
         409,
@@ -358,88 +307,7 @@ export class SessionHttpTransport implements Transport {
         "Conflict: Only one SSE stream is allowed per session",
       );
     }
-    return this.#openStream(STANDALONE);
-  }
-
-  async #replay(lastEventId: string): Promise<Response> {
-    const store = this.#options.eventStore;
-    try {
-      const streamId = await store.getStreamIdForEventId?.(lastEventId);
-      if (!streamId) {
-        return this.#refuse(400, -32000, "Invalid event ID format");
-      }
-      if (this.#streams.has(streamId)) {
-        return this.#refuse(
-          409,
-          -32000,
-          "Conflict: Stream already has an active connection",
-        );
-      }
-      const replayed = new Set<string>();
-      const chunks: Uint8Array[] = [];
-      await store.replayEventsAfter(lastEventId, {
-        send: (eventId, message) => {
-          chunks.push(sseEvent(message, eventId));
-          replayed.add(eventId);
-          return Promise.resolve();
-        },
-      });
-      if (this.#closed) return rpcError(404, -32001, "Session not found");
-      const response = this.#openStream(streamId, replayed);
-      for (const chunk of chunks) {
-        this.#streams.get(streamId)?.controller.enqueue(chunk);
-      }
-      this.#resumable.add(streamId);
-      return response;
-    } catch (error) {
-      this.onerror?.(asError(error));
-      return rpcError(500, -32000, "Error replaying events");
-    }
-  }
-
-  /** Opens an SSE response for `streamId`, replacing any earlier one. */
-  #openStream(streamId: string, replayed?: Set<string>): Response {
-    this.#streams.get(streamId)?.close();
-    const { stream, body } = openSse(
-      this.#options.keepAliveMs ?? 15_000,
-      (ended) => {
-        if (this.#streams.get(streamId) === ended) {
-          this.#streams.delete(streamId);
-        }
-      },
-      replayed,
-    );
-    this.#streams.set(streamId, stream);
-    return sseResponse(body, this.sessionId);
-  }
-
-  /** An event with an id and no data, so the client can resume the stream. */
-  async #prime(exchange: Exchange): Promise<void> {
-    if (exchange.version < RESUMABLE_FROM) return;
-    // What the event stands for has no message; the SDK stores `{}` here.
-    const id = await this.#options.eventStore.storeEvent(exchange.streamId, {
-      jsonrpc: "2.0",
-      method: "",
-    });
-    const retry = this.#options.retryInterval;
-    this.#streams.get(exchange.streamId)?.controller.enqueue(encoder.encode(
-      `id: ${id}\n${retry === undefined ? "" : `retry: ${retry}\n`}data: \n\n`,
-    ));
-    this.#resumable.add(exchange.streamId);
-  }
-
-  /** The POST's answer becomes an SSE stream (a call sends more than its response). */
-  async #toStream(exchange: Exchange): Promise<void> {
-    const pending = exchange.pending;
-    if (!pending) return;
-    exchange.pending = undefined;
-    clearTimeout(exchange.timer);
-    pending(this.#openStream(exchange.streamId));
-    await this.#prime(exchange);
-    // Responses of the same batch that came before the switch.
-    for (const answer of exchange.answers.values()) {
-      if (answer) await this.#write(exchange.streamId, answer);
-    }
+    return this.#streams.open(STANDALONE);
   }
 
   /** The tool released its stream: the client resumes it with Last-Event-ID. */
@@ -447,8 +315,8 @@ export class SessionHttpTransport implements Transport {
     const exchange = this.#exchanges.get(id);
     if (!exchange) return;
     exchange.tail = exchange.tail.then(async () => {
-      await this.#toStream(exchange);
-      this.#streams.get(exchange.streamId)?.close();
+      await this.#streams.toStream(exchange);
+      this.#streams.close(exchange.streamId);
     }).catch((error) => this.#broken(exchange, error));
   }
 
@@ -465,49 +333,39 @@ export class SessionHttpTransport implements Transport {
           "Cannot send a response on a standalone SSE stream unless resuming a previous client request",
         );
       }
-      return await this.#write(STANDALONE, message);
+      return await this.#streams.write(STANDALONE, message);
     }
     const exchange = this.#exchanges.get(id);
     if (!exchange) {
-      if (this.#gone.has(id)) {
-        if (answer) this.#gone.delete(id);
+      if (this.#requests.isGone(id, answer)) {
+        // A late message of a request its client cancelled or left.
+        this.#options.log?.debug("mcp_late_message_dropped", {
+          session: this.sessionId,
+          kind: answer ? "response" : "message",
+        });
         return;
       }
       throw new Error(
         `No connection established for request ID: ${String(id)}`,
       );
     }
+    // A response goes out with the id its client gave the request.
+    const outgoing = answer ? this.#requests.toClient(message) : message;
     const written = exchange.tail.then(async () => {
       // Cancelled or abandoned while this waited its turn.
       if (exchange.answers.has(id)) return;
       try {
         if (!answer || !exchange.pending) {
-          await this.#toStream(exchange);
-          await this.#write(exchange.streamId, message);
+          await this.#streams.toStream(exchange);
+          await this.#streams.write(exchange.streamId, outgoing);
         }
       } finally {
         // Answered even if its event could not be stored: the wait ends.
-        if (answer) this.#answered(exchange, id, message);
+        if (answer) this.#answered(exchange, id, outgoing);
       }
     });
     exchange.tail = written.catch(() => {});
     await written;
-  }
-
-  /** Stores an event (for resuming) and writes it to its stream if one is open. */
-  async #write(streamId: string, message: JSONRPCMessage): Promise<void> {
-    const eventId = await this.#options.eventStore.storeEvent(
-      streamId,
-      message,
-    );
-    const stream = this.#streams.get(streamId);
-    if (!stream || stream.replayed?.has(eventId)) return;
-    try {
-      stream.controller.enqueue(sseEvent(message, eventId));
-      if (streamId !== STANDALONE) this.#resumable.add(streamId);
-    } catch (error) {
-      this.onerror?.(asError(error));
-    }
   }
 
   /** `message` undefined: the request was cancelled or abandoned, no response goes out. */
@@ -523,21 +381,22 @@ export class SessionHttpTransport implements Transport {
       for (const each of exchange.ids) {
         if (this.#exchanges.get(each) === exchange) {
           this.#exchanges.delete(each);
+          this.#requests.close(each);
         }
       }
       const pending = exchange.pending;
       if (pending) {
         exchange.pending = undefined;
-        clearTimeout(exchange.timer);
+        this.#streams.unwatchSlow(exchange);
         const answers = exchange.ids.flatMap((each) =>
           exchange.answers.get(each) ?? []
         );
         pending(jsonAnswer(answers, this.sessionId));
         return;
       }
-      const stream = this.#streams.get(exchange.streamId);
-      const resumable = this.#resumable.delete(exchange.streamId);
-      if (stream) stream.close();
+      const open = this.#streams.has(exchange.streamId);
+      const resumable = this.#streams.settle(exchange.streamId);
+      if (open) this.#streams.close(exchange.streamId);
       else if (!this.#closed && !resumable && message) {
         throw new Error(
           `No connection established for request ID: ${String(id)}`,
@@ -549,31 +408,9 @@ export class SessionHttpTransport implements Transport {
   }
 
   #checkSession(request: Request): Response | undefined {
-    if (!this.#initialized) {
-      return this.#refuse(400, -32000, "Bad Request: Server not initialized");
-    }
-    const id = request.headers.get("mcp-session-id");
-    if (!id) {
-      return this.#refuse(
-        400,
-        -32000,
-        "Bad Request: Mcp-Session-Id header is required",
-      );
-    }
-    if (id !== this.sessionId) {
-      return this.#refuse(404, -32001, "Session not found");
-    }
-    const version = request.headers.get("mcp-protocol-version");
-    if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      return this.#refuse(
-        400,
-        -32000,
-        `Bad Request: Unsupported protocol version: ${version} (supported versions: ${
-          SUPPORTED_PROTOCOL_VERSIONS.join(", ")
-        })`,
-      );
-    }
-    return undefined;
+    const refusal = sessionRefusal(request, this.#initialized, this.sessionId);
+    return refusal &&
+      this.#refuse(refusal.status, refusal.code, refusal.message);
   }
 
   #refuse(status: number, code: number, message: string): Response {
@@ -584,17 +421,14 @@ export class SessionHttpTransport implements Transport {
   close(): Promise<void> {
     if (this.#closed) return Promise.resolve();
     this.#closed = true;
-    for (const stream of [...this.#streams.values()]) stream.close();
-    this.#streams.clear();
-    this.#resumable.clear();
+    this.#streams.closeAll();
     // Calls still running have no one to answer: their POSTs end now.
     for (const exchange of new Set(this.#exchanges.values())) {
-      clearTimeout(exchange.timer);
       exchange.pending?.(rpcError(404, -32001, "Session not found"));
       exchange.pending = undefined;
     }
     this.#exchanges.clear();
-    this.#gone.clear();
+    this.#requests.clear();
     this.onclose?.();
     return Promise.resolve();
   }
