@@ -1,0 +1,152 @@
+// PgBackend's lexical document: the built-in index's terms (search_tokens.ts:
+// stems, stop words, names, numbers, speaker terms) stored as a tsvector whose
+// positions only count the term (tf), plus the entry's term count and the
+// per-namespace totals BM25 needs; and the batched recompute of rows an older
+// schema indexed differently.
+
+import type postgres from "postgres";
+import { z } from "zod";
+import type { StoredEntry } from "../model.ts";
+import { indexText, tokenize } from "../search_tokens.ts";
+import { TABLES as T } from "./pg_schema.ts";
+
+/** Values beyond this many characters are not full-text indexed (a tsvector is capped at 1 MB). */
+export const INDEXED_VALUE_CHARS = 256 * 1024;
+/** A tsvector keeps at most 256 positions per lexeme: tf is capped there (BM25 saturates long before). */
+const MAX_TF = 256;
+/**
+ * Per-namespace totals are split over this many rows (by key), so concurrent
+ * writers of one namespace seldom wait on the same counter row.
+ */
+export const STAT_SHARDS = 16;
+/** Rows recomputed per transaction by `reindexOldRows`. */
+const REINDEX_BATCH = 500;
+
+export interface SearchDoc {
+  /** A tsvector literal: each term once, with positions 1..tf. */
+  vector: string;
+  /** Number of terms (the built-in index's document length). */
+  length: number;
+}
+
+/**
+ * What the built-in index sees (`indexText`: key, value unless sensitive,
+ * tags, all weighted alike), tokenized by the same code.
+ */
+export function searchDoc(entry: StoredEntry): SearchDoc {
+  const indexed = entry.value.length > INDEXED_VALUE_CHARS
+    ? { ...entry, value: entry.value.slice(0, INDEXED_VALUE_CHARS) }
+    : entry;
+  const tokens = tokenize(indexText(indexed));
+  const tf = new Map<string, number>();
+  for (const token of tokens) tf.set(token, (tf.get(token) ?? 0) + 1);
+  const parts: string[] = [];
+  for (const [term, count] of tf) {
+    const positions = Array.from(
+      { length: Math.min(count, MAX_TF) },
+      (_, i) => i + 1,
+    );
+    parts.push(`${quoteLexeme(term)}:${positions.join(",")}`);
+  }
+  return { vector: parts.join(" "), length: tokens.length };
+}
+
+/** A term as a tsvector/tsquery lexeme literal (taken as is: no parser, no normalisation). */
+export function quoteLexeme(term: string): string {
+  return `'${term.replace(/['\\]/g, (c) => "\\" + c)}'`;
+}
+
+/** The totals row a key's length counts in (FNV-1a of the key). */
+export function statShard(key: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  }
+  return (hash >>> 0) % STAT_SHARDS;
+}
+
+/**
+ * Adds to a namespace's totals. Rows are locked in (shard) order, so
+ * concurrent callers cannot deadlock on them.
+ */
+export async function addStats(
+  db: postgres.ISql,
+  namespace: string,
+  deltas: { shard: number; entries: number; length: number }[],
+): Promise<void> {
+  const rows = deltas.filter((d) => d.entries !== 0 || d.length !== 0)
+    .sort((a, b) => a.shard - b.shard);
+  if (!rows.length) return;
+  const stats = db(T.stats);
+  await db`INSERT INTO ${stats} (namespace, shard, entries, length)
+    SELECT ${namespace}, s, e, l FROM unnest(${rows.map((r) => r.shard)}::int[],
+      ${rows.map((r) => r.entries)}::bigint[], ${
+    rows.map((r) => r.length)
+  }::bigint[]) AS d(s, e, l)
+    ORDER BY s
+    ON CONFLICT (namespace, shard) DO UPDATE
+    SET entries = ${stats}.entries + excluded.entries,
+      length = ${stats}.length + excluded.length`;
+}
+
+const OldRow = z.object({
+  namespace: z.string(),
+  key: z.string(),
+  value: z.string(),
+  tags: z.array(z.string()),
+  sensitive: z.boolean(),
+});
+
+/**
+ * Recomputes one batch of rows an older schema indexed (search_length NULL)
+ * and counts them in the totals; returns how many it did (0: none left).
+ * SKIP LOCKED lets several daemons share the work, and passes over rows a
+ * writer holds (its write indexes them anew).
+ */
+export async function reindexOldRows(sql: postgres.Sql): Promise<number> {
+  return await sql.begin(async (tx) => {
+    const raw = await tx`SELECT namespace, key, value, tags, sensitive
+      FROM ${tx(T.entries)} WHERE search_length IS NULL
+      ORDER BY namespace, key LIMIT ${REINDEX_BATCH} FOR UPDATE SKIP LOCKED`;
+    if (!raw.length) return 0;
+    const rows = raw.map((r) => OldRow.parse(r));
+    const docs = rows.map((row) =>
+      searchDoc({
+        ...row,
+        created_at: "",
+        updated_at: "",
+        embedding: null,
+      })
+    );
+    await tx`UPDATE ${tx(T.entries)} e
+      SET search = d.search::tsvector, search_length = d.length
+      FROM unnest(${rows.map((r) => r.namespace)}::text[], ${
+      rows.map((r) => r.key)
+    }::text[],
+        ${docs.map((d) => d.vector)}::text[], ${
+      docs.map((d) => d.length)
+    }::int[]) AS d(namespace, key, search, length)
+      WHERE e.namespace = d.namespace AND e.key = d.key`;
+    const byNamespace = new Map<string, Map<number, number[]>>();
+    rows.forEach((row, i) => {
+      const shards = byNamespace.get(row.namespace) ?? new Map();
+      byNamespace.set(row.namespace, shards);
+      const shard = statShard(row.key);
+      const [entries, length] = shards.get(shard) ?? [0, 0];
+      shards.set(shard, [entries + 1, length + docs[i].length]);
+    });
+    // Namespaces in byte order (as the batch was read), shards sorted in addStats.
+    for (const [namespace, shards] of byNamespace) {
+      await addStats(
+        tx,
+        namespace,
+        [...shards].map(([shard, [entries, length]]) => ({
+          shard,
+          entries,
+          length,
+        })),
+      );
+    }
+    return rows.length;
+  });
+}
