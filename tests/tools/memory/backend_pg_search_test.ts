@@ -205,6 +205,30 @@ Deno.test({
       );
 
       await t.step(
+        "a value of more terms than a tsvector holds is stored and found by its first",
+        async () => {
+          const pg = await open(await server.createDatabase(`t${++dbCount}`));
+          try {
+            // 250k CJK characters: ~250k distinct bigrams, 1.5 MB of lexemes.
+            let seed = 7;
+            const chars = Array.from({ length: 250_000 }, () => {
+              seed ^= seed << 13; // xorshift32: every bit varies
+              seed ^= seed >>> 17;
+              seed ^= seed << 5;
+              return String.fromCharCode(0x4e00 + (seed >>> 0) % 20000);
+            });
+            const big = entry("cjk", "東京 " + chars.join(""));
+            await pg.put(big, "upsert");
+            assert.deepEqual(await pg.get("ns", "cjk"), big);
+            const hits = await pg.search("ns", asked("東京"));
+            assert.deepEqual(keysOf(hits.lexical), ["cjk"]);
+          } finally {
+            await pg.close();
+          }
+        },
+      );
+
+      await t.step(
         "a schema 1 database is migrated and its rows reindexed",
         async () => {
           const url = await server.createDatabase(`t${++dbCount}`);

@@ -14,6 +14,8 @@ import { TABLES as T } from "./pg_schema.ts";
 export const INDEXED_VALUE_CHARS = 256 * 1024;
 /** A tsvector keeps at most 256 positions per lexeme: tf is capped there (BM25 saturates long before). */
 const MAX_TF = 256;
+/** A tsvector (lexemes and positions) takes less than 1 MB: terms past this many bytes are left out. */
+const MAX_TSVECTOR_BYTES = 1_000_000;
 /**
  * Per-namespace totals are split over this many rows (by key), so concurrent
  * writers of one namespace seldom wait on the same counter row.
@@ -21,6 +23,7 @@ const MAX_TF = 256;
 export const STAT_SHARDS = 16;
 /** Rows recomputed per transaction by `reindexOldRows`. */
 const REINDEX_BATCH = 500;
+const ASCII_RE = /^[\0-\x7f]*$/;
 
 export interface SearchDoc {
   /** A tsvector literal: each term once, with positions 1..tf. */
@@ -41,11 +44,18 @@ export function searchDoc(entry: StoredEntry): SearchDoc {
   const tf = new Map<string, number>();
   for (const token of tokens) tf.set(token, (tf.get(token) ?? 0) + 1);
   const parts: string[] = [];
+  const utf8 = new TextEncoder();
+  let bytes = 0;
   for (const [term, count] of tf) {
+    // Only a huge CJK value (bigrams) comes near it; its first terms are kept.
     const positions = Array.from(
       { length: Math.min(count, MAX_TF) },
       (_, i) => i + 1,
     );
+    // The lexeme, its positions (2 bytes each), their count and alignment.
+    bytes += (ASCII_RE.test(term) ? term.length : utf8.encode(term).length) +
+      2 * positions.length + 4;
+    if (bytes >= MAX_TSVECTOR_BYTES) break;
     parts.push(`${quoteLexeme(term)}:${positions.join(",")}`);
   }
   return { vector: parts.join(" "), length: tokens.length };
