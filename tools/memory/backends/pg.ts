@@ -32,7 +32,13 @@ import type {
 } from "../model.ts";
 import { messageOf } from "../../../platform/errors.ts";
 import { lexicalRanks, vectorRanks } from "./pg_search.ts";
-import { addStats, reindexOldRows, searchDoc, statShard } from "./pg_terms.ts";
+import {
+  addStats,
+  addTerms,
+  reindexOldRows,
+  searchDoc,
+  statShard,
+} from "./pg_terms.ts";
 
 type Sql = postgres.Sql;
 type Db = postgres.ISql;
@@ -183,6 +189,7 @@ export class PgBackend implements MemoryBackend {
             entries: was === null ? 1 : 0,
             length: doc.length - (was ?? 0),
           }]);
+          await addTerms(tx, entry.namespace, doc.terms);
           return old.length ? toEntry(old[0]) : null;
         }
         throw new Error(
@@ -246,23 +253,10 @@ export class PgBackend implements MemoryBackend {
   }
 
   search(namespace: string, query: SearchQuery): Promise<Rankings> {
-    // One snapshot: the totals, the document frequencies and the rows agree.
-    return this.#run(
-      "search",
-      () =>
-        this.#sql.begin(
-          "isolation level repeatable read read only",
-          async (tx) => ({
-            lexical: await lexicalRanks(tx, namespace, query),
-            vector: await vectorRanks(
-              tx,
-              namespace,
-              query,
-              this.#schema.vectors,
-            ),
-          }),
-        ),
-    );
+    return this.#run("search", async (db) => ({
+      lexical: await lexicalRanks(db, namespace, query),
+      vector: await vectorRanks(db, namespace, query, this.#schema.vectors),
+    }));
   }
 
   staleEmbeddings(embedder: string, limit: number): Promise<StoredEntry[]> {

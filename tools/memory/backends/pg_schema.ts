@@ -18,6 +18,8 @@
 //   agentd_memory_stats     (namespace, shard) PK; entries, length: BM25's
 //                           entry count and total length, split over
 //                           STAT_SHARDS rows by key (pg_terms.ts)
+//   agentd_memory_terms     (namespace, term) PK: every term an entry held
+//                           (never removed), so respelling probes a btree
 
 import { redactSecret } from "../../../platform/pg_url.ts";
 import postgres from "postgres";
@@ -33,6 +35,7 @@ export const TABLES = {
   sessions: "agentd_memory_sessions",
   messages: "agentd_memory_messages",
   stats: "agentd_memory_stats",
+  terms: "agentd_memory_terms",
 };
 
 /** 2: the built-in index's terms and BM25 totals (1: 'simple' tsvector, weighted by field). */
@@ -94,6 +97,10 @@ export async function migrate(sql: postgres.Sql): Promise<SchemaInfo> {
       entries bigint NOT NULL,
       length bigint NOT NULL,
       PRIMARY KEY (namespace, shard))`);
+    await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${t.terms} (
+      namespace text COLLATE "C" NOT NULL,
+      term text COLLATE "C" NOT NULL,
+      PRIMARY KEY (namespace, term))`);
     await tx.unsafe(
       `CREATE INDEX IF NOT EXISTS ${t.entries}_tags ON ${t.entries} USING gin (tags)`,
     );

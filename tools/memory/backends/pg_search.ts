@@ -11,7 +11,11 @@ import { quoteLexeme } from "./pg_terms.ts";
 type Db = postgres.ISql;
 
 const KeyScoreRow = z.object({ key: z.string(), score: z.number() });
-const StatsRow = z.object({ n: z.number(), total: z.number() });
+const ScoredRow = z.object({
+  key: z.string(),
+  score: z.number(),
+  dfs: z.record(z.string(), z.number()).nullable(),
+});
 const TermDfRow = z.object({ term: z.string(), df: z.number() });
 const KeyVectorRow = z.object({
   key: z.string(),
@@ -27,10 +31,12 @@ const RESPELLED_WEIGHT = 0.7;
 const RESPELL_ROUNDS = 4;
 
 /**
- * BM25 ranks, scored as the built-in index scores them: the GIN index finds
- * the entries holding any term, document frequencies are counted over the
- * namespace's rows, the totals come from the stats rows. Run in one
- * snapshot (see PgBackend.search) so they all agree.
+ * BM25 ranks, scored as the built-in index scores them, in one statement
+ * (one snapshot): the GIN index finds the entries holding any term, their
+ * tsvectors give each term's tf and, counted, its document frequency, the
+ * stats rows the entry count and total length. A query word no entry holds
+ * is respelled (search_respell.ts) and the query scored again with the
+ * respellings.
  */
 export async function lexicalRanks(
   db: Db,
@@ -38,50 +44,73 @@ export async function lexicalRanks(
   query: SearchQuery,
 ): Promise<RankedKey[]> {
   if (query.limit < 1) return [];
-  const [stats] = await db`SELECT coalesce(sum(entries), 0)::float8 AS n,
-      coalesce(sum(length), 0)::float8 AS total
-    FROM ${db(T.stats)} WHERE namespace = ${namespace}`;
-  const { n, total } = StatsRow.parse(stats);
-  if (n <= 0) return [];
-  const known = await documentFrequencies(db, namespace, [
-    ...new Set(query.terms),
-  ]);
   const weights = new Map<string, number>();
   for (const term of query.terms) weights.set(term, 1);
-  for (const term of await respellings(db, namespace, query, known)) {
-    if (!weights.has(term)) weights.set(term, RESPELLED_WEIGHT);
+  const first = await scored(db, namespace, weights, query.limit);
+  if (!query.respell) return first.hits;
+  const known = new Map([...weights.keys()].map((term) => [term, 0]));
+  for (const [term, df] of first.dfs) known.set(term, df);
+  let added = false;
+  for (const term of await respellings(db, namespace, query.respell, known)) {
+    if (!weights.has(term)) {
+      weights.set(term, RESPELLED_WEIGHT);
+      added = true;
+    }
   }
-  // A respelling's speaker term ("@festiv") was not asked about.
-  const unasked = [...weights.keys()].filter((term) => !known.has(term));
-  const more = await documentFrequencies(db, namespace, unasked);
-  for (const [term, df] of more) known.set(term, df);
-  const terms: string[] = [];
-  const idfs: number[] = [];
-  for (const [term, weight] of weights) {
-    const df = known.get(term) ?? 0;
-    if (df === 0) continue;
-    terms.push(term);
-    // Lucene's idf, as the built-in index: a term in most entries still counts a little.
-    idfs.push(weight * Math.log(1 + (n - df + 0.5) / (df + 0.5)));
-  }
-  if (!terms.length) return [];
-  const avg = total / n || 1;
+  return added
+    ? (await scored(db, namespace, weights, query.limit)).hits
+    : first.hits;
+}
+
+/** The best `limit` entries for the weighted terms, and each found term's document frequency. */
+async function scored(
+  db: Db,
+  namespace: string,
+  weights: Map<string, number>,
+  limit: number,
+): Promise<{ hits: RankedKey[]; dfs: Map<string, number> }> {
+  const terms = [...weights.keys()];
+  if (!terms.length) return { hits: [], dfs: new Map() };
   const tsquery = terms.map(quoteLexeme).join(" | ");
-  // Schema 1 rows a daemon of that version still writes (no length) count as average.
-  const rows = await db`SELECT e.key, sum(
-        t.idf * u.tf * ${
-    K1 + 1
-  }::float8 / (u.tf + ${K1}::float8 * (1 - ${B}::float8
-          + ${B}::float8 * coalesce(e.search_length, ${avg}::float8) / ${avg}::float8))
-      )::float8 AS score
-    FROM ${db(T.entries)} e
-      CROSS JOIN LATERAL (SELECT lexeme, cardinality(positions) AS tf
-        FROM unnest(e.search)) u
-      JOIN unnest(${terms}::text[], ${idfs}::float8[]) AS t(term, idf)
-        ON t.term = u.lexeme
-    WHERE e.namespace = ${namespace} AND e.search @@ ${tsquery}::tsquery
-    GROUP BY e.key ORDER BY score DESC, e.key LIMIT ${query.limit}`;
-  return rows.map((row) => KeyScoreRow.parse(row));
+  // Lucene's idf, as the built-in index: a term in most entries still counts
+  // a little. Schema 1 rows a daemon of that version still writes (no length,
+  // not in the totals) count as of average length.
+  const rows = await db`WITH stats AS (
+      SELECT greatest(coalesce(sum(entries), 0), 1)::float8 AS n,
+        CASE WHEN coalesce(sum(length), 0) > 0 AND coalesce(sum(entries), 0) > 0
+          THEN sum(length)::float8 / sum(entries) ELSE 1 END AS avg
+      FROM ${db(T.stats)} WHERE namespace = ${namespace}
+    ), hits AS MATERIALIZED (
+      SELECT e.key, e.search_length::float8 AS length, u.lexeme AS term,
+        cardinality(u.positions)::float8 AS tf
+      FROM ${db(T.entries)} e CROSS JOIN LATERAL unnest(e.search) u
+      WHERE e.namespace = ${namespace} AND e.search @@ ${tsquery}::tsquery
+        AND u.lexeme = ANY(${terms}::text[])
+    ), df AS (
+      SELECT term, count(*)::float8 AS df FROM hits GROUP BY term
+    ), idf AS (
+      SELECT df.term, df.df, w.weight * ln(1 + (greatest(s.n, df.df) - df.df + 0.5)
+        / (df.df + 0.5)) AS idf
+      FROM df JOIN unnest(${terms}::text[], ${[...weights.values()]}::float8[])
+        AS w(term, weight) ON w.term = df.term, stats s
+    ), ranked AS (
+      SELECT h.key, sum(i.idf * h.tf * ${K1 + 1}::float8 / (h.tf + ${K1}::float8
+        * (1 - ${B}::float8 + ${B}::float8 * coalesce(h.length, s.avg) / s.avg)))
+        AS score
+      FROM hits h JOIN idf i ON i.term = h.term, stats s
+      GROUP BY h.key ORDER BY score DESC, h.key LIMIT ${limit}
+    )
+    SELECT key, score::float8 AS score,
+      (SELECT json_object_agg(term, df) FROM idf) AS dfs
+    FROM ranked ORDER BY score DESC, key`;
+  const hits: RankedKey[] = [];
+  let dfs = new Map<string, number>();
+  for (const raw of rows) {
+    const row = ScoredRow.parse(raw);
+    hits.push({ key: row.key, score: row.score });
+    dfs = new Map(Object.entries(row.dfs ?? {}));
+  }
+  return { hits, dfs };
 }
 
 /** How many of the namespace's entries hold each term (terms none holds are 0). */
@@ -92,11 +121,15 @@ async function documentFrequencies(
 ): Promise<Map<string, number>> {
   const found = new Map(terms.map((term) => [term, 0]));
   if (!terms.length) return found;
+  // Most respelling candidates are no term: the dictionary's btree rules
+  // them out, and only the terms it holds are counted through the GIN index.
   const rows = await db`SELECT t.term, (SELECT count(*) FROM ${db(T.entries)} e
       WHERE e.namespace = ${namespace} AND e.search @@ t.query::tsquery)::int AS df
     FROM unnest(${terms}::text[], ${
     terms.map(quoteLexeme)
-  }::text[]) AS t(term, query)`;
+  }::text[]) AS t(term, query)
+    WHERE EXISTS (SELECT 1 FROM ${db(T.terms)} d
+      WHERE d.namespace = ${namespace} AND d.term = t.term)`;
   for (const row of rows) {
     const { term, df } = TermDfRow.parse(row);
     found.set(term, df);
@@ -113,11 +146,9 @@ async function documentFrequencies(
 async function respellings(
   db: Db,
   namespace: string,
-  query: SearchQuery,
+  respell: NonNullable<SearchQuery["respell"]>,
   known: Map<string, number>,
 ): Promise<string[]> {
-  const respell = query.respell;
-  if (!respell) return [];
   let terms: string[] = [];
   for (let round = 0; round < RESPELL_ROUNDS; round++) {
     const unknown = new Set<string>();

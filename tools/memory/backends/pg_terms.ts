@@ -30,6 +30,8 @@ export interface SearchDoc {
   vector: string;
   /** Number of terms (the built-in index's document length). */
   length: number;
+  /** The distinct terms the vector holds. */
+  terms: string[];
 }
 
 /**
@@ -44,6 +46,7 @@ export function searchDoc(entry: StoredEntry): SearchDoc {
   const tf = new Map<string, number>();
   for (const token of tokens) tf.set(token, (tf.get(token) ?? 0) + 1);
   const parts: string[] = [];
+  const terms: string[] = [];
   const utf8 = new TextEncoder();
   let bytes = 0;
   for (const [term, count] of tf) {
@@ -57,8 +60,9 @@ export function searchDoc(entry: StoredEntry): SearchDoc {
       2 * positions.length + 4;
     if (bytes >= MAX_TSVECTOR_BYTES) break;
     parts.push(`${quoteLexeme(term)}:${positions.join(",")}`);
+    terms.push(term);
   }
-  return { vector: parts.join(" "), length: tokens.length };
+  return { vector: parts.join(" "), length: tokens.length, terms };
 }
 
 /** A term as a tsvector/tsquery lexeme literal (taken as is: no parser, no normalisation). */
@@ -97,6 +101,22 @@ export async function addStats(
     ON CONFLICT (namespace, shard) DO UPDATE
     SET entries = ${stats}.entries + excluded.entries,
       length = ${stats}.length + excluded.length`;
+}
+
+/**
+ * Records the namespace's terms (respelling's dictionary). In sorted order,
+ * so writers adding the same new terms cannot deadlock; a term already there
+ * is neither locked nor rewritten.
+ */
+export async function addTerms(
+  db: postgres.ISql,
+  namespace: string,
+  terms: string[],
+): Promise<void> {
+  if (!terms.length) return;
+  await db`INSERT INTO ${db(T.terms)} (namespace, term)
+    SELECT ${namespace}, t FROM unnest(${terms}::text[]) AS t ORDER BY t COLLATE "C"
+    ON CONFLICT (namespace, term) DO NOTHING`;
 }
 
 const OldRow = z.object({
@@ -147,6 +167,13 @@ export async function reindexOldRows(sql: postgres.Sql): Promise<number> {
     });
     // Namespaces in byte order (as the batch was read), shards sorted in addStats.
     for (const [namespace, shards] of byNamespace) {
+      const terms = new Set<string>();
+      rows.forEach((row, i) => {
+        if (row.namespace === namespace) {
+          for (const term of docs[i].terms) terms.add(term);
+        }
+      });
+      await addTerms(tx, namespace, [...terms]);
       await addStats(
         tx,
         namespace,
