@@ -34,10 +34,10 @@ import { messageOf } from "../../../platform/errors.ts";
 import { lexicalRanks, vectorRanks } from "./pg_search.ts";
 import {
   addStats,
-  addTerms,
   reindexOldRows,
   searchDoc,
   statShard,
+  termsInsert,
 } from "./pg_terms.ts";
 
 type Sql = postgres.Sql;
@@ -174,7 +174,12 @@ export class PgBackend implements MemoryBackend {
               ON CONFLICT (namespace, key) DO NOTHING RETURNING 1`;
             if (!inserted.length) continue;
           }
-          await tx`UPDATE ${tx(T.entries)} SET value = ${entry.value},
+          // Locks in the order every writer takes them: the entry, its new
+          // terms (sorted), the totals row.
+          await tx`WITH terms AS (${
+            termsInsert(tx, entry.namespace, doc.terms)
+          })
+            UPDATE ${tx(T.entries)} SET value = ${entry.value},
             tags = ${entry.tags}::text[], sensitive = ${entry.sensitive},
             created_at = ${entry.created_at}::timestamptz,
             updated_at = ${entry.updated_at}::timestamptz,
@@ -189,7 +194,6 @@ export class PgBackend implements MemoryBackend {
             entries: was === null ? 1 : 0,
             length: doc.length - (was ?? 0),
           }]);
-          await addTerms(tx, entry.namespace, doc.terms);
           return old.length ? toEntry(old[0]) : null;
         }
         throw new Error(

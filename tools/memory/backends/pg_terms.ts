@@ -108,15 +108,23 @@ export async function addStats(
  * so writers adding the same new terms cannot deadlock; a term already there
  * is neither locked nor rewritten.
  */
+export function termsInsert(
+  db: postgres.ISql,
+  namespace: string,
+  terms: string[],
+): postgres.PendingQuery<postgres.Row[]> {
+  return db`INSERT INTO ${db(T.terms)} (namespace, term)
+    SELECT ${namespace}, t FROM unnest(${terms}::text[]) AS t ORDER BY t COLLATE "C"
+    ON CONFLICT (namespace, term) DO NOTHING`;
+}
+
+/** `termsInsert` on its own. */
 export async function addTerms(
   db: postgres.ISql,
   namespace: string,
   terms: string[],
 ): Promise<void> {
-  if (!terms.length) return;
-  await db`INSERT INTO ${db(T.terms)} (namespace, term)
-    SELECT ${namespace}, t FROM unnest(${terms}::text[]) AS t ORDER BY t COLLATE "C"
-    ON CONFLICT (namespace, term) DO NOTHING`;
+  if (terms.length) await termsInsert(db, namespace, terms);
 }
 
 const OldRow = z.object({
