@@ -109,19 +109,8 @@ export class PgBackend implements MemoryBackend {
     let schema: SchemaInfo;
     try {
       schema = await guarded(guard, "migrate", () => migrate(sql));
-    } catch (error) {
-      await sql.end({ timeout: 0 }).catch(() => {});
-      throw error;
-    }
-    // Rows an older schema indexed are recomputed before the first search,
-    // one guarded batch at a time (a large table outlasts one deadline).
-    try {
-      let reindexed = 0;
-      for (;;) {
-        const done = await guarded(guard, "reindex", () => reindexOldRows(sql));
-        if (done === 0) break;
-        reindexed += done;
-      }
+      // Rows an older schema indexed are recomputed before the first search.
+      const reindexed = await reindexOldRows(sql, guard);
       if (reindexed) options.log.info("memory_pg_reindexed", { reindexed });
     } catch (error) {
       await sql.end({ timeout: 0 }).catch(() => {});

@@ -1,6 +1,7 @@
 // The search queries of PgBackend (pg.ts): lexical ranks by BM25 over the
-// built-in index's terms (pg_terms.ts), and vector ranks by pgvector or, without it, by cosine
-// over the rows here. Apart from pg.ts, which owns the pool and the writes.
+// built-in index's terms (pg_terms.ts), and vector ranks by pgvector or,
+// without it, by cosine over the rows here. Apart from pg.ts, which owns the
+// pool and the writes.
 
 import type postgres from "postgres";
 import { z } from "zod";

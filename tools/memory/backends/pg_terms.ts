@@ -8,7 +8,7 @@ import type postgres from "postgres";
 import { z } from "zod";
 import type { StoredEntry } from "../model.ts";
 import { indexText, tokenize } from "../search_tokens.ts";
-import { TABLES as T } from "./pg_schema.ts";
+import { type Guard, guarded, TABLES as T } from "./pg_schema.ts";
 
 /** Values beyond this many characters are not full-text indexed (a tsvector is capped at 1 MB). */
 export const INDEXED_VALUE_CHARS = 256 * 1024;
@@ -136,12 +136,28 @@ const OldRow = z.object({
 });
 
 /**
+ * Recomputes the rows an older schema indexed, one guarded batch at a time
+ * (a large table outlasts one deadline); returns how many.
+ */
+export async function reindexOldRows(
+  sql: postgres.Sql,
+  guard: Guard,
+): Promise<number> {
+  let reindexed = 0;
+  for (;;) {
+    const done = await guarded(guard, "reindex", () => reindexBatch(sql));
+    if (done === 0) return reindexed;
+    reindexed += done;
+  }
+}
+
+/**
  * Recomputes one batch of rows an older schema indexed (search_length NULL)
  * and counts them in the totals; returns how many it did (0: none left).
  * SKIP LOCKED lets several daemons share the work, and passes over rows a
  * writer holds (its write indexes them anew).
  */
-export async function reindexOldRows(sql: postgres.Sql): Promise<number> {
+async function reindexBatch(sql: postgres.Sql): Promise<number> {
   return await sql.begin(async (tx) => {
     const raw = await tx`SELECT namespace, key, value, tags, sensitive
       FROM ${tx(T.entries)} WHERE search_length IS NULL
