@@ -9,19 +9,9 @@ import { queryTerms } from "../tools/memory/search_index.ts";
 import { respelled } from "../tools/memory/search_respell.ts";
 import { memoryService } from "./bench_lib.ts";
 import { plainBm25 } from "./plain_bm25.ts";
-import { PgBackend } from "../tools/memory/backends/pg.ts";
-import { createLogger } from "../platform/log.ts";
-import { startPgServer } from "../tests/pg_server.ts";
 
-export type Mode = "plain BM25" | "lexical" | "hybrid" | "postgres lexical";
-/** BENCH_PG=1 adds PgBackend's lexical ranking on a private PostgreSQL (tests/pg_server.ts). */
-const WITH_PG = Deno.env.get("BENCH_PG") === "1";
-export const MODES: Mode[] = [
-  "plain BM25",
-  "lexical",
-  "hybrid",
-  ...(WITH_PG ? ["postgres lexical" as const] : []),
-];
+export type Mode = "plain BM25" | "lexical" | "hybrid";
+export const MODES: Mode[] = ["plain BM25", "lexical", "hybrid"];
 
 export interface DialogueSearch {
   /** The 10 best turn keys for `text` in `namespace`. */
@@ -40,48 +30,19 @@ export async function dialogueSearch(
   const memory = await memoryService(backend);
   const caller = {};
   const plain = new Map<string, (query: string) => string[]>();
-  const server = WITH_PG ? await startPgServer() : null;
-  const pg = server
-    ? await PgBackend.connect({
-      url: server.url,
-      key: server.password,
-      log: createLogger({ sink: () => {} }),
-      statementTimeoutMs: 60_000,
-    })
-    : null;
   for (const { namespace, turns } of conversations) {
     plain.set(namespace, plainBm25(turns));
     for (const turn of turns) {
-      const { entry } = await memory.store(caller, {
+      await memory.store(caller, {
         namespace,
         key: turn.key,
         value: turn.value,
       });
-      await pg?.put({
-        namespace,
-        key: turn.key,
-        value: turn.value,
-        tags: [],
-        sensitive: false,
-        created_at: entry.created_at,
-        updated_at: entry.updated_at,
-        embedding: null,
-      }, "upsert");
     }
   }
   return {
     async ranked(mode, namespace, text) {
       if (mode === "plain BM25") return plain.get(namespace)?.(text) ?? [];
-      if (mode === "postgres lexical") {
-        if (!pg) throw new Error("postgres lexical needs BENCH_PG=1");
-        const rankings = await pg.search(namespace, {
-          text,
-          terms: queryTerms(text),
-          respell: (df) => respelled(text, df),
-          limit: 10,
-        });
-        return rankings.lexical.map((hit) => hit.key);
-      }
       if (mode === "hybrid") {
         const { hits } = await memory.search(caller, namespace, text, 10);
         return hits.map((h) => h.key);
@@ -97,7 +58,6 @@ export async function dialogueSearch(
     close() {
       void memory.stop();
       void backend.close();
-      void pg?.close().then(() => server?.destroy());
     },
   };
 }

@@ -80,32 +80,3 @@ Deno.bench({
 });
 
 globalThis.addEventListener("unload", () => search.close());
-
-// BENCH_PG=1: PgBackend's lexical search against the built-in's, as written
-// and with a slip (respelling asks the database for more frequencies).
-if (MODES.includes("postgres lexical")) {
-  const slipped = questions.map((q) => ({
-    ...q,
-    text: withSlip(q.text, REAL_SEED),
-  }));
-  for (const mode of ["lexical", "postgres lexical"] as const) {
-    for (
-      const [how, asked] of [["as written", questions], [
-        "one slip",
-        slipped,
-      ]] as const
-    ) {
-      let j = 0;
-      Deno.bench({
-        name: `${mode}, ${how}`,
-        group: `lexical search ${how}, LoCoMo-like`,
-        baseline: mode === "lexical",
-        n: 300,
-        warmup: 30,
-        fn: async () => {
-          await ranked(mode, asked[j++ % asked.length]);
-        },
-      });
-    }
-  }
-}

@@ -328,7 +328,7 @@ Deno.test({
               lexical("deployed the clusters", 10),
             );
             const keys = deploy.lexical.map((h) => h.key);
-            // Both terms (and "deploy" twice, key and value) beat one term.
+            // Both terms beat one term; the key's weight beats the body's.
             assert.equal(keys[0], "deploy-notes");
             assert.deepEqual(
               new Set(keys),

@@ -18,6 +18,7 @@ import {
   MessageRow,
   migrate,
   type SchemaInfo,
+  searchDoc,
   TABLES as T,
   toEntry,
   vectorLiteral,
@@ -32,13 +33,6 @@ import type {
 } from "../model.ts";
 import { messageOf } from "../../../platform/errors.ts";
 import { lexicalRanks, vectorRanks } from "./pg_search.ts";
-import {
-  addStats,
-  reindexOldRows,
-  searchDoc,
-  statShard,
-  termsInsert,
-} from "./pg_terms.ts";
 
 type Sql = postgres.Sql;
 type Db = postgres.ISql;
@@ -60,7 +54,6 @@ export interface PgConnectOptions {
 const CountRow = z.object({ namespace: z.string(), count: z.number() });
 const TotalRow = z.object({ total: z.number() });
 const SessionRow = z.object({ session_id: z.string() });
-const LengthRow = z.object({ search_length: z.number().nullable() });
 
 export class PgBackend implements MemoryBackend {
   readonly kind = "postgres";
@@ -109,9 +102,6 @@ export class PgBackend implements MemoryBackend {
     let schema: SchemaInfo;
     try {
       schema = await guarded(guard, "migrate", () => migrate(sql));
-      // Rows an older schema indexed are recomputed before the first search.
-      const reindexed = await reindexOldRows(sql, guard);
-      if (reindexed) options.log.info("memory_pg_reindexed", { reindexed });
     } catch (error) {
       await sql.end({ timeout: 0 }).catch(() => {});
       throw error;
@@ -151,8 +141,8 @@ export class PgBackend implements MemoryBackend {
         // placeholder row first; if a racing writer inserted it after our
         // SELECT, the next round locks and replaces theirs.
         for (let round = 0; round < 5; round++) {
-          const old = await tx`SELECT ${cols(tx)}, search_length
-            FROM ${tx(T.entries)} WHERE ${where} FOR UPDATE`;
+          const old = await tx`SELECT ${cols(tx)} FROM ${tx(T.entries)}
+            WHERE ${where} FOR UPDATE`;
           if (!old.length) {
             if (mode === "update") {
               throw new EntryNotFound(entry.namespace, entry.key);
@@ -163,26 +153,16 @@ export class PgBackend implements MemoryBackend {
               ON CONFLICT (namespace, key) DO NOTHING RETURNING 1`;
             if (!inserted.length) continue;
           }
-          // Locks in the order every writer takes them: the entry, its new
-          // terms (sorted), the totals row.
-          await tx`WITH terms AS (${
-            termsInsert(tx, entry.namespace, doc.terms)
-          })
-            UPDATE ${tx(T.entries)} SET value = ${entry.value},
+          await tx`UPDATE ${tx(T.entries)} SET value = ${entry.value},
             tags = ${entry.tags}::text[], sensitive = ${entry.sensitive},
             created_at = ${entry.created_at}::timestamptz,
             updated_at = ${entry.updated_at}::timestamptz,
             embedder = ${entry.embedding?.embedder ?? null},
             embedding = ${vector}::real[],
-            search = ${doc.vector}::tsvector, search_length = ${doc.length}
+            search = setweight(to_tsvector('simple', ${doc.key}), 'A') ||
+              setweight(to_tsvector('simple', ${doc.tags}), 'B') ||
+              to_tsvector('simple', ${doc.value})
             WHERE ${where}`;
-          // A new key (or a schema 1 row, not yet counted) adds an entry.
-          const was = old.length ? LengthRow.parse(old[0]).search_length : null;
-          await addStats(tx, entry.namespace, [{
-            shard: statShard(entry.key),
-            entries: was === null ? 1 : 0,
-            length: doc.length - (was ?? 0),
-          }]);
           return old.length ? toEntry(old[0]) : null;
         }
         throw new Error(
@@ -197,15 +177,7 @@ export class PgBackend implements MemoryBackend {
     return this.#run("delete", () =>
       this.#sql.begin(async (tx) => {
         const rows = await tx`DELETE FROM ${tx(T.entries)}
-          WHERE namespace = ${namespace} AND key = ${key} RETURNING search_length`;
-        const was = rows.length ? LengthRow.parse(rows[0]).search_length : null;
-        if (was !== null) {
-          await addStats(tx, namespace, [{
-            shard: statShard(key),
-            entries: -1,
-            length: -was,
-          }]);
-        }
+          WHERE namespace = ${namespace} AND key = ${key} RETURNING 1`;
         return rows.length > 0;
       }));
   }

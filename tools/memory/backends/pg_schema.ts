@@ -6,20 +6,13 @@
 //   agentd_memory_meta      name → value (schema_version)
 //   agentd_memory_entries   (namespace, key) PK, both COLLATE "C" (byte
 //                           order, like the KV backend); tags text[] (GIN);
-//                           search tsvector (GIN): the built-in index's
-//                           terms, positions 1..tf (pg_terms.ts);
-//                           search_length: its term count (NULL: indexed
-//                           by schema 1, recomputed at start);
+//                           search tsvector (GIN), weighted key A, tags B,
+//                           value D, empty value for sensitive entries;
 //                           embedder + embedding (pgvector `vector` when the
 //                           extension can be enabled, else real[])
 //   agentd_memory_sessions  (namespace, session_id) PK; message_count, whose
 //                           row lock orders concurrent appends
 //   agentd_memory_messages  (namespace, session_id, seq) PK; extra jsonb
-//   agentd_memory_stats     (namespace, shard) PK; entries, length: BM25's
-//                           entry count and total length, split over
-//                           STAT_SHARDS rows by key (pg_terms.ts)
-//   agentd_memory_terms     (namespace, term) PK: every term an entry held
-//                           (never removed), so respelling probes a btree
 
 import { redactSecret } from "../../../platform/pg_url.ts";
 import postgres from "postgres";
@@ -27,6 +20,7 @@ import { z } from "zod";
 import { EntryNotFound } from "./port.ts";
 import { BackendUnavailable } from "./port.ts";
 import type { StoredEntry } from "../model.ts";
+import { tokenize } from "../search_index.ts";
 import { messageOf } from "../../../platform/errors.ts";
 
 export const TABLES = {
@@ -34,12 +28,11 @@ export const TABLES = {
   entries: "agentd_memory_entries",
   sessions: "agentd_memory_sessions",
   messages: "agentd_memory_messages",
-  stats: "agentd_memory_stats",
-  terms: "agentd_memory_terms",
 };
 
-/** 2: the built-in index's terms and BM25 totals (1: 'simple' tsvector, weighted by field). */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 1;
+/** Values beyond this many characters are not full-text indexed (a tsvector is capped at 1 MB). */
+export const INDEXED_VALUE_CHARS = 256 * 1024;
 /** pg_advisory_xact_lock id: "agentd" in ASCII. */
 const MIGRATION_LOCK = 0x616765_6e7464;
 
@@ -85,22 +78,7 @@ export async function migrate(sql: postgres.Sql): Promise<SchemaInfo> {
       embedder text,
       embedding ${vector.ok ? "vector" : "real[]"},
       search tsvector NOT NULL DEFAULT ''::tsvector,
-      search_length integer,
       PRIMARY KEY (namespace, key))`);
-    // Schema 1 rows keep NULL until reindexOldRows (pg_terms.ts) recomputes them.
-    await tx.unsafe(
-      `ALTER TABLE ${t.entries} ADD COLUMN IF NOT EXISTS search_length integer`,
-    );
-    await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${t.stats} (
-      namespace text COLLATE "C" NOT NULL,
-      shard smallint NOT NULL,
-      entries bigint NOT NULL,
-      length bigint NOT NULL,
-      PRIMARY KEY (namespace, shard))`);
-    await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${t.terms} (
-      namespace text COLLATE "C" NOT NULL,
-      term text COLLATE "C" NOT NULL,
-      PRIMARY KEY (namespace, term))`);
     await tx.unsafe(
       `CREATE INDEX IF NOT EXISTS ${t.entries}_tags ON ${t.entries} USING gin (tags)`,
     );
@@ -126,7 +104,7 @@ export async function migrate(sql: postgres.Sql): Promise<SchemaInfo> {
       tx(t.meta)
     } (name, value) VALUES ('schema_version', ${
       String(SCHEMA_VERSION)
-    }) ON CONFLICT (name) DO UPDATE SET value = excluded.value`;
+    }) ON CONFLICT (name) DO NOTHING`;
 
     // Tables made before pgvector was available keep real[] until it is.
     const column =
@@ -330,6 +308,25 @@ export const MessageRow = z.object({
   at: z.date(),
   extra: z.record(z.string(), z.unknown()).nullable(),
 });
+/**
+ * The lexical document, pre-tokenized by the service's tokenizer (stems,
+ * stopwords, CJK bigrams) so that SearchQuery.terms, which come from the same
+ * tokenizer, match; the 'simple' parser then only splits on the spaces.
+ * Sensitive values are ciphertext and never indexed.
+ */
+export function searchDoc(
+  entry: StoredEntry,
+): { key: string; tags: string; value: string } {
+  const value = entry.sensitive
+    ? ""
+    : entry.value.slice(0, INDEXED_VALUE_CHARS);
+  return {
+    key: tokenize(entry.key).join(" "),
+    tags: tokenize(entry.tags.join("\n")).join(" "),
+    value: tokenize(value).join(" "),
+  };
+}
+
 export function toEntry(raw: unknown): StoredEntry {
   const row = EntryRow.parse(raw);
   return {
