@@ -104,13 +104,8 @@ export const MIB = 1024 * 1024;
 export const MAX_VALUE_BYTES = 32 * MIB;
 /** Encoded key size; Deno KV allows 2048 and the KV store adds a small prefix. */
 export const MAX_KEY_BYTES = 2000;
-/**
- * Distinct keys a commit checks or replaces (its checks, its deletes and its
- * sets without `newKey`): Deno KV allows 100 checks and KvStore checks each.
- */
+/** Distinct keys per commit: Deno KV allows 100 checks and KvStore checks every touched key. */
 export const MAX_COMMIT_KEYS = 100;
-/** Distinct keys a commit writes, `newKey` sets included: Deno KV allows 1000 mutations. */
-export const MAX_COMMIT_MUTATIONS = 1000;
 /** Sum of encoded mutated key sizes per commit (Deno KV caps keys at 80 KiB per atomic write). */
 export const MAX_COMMIT_KEY_BYTES = 64 * 1024;
 export const DEFAULT_LIST_LIMIT = 100;
@@ -369,19 +364,10 @@ export function prepareCommit(
   for (const mutation of op.mutations) {
     byId.set(validateKey(mutation.key), mutation);
   }
-  // A newKey set replaces nothing the store must read or check.
-  const checked = new Set(checks.map((c) => c.id));
-  for (const [id, m] of byId) {
-    if (m.type === "delete" || m.newKey !== true) checked.add(id);
-  }
-  if (checked.size > MAX_COMMIT_KEYS) {
+  const keys = new Set([...checks.map((c) => c.id), ...byId.keys()]);
+  if (keys.size > MAX_COMMIT_KEYS) {
     throw new StoreError(
-      `Too many keys in one commit: ${checked.size} exceeds the limit of ${MAX_COMMIT_KEYS}`,
-    );
-  }
-  if (byId.size > MAX_COMMIT_MUTATIONS) {
-    throw new StoreError(
-      `Too many mutations in one commit: ${byId.size} exceeds the limit of ${MAX_COMMIT_MUTATIONS}`,
+      `Too many keys in one commit: ${keys.size} exceeds the limit of ${MAX_COMMIT_KEYS}`,
     );
   }
   let keyBytes = 0;

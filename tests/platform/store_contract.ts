@@ -3,7 +3,6 @@ import assert from "node:assert/strict";
 import {
   type JsonValue,
   MAX_COMMIT_KEYS,
-  MAX_COMMIT_MUTATIONS,
   MAX_VALUE_BYTES,
   MIB,
   type Mutation,
@@ -388,53 +387,6 @@ export function storeContract(name: string, open: OpenStore): void {
     });
     assert.equal((await store.list(["t"])).entries.length, 0);
     assert.ok((await store.commit({ mutations: mutations.slice(1) })).ok);
-  });
-
-  test("newKey sets count against the mutation limit, not the checked keys", async (store) => {
-    // 100 keys checked or replaced, and 400 new rows written blind: one commit.
-    const checks = Array.from({ length: 50 }, (_, i) => ({
-      key: ["c", i],
-      version: null,
-    }));
-    const replaced: Mutation[] = Array.from({ length: 50 }, (_, i) => ({
-      type: "set",
-      key: ["r", i],
-      value: i,
-    }));
-    const blind = (n: number): Mutation[] =>
-      Array.from({ length: n }, (_, i) => ({
-        type: "set",
-        key: ["b", i],
-        value: null,
-        newKey: true,
-      }));
-    assert.ok(
-      (await store.commit({ checks, mutations: [...replaced, ...blind(400)] }))
-        .ok,
-    );
-    assert.equal(
-      (await store.list(["b"], { limit: 1000 })).entries.length,
-      400,
-    );
-    // A blind set of a checked key is checked: 101 keys.
-    await assert.rejects(
-      store.commit({
-        checks: [...checks, { key: ["b", 0], version: null }],
-        mutations: [...replaced, ...blind(1)],
-      }),
-      { message: /^Too many keys in one commit: 101 exceeds/ },
-    );
-    await assert.rejects(
-      store.commit({ mutations: blind(MAX_COMMIT_MUTATIONS + 1) }),
-      {
-        message:
-          `Too many mutations in one commit: 1001 exceeds the limit of ${MAX_COMMIT_MUTATIONS}`,
-      },
-    );
-    assert.equal(
-      (await store.list(["b"], { limit: 1000 })).entries.length,
-      400,
-    );
   });
 
   test("scoped views prepend and strip their prefix", async (store) => {

@@ -15,7 +15,6 @@ import {
   type Check,
   MAX_COMMIT_KEY_BYTES,
   MAX_COMMIT_KEYS,
-  MAX_COMMIT_MUTATIONS,
   type Mutation,
   type Store,
   type StoreKey,
@@ -220,9 +219,8 @@ export class GroupCommit {
       }
       const planned: Planned[] = [];
       const refused: { pending: Pending; error: unknown }[] = [];
-      // Keys the commit checks (those the taken writes read, replace or
-      // delete; a newKey set is not checked), and the encoded sizes of those
-      // they mutate: running totals, each write adding only its own keys.
+      // Keys the taken writes touch, and the encoded sizes of those they
+      // mutate: kept as running totals, each write adding only its own keys.
       const touched = new Set<string>();
       const mutated = new Map<string, number>();
       let mutatedBytes = 0;
@@ -253,8 +251,7 @@ export class GroupCommit {
         let bytes = mutatedBytes;
         for (const m of plan.mutations) {
           const id = keyId(m.key);
-          const blind = m.type === "set" && m.newKey === true;
-          if (!blind && !touched.has(id)) added.add(id);
+          if (!touched.has(id)) added.add(id);
           if (!mutated.has(id) && !sizes.has(id)) {
             const size = keyBytes(m.key);
             sizes.set(id, size);
@@ -263,7 +260,6 @@ export class GroupCommit {
         }
         if (
           (touched.size + added.size > MAX_COMMIT_KEYS ||
-            mutated.size + sizes.size > MAX_COMMIT_MUTATIONS ||
             bytes > MAX_COMMIT_KEY_BYTES) &&
           taken > 0
         ) break;
