@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
 import { waitFor } from "../helpers.ts";
+import { SessionRequests } from "../../tools/kit/mcp_http_requests.ts";
 import { call, httpSession } from "./http_session.ts";
 
 const tool = toolDefiner<Record<never, never>>();
@@ -16,6 +17,11 @@ const tool = toolDefiner<Record<never, never>>();
 let slowHeld = Promise.withResolvers<void>();
 /** What `second` waits for, so it is still open when the old call answers. */
 let secondHeld = Promise.withResolvers<void>();
+/** What `abortable` waits for, unless its call is aborted first. */
+let abortableHeld = Promise.withResolvers<void>();
+/** The calls of `abortable` started, and those aborted (by their `tag`). */
+const started: string[] = [];
+const aborted: string[] = [];
 
 const ids = defineServer<Record<never, never>>({
   id: "ids",
@@ -41,6 +47,28 @@ const ids = defineServer<Record<never, never>>({
         return text("second");
       },
     }),
+    tool({
+      name: "quick",
+      description: "Answers at once",
+      input: z.object({}),
+      handle: () => Promise.resolve(text("quick")),
+    }),
+    tool({
+      name: "abortable",
+      description: "Answers once released or aborted",
+      input: z.object({ tag: z.string().optional() }),
+      async handle(_context, args, call) {
+        const tag = args.tag ?? "abortable";
+        started.push(tag);
+        const abort = Promise.withResolvers<void>();
+        call.signal.addEventListener("abort", () => {
+          aborted.push(tag);
+          abort.resolve();
+        }, { once: true });
+        await Promise.race([abort.promise, abortableHeld.promise]);
+        return text(tag);
+      },
+    }),
   ],
   start: () => Promise.resolve({ context: {} }),
 });
@@ -48,6 +76,9 @@ const ids = defineServer<Record<never, never>>({
 async function session() {
   slowHeld = Promise.withResolvers<void>();
   secondHeld = Promise.withResolvers<void>();
+  abortableHeld = Promise.withResolvers<void>();
+  started.length = 0;
+  aborted.length = 0;
   const opened = await httpSession(ids, "debug");
   const close = opened[Symbol.asyncDispose];
   return {
@@ -55,6 +86,7 @@ async function session() {
     async [Symbol.asyncDispose]() {
       slowHeld.resolve();
       secondHeld.resolve();
+      abortableHeld.resolve();
       await close();
     },
   };
@@ -118,4 +150,131 @@ Deno.test("http request ids: what the SDK reports on a session is logged once, w
   const after = s.logs.filter((line) => line.event === "mcp_session_error");
   assert.equal(after.length, 2, JSON.stringify(after));
   assert.match(JSON.stringify(after[1].error), /Unsupported Media Type/);
+});
+
+const cancel = (requestId: unknown) => ({
+  jsonrpc: "2.0",
+  method: "notifications/cancelled",
+  params: { requestId },
+});
+
+/** Call 2 (`slow`, deaf to cancellation) cancelled: the server still runs it. */
+async function cancelSlow(s: Awaited<ReturnType<typeof session>>, id: number) {
+  const first = s.inSession(call(id, "slow"));
+  await s.busy();
+  const cancelled = await s.inSession(cancel(id));
+  assert.equal(cancelled.status, 202);
+  await (await first).body?.cancel();
+}
+
+Deno.test("http request ids: a batch's client id never equals the server id given to another request of it", async () => {
+  await using s = await session();
+  await cancelSlow(s, 2);
+  // 2 is held for the cancelled call: the new 2 gets a server id of its own,
+  // which no client id of the batch may take (once, "2~1").
+  const response = await s.inSession([
+    call(2, "quick"),
+    { jsonrpc: "2.0", id: "2~1", method: "ping" },
+  ]);
+  assert.equal(response.headers.get("content-type"), "application/json");
+  const answers = await response.json();
+  assert.deepEqual(answers, [
+    {
+      jsonrpc: "2.0",
+      id: 2,
+      result: { content: [{ type: "text", text: "quick" }] },
+    },
+    { jsonrpc: "2.0", id: "2~1", result: {} },
+  ]);
+  assert.equal(await s.idle(), true);
+});
+
+Deno.test("http request ids: a cancellation naming no open request aborts no other one", async () => {
+  await using s = await session();
+  await cancelSlow(s, 5);
+  let settled = false;
+  const reused = s.inSession({
+    jsonrpc: "2.0",
+    id: 5,
+    method: "tools/call",
+    params: { name: "abortable", arguments: { tag: "five" } },
+  }).finally(() => settled = true);
+  await waitFor(() => started.includes("five"), (done) => done);
+  // Ids the server has given the reused 5 (once, "5~1"), and another not open.
+  for (const id of ["5~1", "5~2", 6]) {
+    assert.equal((await s.inSession(cancel(id))).status, 202);
+  }
+  // A request after them: by its answer, the server has seen the cancellations.
+  const ping = await s.inSession({ jsonrpc: "2.0", id: 7, method: "ping" });
+  assert.deepEqual((await ping.json()).result, {});
+  assert.deepEqual(aborted, []);
+  assert.equal(settled, false);
+  abortableHeld.resolve();
+  const answer = await (await reused).json();
+  assert.equal(answer.id, 5);
+  assert.deepEqual(answer.result.content, [{ type: "text", text: "five" }]);
+  assert.equal(await s.idle(), true);
+});
+
+Deno.test("http request ids: cancelled requests do not push out the id of an abandoned call still running", async () => {
+  await using s = await session();
+  const client = new AbortController();
+  const abandoned = s.inSession(call(1, "slow"), { signal: client.signal });
+  await s.busy();
+  client.abort();
+  await abandoned;
+  assert.equal(await s.idle(), true);
+  // More cancelled requests than the session holds ids of gone ones (1,024).
+  for (let i = 0; i < 1100; i++) {
+    const id = 1000 + i;
+    const response = await s.inSession([call(id, "abortable"), cancel(id)]);
+    await response.body?.cancel();
+  }
+  assert.equal(await s.idle(), true);
+  let settled = false;
+  const reused = s.inSession(call(1, "second")).finally(() => settled = true);
+  await s.busy();
+  slowHeld.resolve();
+  await waitFor(
+    () =>
+      settled ||
+      s.logs.some((line) => line.event === "mcp_late_message_dropped"),
+    (done) => done,
+  );
+  secondHeld.resolve();
+  const answer = await (await reused).json();
+  assert.equal(answer.id, 1);
+  assert.deepEqual(answer.result.content, [{ type: "text", text: "second" }]);
+  assert.equal(await s.idle(), true);
+});
+
+Deno.test("http request ids: a request id longer than 1,024 characters is refused", async () => {
+  await using s = await session();
+  const refused = await s.inSession([
+    call(1, "quick"),
+    call("x".repeat(1025), "quick"),
+  ]);
+  assert.equal(refused.status, 400);
+  const error = await refused.json();
+  assert.equal(error.error.code, -32600);
+  assert.match(error.error.message, /longer than 1024 characters/);
+  assert.equal(await s.idle(), true);
+  // At the limit, it is accepted.
+  const id = "y".repeat(1024);
+  const answer = await (await s.inSession(call(id, "quick"))).json();
+  assert.equal(answer.id, id);
+  assert.deepEqual(answer.result.content, [{ type: "text", text: "quick" }]);
+});
+
+Deno.test("http request ids: a server id of a session's making is no client id, and differs per session", () => {
+  const [one, two] = [new SessionRequests(), new SessionRequests()];
+  assert.equal(one.accept(2), 2);
+  const renamed = one.accept(2);
+  assert.notEqual(renamed, 2);
+  assert.equal(one.isRenamed(renamed), true);
+  assert.equal(one.isRenamed(2), false);
+  assert.equal(one.isRenamed("2~1"), false);
+  two.accept(2);
+  assert.notEqual(two.accept(2), renamed);
+  assert.equal(two.isRenamed(renamed), false);
 });

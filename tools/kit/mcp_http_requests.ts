@@ -4,20 +4,57 @@
 // So each accepted request has its own server-side id: the client's id when
 // no request the server may still run holds it (the usual case, nothing
 // rewritten), a fresh one otherwise, turned back into the client's on the way
-// out.
+// out. A fresh id carries a random per-session prefix, so no client id can
+// equal it and no client can cancel a request by it.
 
 import type { JSONRPCMessage, RequestId } from "../../platform/mcp_sdk.ts";
 
-/** Ids of abandoned or cancelled requests whose late messages are dropped quietly. */
+/** Longer request ids are refused: every id a session holds stays small. */
+export const MAX_ID_LENGTH = 1024;
+/** Ids of gone requests held, per kind (abandoned, cancelled). */
 const MAX_GONE = 1024;
+
+/** Server ids whose late messages are dropped quietly; the oldest go first past the cap. */
+class GoneIds {
+  readonly #ids = new Set<RequestId>();
+
+  has(id: RequestId): boolean {
+    return this.#ids.has(id);
+  }
+
+  add(id: RequestId): void {
+    this.#ids.add(id);
+    if (this.#ids.size <= MAX_GONE) return;
+    for (const oldest of this.#ids) {
+      this.#ids.delete(oldest);
+      break;
+    }
+  }
+
+  delete(id: RequestId): boolean {
+    return this.#ids.delete(id);
+  }
+
+  clear(): void {
+    this.#ids.clear();
+  }
+}
 
 export class SessionRequests {
   /** Open requests: the client's id → the server's. */
   readonly #open = new Map<RequestId, RequestId>();
+  /** Server ids of open requests. */
+  readonly #serving = new Set<RequestId>();
   /** Server ids that differ from their client's: server id → client id. */
   readonly #renamed = new Map<RequestId, RequestId>();
-  /** Server ids of requests gone from the client that the server may still answer. */
-  readonly #gone = new Set<RequestId>();
+  /**
+   * Abandoned by their client, their calls still run: held until their late
+   * answer, apart from cancelled ones so that cancellations never push them out.
+   */
+  readonly #abandoned = new GoneIds();
+  /** Cancelled: the SDK sends no answer for them, only a message already on its way. */
+  readonly #cancelled = new GoneIds();
+  readonly #prefix = `~${crypto.randomUUID()}~`;
   #renames = 0;
 
   /** The client has a request of this id open. */
@@ -25,16 +62,22 @@ export class SessionRequests {
     return this.#open.has(clientId);
   }
 
-  /** The server id of a newly accepted request; `running` tells the server ids of open requests. */
-  accept(
-    clientId: RequestId,
-    running: (serverId: RequestId) => boolean,
-  ): RequestId {
+  /** A server id of this session's making: no client request is known by it. */
+  isRenamed(id: RequestId): boolean {
+    return typeof id === "string" && id.startsWith(this.#prefix);
+  }
+
+  /** The server id of a newly accepted request. */
+  accept(clientId: RequestId): RequestId {
     let serverId = clientId;
-    while (running(serverId) || this.#gone.has(serverId)) {
-      serverId = `${String(clientId)}~${++this.#renames}`;
+    while (
+      this.#serving.has(serverId) || this.#renamed.has(serverId) ||
+      this.#abandoned.has(serverId) || this.#cancelled.has(serverId)
+    ) {
+      serverId = `${this.#prefix}${++this.#renames}`;
     }
     this.#open.set(clientId, serverId);
+    this.#serving.add(serverId);
     if (serverId !== clientId) this.#renamed.set(serverId, clientId);
     return serverId;
   }
@@ -69,30 +112,43 @@ export class SessionRequests {
   close(serverId: RequestId): void {
     const clientId = this.#renamed.get(serverId) ?? serverId;
     if (this.#open.get(clientId) === serverId) this.#open.delete(clientId);
+    this.#serving.delete(serverId);
     this.#renamed.delete(serverId);
   }
 
-  /** Later messages for `serverId` have no one to go to: drop them quietly. */
-  forget(serverId: RequestId): void {
-    this.#gone.add(serverId);
-    if (this.#gone.size > MAX_GONE) {
-      for (const oldest of this.#gone) {
-        this.#gone.delete(oldest);
-        break;
-      }
-    }
+  /** Its client left `serverId` while its call may still run: its late answer is dropped. */
+  abandon(serverId: RequestId): void {
+    this.#abandoned.add(serverId);
+  }
+
+  /** `serverId` was cancelled: the SDK answers it no more (a message on its way is dropped). */
+  cancel(serverId: RequestId): void {
+    this.#abandoned.delete(serverId);
+    this.#cancelled.add(serverId);
+  }
+
+  /** An abandoned request the client cancels later is cancelled, not abandoned. */
+  cancelGone(serverId: RequestId): void {
+    if (this.#abandoned.delete(serverId)) this.#cancelled.add(serverId);
   }
 
   /** A message for a request gone from its client; its response also frees the id. */
   isGone(serverId: RequestId, response: boolean): boolean {
-    if (!this.#gone.has(serverId)) return false;
-    if (response) this.#gone.delete(serverId);
+    const gone = this.#abandoned.has(serverId)
+      ? this.#abandoned
+      : this.#cancelled.has(serverId)
+      ? this.#cancelled
+      : undefined;
+    if (!gone) return false;
+    if (response) gone.delete(serverId);
     return true;
   }
 
   clear(): void {
     this.#open.clear();
+    this.#serving.clear();
     this.#renamed.clear();
-    this.#gone.clear();
+    this.#abandoned.clear();
+    this.#cancelled.clear();
   }
 }

@@ -30,7 +30,7 @@ import {
   wantsProgress,
 } from "./mcp_http_wire.ts";
 import { readMessages, sessionRefusal } from "./mcp_http_checks.ts";
-import { SessionRequests } from "./mcp_http_requests.ts";
+import { MAX_ID_LENGTH, SessionRequests } from "./mcp_http_requests.ts";
 import {
   type Exchange,
   RESUMABLE_FROM,
@@ -160,6 +160,16 @@ export class SessionHttpTransport implements Transport {
       }
       return new Response(null, { status: 202 });
     }
+    // Every id a session holds stays small (a stored id may be a megabyte).
+    if (
+      ids.some((id) => typeof id === "string" && id.length > MAX_ID_LENGTH)
+    ) {
+      return this.#refuse(
+        400,
+        -32600,
+        `Invalid Request: a request ID is longer than ${MAX_ID_LENGTH} characters`,
+      );
+    }
     // An id must not be reused in a session (MCP spec): a second request with
     // an open one's id would take its answer, and the first would wait forever.
     if (
@@ -176,13 +186,9 @@ export class SessionHttpTransport implements Transport {
       ? String(init.params?.protocolVersion)
       : request.headers.get("mcp-protocol-version") ?? DEFAULT_VERSION;
     // Each request gets its own server id (see mcp_http_requests.ts).
-    const running = (id: RequestId) => this.#exchanges.has(id);
     const delivered = messages.map((message) =>
       isRequest(message)
-        ? this.#requests.toServer(
-          message,
-          this.#requests.accept(message.id, running),
-        )
+        ? this.#requests.toServer(message, this.#requests.accept(message.id))
         : message
     );
     const serverIds = delivered.filter(isRequest).map((message) => message.id);
@@ -243,6 +249,12 @@ export class SessionHttpTransport implements Transport {
     // A cancellation names the client's id; the server knows the request by its own.
     const named = cancelledId(message);
     const id = named === undefined ? undefined : this.#requests.serverId(named);
+    if (named !== undefined && id === undefined) {
+      // Not open: an id of the server's making is no client's to cancel.
+      if (this.#requests.isRenamed(named)) return;
+      // A call its client left before may still run: now it is cancelled.
+      this.#requests.cancelGone(named);
+    }
     this.onmessage?.(
       id === undefined ? message : this.#requests.toServer(message, id),
       extra,
@@ -250,7 +262,7 @@ export class SessionHttpTransport implements Transport {
     // The SDK sends no response to a cancelled request (as the spec says).
     const exchange = id === undefined ? undefined : this.#exchanges.get(id);
     if (id === undefined || !exchange) return;
-    this.#requests.forget(id);
+    this.#requests.cancel(id);
     this.#answered(exchange, id, undefined);
   }
 
@@ -274,7 +286,7 @@ export class SessionHttpTransport implements Transport {
       if (exchange.answers.has(id) || this.#exchanges.get(id) !== exchange) {
         continue;
       }
-      this.#requests.forget(id);
+      this.#requests.abandon(id);
       this.#answered(exchange, id, undefined);
     }
   }
