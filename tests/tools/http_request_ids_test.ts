@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
-import { waitFor } from "../helpers.ts";
+import { INITIALIZE_REQUEST, waitFor } from "../helpers.ts";
 import { SessionRequests } from "../../tools/kit/mcp_http_requests.ts";
-import { call, httpSession } from "./http_session.ts";
+import { ACCEPT, call, httpSession } from "./http_session.ts";
 
 const tool = toolDefiner<Record<never, never>>();
 
@@ -264,6 +264,115 @@ Deno.test("http request ids: a request id longer than 1,024 characters is refuse
   const answer = await (await s.inSession(call(id, "quick"))).json();
   assert.equal(answer.id, id);
   assert.deepEqual(answer.result.content, [{ type: "text", text: "quick" }]);
+});
+
+/** POSTs `body`, then leaves it: the POST ends when the transport sees its client gone (1 s). */
+async function leave(s: Awaited<ReturnType<typeof session>>, body: unknown) {
+  const client = new AbortController();
+  const left = s.inSession(body, { signal: client.signal });
+  await s.busy();
+  client.abort();
+  await left;
+}
+
+Deno.test("http request ids: past the cap of abandoned calls, a reused id still gets its own answer", async () => {
+  await using s = await session();
+  await leave(s, call(1, "slow"));
+  // More abandoned calls, all still running, than the session holds ids of (1,024).
+  await Promise.all(
+    Array.from(
+      { length: 11 },
+      (_, batch) =>
+        leave(
+          s,
+          Array.from(
+            { length: 100 },
+            (_, i) => call(1000 + batch * 100 + i, "slow"),
+          ),
+        ),
+    ),
+  );
+  assert.equal(await s.idle(), true);
+  let settled = false;
+  const reused = s.inSession(call(1, "second")).finally(() => settled = true);
+  await s.busy();
+  slowHeld.resolve();
+  // All 1,101 late answers dropped, or, wrongly, the first one answers the new 1.
+  await waitFor(
+    () =>
+      settled ||
+      s.logs.filter((line) => line.event === "mcp_late_message_dropped")
+          .length === 1101,
+    (done) => done,
+  );
+  secondHeld.resolve();
+  const answer = await (await reused).json();
+  assert.equal(answer.id, 1);
+  assert.deepEqual(answer.result.content, [{ type: "text", text: "second" }]);
+  assert.equal(await s.idle(), true);
+  assert.deepEqual(
+    s.logs.filter((line) => line.event === "mcp_session_error"),
+    [],
+  );
+});
+
+Deno.test("http request ids: a cancellation of an id left twice reaches both calls", async () => {
+  await using s = await session();
+  const abortable = (tag: string) => ({
+    jsonrpc: "2.0",
+    id: 3,
+    method: "tools/call",
+    params: { name: "abortable", arguments: { tag } },
+  });
+  await leave(s, abortable("older"));
+  await leave(s, abortable("newer"));
+  assert.deepEqual(started, ["older", "newer"]);
+  assert.equal((await s.inSession(cancel(3))).status, 202);
+  await waitFor(() => aborted.length, (count) => count === 2);
+  assert.deepEqual(aborted.toSorted(), ["newer", "older"]);
+  // Their answers are dropped: a new 3 gets its own.
+  const reused = await s.inSession(call(3, "quick"));
+  const answer = await reused.json();
+  assert.equal(answer.id, 3);
+  assert.deepEqual(answer.result.content, [{ type: "text", text: "quick" }]);
+  assert.equal(await s.idle(), true);
+  assert.deepEqual(
+    s.logs.filter((line) => line.event === "mcp_session_error"),
+    [],
+  );
+});
+
+Deno.test("http request ids: an initialize with an id over the limit opens no session", async () => {
+  await using s = await session();
+  assert.equal(s.endpoint.sessionCount, 1);
+  const refused = await s.endpoint.handle(
+    new Request("http://127.0.0.1/mcp", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: ACCEPT },
+      body: JSON.stringify({ ...INITIALIZE_REQUEST, id: "i".repeat(1025) }),
+    }),
+  );
+  assert.equal(refused.status, 400);
+  assert.equal(refused.headers.get("mcp-session-id"), null);
+  assert.match((await refused.json()).error.message, /longer than 1024/);
+  assert.equal(s.endpoint.sessionCount, 1);
+});
+
+Deno.test("http request ids: once gone ids were let go, every new request gets a server id of its own", () => {
+  const requests = new SessionRequests();
+  for (let id = 0; id <= 1024; id++) {
+    assert.equal(requests.accept(id), id);
+    requests.abandon(id);
+    requests.close(id);
+  }
+  // Id 0 was let go (its call may still run): neither it nor a new id is used as it is.
+  for (const id of [0, 1024, 5000]) {
+    const serverId = requests.accept(id);
+    assert.notEqual(serverId, id);
+    assert.equal(requests.isRenamed(serverId), true);
+  }
+  // A late message of the id let go is taken for one, not for an error.
+  assert.equal(requests.isGone(0, true), true);
 });
 
 Deno.test("http request ids: a server id of a session's making is no client id, and differs per session", () => {

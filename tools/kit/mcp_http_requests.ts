@@ -5,7 +5,9 @@
 // no request the server may still run holds it (the usual case, nothing
 // rewritten), a fresh one otherwise, turned back into the client's on the way
 // out. A fresh id carries a random per-session prefix, so no client id can
-// equal it and no client can cancel a request by it.
+// equal it and no client can cancel a request by it. Ids of gone requests are
+// held up to a cap; once a session has let one go while its call may still
+// run, every later request gets a fresh id, so none can take an old answer.
 
 import type { JSONRPCMessage, RequestId } from "../../platform/mcp_sdk.ts";
 
@@ -14,25 +16,41 @@ export const MAX_ID_LENGTH = 1024;
 /** Ids of gone requests held, per kind (abandoned, cancelled). */
 const MAX_GONE = 1024;
 
-/** Server ids whose late messages are dropped quietly; the oldest go first past the cap. */
+/**
+ * Server ids whose late messages are dropped quietly, each with its client's
+ * id; the oldest go first past the cap.
+ */
 class GoneIds {
-  readonly #ids = new Set<RequestId>();
+  readonly #ids = new Map<RequestId, RequestId>();
+  /** An id was let go past the cap: its call may still run unknown. */
+  overflowed = false;
 
   has(id: RequestId): boolean {
     return this.#ids.has(id);
   }
 
-  add(id: RequestId): void {
-    this.#ids.add(id);
+  add(id: RequestId, clientId: RequestId): void {
+    this.#ids.set(id, clientId);
     if (this.#ids.size <= MAX_GONE) return;
-    for (const oldest of this.#ids) {
+    this.overflowed = true;
+    for (const oldest of this.#ids.keys()) {
       this.#ids.delete(oldest);
       break;
     }
   }
 
-  delete(id: RequestId): boolean {
-    return this.#ids.delete(id);
+  /** The server ids held for requests the client knew as `clientId`. */
+  of(clientId: RequestId): RequestId[] {
+    const ids: RequestId[] = [];
+    for (const [id, client] of this.#ids) if (client === clientId) ids.push(id);
+    return ids;
+  }
+
+  /** Its client's id, if `id` was held (and is no more). */
+  take(id: RequestId): RequestId | undefined {
+    const clientId = this.#ids.get(id);
+    this.#ids.delete(id);
+    return clientId;
   }
 
   clear(): void {
@@ -67,12 +85,18 @@ export class SessionRequests {
     return typeof id === "string" && id.startsWith(this.#prefix);
   }
 
+  /** Some gone request's id was let go: any client id may be a call still running. */
+  #overflowed(): boolean {
+    return this.#abandoned.overflowed || this.#cancelled.overflowed;
+  }
+
   /** The server id of a newly accepted request. */
   accept(clientId: RequestId): RequestId {
     let serverId = clientId;
     while (
       this.#serving.has(serverId) || this.#renamed.has(serverId) ||
-      this.#abandoned.has(serverId) || this.#cancelled.has(serverId)
+      this.#abandoned.has(serverId) || this.#cancelled.has(serverId) ||
+      (serverId === clientId && this.#overflowed())
     ) {
       serverId = `${this.#prefix}${++this.#renames}`;
     }
@@ -100,6 +124,12 @@ export class SessionRequests {
     return message;
   }
 
+  /** A cancellation of a gone request, naming its call's server id. */
+  cancelling(message: JSONRPCMessage, serverId: RequestId): JSONRPCMessage {
+    if (!("method" in message) || "id" in message) return message;
+    return { ...message, params: { ...message.params, requestId: serverId } };
+  }
+
   /** A response as its client knows it (its own request id). */
   toClient(message: JSONRPCMessage): JSONRPCMessage {
     if (this.#renamed.size === 0 || !("id" in message)) return message;
@@ -116,31 +146,40 @@ export class SessionRequests {
     this.#renamed.delete(serverId);
   }
 
-  /** Its client left `serverId` while its call may still run: its late answer is dropped. */
+  /** Its client left `serverId` (still open) while its call may still run: its late answer is dropped. */
   abandon(serverId: RequestId): void {
-    this.#abandoned.add(serverId);
+    this.#abandoned.add(serverId, this.#renamed.get(serverId) ?? serverId);
   }
 
   /** `serverId` was cancelled: the SDK answers it no more (a message on its way is dropped). */
   cancel(serverId: RequestId): void {
-    this.#abandoned.delete(serverId);
-    this.#cancelled.add(serverId);
+    this.#abandoned.take(serverId);
+    this.#cancelled.add(serverId, this.#renamed.get(serverId) ?? serverId);
   }
 
-  /** An abandoned request the client cancels later is cancelled, not abandoned. */
-  cancelGone(serverId: RequestId): void {
-    if (this.#abandoned.delete(serverId)) this.#cancelled.add(serverId);
+  /**
+   * The client cancels `clientId`, no longer open: every call it left by that
+   * id (a client may reuse an id it left) is cancelled now. Their server ids.
+   */
+  cancelGone(clientId: RequestId): RequestId[] {
+    const ids = this.#abandoned.of(clientId);
+    for (const id of ids) this.#cancelled.add(id, clientId);
+    for (const id of ids) this.#abandoned.take(id);
+    return ids;
   }
 
-  /** A message for a request gone from its client; its response also frees the id. */
+  /**
+   * A message for a request gone from its client; its response also frees the
+   * id. Once ids were let go, any unknown one is taken for such a late message.
+   */
   isGone(serverId: RequestId, response: boolean): boolean {
     const gone = this.#abandoned.has(serverId)
       ? this.#abandoned
       : this.#cancelled.has(serverId)
       ? this.#cancelled
       : undefined;
-    if (!gone) return false;
-    if (response) gone.delete(serverId);
+    if (!gone) return this.#overflowed() && !this.#serving.has(serverId);
+    if (response) gone.take(serverId);
     return true;
   }
 

@@ -128,6 +128,18 @@ export class SessionHttpTransport implements Transport {
     if (!Array.isArray(messages)) {
       return this.#refuse(messages.status, messages.code, messages.message);
     }
+    const ids = messages.filter(isRequest).map((message) => message.id);
+    // Every id a session holds stays small (a stored id may be a megabyte);
+    // checked first, so a refused initialize opens no session.
+    if (
+      ids.some((id) => typeof id === "string" && id.length > MAX_ID_LENGTH)
+    ) {
+      return this.#refuse(
+        400,
+        -32600,
+        `Invalid Request: a request ID is longer than ${MAX_ID_LENGTH} characters`,
+      );
+    }
     const init = messages.find(isInitialize);
     if (init) {
       if (this.#initialized) {
@@ -153,22 +165,11 @@ export class SessionHttpTransport implements Transport {
     }
     if (this.#closed) return rpcError(404, -32001, "Session not found");
     const requestInfo = requestInfoOf(request);
-    const ids = messages.filter(isRequest).map((message) => message.id);
     if (ids.length === 0) {
       for (const message of messages) {
         this.#deliver(message, { authInfo: options.authInfo, requestInfo });
       }
       return new Response(null, { status: 202 });
-    }
-    // Every id a session holds stays small (a stored id may be a megabyte).
-    if (
-      ids.some((id) => typeof id === "string" && id.length > MAX_ID_LENGTH)
-    ) {
-      return this.#refuse(
-        400,
-        -32600,
-        `Invalid Request: a request ID is longer than ${MAX_ID_LENGTH} characters`,
-      );
     }
     // An id must not be reused in a session (MCP spec): a second request with
     // an open one's id would take its answer, and the first would wait forever.
@@ -252,8 +253,12 @@ export class SessionHttpTransport implements Transport {
     if (named !== undefined && id === undefined) {
       // Not open: an id of the server's making is no client's to cancel.
       if (this.#requests.isRenamed(named)) return;
-      // A call its client left before may still run: now it is cancelled.
-      this.#requests.cancelGone(named);
+      // Calls its client left by that id may still run: now they are cancelled.
+      const gone = this.#requests.cancelGone(named);
+      for (const each of gone) {
+        this.onmessage?.(this.#requests.cancelling(message, each), extra);
+      }
+      if (gone.length > 0) return;
     }
     this.onmessage?.(
       id === undefined ? message : this.#requests.toServer(message, id),
