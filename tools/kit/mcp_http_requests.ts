@@ -6,8 +6,10 @@
 // rewritten), a fresh one otherwise, turned back into the client's on the way
 // out. A fresh id carries a random per-session prefix, so no client id can
 // equal it and no client can cancel a request by it. Ids of gone requests are
-// held up to a cap; once a session has let one go while its call may still
-// run, every later request gets a fresh id, so none can take an old answer.
+// held up to a cap; once a session has let go of an abandoned call's id while
+// that call may still run, every later request gets a fresh id, so none can
+// take an old answer. (A cancelled call sends nothing more through the SDK,
+// only a message already on its way: its id may go safely.)
 
 import type { JSONRPCMessage, RequestId } from "../../platform/mcp_sdk.ts";
 
@@ -22,7 +24,7 @@ const MAX_GONE = 1024;
  */
 class GoneIds {
   readonly #ids = new Map<RequestId, RequestId>();
-  /** An id was let go past the cap: its call may still run unknown. */
+  /** An id was let go past the cap. */
   overflowed = false;
 
   has(id: RequestId): boolean {
@@ -39,11 +41,11 @@ class GoneIds {
     }
   }
 
-  /** The server ids held for requests the client knew as `clientId`. */
-  of(clientId: RequestId): RequestId[] {
-    const ids: RequestId[] = [];
-    for (const [id, client] of this.#ids) if (client === clientId) ids.push(id);
-    return ids;
+  /** The server id last held for a request the client knew as `clientId`. */
+  latest(clientId: RequestId): RequestId | undefined {
+    let latest: RequestId | undefined;
+    for (const [id, client] of this.#ids) if (client === clientId) latest = id;
+    return latest;
   }
 
   /** Its client's id, if `id` was held (and is no more). */
@@ -85,9 +87,9 @@ export class SessionRequests {
     return typeof id === "string" && id.startsWith(this.#prefix);
   }
 
-  /** Some gone request's id was let go: any client id may be a call still running. */
+  /** An abandoned call's id was let go: any client id may be a call still running. */
   #overflowed(): boolean {
-    return this.#abandoned.overflowed || this.#cancelled.overflowed;
+    return this.#abandoned.overflowed;
   }
 
   /** The server id of a newly accepted request. */
@@ -158,19 +160,22 @@ export class SessionRequests {
   }
 
   /**
-   * The client cancels `clientId`, no longer open: every call it left by that
-   * id (a client may reuse an id it left) is cancelled now. Their server ids.
+   * The client cancels `clientId`, no longer open: the latest call it left by
+   * that id (a client may reuse an id it left), if one still runs, is cancelled
+   * now. Its server id.
    */
-  cancelGone(clientId: RequestId): RequestId[] {
-    const ids = this.#abandoned.of(clientId);
-    for (const id of ids) this.#cancelled.add(id, clientId);
-    for (const id of ids) this.#abandoned.take(id);
-    return ids;
+  cancelGone(clientId: RequestId): RequestId | undefined {
+    const id = this.#abandoned.latest(clientId);
+    if (id === undefined) return undefined;
+    this.#abandoned.take(id);
+    this.#cancelled.add(id, clientId);
+    return id;
   }
 
   /**
    * A message for a request gone from its client; its response also frees the
-   * id. Once ids were let go, any unknown one is taken for such a late message.
+   * id. Once an abandoned call's id was let go, any unknown one is taken for
+   * such a late message.
    */
   isGone(serverId: RequestId, response: boolean): boolean {
     const gone = this.#abandoned.has(serverId)

@@ -253,12 +253,12 @@ export class SessionHttpTransport implements Transport {
     if (named !== undefined && id === undefined) {
       // Not open: an id of the server's making is no client's to cancel.
       if (this.#requests.isRenamed(named)) return;
-      // Calls its client left by that id may still run: now they are cancelled.
+      // The latest call its client left by that id may still run: now it is cancelled.
       const gone = this.#requests.cancelGone(named);
-      for (const each of gone) {
-        this.onmessage?.(this.#requests.cancelling(message, each), extra);
+      if (gone !== undefined) {
+        this.onmessage?.(this.#requests.cancelling(message, gone), extra);
+        return;
       }
-      if (gone.length > 0) return;
     }
     this.onmessage?.(
       id === undefined ? message : this.#requests.toServer(message, id),
