@@ -152,6 +152,30 @@ Deno.test("http request ids: what the SDK reports on a session is logged once, w
   assert.match(JSON.stringify(after[1].error), /Unsupported Media Type/);
 });
 
+Deno.test("http request ids: what the SDK reports on a stateless POST is logged, without the message's body", async () => {
+  await using s = await session();
+  const stray = await s.endpoint.handle(
+    new Request("http://127.0.0.1/mcp", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: ACCEPT },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 98,
+        result: { password: "hunter2-stateless" },
+      }),
+    }),
+  );
+  assert.equal(stray.status, 202);
+  const errors = await waitFor(
+    () => s.logs.filter((line) => line.event === "mcp_stateless_error"),
+    (lines) => lines.length > 0,
+  );
+  assert.equal(errors.length, 1, JSON.stringify(errors));
+  assert.equal(errors[0].level, "warn");
+  assert.match(JSON.stringify(errors[0].error), /unknown message ID/);
+  assert.ok(!JSON.stringify(s.logs).includes("hunter2"), "no body in logs");
+});
+
 const cancel = (requestId: unknown) => ({
   jsonrpc: "2.0",
   method: "notifications/cancelled",

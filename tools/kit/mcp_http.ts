@@ -279,6 +279,9 @@ export class McpHttpEndpoint {
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
+    // What the SDK could not deliver or handle is reported only here (as in a session).
+    server.onerror = (error) =>
+      this.#log.warn("mcp_stateless_error", { error: withoutPayload(error) });
     await server.connect(transport);
     try {
       // With JSON responses the promise settles once every response is ready.
