@@ -102,45 +102,45 @@ Deno.test("http request ids: an abandoned call's late answer does not answer a n
   await abandoned;
   assert.equal(await s.idle(), true);
   // The same id again, while the old call still runs.
-  let settled = false;
-  const reused = s.inSession(call(2, "second")).finally(() => settled = true);
-  await s.busy();
-  slowHeld.resolve();
-  // The old call's answer arrives: dropped (logged at debug), or, wrongly, the new POST's.
-  await waitFor(
-    () =>
-      settled ||
-      s.logs.some((line) => line.event === "mcp_late_message_dropped"),
-    (done) => done,
-  );
-  secondHeld.resolve();
-  const response = await reused;
+  const response = await reuseWhileRunning(s, 2, 1);
   assert.equal(response.headers.get("content-type"), "application/json");
-  const answer = await response.json();
-  assert.equal(answer.id, 2, "the client's own id comes back");
-  assert.deepEqual(answer.result.content, [{ type: "text", text: "second" }]);
-  assert.equal(await s.idle(), true);
+  await ownAnswer(s, response, 2, "second");
 });
 
-Deno.test("http request ids: what the SDK reports on a session is logged once, without the message's body", async () => {
-  await using s = await session();
-  // A response to nothing the server asked: the SDK's Protocol reports it to server.onerror.
-  const stray = await s.inSession({
-    jsonrpc: "2.0",
-    id: 99,
-    result: { password: "hunter2-stray" },
-  });
-  assert.equal(stray.status, 202);
+/** A response to nothing the server asked: the SDK's Protocol reports it to server.onerror. */
+const stray = (id: number) => ({
+  jsonrpc: "2.0",
+  id,
+  result: { password: "hunter2-stray" },
+});
+
+/** The one `event` line logged for a stray response: a warning, without the body. */
+async function strayLogged(
+  s: Awaited<ReturnType<typeof session>>,
+  response: Response,
+  event: string,
+) {
+  assert.equal(response.status, 202);
   const errors = await waitFor(
-    () => s.logs.filter((line) => line.event === "mcp_session_error"),
+    () => s.logs.filter((line) => line.event === event),
     (lines) => lines.length > 0,
   );
   assert.equal(errors.length, 1, JSON.stringify(errors));
   assert.equal(errors[0].level, "warn");
   assert.equal(errors[0].server, "ids");
-  assert.equal(errors[0].session, s.id);
   assert.match(JSON.stringify(errors[0].error), /unknown message ID/);
   assert.ok(!JSON.stringify(s.logs).includes("hunter2"), "no body in logs");
+  return errors[0];
+}
+
+Deno.test("http request ids: what the SDK reports on a session is logged once, without the message's body", async () => {
+  await using s = await session();
+  const error = await strayLogged(
+    s,
+    await s.inSession(stray(99)),
+    "mcp_session_error",
+  );
+  assert.equal(error.session, s.id);
   // A refused POST is reported once too (the transport's refusals reach onerror).
   const refused = await s.inSession("{}", {
     headers: { "content-type": "text/plain" },
@@ -154,26 +154,14 @@ Deno.test("http request ids: what the SDK reports on a session is logged once, w
 
 Deno.test("http request ids: what the SDK reports on a stateless POST is logged, without the message's body", async () => {
   await using s = await session();
-  const stray = await s.endpoint.handle(
+  const response = await s.endpoint.handle(
     new Request("http://127.0.0.1/mcp", {
       method: "POST",
       headers: { "content-type": "application/json", accept: ACCEPT },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 98,
-        result: { password: "hunter2-stateless" },
-      }),
+      body: JSON.stringify(stray(98)),
     }),
   );
-  assert.equal(stray.status, 202);
-  const errors = await waitFor(
-    () => s.logs.filter((line) => line.event === "mcp_stateless_error"),
-    (lines) => lines.length > 0,
-  );
-  assert.equal(errors.length, 1, JSON.stringify(errors));
-  assert.equal(errors[0].level, "warn");
-  assert.match(JSON.stringify(errors[0].error), /unknown message ID/);
-  assert.ok(!JSON.stringify(s.logs).includes("hunter2"), "no body in logs");
+  await strayLogged(s, response, "mcp_stateless_error");
 });
 
 const cancel = (requestId: unknown) => ({
@@ -255,21 +243,7 @@ Deno.test("http request ids: cancelled requests do not push out the id of an aba
     await response.body?.cancel();
   }
   assert.equal(await s.idle(), true);
-  let settled = false;
-  const reused = s.inSession(call(1, "second")).finally(() => settled = true);
-  await s.busy();
-  slowHeld.resolve();
-  await waitFor(
-    () =>
-      settled ||
-      s.logs.some((line) => line.event === "mcp_late_message_dropped"),
-    (done) => done,
-  );
-  secondHeld.resolve();
-  const answer = await (await reused).json();
-  assert.equal(answer.id, 1);
-  assert.deepEqual(answer.result.content, [{ type: "text", text: "second" }]);
-  assert.equal(await s.idle(), true);
+  await ownAnswer(s, await reuseWhileRunning(s, 1, 1), 1, "second");
 });
 
 Deno.test("http request ids: a request id longer than 1,024 characters is refused", async () => {
@@ -289,6 +263,48 @@ Deno.test("http request ids: a request id longer than 1,024 characters is refuse
   assert.equal(answer.id, id);
   assert.deepEqual(answer.result.content, [{ type: "text", text: "quick" }]);
 });
+
+/**
+ * `second` under `id` while the old `slow` calls still run; then they answer:
+ * their `late` answers are dropped (logged at debug), or, wrongly, one of them
+ * answers the new POST. Its response.
+ */
+async function reuseWhileRunning(
+  s: Awaited<ReturnType<typeof session>>,
+  id: number,
+  late: number,
+): Promise<Response> {
+  let settled = false;
+  const reused = s.inSession(call(id, "second")).finally(() => settled = true);
+  await s.busy();
+  slowHeld.resolve();
+  await waitFor(
+    () =>
+      settled ||
+      s.logs.filter((line) => line.event === "mcp_late_message_dropped")
+          .length === late,
+    (done) => done,
+  );
+  secondHeld.resolve();
+  return await reused;
+}
+
+/** `response` answers request `id` with `text`, and the session is left quiet and without errors. */
+async function ownAnswer(
+  s: Awaited<ReturnType<typeof session>>,
+  response: Response,
+  id: number,
+  text: string,
+) {
+  const answer = await response.json();
+  assert.equal(answer.id, id);
+  assert.deepEqual(answer.result.content, [{ type: "text", text }]);
+  assert.equal(await s.idle(), true);
+  assert.deepEqual(
+    s.logs.filter((line) => line.event === "mcp_session_error"),
+    [],
+  );
+}
 
 /** POSTs `body`, then leaves it: the POST ends when the transport sees its client gone (1 s). */
 async function leave(s: Awaited<ReturnType<typeof session>>, body: unknown) {
@@ -317,27 +333,8 @@ Deno.test("http request ids: past the cap of abandoned calls, a reused id still 
     ),
   );
   assert.equal(await s.idle(), true);
-  let settled = false;
-  const reused = s.inSession(call(1, "second")).finally(() => settled = true);
-  await s.busy();
-  slowHeld.resolve();
   // All 1,101 late answers dropped, or, wrongly, the first one answers the new 1.
-  await waitFor(
-    () =>
-      settled ||
-      s.logs.filter((line) => line.event === "mcp_late_message_dropped")
-          .length === 1101,
-    (done) => done,
-  );
-  secondHeld.resolve();
-  const answer = await (await reused).json();
-  assert.equal(answer.id, 1);
-  assert.deepEqual(answer.result.content, [{ type: "text", text: "second" }]);
-  assert.equal(await s.idle(), true);
-  assert.deepEqual(
-    s.logs.filter((line) => line.event === "mcp_session_error"),
-    [],
-  );
+  await ownAnswer(s, await reuseWhileRunning(s, 1, 1101), 1, "second");
 });
 
 Deno.test("http request ids: a cancellation of an id left twice reaches the latest call first", async () => {
@@ -369,15 +366,7 @@ Deno.test("http request ids: a cancellation of an id left twice reaches the late
   await waitFor(() => aborted.length, (count) => count > 1);
   assert.deepEqual(aborted, ["newer", "older"]);
   // Their answers are dropped: a new 3 gets its own.
-  const reused = await s.inSession(call(3, "quick"));
-  const answer = await reused.json();
-  assert.equal(answer.id, 3);
-  assert.deepEqual(answer.result.content, [{ type: "text", text: "quick" }]);
-  assert.equal(await s.idle(), true);
-  assert.deepEqual(
-    s.logs.filter((line) => line.event === "mcp_session_error"),
-    [],
-  );
+  await ownAnswer(s, await s.inSession(call(3, "quick")), 3, "quick");
 });
 
 Deno.test("http request ids: an initialize with an id over the limit opens no session", async () => {
