@@ -1,0 +1,187 @@
+// A CPU profile of `agentd mcp memory`'s main thread while one SDK client
+// over stdio keeps L `store_memory` calls in flight (as
+// bench/memory_stores_bench.ts's `stdio32` row): the server runs with
+// --inspect and this script takes the profile over the inspector's
+// WebSocket. Prints the server's CPU per store (all threads, from /proc),
+// then the files and functions with the most self time and the functions
+// with the most inclusive time (samples with the function on the stack).
+//
+//   deno run -A bench/mcp_stdio_profile.ts [stores] [in flight]
+//
+// STDIO_PROFILE_CPU=1: no profiler, only CPU per store. STDIO_PROFILE_OUT=file
+// also writes the profile (Profiler.stop's result) there as JSON.
+
+import { z } from "zod";
+import { freePort } from "../tests/helpers.ts";
+import { Client } from "../platform/mcp_sdk.ts";
+import { StdioClientTransport } from "../platform/mcp_sdk_stdio_client.ts";
+import {
+  agentdCommand,
+  cleanUp,
+  fillerEntry,
+  killOnExit,
+  type ProfileNode,
+  profileShares,
+  ROOT,
+  seeded,
+  tempDir,
+} from "./bench_lib.ts";
+
+const count = Number(Deno.args[0] ?? 6000);
+const lanes = Number(Deno.args[1] ?? 32);
+const profiling = Deno.env.get("STDIO_PROFILE_CPU") !== "1";
+
+/** CPU ms of a process so far (Linux /proc, 10 ms ticks). */
+function cpuMs(pid: number): number {
+  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]
+    .split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** One inspector (CDP) connection: `send` a method, get its result. */
+async function inspector(port: number) {
+  const Target = z.array(z.object({ webSocketDebuggerUrl: z.string() }));
+  let targets: z.infer<typeof Target> = [];
+  while (targets.length === 0) {
+    try {
+      targets = Target.parse(
+        await (await fetch(`http://127.0.0.1:${port}/json/list`)).json(),
+      );
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  const socket = new WebSocket(targets[0].webSocketDebuggerUrl);
+  await new Promise((resolve) => socket.addEventListener("open", resolve));
+  const waiting = new Map<number, (result: unknown) => void>();
+  const Reply = z.object({ id: z.number().optional(), result: z.unknown() });
+  socket.addEventListener("message", (event) => {
+    const reply = Reply.parse(JSON.parse(String(event.data)));
+    if (reply.id !== undefined) waiting.get(reply.id)?.(reply.result);
+  });
+  let next = 0;
+  return {
+    send(method: string, params: object = {}): Promise<unknown> {
+      const id = ++next;
+      socket.send(JSON.stringify({ id, method, params }));
+      return new Promise((resolve) => waiting.set(id, resolve));
+    },
+    close: () => socket.close(),
+  };
+}
+
+const inspectPort = freePort();
+const command = agentdCommand(
+  ["mcp", "memory", "--data-dir", tempDir()],
+  profiling ? [`--inspect=127.0.0.1:${inspectPort}`] : [],
+);
+const transport = new StdioClientTransport({
+  command: command.command,
+  args: command.args,
+  cwd: ROOT,
+  env: Deno.env.toObject(),
+  stderr: "ignore",
+});
+const client = new Client({ name: "agentd-bench", version: "1.0.0" });
+await client.connect(transport);
+const pid = transport.pid;
+if (pid === null) throw new Error("no server pid");
+killOnExit(pid);
+
+async function store(from: number, to: number): Promise<void> {
+  let next = from;
+  const random = seeded(4242 + from);
+  await Promise.all(Array.from({ length: lanes }, async () => {
+    while (next < to) {
+      const i = next++;
+      const entry = fillerEntry(random, i);
+      const result = await client.callTool({
+        name: "store_memory",
+        arguments: { ...entry },
+      });
+      if (result.isError === true) throw new Error(JSON.stringify(result));
+    }
+  }));
+}
+
+// Warm up: compile the paths before the profile.
+await store(0, 500);
+const cdp = profiling ? await inspector(inspectPort) : undefined;
+await cdp?.send("Profiler.enable");
+await cdp?.send("Profiler.setSamplingInterval", { interval: 200 });
+await cdp?.send("Profiler.start");
+
+const before = cpuMs(pid);
+const started = performance.now();
+await store(500, 500 + count);
+const elapsed = performance.now() - started;
+const used = cpuMs(pid) - before;
+console.log(
+  `${count} stores, ${lanes} in flight: ${
+    Math.round(count / elapsed * 1000)
+  }/s, server CPU ${Math.round(used / count * 1000)} µs/store`,
+);
+
+if (cdp) {
+  const Node = z.object({
+    id: z.number(),
+    callFrame: z.object({
+      functionName: z.string(),
+      url: z.string(),
+      lineNumber: z.number(),
+    }),
+    hitCount: z.number().optional(),
+    children: z.array(z.number()).optional(),
+  });
+  const Profile = z.object({
+    profile: z.object({ nodes: z.array(Node) }),
+  });
+  const raw = await cdp.send("Profiler.stop");
+  const out = Deno.env.get("STDIO_PROFILE_OUT");
+  if (out) Deno.writeTextFileSync(out, JSON.stringify(raw));
+  const { profile } = Profile.parse(raw);
+  const nodes: ProfileNode[] = profile.nodes;
+  const shares = profileShares(
+    nodes,
+    (file, name) =>
+      file.startsWith("npm:")
+        ? file.split("/").slice(0, 3).join("/")
+        : file || `(${name})`,
+  );
+  console.table(shares.top(shares.byGroup, 25));
+  console.table(shares.top(shares.byFunction, 40));
+  // Inclusive: each sample counted once per function on its stack.
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) {
+    for (const child of node.children ?? []) parent.set(child, node.id);
+  }
+  const keyOf = (node: z.infer<typeof Node>) => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const file = url.replace(`file://${ROOT}`, "").replace(
+      /^.*node_modules\/\.deno\//,
+      "npm:",
+    );
+    return `${functionName || "(anonymous)"} ${file}:${lineNumber + 1}`;
+  };
+  const inclusive = new Map<string, number>();
+  for (const node of profile.nodes) {
+    const hits = node.hitCount ?? 0;
+    if (hits === 0) continue;
+    const seen = new Set<string>();
+    for (
+      let at: z.infer<typeof Node> | undefined = node;
+      at;
+      at = byId.get(parent.get(at.id) ?? -1)
+    ) {
+      const key = keyOf(at);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      inclusive.set(key, (inclusive.get(key) ?? 0) + hits);
+    }
+  }
+  console.table(shares.top(inclusive, 70));
+  cdp.close();
+}
+await client.close();
+cleanUp();
