@@ -39,6 +39,10 @@
 // (main: JavaScript; sw-0: Deno KV's SQLite thread; V8 workers: GC, compiling).
 // BENCH_MEMORY_DENO_FLAGS adds Deno flags to the stdio server (space-separated,
 // e.g. "--v8-flags=--prof" for a V8 tick profile of the server).
+// BENCH_MEMORY_WARMUP=N makes N stores (other keys, same lanes) on each stdio
+// store row's server before its measured stores: without it a 2,000-store row
+// includes the server's JIT warm-up (about 100 µs of CPU per store with 32 in
+// flight, mostly V8's compiler threads; 2026-11-27).
 //
 //   deno run -A bench/memory_stores_bench.ts
 
@@ -72,6 +76,7 @@ const RUNS = Number(Deno.env.get("BENCH_MEMORY_RUNS") ?? "1");
 const ROWS = Deno.env.get("BENCH_MEMORY_ROWS")?.split(",");
 /** Rows left out unless BENCH_MEMORY_ROWS names them (the default set stays as before). */
 const OPT_IN = new Set(["stdio4", "stdio16"]);
+const WARMUP = Number(Deno.env.get("BENCH_MEMORY_WARMUP") ?? "0");
 const DENO_FLAGS = Deno.env.get("BENCH_MEMORY_DENO_FLAGS")?.split(" ")
   .filter((flag) => flag !== "") ?? [];
 
@@ -227,6 +232,15 @@ async function storesStdio(lanes: number): Promise<Result> {
     agentdCommand(["mcp", "memory", "--data-dir", tempDir()], DENO_FLAGS),
   );
   const items = entries(STORES, 4242);
+  if (WARMUP > 0) {
+    const warm = entries(WARMUP, 4343).map((entry) => ({
+      ...entry,
+      key: `warm-${entry.key}`,
+    }));
+    await drive(warm, lanes, async (entry) => {
+      await call(client, "store_memory", { ...entry });
+    });
+  }
   const cpu = pid === null ? undefined : cpuMs(pid);
   const threads = pid === null || !THREADS ? undefined : threadCpuMs(pid);
   const started = performance.now();
