@@ -935,3 +935,35 @@ export function countKvOps(
   });
   return counter;
 }
+
+/** One inspector (CDP) connection: `send` a method, get its result. */
+export async function inspector(port: number) {
+  const Target = z.array(z.object({ webSocketDebuggerUrl: z.string() }));
+  let targets: z.infer<typeof Target> = [];
+  while (targets.length === 0) {
+    try {
+      targets = Target.parse(
+        await (await fetch(`http://127.0.0.1:${port}/json/list`)).json(),
+      );
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  const socket = new WebSocket(targets[0].webSocketDebuggerUrl);
+  await new Promise((resolve) => socket.addEventListener("open", resolve));
+  const waiting = new Map<number, (result: unknown) => void>();
+  const Reply = z.object({ id: z.number().optional(), result: z.unknown() });
+  socket.addEventListener("message", (event) => {
+    const reply = Reply.parse(JSON.parse(String(event.data)));
+    if (reply.id !== undefined) waiting.get(reply.id)?.(reply.result);
+  });
+  let next = 0;
+  return {
+    send(method: string, params: object = {}): Promise<unknown> {
+      const id = ++next;
+      socket.send(JSON.stringify({ id, method, params }));
+      return new Promise((resolve) => waiting.set(id, resolve));
+    },
+    close: () => socket.close(),
+  };
+}

@@ -14,7 +14,9 @@
 import { z } from "zod";
 import { freePort } from "../tests/helpers.ts";
 import {
+  cpuMsOf,
   fillerEntry,
+  inspector,
   memoryServeClients,
   type ProfileNode,
   profileShares,
@@ -25,45 +27,6 @@ const count = Number(Deno.args[0] ?? 3000);
 const clientCount = Number(Deno.args[1] ?? 16);
 const profiling = Deno.env.get("HTTP_PROFILE_CPU") !== "1";
 const pinging = Deno.env.get("HTTP_PROFILE_PING") === "1";
-
-/** CPU ms of a process so far (Linux /proc, 10 ms ticks). */
-function cpuMs(pid: number): number {
-  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]
-    .split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-/** One inspector (CDP) connection: `send` a method, get its result. */
-async function inspector(port: number) {
-  const Target = z.array(z.object({ webSocketDebuggerUrl: z.string() }));
-  let targets: z.infer<typeof Target> = [];
-  while (targets.length === 0) {
-    try {
-      targets = Target.parse(
-        await (await fetch(`http://127.0.0.1:${port}/json/list`)).json(),
-      );
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-  const socket = new WebSocket(targets[0].webSocketDebuggerUrl);
-  await new Promise((resolve) => socket.addEventListener("open", resolve));
-  const waiting = new Map<number, (result: unknown) => void>();
-  const Reply = z.object({ id: z.number().optional(), result: z.unknown() });
-  socket.addEventListener("message", (event) => {
-    const reply = Reply.parse(JSON.parse(String(event.data)));
-    if (reply.id !== undefined) waiting.get(reply.id)?.(reply.result);
-  });
-  let next = 0;
-  return {
-    send(method: string, params: object = {}): Promise<unknown> {
-      const id = ++next;
-      socket.send(JSON.stringify({ id, method, params }));
-      return new Promise((resolve) => waiting.set(id, resolve));
-    },
-    close: () => socket.close(),
-  };
-}
 
 const inspectPort = freePort();
 const { clients, pid, close } = await memoryServeClients(
@@ -76,7 +39,7 @@ await cdp?.send("Profiler.setSamplingInterval", { interval: 200 });
 await cdp?.send("Profiler.start");
 
 const per = Math.floor(count / clientCount);
-const before = cpuMs(pid);
+const before = cpuMsOf(pid) ?? NaN;
 const started = performance.now();
 await Promise.all(clients.map(async (client, c) => {
   const random = seeded(7000 + c);
@@ -94,7 +57,7 @@ await Promise.all(clients.map(async (client, c) => {
   }
 }));
 const elapsed = performance.now() - started;
-const used = cpuMs(pid) - before;
+const used = (cpuMsOf(pid) ?? NaN) - before;
 const stores = per * clientCount;
 console.log(
   `${stores} ${pinging ? "pings" : "stores"}, ${clientCount} clients: ${

@@ -18,7 +18,9 @@ import { StdioClientTransport } from "../platform/mcp_sdk_stdio_client.ts";
 import {
   agentdCommand,
   cleanUp,
+  cpuMsOf,
   fillerEntry,
+  inspector,
   killOnExit,
   type ProfileNode,
   profileShares,
@@ -30,45 +32,6 @@ import {
 const count = Number(Deno.args[0] ?? 6000);
 const lanes = Number(Deno.args[1] ?? 32);
 const profiling = Deno.env.get("STDIO_PROFILE_CPU") !== "1";
-
-/** CPU ms of a process so far (Linux /proc, 10 ms ticks). */
-function cpuMs(pid: number): number {
-  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]
-    .split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-/** One inspector (CDP) connection: `send` a method, get its result. */
-async function inspector(port: number) {
-  const Target = z.array(z.object({ webSocketDebuggerUrl: z.string() }));
-  let targets: z.infer<typeof Target> = [];
-  while (targets.length === 0) {
-    try {
-      targets = Target.parse(
-        await (await fetch(`http://127.0.0.1:${port}/json/list`)).json(),
-      );
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-  const socket = new WebSocket(targets[0].webSocketDebuggerUrl);
-  await new Promise((resolve) => socket.addEventListener("open", resolve));
-  const waiting = new Map<number, (result: unknown) => void>();
-  const Reply = z.object({ id: z.number().optional(), result: z.unknown() });
-  socket.addEventListener("message", (event) => {
-    const reply = Reply.parse(JSON.parse(String(event.data)));
-    if (reply.id !== undefined) waiting.get(reply.id)?.(reply.result);
-  });
-  let next = 0;
-  return {
-    send(method: string, params: object = {}): Promise<unknown> {
-      const id = ++next;
-      socket.send(JSON.stringify({ id, method, params }));
-      return new Promise((resolve) => waiting.set(id, resolve));
-    },
-    close: () => socket.close(),
-  };
-}
 
 const inspectPort = freePort();
 const command = agentdCommand(
@@ -111,11 +74,11 @@ await cdp?.send("Profiler.enable");
 await cdp?.send("Profiler.setSamplingInterval", { interval: 200 });
 await cdp?.send("Profiler.start");
 
-const before = cpuMs(pid);
+const before = cpuMsOf(pid) ?? NaN;
 const started = performance.now();
 await store(500, 500 + count);
 const elapsed = performance.now() - started;
-const used = cpuMs(pid) - before;
+const used = (cpuMsOf(pid) ?? NaN) - before;
 console.log(
   `${count} stores, ${lanes} in flight: ${
     Math.round(count / elapsed * 1000)
