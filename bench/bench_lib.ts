@@ -967,3 +967,19 @@ export async function inspector(port: number) {
     close: () => socket.close(),
   };
 }
+
+/** Prints a profile's self time by file (an npm package as one) and by function; its shares. */
+export function printShares(
+  nodes: readonly ProfileNode[],
+): ReturnType<typeof profileShares> {
+  const shares = profileShares(
+    nodes,
+    (file, name) =>
+      file.startsWith("npm:")
+        ? file.split("/").slice(0, 3).join("/")
+        : file || `(${name})`,
+  );
+  console.table(shares.top(shares.byGroup, 25));
+  console.table(shares.top(shares.byFunction, 40));
+  return shares;
+}

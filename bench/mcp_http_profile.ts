@@ -18,8 +18,8 @@ import {
   fillerEntry,
   inspector,
   memoryServeClients,
+  printShares,
   type ProfileNode,
-  profileShares,
   seeded,
 } from "./bench_lib.ts";
 
@@ -82,15 +82,7 @@ if (cdp) {
   });
   const { profile } = Profile.parse(await cdp.send("Profiler.stop"));
   const nodes: ProfileNode[] = profile.nodes;
-  const shares = profileShares(
-    nodes,
-    (file, name) =>
-      file.startsWith("npm:")
-        ? file.split("/").slice(0, 3).join("/")
-        : file || `(${name})`,
-  );
-  console.table(shares.top(shares.byGroup, 25));
-  console.table(shares.top(shares.byFunction, 40));
+  printShares(nodes);
   cdp.close();
 }
 await close();

@@ -22,8 +22,8 @@ import {
   fillerEntry,
   inspector,
   killOnExit,
+  printShares,
   type ProfileNode,
-  profileShares,
   ROOT,
   seeded,
   tempDir,
@@ -104,15 +104,7 @@ if (cdp) {
   if (out) Deno.writeTextFileSync(out, JSON.stringify(raw));
   const { profile } = Profile.parse(raw);
   const nodes: ProfileNode[] = profile.nodes;
-  const shares = profileShares(
-    nodes,
-    (file, name) =>
-      file.startsWith("npm:")
-        ? file.split("/").slice(0, 3).join("/")
-        : file || `(${name})`,
-  );
-  console.table(shares.top(shares.byGroup, 25));
-  console.table(shares.top(shares.byFunction, 40));
+  const shares = printShares(nodes);
   // Inclusive: each sample counted once per function on its stack.
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
