@@ -15,6 +15,8 @@ const tool = toolDefiner<Record<never, never>>();
 
 /** What `slow` waits for: it ignores cancellation, as a call stuck in I/O would. */
 let slowHeld = Promise.withResolvers<void>();
+/** Calls of `slow` that have returned. */
+let slowEnded = 0;
 /** What `second` waits for, so it is still open when the old call answers. */
 let secondHeld = Promise.withResolvers<void>();
 /** What `abortable` waits for, unless its call is aborted first. */
@@ -35,6 +37,7 @@ const ids = defineServer<Record<never, never>>({
       input: z.object({}),
       async handle() {
         await slowHeld.promise;
+        slowEnded++;
         return text("slow");
       },
     }),
@@ -79,6 +82,7 @@ async function session() {
   abortableHeld = Promise.withResolvers<void>();
   started.length = 0;
   aborted.length = 0;
+  slowEnded = 0;
   const opened = await httpSession(ids, "debug");
   const close = opened[Symbol.asyncDispose];
   return {
@@ -179,11 +183,12 @@ async function cancelSlow(s: Awaited<ReturnType<typeof session>>, id: number) {
   await (await first).body?.cancel();
 }
 
-Deno.test("http request ids: a batch's client id never equals the server id given to another request of it", async () => {
+Deno.test("http request ids: a reused id in a batch gets its own answer beside the batch's other ids", async () => {
   await using s = await session();
   await cancelSlow(s, 2);
-  // 2 is held for the cancelled call: the new 2 gets a server id of its own,
-  // which no client id of the batch may take (once, "2~1").
+  // 2 is held for the cancelled call: the new 2 gets a server id of its own
+  // (with a random per-session prefix no client id can equal; "2~1" was its
+  // form once), and the answers go back under the client's ids.
   const response = await s.inSession([
     call(2, "quick"),
     { jsonrpc: "2.0", id: "2~1", method: "ping" },
@@ -212,7 +217,9 @@ Deno.test("http request ids: a cancellation naming no open request aborts no oth
     params: { name: "abortable", arguments: { tag: "five" } },
   }).finally(() => settled = true);
   await waitFor(() => started.includes("five"), (done) => done);
-  // Ids the server has given the reused 5 (once, "5~1"), and another not open.
+  // Ids not open (the form the server's ids had once, and another): the
+  // server's own ids now carry a random prefix, unknown to clients (the unit
+  // test below checks that they are told apart).
   for (const id of ["5~1", "5~2", 6]) {
     assert.equal((await s.inSession(cancel(id))).status, 202);
   }
@@ -369,6 +376,79 @@ Deno.test("http request ids: a cancellation of an id left twice reaches the late
   await ownAnswer(s, await s.inSession(call(3, "quick")), 3, "quick");
 });
 
+Deno.test('http request ids: a request of id 0 or "" can be cancelled (the SDK ignores a falsy requestId)', async () => {
+  await using s = await session();
+  for (const [id, tag] of [[0, "zero"], ["", "empty"]] as const) {
+    const first = s.inSession({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "abortable", arguments: { tag } },
+    });
+    await waitFor(() => started.includes(tag), (done) => done);
+    assert.equal((await s.inSession(cancel(id))).status, 202);
+    await waitFor(() => aborted.includes(tag), (done) => done);
+    await (await first).body?.cancel();
+  }
+  assert.deepEqual(aborted, ["zero", "empty"]);
+  assert.equal(await s.idle(), true);
+});
+
+Deno.test("http request ids: a cancelled call of id 0 never answers a later request 0", async () => {
+  await using s = await session();
+  const first = s.inSession(call(0, "slow"));
+  await s.busy();
+  assert.equal((await s.inSession(cancel(0))).status, 202);
+  await (await first).body?.cancel();
+  // More cancelled calls than the session holds ids of: 0's is let go.
+  for (let i = 0; i < 1100; i++) {
+    const id = 1000 + i;
+    const response = await s.inSession([call(id, "abortable"), cancel(id)]);
+    await response.body?.cancel();
+  }
+  assert.equal(await s.idle(), true);
+  let settled = false;
+  const reused = s.inSession(call(0, "second")).finally(() => settled = true);
+  await s.busy();
+  slowHeld.resolve();
+  await waitFor(() => slowEnded, (ended) => ended === 1);
+  // By a ping's answer, the old call's answer, if sent, has reached the session.
+  const ping = await s.inSession({ jsonrpc: "2.0", id: 7, method: "ping" });
+  assert.deepEqual((await ping.json()).result, {});
+  assert.equal(settled, false, "the old call answered the new request 0");
+  secondHeld.resolve();
+  await ownAnswer(s, await reused, 0, "second");
+});
+
+Deno.test("http request ids: a stateless POST of a call and its cancellation ends with the call's answer", async () => {
+  await using s = await session();
+  let settled = false;
+  const response = s.endpoint.handle(
+    new Request("http://127.0.0.1/mcp", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: ACCEPT },
+      body: JSON.stringify([
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "abortable", arguments: { tag: "stateless" } },
+        },
+        cancel(1),
+      ]),
+    }),
+  ).finally(() => settled = true);
+  await waitFor(() => started.includes("stateless"), (done) => done);
+  abortableHeld.resolve();
+  await waitFor(() => settled, (done) => done);
+  const answers = await (await response).json();
+  assert.deepEqual(answers, {
+    jsonrpc: "2.0",
+    id: 1,
+    result: { content: [{ type: "text", text: "stateless" }] },
+  });
+});
+
 Deno.test("http request ids: an initialize with an id over the limit opens no session", async () => {
   await using s = await session();
   assert.equal(s.endpoint.sessionCount, 1);
@@ -387,30 +467,30 @@ Deno.test("http request ids: an initialize with an id over the limit opens no se
 
 Deno.test("http request ids: once gone ids were let go, every new request gets a server id of its own", () => {
   const requests = new SessionRequests();
-  for (let id = 0; id <= 1024; id++) {
+  for (let id = 1; id <= 1025; id++) {
     assert.equal(requests.accept(id), id);
     requests.abandon(id);
     requests.close(id);
   }
-  // Id 0 was let go (its call may still run): neither it nor a new id is used as it is.
-  for (const id of [0, 1024, 5000]) {
+  // Id 1 was let go (its call may still run): neither it nor a new id is used as it is.
+  for (const id of [1, 1025, 5000]) {
     const serverId = requests.accept(id);
     assert.notEqual(serverId, id);
     assert.equal(requests.isRenamed(serverId), true);
   }
   // A late message of the id let go is taken for one, not for an error.
-  assert.equal(requests.isGone(0, true), true);
+  assert.equal(requests.isGone(1, true), true);
 });
 
 Deno.test("http request ids: cancelled calls, which send nothing more, never make a session rename every request", () => {
   const requests = new SessionRequests();
-  for (let id = 0; id <= 1100; id++) {
+  for (let id = 1; id <= 1101; id++) {
     assert.equal(requests.accept(id), id);
     requests.cancel(id);
     requests.close(id);
   }
-  // Id 0 was let go: it and a new id are used as they are.
-  assert.equal(requests.accept(0), 0);
+  // Id 1 was let go: it and a new id are used as they are.
+  assert.equal(requests.accept(1), 1);
   assert.equal(requests.accept(5000), 5000);
   // An unknown id's message is not taken for a late one (send() reports it).
   assert.equal(requests.isGone(7000, true), false);

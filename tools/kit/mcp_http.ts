@@ -286,7 +286,7 @@ export class McpHttpEndpoint {
     try {
       // With JSON responses the promise settles once every response is ready.
       return await transport.handleRequest(request, {
-        parsedBody: body,
+        parsedBody: withoutCancellations(body),
         authInfo,
       });
     } finally {
@@ -448,4 +448,19 @@ function preferencesOf(request: Request): SessionPreferences | string {
   if (asked === null) return {};
   if (asked === "on_demand" || asked === "all") return { tools: asked };
   return `tools: "${asked}" is not a tools mode; use on_demand or all (query ?tools= or header X-Agentd-Tools)`;
+}
+
+/**
+ * A stateless POST's messages without the cancellations of its own requests:
+ * a cancelled call is never answered, and the POST, waiting for every answer,
+ * would never end. The spec lets a receiver ignore a cancellation; the call
+ * answers as usual.
+ */
+function withoutCancellations(body: unknown): unknown {
+  if (!Array.isArray(body)) return body;
+  const cancellation = (message: unknown) =>
+    typeof message === "object" && message !== null && !("id" in message) &&
+    "method" in message && message.method === "notifications/cancelled";
+  const kept = body.filter((message) => !cancellation(message));
+  return kept.length === body.length || kept.length === 0 ? body : kept;
 }

@@ -9,7 +9,9 @@
 // held up to a cap; once a session has let go of an abandoned call's id while
 // that call may still run, every later request gets a fresh id, so none can
 // take an old answer. (A cancelled call sends nothing more through the SDK,
-// only a message already on its way: its id may go safely.)
+// only a message already on its way: its id may go safely.) Ids 0 and "" are
+// always renamed: the SDK ignores a cancellation naming a falsy id, so such a
+// call could not be cancelled and would answer after all.
 
 import type { JSONRPCMessage, RequestId } from "../../platform/mcp_sdk.ts";
 
@@ -98,7 +100,7 @@ export class SessionRequests {
     while (
       this.#serving.has(serverId) || this.#renamed.has(serverId) ||
       this.#abandoned.has(serverId) || this.#cancelled.has(serverId) ||
-      (serverId === clientId && this.#overflowed())
+      (serverId === clientId && (this.#overflowed() || !clientId))
     ) {
       serverId = `${this.#prefix}${++this.#renames}`;
     }
