@@ -200,6 +200,15 @@ export function printMemoryTable<T extends MemoryTarget>(
   else console.log("(no /proc/<pid>/status: memory is measured on Linux only)");
 }
 
+/** cpuMsOf, for benches that report nothing without it. */
+export function cpuMsOrThrow(pid: number): number {
+  const ms = cpuMsOf(pid);
+  if (ms === undefined) {
+    throw new Error(`no CPU time for process ${pid} (Linux /proc only)`);
+  }
+  return ms;
+}
+
 /** CPU time (user + system, all threads) a process has used so far, in ms (Linux only). */
 export function cpuMsOf(pid: number): number | undefined {
   try {
@@ -940,12 +949,19 @@ export function countKvOps(
 export async function inspector(port: number) {
   const Target = z.array(z.object({ webSocketDebuggerUrl: z.string() }));
   let targets: z.infer<typeof Target> = [];
+  const deadline = Date.now() + 30_000;
   while (targets.length === 0) {
+    if (Date.now() > deadline) {
+      throw new Error(`no inspector target on port ${port} after 30 s`);
+    }
     try {
       targets = Target.parse(
         await (await fetch(`http://127.0.0.1:${port}/json/list`)).json(),
       );
     } catch {
+      // Not listening yet.
+    }
+    if (targets.length === 0) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

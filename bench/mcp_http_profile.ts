@@ -14,7 +14,7 @@
 import { z } from "zod";
 import { freePort } from "../tests/helpers.ts";
 import {
-  cpuMsOf,
+  cpuMsOrThrow,
   fillerEntry,
   inspector,
   memoryServeClients,
@@ -39,7 +39,7 @@ await cdp?.send("Profiler.setSamplingInterval", { interval: 200 });
 await cdp?.send("Profiler.start");
 
 const per = Math.floor(count / clientCount);
-const before = cpuMsOf(pid) ?? NaN;
+const before = cpuMsOrThrow(pid);
 const started = performance.now();
 await Promise.all(clients.map(async (client, c) => {
   const random = seeded(7000 + c);
@@ -57,7 +57,7 @@ await Promise.all(clients.map(async (client, c) => {
   }
 }));
 const elapsed = performance.now() - started;
-const used = (cpuMsOf(pid) ?? NaN) - before;
+const used = cpuMsOrThrow(pid) - before;
 const stores = per * clientCount;
 console.log(
   `${stores} ${pinging ? "pings" : "stores"}, ${clientCount} clients: ${

@@ -18,7 +18,7 @@ import { StdioClientTransport } from "../platform/mcp_sdk_stdio_client.ts";
 import {
   agentdCommand,
   cleanUp,
-  cpuMsOf,
+  cpuMsOrThrow,
   fillerEntry,
   inspector,
   killOnExit,
@@ -74,11 +74,11 @@ await cdp?.send("Profiler.enable");
 await cdp?.send("Profiler.setSamplingInterval", { interval: 200 });
 await cdp?.send("Profiler.start");
 
-const before = cpuMsOf(pid) ?? NaN;
+const before = cpuMsOrThrow(pid);
 const started = performance.now();
 await store(500, 500 + count);
 const elapsed = performance.now() - started;
-const used = (cpuMsOf(pid) ?? NaN) - before;
+const used = cpuMsOrThrow(pid) - before;
 console.log(
   `${count} stores, ${lanes} in flight: ${
     Math.round(count / elapsed * 1000)

@@ -42,7 +42,8 @@
 // BENCH_MEMORY_WARMUP=N makes N stores (other keys, same lanes) on each stdio
 // store row's server before its measured stores: without it a 2,000-store row
 // includes the server's JIT warm-up (about 100 µs of CPU per store with 32 in
-// flight, mostly V8's compiler threads; 2026-11-27).
+// flight, mostly V8's compiler threads; 2026-11-27). Only the stdio store rows
+// are warmed: compare them with the HTTP and floor rows of a run without it.
 //
 //   deno run -A bench/memory_stores_bench.ts
 
@@ -77,6 +78,9 @@ const ROWS = Deno.env.get("BENCH_MEMORY_ROWS")?.split(",");
 /** Rows left out unless BENCH_MEMORY_ROWS names them (the default set stays as before). */
 const OPT_IN = new Set(["stdio4", "stdio16"]);
 const WARMUP = Number(Deno.env.get("BENCH_MEMORY_WARMUP") ?? "0");
+if (!Number.isSafeInteger(WARMUP) || WARMUP < 0) {
+  throw new Error("BENCH_MEMORY_WARMUP must be a whole number of stores");
+}
 const DENO_FLAGS = Deno.env.get("BENCH_MEMORY_DENO_FLAGS")?.split(" ")
   .filter((flag) => flag !== "") ?? [];
 
