@@ -449,6 +449,52 @@ Deno.test("http request ids: a stateless POST of a call and its cancellation end
   });
 });
 
+Deno.test("http request ids: a stateless body the SDK refuses is refused the same with a cancellation in it", async () => {
+  await using s = await session();
+  const stateless = (body: unknown) =>
+    s.endpoint.handle(
+      new Request("http://127.0.0.1/mcp", {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: ACCEPT },
+        body: JSON.stringify(body),
+      }),
+    );
+  const refused: [unknown, number, RegExp][] = [
+    // A malformed cancellation beside a call.
+    [
+      [call(1, "quick"), {
+        jsonrpc: "1.0",
+        method: "notifications/cancelled",
+        params: { requestId: 1 },
+      }],
+      -32700,
+      /Invalid JSON-RPC message/,
+    ],
+    // An initialize in a batch.
+    [[INITIALIZE_REQUEST, cancel(1)], -32600, /Only one initialization/],
+    // Over 100 messages, cancellations included.
+    [
+      [
+        ...Array.from(
+          { length: 99 },
+          (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "ping" }),
+        ),
+        cancel(1),
+        cancel(2),
+      ],
+      -32600,
+      /Batch/,
+    ],
+  ];
+  for (const [body, code, message] of refused) {
+    const response = await stateless(body);
+    assert.equal(response.status, 400);
+    const { error } = await response.json();
+    assert.equal(error.code, code);
+    assert.match(error.message, message);
+  }
+});
+
 Deno.test("http request ids: an initialize with an id over the limit opens no session", async () => {
   await using s = await session();
   assert.equal(s.endpoint.sessionCount, 1);

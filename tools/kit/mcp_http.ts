@@ -5,6 +5,8 @@
 
 import {
   isInitializeRequest,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
   type RequestId,
   type Server,
   WebStandardStreamableHTTPServerTransport,
@@ -17,6 +19,7 @@ import { createSdkServer } from "./mcp.ts";
 import type { SessionPreferences } from "./mod.ts";
 import { authInfoFor, type RequestAuth } from "./mcp_identity.ts";
 import { SessionHttpTransport } from "./mcp_http_session.ts";
+import { MAX_BATCH } from "./mcp_http_checks.ts";
 import { rpcError, withoutPayload } from "./mcp_http_wire.ts";
 
 export interface HttpEndpointOptions {
@@ -454,13 +457,23 @@ function preferencesOf(request: Request): SessionPreferences | string {
  * A stateless POST's messages without the cancellations of its own requests:
  * a cancelled call is never answered, and the POST, waiting for every answer,
  * would never end. The spec lets a receiver ignore a cancellation; the call
- * answers as usual.
+ * answers as usual. Only a batch the SDK would take as it is loses them, so a
+ * body it refuses is refused the same way.
  */
 function withoutCancellations(body: unknown): unknown {
-  if (!Array.isArray(body)) return body;
-  const cancellation = (message: unknown) =>
-    typeof message === "object" && message !== null && !("id" in message) &&
-    "method" in message && message.method === "notifications/cancelled";
-  const kept = body.filter((message) => !cancellation(message));
-  return kept.length === body.length || kept.length === 0 ? body : kept;
+  if (!Array.isArray(body) || body.length > MAX_BATCH) return body;
+  if (
+    !body.every((message) => JSONRPCMessageSchema.safeParse(message).success)
+  ) {
+    return body;
+  }
+  if (body.some(isInitializeRequest) || !body.some(isJSONRPCRequest)) {
+    return body;
+  }
+  const kept = body.filter((message) =>
+    !(typeof message === "object" && message !== null &&
+      !("id" in message) && "method" in message &&
+      message.method === "notifications/cancelled")
+  );
+  return kept.length === body.length ? body : kept;
 }

@@ -8,7 +8,8 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from "../../platform/mcp_sdk.ts";
 import { isMessage } from "./jsonrpc_envelope.ts";
 import { bodyText, isJsonType, MAX_BODY_BYTES } from "./mcp_http_wire.ts";
 
-const MAX_BATCH = 100;
+/** The most messages one POST may carry (the SDK's transport refuses more too). */
+export const MAX_BATCH = 100;
 
 /** Why a POST is refused: its HTTP status, JSON-RPC code and message. */
 export interface Refusal {
