@@ -145,6 +145,9 @@ export const SendReply = z.object({
   usage: Usage,
   stop_reason: StopReason,
   steps: z.number().int().describe("Model calls made in this turn"),
+  warnings: z.array(z.string()).optional().describe(
+    "What went wrong beside the answer, e.g. the exchange could not be stored in the conversation; absent when nothing did",
+  ),
   created_at: Timestamp,
 }).meta({ id: "SendReply" });
 export type SendReply = z.output<typeof SendReply>;

@@ -190,6 +190,7 @@ export class AgentService {
       usage: result.usage,
       stop_reason: result.stop_reason,
       steps: result.steps,
+      ...result.warnings && { warnings: result.warnings },
       created_at: this.#now(),
     };
   }

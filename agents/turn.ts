@@ -69,6 +69,8 @@ export interface TurnResult {
   usage: { input_tokens: number; output_tokens: number };
   stop_reason: StopReason;
   steps: number;
+  /** What went wrong beside the answer (the conversation not stored); absent when nothing did. */
+  warnings?: string[];
 }
 
 export async function runTurn(
@@ -225,6 +227,7 @@ async function turn(
     if (stop === undefined && step >= config.max_steps) stop = "max_steps";
   }
 
+  const warnings: string[] = [];
   try {
     await deps.conversations.append(agent.name, request.session, [
       { role: "user", content: request.message, extra: request.userExtra },
@@ -244,6 +247,13 @@ async function turn(
       session: request.session,
       error: messageOf(error),
     });
+    // The answer is still given (its tokens are spent), but the caller learns
+    // that the next turn will not remember this one.
+    warnings.push(
+      `This exchange was not stored in the conversation, so later turns will not see it: ${
+        messageOf(error)
+      }`,
+    );
   }
   return {
     content,
@@ -251,6 +261,7 @@ async function turn(
     usage,
     stop_reason: stop,
     steps: step,
+    ...warnings.length > 0 && { warnings },
   };
 }
 

@@ -180,6 +180,23 @@ Deno.test("turn: the conversation continues across sends and get_conversation_hi
   assert.doesNotMatch(sentText(stack, 2), /Ada/);
 });
 
+Deno.test("turn: an answer the conversation cannot keep is still given, with a warning; the next turn works", async () => {
+  await using stack = await startStack();
+  await createAgent(stack, { name: "verbose", model: "openai/test-model" });
+  // Longer than a conversation message may be (1 MiB): store_conversation refuses it.
+  const long = "word ".repeat(220_000);
+  stack.model.script([{ text: long }, { text: "Short again." }]);
+  const reply = await send(stack, "verbose", { message: "Say a lot." });
+  assert.equal(reply.content, long);
+  assert.equal(reply.warnings?.length, 1, JSON.stringify(reply.warnings));
+  assert.match(reply.warnings?.[0] ?? "", /not stored in the conversation/);
+  assert.ok((reply.warnings?.[0] ?? "").length < 2000, "no answer in it");
+  // The next turn is answered, and carries no warning.
+  const next = await send(stack, "verbose", { message: "Now briefly." });
+  assert.equal(next.content, "Short again.");
+  assert.equal(next.warnings, undefined);
+});
+
 for (const provider of PROVIDERS) {
   Deno.test(`turn (${provider}): streaming sends text, tool_call_start, tool_call_end in order and a done event equal to the plain reply`, async () => {
     await using stack = await startStack();
