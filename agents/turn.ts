@@ -63,6 +63,9 @@ export interface TurnRequest {
   onEvent?: (event: TurnEvent) => void;
 }
 
+/** Characters of an error a reply's warning repeats. */
+const MAX_WARNING_REASON = 300;
+
 export interface TurnResult {
   content: string;
   tool_calls: ToolCallRecord[];
@@ -248,11 +251,14 @@ async function turn(
       error: messageOf(error),
     });
     // The answer is still given (its tokens are spent), but the caller learns
-    // that the next turn will not remember this one.
+    // that the next turn will not remember this one; the whole error is only
+    // in the log (another memory server's error may echo what it was sent).
+    const reason = messageOf(error);
     warnings.push(
-      `This exchange was not stored in the conversation, so later turns will not see it: ${
-        messageOf(error)
-      }`,
+      "This exchange was not stored in the conversation, so later turns will not see it: " +
+        (reason.length > MAX_WARNING_REASON
+          ? `${reason.slice(0, MAX_WARNING_REASON)}…`
+          : reason),
     );
   }
   return {
