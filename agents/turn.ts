@@ -230,7 +230,7 @@ async function turn(
     if (stop === undefined && step >= config.max_steps) stop = "max_steps";
   }
 
-  const warnings: string[] = [];
+  let warnings: string[] | undefined;
   try {
     await deps.conversations.append(agent.name, request.session, [
       { role: "user", content: request.message, extra: request.userExtra },
@@ -245,21 +245,19 @@ async function turn(
       },
     ], viaMemory);
   } catch (error) {
+    const reason = messageOf(error);
     deps.log.warn("conversation_not_stored", {
       agent: agent.name,
       session: request.session,
-      error: messageOf(error),
+      error: reason,
     });
     // The answer is still given (its tokens are spent), but the caller learns
     // that the next turn will not remember this one; the whole error is only
     // in the log (another memory server's error may echo what it was sent).
-    const reason = messageOf(error);
-    warnings.push(
+    warnings = [
       "This exchange was not stored in the conversation, so later turns will not see it: " +
-        (reason.length > MAX_WARNING_REASON
-          ? `${reason.slice(0, MAX_WARNING_REASON)}…`
-          : reason),
-    );
+      cut(reason, MAX_WARNING_REASON),
+    ];
   }
   return {
     content,
@@ -267,7 +265,7 @@ async function turn(
     usage,
     stop_reason: stop,
     steps: step,
-    ...warnings.length > 0 && { warnings },
+    ...warnings && { warnings },
   };
 }
 

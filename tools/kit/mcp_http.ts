@@ -461,19 +461,20 @@ function preferencesOf(request: Request): SessionPreferences | string {
  * body it refuses is refused the same way.
  */
 function withoutCancellations(body: unknown): unknown {
-  if (!Array.isArray(body) || body.length > MAX_BATCH) return body;
+  // Most batches hold none: they are handed on without a second parse.
+  if (!Array.isArray(body) || !body.some(isCancellation)) return body;
   if (
-    !body.every((message) => JSONRPCMessageSchema.safeParse(message).success)
+    body.length > MAX_BATCH ||
+    !body.every((message) => JSONRPCMessageSchema.safeParse(message).success) ||
+    body.some(isInitializeRequest) || !body.some(isJSONRPCRequest)
   ) {
     return body;
   }
-  if (body.some(isInitializeRequest) || !body.some(isJSONRPCRequest)) {
-    return body;
-  }
-  const kept = body.filter((message) =>
-    !(typeof message === "object" && message !== null &&
-      !("id" in message) && "method" in message &&
-      message.method === "notifications/cancelled")
-  );
-  return kept.length === body.length ? body : kept;
+  return body.filter((message) => !isCancellation(message));
+}
+
+function isCancellation(message: unknown): boolean {
+  return typeof message === "object" && message !== null &&
+    !("id" in message) && "method" in message &&
+    message.method === "notifications/cancelled";
 }

@@ -50,11 +50,8 @@ class GoneIds {
     return latest;
   }
 
-  /** Its client's id, if `id` was held (and is no more). */
-  take(id: RequestId): RequestId | undefined {
-    const clientId = this.#ids.get(id);
-    this.#ids.delete(id);
-    return clientId;
+  delete(id: RequestId): boolean {
+    return this.#ids.delete(id);
   }
 
   clear(): void {
@@ -89,18 +86,14 @@ export class SessionRequests {
     return typeof id === "string" && id.startsWith(this.#prefix);
   }
 
-  /** An abandoned call's id was let go: any client id may be a call still running. */
-  #overflowed(): boolean {
-    return this.#abandoned.overflowed;
-  }
-
   /** The server id of a newly accepted request. */
   accept(clientId: RequestId): RequestId {
     let serverId = clientId;
     while (
       this.#serving.has(serverId) || this.#renamed.has(serverId) ||
       this.#abandoned.has(serverId) || this.#cancelled.has(serverId) ||
-      (serverId === clientId && (this.#overflowed() || !clientId))
+      // An abandoned call's id was let go: any client id may be one still running.
+      (serverId === clientId && (this.#abandoned.overflowed || !clientId))
     ) {
       serverId = `${this.#prefix}${++this.#renames}`;
     }
@@ -117,21 +110,12 @@ export class SessionRequests {
 
   /** `message` (a request, or a cancellation naming one) as the server sees it. */
   toServer(message: JSONRPCMessage, serverId: RequestId): JSONRPCMessage {
-    if (!this.#renamed.has(serverId)) return message;
-    if ("id" in message) return { ...message, id: serverId };
-    if ("method" in message) {
-      return {
-        ...message,
-        params: { ...message.params, requestId: serverId },
-      };
-    }
-    return message;
+    return this.#renamed.has(serverId) ? naming(message, serverId) : message;
   }
 
   /** A cancellation of a gone request, naming its call's server id. */
   cancelling(message: JSONRPCMessage, serverId: RequestId): JSONRPCMessage {
-    if (!("method" in message) || "id" in message) return message;
-    return { ...message, params: { ...message.params, requestId: serverId } };
+    return naming(message, serverId);
   }
 
   /** A response as its client knows it (its own request id). */
@@ -157,7 +141,7 @@ export class SessionRequests {
 
   /** `serverId` was cancelled: the SDK answers it no more (a message on its way is dropped). */
   cancel(serverId: RequestId): void {
-    this.#abandoned.take(serverId);
+    this.#abandoned.delete(serverId);
     this.#cancelled.add(serverId, this.#renamed.get(serverId) ?? serverId);
   }
 
@@ -169,7 +153,7 @@ export class SessionRequests {
   cancelGone(clientId: RequestId): RequestId | undefined {
     const id = this.#abandoned.latest(clientId);
     if (id === undefined) return undefined;
-    this.#abandoned.take(id);
+    this.#abandoned.delete(id);
     this.#cancelled.add(id, clientId);
     return id;
   }
@@ -185,8 +169,10 @@ export class SessionRequests {
       : this.#cancelled.has(serverId)
       ? this.#cancelled
       : undefined;
-    if (!gone) return this.#overflowed() && !this.#serving.has(serverId);
-    if (response) gone.take(serverId);
+    if (!gone) {
+      return this.#abandoned.overflowed && !this.#serving.has(serverId);
+    }
+    if (response) gone.delete(serverId);
     return true;
   }
 
@@ -197,4 +183,13 @@ export class SessionRequests {
     this.#abandoned.clear();
     this.#cancelled.clear();
   }
+}
+
+/** A request under `serverId`, or a cancellation naming it. */
+function naming(message: JSONRPCMessage, serverId: RequestId): JSONRPCMessage {
+  if ("id" in message) return { ...message, id: serverId };
+  if ("method" in message) {
+    return { ...message, params: { ...message.params, requestId: serverId } };
+  }
+  return message;
 }
