@@ -12,6 +12,7 @@ import {
   LATEST_PROTOCOL_VERSION,
   StreamableHTTPClientTransport,
 } from "../platform/mcp_sdk.ts";
+import { StdioClientTransport } from "../platform/mcp_sdk_stdio_client.ts";
 import { scoped } from "../platform/store.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { createLogger } from "../platform/log.ts";
@@ -998,4 +999,47 @@ export function printShares(
   console.table(shares.top(shares.byGroup, 25));
   console.table(shares.top(shares.byFunction, 40));
   return shares;
+}
+
+/** An MCP SDK client over stdio to `cmd` (its stderr ignored), killed with the bench. */
+export async function stdioClient(
+  cmd: Command,
+): Promise<{ client: Client; pid: number | null }> {
+  const transport = new StdioClientTransport({
+    command: cmd.command,
+    args: cmd.args,
+    cwd: ROOT,
+    env: { ...Deno.env.toObject(), ...cmd.env },
+    stderr: "ignore",
+  });
+  const client = new Client({ name: "agentd-bench", version: "1.0.0" });
+  await client.connect(transport);
+  if (transport.pid !== null) killOnExit(transport.pid);
+  return { client, pid: transport.pid };
+}
+
+const CdpProfile = z.object({
+  profile: z.object({
+    nodes: z.array(z.object({
+      id: z.number(),
+      callFrame: z.object({
+        functionName: z.string(),
+        url: z.string(),
+        lineNumber: z.number(),
+      }),
+      hitCount: z.number().optional(),
+      children: z.array(z.number()).optional(),
+    })),
+  }),
+});
+export type CdpProfileNode = z.infer<
+  typeof CdpProfile
+>["profile"]["nodes"][number];
+
+/** Stops the inspector's CPU profiler: the profile's nodes, and the profile as sent. */
+export async function stopProfile(
+  cdp: Awaited<ReturnType<typeof inspector>>,
+): Promise<{ nodes: CdpProfileNode[]; raw: unknown }> {
+  const raw = await cdp.send("Profiler.stop");
+  return { nodes: CdpProfile.parse(raw).profile.nodes, raw };
 }

@@ -11,7 +11,6 @@
 // HTTP_PROFILE_PING=1: `ping` instead of `store_memory`: what the HTTP path
 // (server, guards, routing, session transport, SDK) costs per request alone.
 
-import { z } from "zod";
 import { freePort } from "../tests/helpers.ts";
 import {
   cpuMsOrThrow,
@@ -19,8 +18,8 @@ import {
   inspector,
   memoryServeClients,
   printShares,
-  type ProfileNode,
   seeded,
+  stopProfile,
 } from "./bench_lib.ts";
 
 const count = Number(Deno.args[0] ?? 3000);
@@ -68,20 +67,7 @@ console.log(
 );
 
 if (cdp) {
-  const Profile = z.object({
-    profile: z.object({
-      nodes: z.array(z.object({
-        callFrame: z.object({
-          functionName: z.string(),
-          url: z.string(),
-          lineNumber: z.number(),
-        }),
-        hitCount: z.number().optional(),
-      })),
-    }),
-  });
-  const { profile } = Profile.parse(await cdp.send("Profiler.stop"));
-  const nodes: ProfileNode[] = profile.nodes;
+  const { nodes } = await stopProfile(cdp);
   printShares(nodes);
   cdp.close();
 }

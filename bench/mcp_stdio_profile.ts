@@ -11,21 +11,19 @@
 // STDIO_PROFILE_CPU=1: no profiler, only CPU per store. STDIO_PROFILE_OUT=file
 // also writes the profile (Profiler.stop's result) there as JSON.
 
-import { z } from "zod";
 import { freePort } from "../tests/helpers.ts";
-import { Client } from "../platform/mcp_sdk.ts";
-import { StdioClientTransport } from "../platform/mcp_sdk_stdio_client.ts";
 import {
   agentdCommand,
+  type CdpProfileNode,
   cleanUp,
   cpuMsOrThrow,
   fillerEntry,
   inspector,
-  killOnExit,
   printShares,
-  type ProfileNode,
   ROOT,
   seeded,
+  stdioClient,
+  stopProfile,
   tempDir,
 } from "./bench_lib.ts";
 
@@ -38,18 +36,8 @@ const command = agentdCommand(
   ["mcp", "memory", "--data-dir", tempDir()],
   profiling ? [`--inspect=127.0.0.1:${inspectPort}`] : [],
 );
-const transport = new StdioClientTransport({
-  command: command.command,
-  args: command.args,
-  cwd: ROOT,
-  env: Deno.env.toObject(),
-  stderr: "ignore",
-});
-const client = new Client({ name: "agentd-bench", version: "1.0.0" });
-await client.connect(transport);
-const pid = transport.pid;
+const { client, pid } = await stdioClient(command);
 if (pid === null) throw new Error("no server pid");
-killOnExit(pid);
 
 async function store(from: number, to: number): Promise<void> {
   let next = from;
@@ -86,32 +74,17 @@ console.log(
 );
 
 if (cdp) {
-  const Node = z.object({
-    id: z.number(),
-    callFrame: z.object({
-      functionName: z.string(),
-      url: z.string(),
-      lineNumber: z.number(),
-    }),
-    hitCount: z.number().optional(),
-    children: z.array(z.number()).optional(),
-  });
-  const Profile = z.object({
-    profile: z.object({ nodes: z.array(Node) }),
-  });
-  const raw = await cdp.send("Profiler.stop");
+  const { nodes, raw } = await stopProfile(cdp);
   const out = Deno.env.get("STDIO_PROFILE_OUT");
   if (out) Deno.writeTextFileSync(out, JSON.stringify(raw));
-  const { profile } = Profile.parse(raw);
-  const nodes: ProfileNode[] = profile.nodes;
   const shares = printShares(nodes);
   // Inclusive: each sample counted once per function on its stack.
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const byId = new Map(nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
-  for (const node of profile.nodes) {
+  for (const node of nodes) {
     for (const child of node.children ?? []) parent.set(child, node.id);
   }
-  const keyOf = (node: z.infer<typeof Node>) => {
+  const keyOf = (node: CdpProfileNode) => {
     const { functionName, url, lineNumber } = node.callFrame;
     const file = url.replace(`file://${ROOT}`, "").replace(
       /^.*node_modules\/\.deno\//,
@@ -120,12 +93,12 @@ if (cdp) {
     return `${functionName || "(anonymous)"} ${file}:${lineNumber + 1}`;
   };
   const inclusive = new Map<string, number>();
-  for (const node of profile.nodes) {
+  for (const node of nodes) {
     const hits = node.hitCount ?? 0;
     if (hits === 0) continue;
     const seen = new Set<string>();
     for (
-      let at: z.infer<typeof Node> | undefined = node;
+      let at: CdpProfileNode | undefined = node;
       at;
       at = byId.get(parent.get(at.id) ?? -1)
     ) {

@@ -49,17 +49,14 @@
 
 import { join } from "node:path";
 import { z } from "zod";
-import { Client } from "../platform/mcp_sdk.ts";
-import { StdioClientTransport } from "../platform/mcp_sdk_stdio_client.ts";
+import type { Client } from "../platform/mcp_sdk.ts";
 import { openKvStore } from "../platform/store_kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
 import {
   agentdCommand,
   cleanUp,
-  type Command,
   type EntryInput,
   fillerEntry,
-  killOnExit,
   memoryServeClients,
   memoryService,
   ms,
@@ -69,6 +66,7 @@ import {
   percentile,
   ROOT,
   seeded,
+  stdioClient,
   tempDir,
 } from "./bench_lib.ts";
 
@@ -191,22 +189,6 @@ async function drive<T>(
     }
   }));
   return samples;
-}
-
-async function stdioClient(
-  cmd: Command,
-): Promise<{ client: Client; pid: number | null }> {
-  const transport = new StdioClientTransport({
-    command: cmd.command,
-    args: cmd.args,
-    cwd: ROOT,
-    env: { ...Deno.env.toObject(), ...cmd.env },
-    stderr: "ignore",
-  });
-  const client = new Client({ name: "agentd-bench", version: "1.0.0" });
-  await client.connect(transport);
-  if (transport.pid !== null) killOnExit(transport.pid);
-  return { client, pid: transport.pid };
 }
 
 async function storesInProcess(lanes: number): Promise<Result> {
