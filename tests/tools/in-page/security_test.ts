@@ -100,9 +100,13 @@ Deno.test({
       assert.deepEqual(manifest.allowed_origins, [
         `chrome-extension://${"c".repeat(32)}/`,
       ]);
+      // The worker retries the host: between its connectNative() and the
+      // browser's refusal a retry's port shows as connected, for a moment.
       const status = await waitFor(
         () => workerStatus(stack.browser),
-        (now) => /forbidden/i.test(String(now.last_error)),
+        (now) =>
+          /forbidden/i.test(String(now.last_error)) &&
+          now.native_host === "disconnected",
       );
       assert.equal(status.native_host, "disconnected");
       assert.equal(status.extension_id, EXTENSION_ID);
