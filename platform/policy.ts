@@ -47,6 +47,8 @@ export type PolicyConfig = z.output<typeof PolicyConfig>;
 
 export interface ToolFacts {
   server: string;
+  /** The replica group `server` serves in, when it has another name: a rule's `server` matches either. */
+  group?: string;
   tool: string;
   args: Record<string, unknown>;
   caller: Caller;
@@ -103,7 +105,10 @@ function safeDefault(
 }
 
 function matches(rule: PolicyRule, facts: ToolFacts): boolean {
-  if (rule.server !== undefined && !globMatch(rule.server, facts.server)) {
+  if (
+    rule.server !== undefined && !globMatch(rule.server, facts.server) &&
+    (facts.group === undefined || !globMatch(rule.server, facts.group))
+  ) {
     return false;
   }
   if (rule.tool !== undefined && !globMatch(rule.tool, facts.tool)) {

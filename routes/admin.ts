@@ -7,6 +7,7 @@ import { type Context, Hono } from "hono";
 import { encodeBase64 } from "../platform/base64.ts";
 import { errorResponse } from "../platform/http_errors.ts";
 import type { GuardVariables } from "../platform/http_guards.ts";
+import type { Caller } from "../platform/identity.ts";
 import type { JsonValue } from "../platform/store.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
 import type {
@@ -28,13 +29,14 @@ export type AdminPage = {
 
 type AdminRow = AdminTable["rows"][number];
 
-/** The sections of every running server that offers one, in host order. */
+/** The sections of every running server that offers one, in host order, as `viewer` may see them. */
 export async function adminPage(
   hosts: readonly HostedServer[],
-  options: { version: string; now?: number },
+  options: { version: string; now?: number; viewer?: Caller },
 ): Promise<AdminPage> {
+  const viewer = options.viewer ?? {};
   const sections = await Promise.all(hosts.map(async (host) => {
-    const section = await host.admin();
+    const section = await host.admin(viewer);
     return section === undefined ? undefined : { server: host.id, ...section };
   }));
   return {
@@ -52,13 +54,15 @@ export interface AdminOptions {
 type AdminEnv = { Variables: GuardVariables };
 
 export function adminRoutes(
-  page: () => Promise<AdminPage>,
+  page: (viewer: Caller) => Promise<AdminPage>,
   options: AdminOptions = {},
 ): Hono<AdminEnv> {
   const refreshMs = options.refreshMs ?? 5_000;
   const app = new Hono<AdminEnv>();
   app.get("/", async (c) => {
-    const data = await page();
+    // Unset when the app runs without the caller guard (tests): the operator's view.
+    const caller: Caller | undefined = c.get("caller");
+    const data = await page(caller ?? {});
     if (data.sections.length === 0) {
       return errorResponse(
         404,

@@ -122,7 +122,9 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   if (guard) app.route("/admin/policy", policyRoutes(guard));
   app.route(
     "/admin",
-    adminRoutes(() => adminPage(options.hosts, { version: options.version })),
+    adminRoutes((viewer) =>
+      adminPage(options.hosts, { version: options.version, viewer })
+    ),
   );
   app.route(
     "/dashboard",

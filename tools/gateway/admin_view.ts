@@ -12,8 +12,8 @@ export interface AdminServer {
   /** `discovered`: added by auto-discovery; it leaves when no longer found. */
   source: "builtin" | "config" | "registered" | "discovered";
   transport: "in-process" | "http" | "stdio";
-  /** URL, command line (without env), or `in-process`. */
-  target: string;
+  /** URL, command line (without env), or `in-process`; null for an agent-bound viewer (views.ts). */
+  target: string | null;
   /** Whether headers or a token are sent to it (never which). */
   credentials: boolean;
   state: UpstreamState;

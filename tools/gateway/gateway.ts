@@ -9,6 +9,9 @@ import type {
   ClientCapabilities,
   Tool,
 } from "../../platform/mcp_sdk.ts";
+import type { Caller } from "../../platform/identity.ts";
+import type { ToolFacts } from "../../platform/policy.ts";
+import type { Guard } from "../kit/guard.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Metric } from "../../platform/metrics.ts";
@@ -71,7 +74,16 @@ export interface GatewayOptions {
   };
   clock?: () => number;
   fetchFn?: typeof fetch;
+  /**
+   * The process's policy guard: judges calls of external upstreams
+   * (Upstream.call) and the gateway's own tools reached through `call_tool`,
+   * so that every way in meets the same rules.
+   */
+  guard?: Guard;
 }
+
+/** The gateway's server id: its own tools are judged as `gateway.<tool>`. */
+export const GATEWAY_ID = "gateway";
 
 export class Gateway implements DynamicTools {
   readonly config: GatewayConfig;
@@ -217,6 +229,7 @@ export class Gateway implements DynamicTools {
       callTimeoutMs: this.config.call_timeout_ms,
       clock: this.#clock,
       onChange: (upstream, previous) => this.#changed(upstream, previous),
+      guard: this.#options.guard,
     });
   }
 
@@ -284,7 +297,15 @@ export class Gateway implements DynamicTools {
     args: Record<string, unknown>,
     call: CallContext,
   ): Promise<CallToolResult> {
-    if (META_NAMES.has(name)) return this.#onDemand.call(name, args, call);
+    if (META_NAMES.has(name)) {
+      // The meta-tool's own record; what call_tool reaches is judged there.
+      return this.runOwn(
+        name,
+        args,
+        call,
+        () => this.#onDemand.call(name, args, call),
+      );
+    }
     const entry = this.#catalog.get(name);
     if (!entry) throw new ToolError(`Unknown tool "${name}"`);
     return this.#groups.call(
@@ -292,6 +313,34 @@ export class Gateway implements DynamicTools {
       entry.tool,
       { ...entry.defaults, ...args },
       call,
+    );
+  }
+
+  /**
+   * Runs one of the gateway's own tools under the policy, as `gateway.<tool>`
+   * (its meta-tools, and its eight tools when `call_tool` names them: a rule
+   * on `gateway.register_server` holds through `call_tool` too).
+   */
+  runOwn(
+    tool: string,
+    args: Record<string, unknown>,
+    call: CallContext,
+    run: () => Promise<CallToolResult>,
+    annotations?: ToolFacts["annotations"],
+  ): Promise<CallToolResult> {
+    const guard = this.#options.guard;
+    if (!guard) return run();
+    return guard.run(
+      {
+        server: GATEWAY_ID,
+        tool,
+        args,
+        caller: call.caller,
+        ...(annotations ? { annotations } : {}),
+      },
+      call,
+      run,
+      call.connection,
     );
   }
 
@@ -370,11 +419,13 @@ export class Gateway implements DynamicTools {
 
   // ------------------------------------------------------------- views
 
-  adminView(): AdminView {
+  /** The /admin view as `viewer` may see it (views.ts serverView). */
+  adminView(viewer: Caller): AdminView {
     return adminViewOf(this.upstreams.values(), {
       catalog: this.#catalog,
       config: this.config,
       now: this.#clock(),
+      viewer,
     });
   }
 

@@ -101,11 +101,13 @@ export class HttpClientTransport implements Transport {
     const sessionId = response.headers.get("mcp-session-id");
     if (sessionId) this.sessionId = sessionId;
     if (!response.ok) {
-      const text = await response.text().catch(() => null);
+      const text = await response.text().catch(() => "");
       throw new UpstreamHttpError(
         response.status,
         `Error POSTing to endpoint: ${
-          unfollowed(response, this.#url) ?? `HTTP ${response.status} ${text}`
+          unfollowed(response, this.#url) ??
+            `HTTP ${response.status} ${response.statusText}${rpcErrorOf(text)}`
+              .trim()
         }`,
       );
     }
@@ -309,6 +311,31 @@ function redirectTarget(
 }
 
 /** For a redirect that was not followed: where it pointed. */
+/**
+ * An MCP server's JSON-RPC error message in an error status's body, as
+ * `: <message>`; any other body is left out: register_server probes URLs an
+ * agent gives, and echoing what answers there (a loopback admin page, a
+ * metadata service) would make the gateway a reader of internal services.
+ */
+function rpcErrorOf(body: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return "";
+  }
+  const error = typeof parsed === "object" && parsed !== null &&
+      Reflect.get(parsed, "jsonrpc") === "2.0"
+    ? Reflect.get(parsed, "error")
+    : undefined;
+  const message = typeof error === "object" && error !== null
+    ? Reflect.get(error, "message")
+    : undefined;
+  return typeof message === "string" && message !== ""
+    ? `: ${message.slice(0, 200)}`
+    : "";
+}
+
 function unfollowed(response: Response, from: URL): string | undefined {
   if (!STATUS_REDIRECTS.has(response.status)) return undefined;
   const location = response.headers.get("location");

@@ -8,12 +8,12 @@ import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { adminSection } from "./admin_view.ts";
 import { GatewayConfig } from "./config.ts";
 import { Announcer, openCoordinationStore } from "./announcements.ts";
-import { Gateway } from "./gateway.ts";
+import { Gateway, GATEWAY_ID } from "./gateway.ts";
 import { callOwn, gatewayTools, ownListings } from "./tools.ts";
 import { forwardedSession } from "./upstream.ts";
 
 export const gatewayServer = defineServer<Gateway>({
-  id: "gateway",
+  id: GATEWAY_ID,
   namespace: "svc-mcp-gateway",
   title: "MCP gateway",
   version: "1.0.0",
@@ -57,6 +57,7 @@ export const gatewayServer = defineServer<Gateway>({
           .then((secrets) => secrets.dataKey),
       toolsChanged: deps.toolsChanged,
       ownTools: { list: ownListings, call: callOwn },
+      guard: deps.guard,
       discovery: {
         store: coordination.store,
         instance,
@@ -99,7 +100,7 @@ export const gatewayServer = defineServer<Gateway>({
       dynamicTools: gateway,
       health: () => gateway.health(),
       metrics: () => gateway.metrics(),
-      admin: () => adminSection(gateway.adminView()),
+      admin: (viewer) => adminSection(gateway.adminView(viewer)),
       // Built-in servers keep state per outer session (a tab, results): tell them.
       sessionClosed(sessionId) {
         for (const peer of deps.peers) {

@@ -6,6 +6,7 @@ import { messageOf } from "../../platform/errors.ts";
 import type { Mutation, Store } from "../../platform/store.ts";
 import { ToolError } from "../kit/mod.ts";
 import { UPSTREAM_NAME } from "./config.ts";
+import { linkLocalTarget } from "./link_local.ts";
 import type { Upstream, UpstreamTarget } from "./upstream.ts";
 
 export interface Registration {
@@ -130,6 +131,13 @@ export async function addRegistration(
     throw new ToolError(
       "Invalid url: it carries a user name or password, which would be listed. " +
         "Give credentials as token or headers instead. Nothing was registered.",
+    );
+  }
+  const linkLocal = await linkLocalTarget(parsed);
+  if (linkLocal !== undefined) {
+    throw new ToolError(
+      `Cannot register ${parsed.href}: ${linkLocal} (169.254.0.0/16, fe80::/10), where cloud ` +
+        "metadata services answer and no MCP server does. Nothing was registered.",
     );
   }
   const same = [...upstreams.values()].find((upstream) =>

@@ -7,7 +7,12 @@ import type { Logger } from "../../platform/log.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { type CallContext, errorResult, ToolError } from "../kit/mod.ts";
 import type { GatewayConfig } from "./config.ts";
-import { byName, type Upstream, UpstreamUnreachable } from "./upstream.ts";
+import {
+  byName,
+  CallRefused,
+  type Upstream,
+  UpstreamUnreachable,
+} from "./upstream.ts";
 
 /** The `_meta` key of a routed result naming the upstream that answered. */
 const UPSTREAM_META = "io.agentd/upstream";
@@ -85,6 +90,13 @@ export class ReplicaGroups {
           passed = { upstream, reason: error.message };
           continue;
         }
+        // A refusal is the answer: another replica is not asked instead.
+        if (error instanceof CallRefused) {
+          return {
+            ...error.result,
+            _meta: { ...error.result._meta, [UPSTREAM_META]: upstream.name },
+          };
+        }
         const message = error instanceof McpError
           ? error.message
           : messageOf(error);
@@ -155,7 +167,11 @@ export class ReplicaGroups {
   }
 }
 
-/** `broadcast_tool_call`: every healthy upstream with the tool, in parallel; one result each. */
+/**
+ * `broadcast_tool_call`: every healthy upstream with the tool, in parallel;
+ * one result each. Each call is judged as the upstream it reaches
+ * (Upstream.call); a refused one is reported with status `refused`.
+ */
 export async function broadcast(
   upstreams: ReadonlyMap<string, Upstream>,
   request: {
@@ -210,6 +226,14 @@ export async function broadcast(
         duration_ms: Math.round(performance.now() - started),
       };
     } catch (error) {
+      if (error instanceof CallRefused) {
+        return {
+          ...base,
+          status: "refused",
+          error: error.message,
+          duration_ms: Math.round(performance.now() - started),
+        };
+      }
       const timedOut = signal.aborted && !call.signal.aborted;
       return {
         ...base,

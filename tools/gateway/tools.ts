@@ -2,6 +2,7 @@
 
 import { z } from "zod";
 import type { CallToolResult, Tool } from "../../platform/mcp_sdk.ts";
+import type { Caller } from "../../platform/identity.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import {
@@ -22,8 +23,8 @@ const defineGatewayTool = toolDefiner<Gateway>();
 const Args = z.record(z.string(), z.unknown())
   .describe("Arguments of the upstream tool, as its inputSchema describes");
 
-function summary(gateway: Gateway, upstream: Upstream) {
-  const view = serverView(upstream);
+function summary(gateway: Gateway, upstream: Upstream, viewer: Caller) {
+  const view = serverView(upstream, viewer);
   return {
     name: view.name,
     group: view.group,
@@ -45,10 +46,10 @@ export const listServers = defineGatewayTool({
     "(builtin, config, registered), transport, URL or command, state and its tools' gateway names.",
   input: z.object({}),
   annotations: { readOnlyHint: true, openWorldHint: false },
-  handle(gateway) {
+  handle(gateway, _args, call) {
     const servers = [...gateway.upstreams.values()]
       .sort(byName)
-      .map((upstream) => summary(gateway, upstream));
+      .map((upstream) => summary(gateway, upstream, call.caller));
     return Promise.resolve(json({ servers, count: servers.length }));
   },
 });
@@ -76,7 +77,7 @@ export const registerServer = defineGatewayTool({
       .describe("Headers the server needs, e.g. an API key header"),
   }),
   annotations: { readOnlyHint: false, openWorldHint: true },
-  async handle(gateway, args) {
+  async handle(gateway, args, call) {
     const upstream = await gateway.registered.register(
       args.name,
       args.url,
@@ -86,7 +87,7 @@ export const registerServer = defineGatewayTool({
         headers: args.headers,
       },
     );
-    return json({ registered: summary(gateway, upstream) });
+    return json({ registered: summary(gateway, upstream, call.caller) });
   },
 });
 
@@ -142,8 +143,8 @@ export const getServerHealth = defineGatewayTool({
     "calls, errors, in-flight calls and restarts of one upstream.",
   input: z.object({ name: z.string().min(1) }),
   annotations: { readOnlyHint: true, openWorldHint: false },
-  handle(gateway, args) {
-    const view = serverView(gateway.get(args.name));
+  handle(gateway, args, call) {
+    const view = serverView(gateway.get(args.name), call.caller);
     return Promise.resolve(json({ ...view } as { [key: string]: JsonValue }));
   },
 });
@@ -248,5 +249,11 @@ export function callOwn(
       ),
     );
   }
-  return def.handle(gateway, parsed.data, call);
+  return gateway.runOwn(
+    name,
+    args,
+    call,
+    () => def.handle(gateway, parsed.data, call),
+    def.annotations,
+  );
 }

@@ -17,6 +17,7 @@ import type { Logger } from "../../platform/log.ts";
 import { LatencyWindow } from "../../platform/metrics.ts";
 import type { CallContext, DirectLink, Peer } from "../kit/mod.ts";
 import type { Caller } from "../../platform/identity.ts";
+import type { Guard } from "../kit/guard.ts";
 import type { AdminServer, UpstreamState } from "./admin_view.ts";
 import { linkedSession } from "../kit/mcp_identity.ts";
 
@@ -53,11 +54,24 @@ export interface UpstreamOptions {
   /** Called after every change of state or of the tool list. */
   onChange(upstream: Upstream, previous: UpstreamState): void;
   clock?: () => number;
+  /** Judges and audits calls of an upstream outside this process (built-in servers judge their own). */
+  guard?: Guard;
 }
 
 /** A failure that happened before the upstream could have run the call: safe to send elsewhere. */
 export class UpstreamUnreachable extends Error {
   override name = "UpstreamUnreachable";
+}
+
+/** The policy refused the call (or no person approved it): it never reached the upstream. */
+export class CallRefused extends Error {
+  override name = "CallRefused";
+  constructor(readonly result: CallToolResult) {
+    super(
+      result.content.map((block) => block.type === "text" ? block.text : "")
+        .join(" ").trim() || "Denied by policy",
+    );
+  }
 }
 
 const RESTART_FIRST_MS = 500;
@@ -273,12 +287,54 @@ export class Upstream {
     await this.connect().catch(() => {});
   }
 
-  /** Calls one tool; rejects with UpstreamUnreachable when the upstream could not take the call. */
+  /**
+   * Calls one tool; rejects with UpstreamUnreachable when the upstream could
+   * not take the call, with CallRefused when the policy refused it. Every
+   * gateway call that reaches an upstream passes here (a direct
+   * `<group>__<tool>`, route_tool_call, broadcast_tool_call, call_tool), so
+   * this is where a call of an external upstream is judged and audited, once,
+   * as `<upstream>.<tool>` (a rule on its group matches too) with the
+   * arguments it gets. A built-in server's own guard judges calls to it, as
+   * the caller the link carries.
+   */
   async call(
     tool: string,
     args: Record<string, unknown>,
     call: CallContext,
   ): Promise<CallToolResult> {
+    if (!this.#client || this.state !== "healthy") {
+      throw new UpstreamUnreachable(this.lastError ?? `not connected`);
+    }
+    const guard = this.#options.guard;
+    if (!guard || this.target.kind === "builtin") {
+      return await this.#send(tool, args, call);
+    }
+    let ran = false;
+    const result = await guard.run(
+      {
+        server: this.name,
+        ...(this.group === this.name ? {} : { group: this.group }),
+        tool,
+        args,
+        caller: call.caller,
+      },
+      call,
+      () => {
+        ran = true;
+        return this.#send(tool, args, call);
+      },
+      call.connection,
+    );
+    if (!ran) throw new CallRefused(result);
+    return result;
+  }
+
+  async #send(
+    tool: string,
+    args: Record<string, unknown>,
+    call: CallContext,
+  ): Promise<CallToolResult> {
+    // Read again: an approval can take minutes, and the upstream may have gone.
     const client = this.#client;
     if (!client || this.state !== "healthy") {
       throw new UpstreamUnreachable(this.lastError ?? `not connected`);

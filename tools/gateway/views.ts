@@ -2,6 +2,7 @@
 // of it too), the /health body and the Prometheus metrics, each computed
 // from the upstreams and catalog.
 
+import type { Caller } from "../../platform/identity.ts";
 import type { Metric } from "../../platform/metrics.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { VERSION } from "../../platform/version.ts";
@@ -13,7 +14,12 @@ import { byName, type Upstream } from "./upstream.ts";
 
 export function adminViewOf(
   upstreams: Iterable<Upstream>,
-  options: { catalog: Catalog; config: GatewayConfig; now: number },
+  options: {
+    catalog: Catalog;
+    config: GatewayConfig;
+    now: number;
+    viewer: Caller;
+  },
 ): AdminView {
   const { catalog, config } = options;
   const tools: AdminTool[] = [...catalog.entries()].map((
@@ -32,7 +38,7 @@ export function adminViewOf(
     balance: config.balance,
     servers: [...upstreams]
       .sort(byName)
-      .map((upstream) => serverView(upstream)),
+      .map((upstream) => serverView(upstream, options.viewer)),
     tools,
   };
 }
@@ -44,17 +50,27 @@ function describeTarget(target: UpstreamTarget): string {
   return [target.command, ...target.args].join(" ");
 }
 
-/** One upstream's row of the admin view (list_servers, get_server_status). */
-export function serverView(upstream: Upstream): AdminServer {
+/**
+ * One upstream's row of the admin view (list_servers, get_server_health), as
+ * `viewer` may see it: command lines and URLs carry secrets (an `--api-key`
+ * argument, a `?key=` query) and say where to probe, so an agent-bound viewer
+ * gets neither, nor a stdio upstream's pid or failure text (which can name
+ * its command); it sees the name, transport kind, health and tools.
+ */
+export function serverView(upstream: Upstream, viewer: Caller): AdminServer {
   const transport = upstream.target.kind === "builtin"
     ? "in-process"
     : upstream.target.kind;
+  const operator = viewer.agent === undefined;
+  const stdio = upstream.target.kind === "stdio";
   return {
     name: upstream.name,
     group: upstream.group,
     source: upstream.source,
     transport,
-    target: describeTarget(upstream.target),
+    target: operator || upstream.target.kind === "builtin"
+      ? describeTarget(upstream.target)
+      : null,
     credentials: upstream.target.kind === "http" &&
       Object.keys(upstream.target.headers).length > 0,
     state: upstream.state,
@@ -63,7 +79,7 @@ export function serverView(upstream: Upstream): AdminServer {
       ? null
       : new Date(upstream.lastCheck).toISOString(),
     latency_ms: upstream.latencyMs ?? null,
-    last_error: upstream.lastError ?? null,
+    last_error: operator || !stdio ? upstream.lastError ?? null : null,
     calls: upstream.calls,
     errors: upstream.errors,
     error_rate: upstream.calls === 0
@@ -71,7 +87,7 @@ export function serverView(upstream: Upstream): AdminServer {
       : Math.round((upstream.errors / upstream.calls) * 1000) / 1000,
     in_flight: upstream.inFlight,
     tools: upstream.tools.length,
-    pid: upstream.pid,
+    pid: operator ? upstream.pid : null,
     restarts: upstream.restarts,
     reroutes: upstream.reroutes,
   };

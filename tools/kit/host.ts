@@ -25,6 +25,7 @@ import {
 } from "./mod.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { Guard } from "./guard.ts";
+import type { Caller } from "../../platform/identity.ts";
 
 /** Something connected to this server that wants to hear about changes (one per MCP session). */
 export interface ServerListener {
@@ -112,6 +113,7 @@ export class HostedServer {
         peers: options.peers ?? [],
         address: options.address ?? (() => undefined),
         alone: options.alone ?? false,
+        guard: options.guard,
       });
       host.phase.set("running");
     } catch (error) {
@@ -241,12 +243,12 @@ export class HostedServer {
       : undefined;
   }
 
-  /** The server's `/admin` section while it runs; undefined when it has none. */
-  async admin(): Promise<AdminSection | undefined> {
+  /** The server's `/admin` section, as `viewer` may see it, while it runs; undefined when it has none. */
+  async admin(viewer: Caller): Promise<AdminSection | undefined> {
     const runtime = this.#runtime;
     if (!runtime?.admin || this.phase.phase !== "running") return undefined;
     try {
-      return await runtime.admin();
+      return await runtime.admin(viewer);
     } catch (error) {
       this.log.warn("admin_failed", { error: messageOf(error) });
       return {

@@ -25,6 +25,7 @@ import type { Metric } from "../../platform/metrics.ts";
 import type { JsonValue, Store } from "../../platform/store.ts";
 
 import type { Caller } from "../../platform/identity.ts";
+import type { Guard } from "./guard.ts";
 
 /** What a handler can do while it runs, besides returning a result. */
 export interface CallContext {
@@ -36,6 +37,11 @@ export interface CallContext {
    * that opted into pass-through; never log it.
    */
   readonly authorization?: string;
+  /**
+   * Names the client connection where there is no MCP session (stdio, an
+   * in-process link): a policy approval "for the session" lasts as long as it.
+   */
+  readonly connection?: string;
   /** Reports progress when the client asked for it (a progress token); otherwise a no-op. */
   progress(progress: number, total?: number, message?: string): Promise<void>;
   /** Sends a log message to the client (`notifications/message`), honouring its `logging/setLevel`. */
@@ -162,6 +168,12 @@ export interface ServerDeps {
   address(): string | undefined;
   /** True under `agentd mcp <id>` (the server is the whole process), false inside `agentd serve`. */
   alone: boolean;
+  /**
+   * The process's policy guard, when one runs: a server that calls out of the
+   * process (the gateway's external upstreams) judges and audits those calls
+   * with it, since no agentd server at the other end will.
+   */
+  guard?: Guard;
 }
 
 /** Another server in this process, reachable over an in-process MCP link. */
@@ -279,8 +291,12 @@ export interface ServerRuntime<C> {
   health?(): JsonValue | Promise<JsonValue>;
   /** The server's own Prometheus metrics, added to `/metrics`. */
   metrics?(): Metric[];
-  /** The server's section of `/admin` (e.g. the gateway's upstreams and catalog). */
-  admin?(): AdminSection | Promise<AdminSection>;
+  /**
+   * The server's section of `/admin` (e.g. the gateway's upstreams and
+   * catalog) as `viewer` may see it: an agent-bound viewer gets no command
+   * lines or URLs.
+   */
+  admin?(viewer: Caller): AdminSection | Promise<AdminSection>;
   /** Tools beyond the spec's own, e.g. the gateway's `<server>__<tool>` names. */
   dynamicTools?: DynamicTools;
   /**

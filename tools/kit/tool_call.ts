@@ -151,20 +151,13 @@ export async function runToolCall(
     run = (call) => {
       host.context(); // throws the readable "not running" error
       if (!dynamic) throw new ToolError(`${name} is not available`);
-      // Calls to built-in servers are judged and audited at the callee, which asks a person through this call.
-      const forward = () =>
-        outerCall.run(
-          outerCall.getStore() ?? call,
-          () => dynamic.call(name, args, call),
-        );
-      const guard = host.guard;
-      const external = guard?.externalTarget(name, spec.id);
-      if (!guard || !external) return forward();
-      return guard.run(
-        { ...external, args, caller: call.caller },
-        call,
-        forward,
-        connection,
+      // The aggregator judges and audits what it runs where it runs it (the
+      // gateway: its meta-tools, and each call where it reaches an upstream;
+      // built-in servers judge at the callee), so no way in skips the
+      // judgement or meets it twice. A person is asked through this call.
+      return outerCall.run(
+        outerCall.getStore() ?? call,
+        () => dynamic.call(name, args, { ...call, connection }),
       );
     };
   }
