@@ -29,6 +29,12 @@ export const AgentsConfig = z.object({
   history_limit: z.number().int().min(0).max(1000).default(50).describe(
     "Earlier messages of the conversation given to the model",
   ),
+  act_as: z.record(
+    z.string().min(1),
+    z.array(z.string().min(1)),
+  ).default({}).describe(
+    'Agents a caller bound to an agent (its token or JWT) may send to or run in a team as if it were them: caller agent name → agent names, "*" for any; e.g. {"planner": ["writer"]}. Without an entry, an agent acts as itself only',
+  ),
   remote_agents: z.array(z.string().min(1)).default([]).describe(
     'Origins of remote A2A agents that may be contacted besides loopback ones, e.g. https://agents.example.com; "*" allows any',
   ),

@@ -3,7 +3,7 @@
 // It also is the A2A layer's host (agents/a2a/host.ts).
 
 import { messageOf } from "../platform/errors.ts";
-import { Conflict, Invalid, Unavailable } from "./errors.ts";
+import { Conflict, Forbidden, Invalid, Unavailable } from "./errors.ts";
 import type { Logger } from "../platform/log.ts";
 import type { Store } from "../platform/store.ts";
 import type { AgentsConfig } from "./config.ts";
@@ -53,6 +53,8 @@ export interface SendOptions {
   onEvent?: (event: TurnEvent) => void;
   /** The sending agent, for messages that arrive over A2A. */
   from?: string;
+  /** The agent the caller is bound to (its token or JWT); it acts as itself only unless agents.act_as allows more. */
+  actor?: string;
 }
 
 export class AgentService {
@@ -158,6 +160,7 @@ export class AgentService {
   ): Promise<SendReply> {
     this.#work.assertOpen();
     const agent = await this.repository.getAgent(ref);
+    this.#assertActsAs(options.actor, [agent]);
     const session = input.session_id ?? agent.id;
     const result = await this.#work.run(
       options.signal,
@@ -249,7 +252,36 @@ export class AgentService {
     await this.repository.deleteTeam(await this.repository.getTeam(ref));
   }
 
-  async execute(ref: string, input: TeamExecute): Promise<Run> {
+  /**
+   * An agent-bound caller runs turns as itself only: another agent's turn
+   * uses that agent's memory namespace, conversation and policy rules. The
+   * operator widens this with agents.act_as.
+   */
+  #assertActsAs(actor: string | undefined, agents: readonly Agent[]): void {
+    if (actor === undefined) return;
+    const allowed = this.config.act_as[actor] ?? [];
+    const others = agents.filter((agent) =>
+      agent.name !== actor && !allowed.includes("*") &&
+      !allowed.includes(agent.name)
+    ).map((agent) => agent.name);
+    if (others.length === 0) return;
+    throw new Forbidden(
+      `The token of agent "${actor}" cannot act as ${
+        others.map((name) => `"${name}"`).join(", ")
+      }: an agent sends and runs teams as itself only. Use the daemon token, ` +
+        `or allow it in the config: agents.act_as {"${actor}": [${
+          others.map((name) => `"${name}"`).join(", ")
+        }]}`,
+      { agent: actor, others },
+    );
+  }
+
+  /** Runs `input` on the team `ref`; `actor` as in SendOptions, for every member. */
+  async execute(
+    ref: string,
+    input: TeamExecute,
+    options: { actor?: string } = {},
+  ): Promise<Run> {
     this.#work.assertOpen();
     const team = await this.repository.getTeam(ref);
     const members: Agent[] = [];
@@ -267,6 +299,7 @@ export class AgentService {
         { missing },
       );
     }
+    this.#assertActsAs(options.actor, members);
     for (const agent of members) this.#checkModel(agent.model);
     const run: Run = {
       id: this.#ids.next("run"),

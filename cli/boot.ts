@@ -11,6 +11,7 @@ import {
 } from "../platform/config.ts";
 import { ConfigError } from "../platform/config_merge.ts";
 import { isLoopback } from "../platform/hosts.ts";
+import { credentialsProblem } from "../platform/identity.ts";
 import {
   onShutdownSignal,
   type ShutdownSignal,
@@ -117,8 +118,20 @@ export function selectServers<S extends ServerSection>(
   return specs.filter((spec) => wanted.includes(spec.id));
 }
 
-/** Off loopback, a token is mandatory: refuse to start rather than expose tools to the network. */
+/**
+ * Off loopback, a token is mandatory: refuse to start rather than expose
+ * tools to the network. With agent tokens or JWTs it is mandatory anywhere:
+ * otherwise a caller without credentials would be the operator.
+ */
 export function assertSafeBinding(base: BaseConfig): void {
+  const problem = credentialsProblem({
+    token: base.token,
+    agentTokens: base.agent_tokens,
+    jwt: base.jwt,
+  });
+  if (problem !== undefined) {
+    throw new StartupError(`refusing to start: ${problem}`);
+  }
   if (!isLoopback(base.host) && base.token === undefined) {
     throw new StartupError(
       `refusing to listen on ${base.host} without a token: anyone who can reach the port ` +

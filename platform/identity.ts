@@ -20,6 +20,41 @@ export interface Credentials {
   jwt?: JwtVerifier;
 }
 
+/**
+ * Why `credentials` cannot be served, or undefined when they can: with agent
+ * tokens or JWTs but no daemon token, a caller sending no credentials could
+ * not be told from the operator. One rule for every face (cli/boot.ts refuses
+ * to start, createApp refuses to build), so no route has to reason about a
+ * third, anonymous identity.
+ */
+export function credentialsProblem(
+  credentials: Omit<Credentials, "jwt"> & { jwt?: unknown },
+): string | undefined {
+  const agentTokens = Object.keys(credentials.agentTokens).length > 0;
+  if (credentials.token !== undefined || (!agentTokens && !credentials.jwt)) {
+    return undefined;
+  }
+  return `${
+    agentTokens ? "agent_tokens" : "jwt"
+  } is set without a daemon token: a request without credentials could not be ` +
+    `told from the operator's, so any local process would act as the operator. ` +
+    `Set AGENTD_TOKEN (16+ characters) or token_file, and use it where you act ` +
+    `as the operator (agentd approve and agentd ui read it from the same config).`;
+}
+
+/**
+ * Whether a request without credentials is the operator: only when no
+ * credential of any kind is configured (loopback without tokens). Agent
+ * credentials without a daemon token never reach a face (credentialsProblem);
+ * should they, no credentials is still not the operator.
+ */
+export function unauthenticatedIsOperator(
+  credentials: Omit<Credentials, "jwt"> & { jwt?: unknown },
+): boolean {
+  return credentials.token === undefined &&
+    credentialsProblem(credentials) === undefined;
+}
+
 export type Resolution =
   | { ok: true; caller: Caller }
   | { ok: false; status: 400 | 401; message: string };
@@ -32,7 +67,7 @@ export async function resolveCaller(
   credentials: Credentials,
 ): Promise<Resolution> {
   if (header === undefined) {
-    return credentials.token === undefined ? { ok: true, caller: {} } : {
+    return unauthenticatedIsOperator(credentials) ? { ok: true, caller: {} } : {
       ok: false,
       status: 401,
       message: "Missing bearer token: send Authorization: Bearer <token>",

@@ -37,6 +37,8 @@ export function jwtVerifier(config: JwtConfig): JwtVerifier {
   const options = {
     issuer: config.issuer,
     audience: config.audience,
+    // A JWT without an expiry would bind its bearer to the agent forever.
+    requiredClaims: ["exp"],
   };
   const verify = config.secret !== undefined
     ? (() => {
@@ -70,6 +72,12 @@ export function jwtVerifier(config: JwtConfig): JwtVerifier {
 /** Why a JWT was refused, without echoing any of it. */
 function why(error: unknown): string {
   if (error instanceof errors.JWTExpired) return "the JWT has expired";
+  if (
+    error instanceof errors.JWTClaimValidationFailed &&
+    error.reason === "missing"
+  ) {
+    return `the JWT has no ${error.claim} claim`;
+  }
   if (error instanceof errors.JWTClaimValidationFailed) {
     return `the JWT's "${error.claim}" claim is not accepted`;
   }

@@ -22,5 +22,15 @@ export const JwtConfig = z.strictObject({
   {
     error: "set exactly one of jwt.secret and jwt.jwks_url",
   },
+).refine(
+  // Keys from a JWKS usually sign tokens for many services: without iss and
+  // aud checks, any token of that issuer's realm would bind an agent here.
+  (jwt) =>
+    jwt.jwks_url === undefined ||
+    (jwt.issuer !== undefined && jwt.audience !== undefined),
+  {
+    error:
+      "with jwt.jwks_url, set jwt.issuer and jwt.audience too (the iss and aud this daemon's tokens carry)",
+  },
 );
 export type JwtConfig = z.output<typeof JwtConfig>;

@@ -42,13 +42,15 @@ export function agentRoutes(
   app.post("/:ref/send", async (c) => {
     const ref = c.req.param("ref");
     const input = await jsonBody(c, SendRequest);
+    const actor = c.get("caller")?.agent;
     if (!input.stream) {
       return c.json(
-        await service.send(ref, input, { signal: c.req.raw.signal }),
+        await service.send(ref, input, { signal: c.req.raw.signal, actor }),
       );
     }
     return await eventStream(
-      (emit, signal) => service.send(ref, input, { signal, onEvent: emit }),
+      (emit, signal) =>
+        service.send(ref, input, { signal, onEvent: emit, actor }),
       {
         signal: c.req.raw.signal,
         describe: (error) => {

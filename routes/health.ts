@@ -1,6 +1,7 @@
 // GET /health: the daemon's and each server's phase, for people and probes.
 
 import { Hono } from "hono";
+import type { GuardVariables } from "../platform/http_guards.ts";
 import type { HostedServer, ServerHealth } from "../tools/kit/host.ts";
 import type { Store } from "../platform/store.ts";
 import { storeReachable } from "../platform/store_open.ts";
@@ -30,10 +31,21 @@ export interface HealthBody {
   store?: StoreHealth;
 }
 
-export async function healthOf(options: HealthOptions): Promise<HealthBody> {
+/**
+ * The daemon's health; `details` of each server (memory's namespaces, which
+ * are agent names, among them) only for the operator (`operator: true`):
+ * status and phases are what monitors and other callers need.
+ */
+export async function healthOf(
+  options: HealthOptions & { operator?: boolean },
+): Promise<HealthBody> {
   const clock = options.clock ?? Date.now;
   const servers: Record<string, ServerHealth> = {};
-  for (const host of options.hosts) servers[host.id] = await host.health();
+  for (const host of options.hosts) {
+    const health = await host.health();
+    if (options.operator === false) delete health.details;
+    servers[host.id] = health;
+  }
   let store: StoreHealth | undefined;
   if (options.store) {
     const reach = await storeReachable(options.store);
@@ -60,10 +72,17 @@ export async function healthOf(options: HealthOptions): Promise<HealthBody> {
   };
 }
 
-export function healthRoutes(options: HealthOptions): Hono {
-  const app = new Hono();
+export function healthRoutes(
+  options: HealthOptions,
+): Hono<{ Variables: GuardVariables }> {
+  const app = new Hono<{ Variables: GuardVariables }>();
   app.get("/", async (c) => {
-    const body = await healthOf(options);
+    // Unset when the app runs without the guards (route tests): as the operator.
+    const caller: GuardVariables["caller"] | undefined = c.get("caller");
+    const body = await healthOf({
+      ...options,
+      operator: caller?.agent === undefined,
+    });
     const healthy = body.status === "ok" || body.status === "degraded";
     return c.json(body, healthy ? 200 : 503);
   });

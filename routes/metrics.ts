@@ -1,14 +1,24 @@
 // GET /metrics: Prometheus text for every server plus the process.
 
 import { Hono } from "hono";
+import { errorResponse } from "../platform/http_errors.ts";
+import type { GuardVariables } from "../platform/http_guards.ts";
 import { type Metric, renderPrometheus } from "../platform/metrics.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
 
 export function metricsRoutes(
   options: { hosts: readonly HostedServer[]; startedAt: number },
-): Hono {
-  const app = new Hono();
+): Hono<{ Variables: GuardVariables }> {
+  const app = new Hono<{ Variables: GuardVariables }>();
   app.get("/", (c) => {
+    // Labels name memory namespaces (agent names) and upstreams: the operator's.
+    const caller: GuardVariables["caller"] | undefined = c.get("caller");
+    if (caller?.agent !== undefined) {
+      return errorResponse(
+        403,
+        `The token of agent "${caller.agent}" cannot read /metrics; scrape it with the daemon token`,
+      );
+    }
     const memory = Deno.memoryUsage();
     const process: Metric[] = [
       {

@@ -14,6 +14,10 @@ import {
   originGuard,
 } from "../platform/http_guards.ts";
 import type { JwtVerifier } from "../platform/jwt.ts";
+import {
+  credentialsProblem,
+  unauthenticatedIsOperator,
+} from "../platform/identity.ts";
 import type { Logger } from "../platform/log.ts";
 import type { Store } from "../platform/store.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
@@ -31,7 +35,7 @@ import { DashboardSessions, sessionOrToken } from "./dashboard_session.ts";
 import { docsRoutes } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
 import { runRoutes, teamRoutes } from "./teams.ts";
-import { asHttpError } from "./v1_http.ts";
+import { asHttpError, jsonRequestsOnly } from "./v1_http.ts";
 import { MemoRouter } from "./memo_router.ts";
 import { withFastLists } from "./v1_fast.ts";
 
@@ -66,6 +70,15 @@ export interface AppOptions {
 export type AppEnv = { Variables: GuardVariables };
 
 export function createApp(options: AppOptions): Hono<AppEnv> {
+  const credentials = {
+    token: options.token,
+    agentTokens: options.agentTokens ?? {},
+    jwt: options.jwt,
+  };
+  const problem = credentialsProblem(credentials);
+  if (problem !== undefined) {
+    throw new Error(`Cannot build the app: ${problem}`);
+  }
   const app = new Hono<AppEnv>({ router: new MemoRouter() });
   const log = options.log.child({ component: "http" });
 
@@ -96,11 +109,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.use(
     sessionOrToken(
       sessions,
-      callerGuard({
-        token: options.token,
-        agentTokens: options.agentTokens ?? {},
-        jwt: options.jwt,
-      }),
+      callerGuard(credentials),
     ),
   );
   app.use(bodyGuard(options.maxBodyBytes));
@@ -157,7 +166,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     app.fetch = withFastLists(app.fetch, {
       agents: options.agents,
       admitsHost: hostAdmission(options),
-      tokenRequired: options.token !== undefined,
+      tokenRequired: !unauthenticatedIsOperator(credentials),
       log,
     });
   }
@@ -171,6 +180,7 @@ function mountV1(
   a2a: A2AService | undefined,
   log: Logger,
 ): void {
+  app.use("/v1/*", jsonRequestsOnly);
   app.route("/v1/agents", agentRoutes(agents, log));
   app.route("/v1/teams", teamRoutes(agents));
   app.route("/v1/runs", runRoutes(agents));

@@ -36,7 +36,9 @@ export function teamRoutes(service: AgentService): Hono<Env> {
   app.post("/:ref/execute", async (c) => {
     const ref = c.req.param("ref");
     const input = await jsonBody(c, TeamExecute);
-    return c.json(await service.execute(ref, input));
+    return c.json(
+      await service.execute(ref, input, { actor: c.get("caller")?.agent }),
+    );
   });
   return app;
 }

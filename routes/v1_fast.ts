@@ -24,7 +24,7 @@ export interface FastListOptions {
   };
   /** The Host guard's verdict (platform/http_guards.ts hostAdmission). */
   admitsHost: (header: string | undefined) => boolean;
-  /** A daemon token is configured: every request must be checked by the caller guard. */
+  /** A request without credentials is not the operator (platform/identity.ts unauthenticatedIsOperator): every request goes through the caller guard. */
   tokenRequired: boolean;
   /** The app's request logger (component "http"). */
   log: Logger;

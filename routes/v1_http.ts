@@ -19,6 +19,30 @@ import { StoreUnavailable } from "../platform/store.ts";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;|$)/i;
 
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
+
+/**
+ * Every /v1 request that sends a body must declare JSON, before any route
+ * reads it or starts work: a web page (another localhost port included) may
+ * send text/plain, a form or an untyped Blob without a CORS preflight, but
+ * not application/json, so without a daemon token this is what keeps pages
+ * from starting agent turns.
+ */
+export const jsonRequestsOnly: MiddlewareHandler = async (c, next) => {
+  if (BODY_METHODS.has(c.req.method)) {
+    const type = c.req.header("content-type");
+    if (type === undefined || !JSON_TYPE.test(type.trim())) {
+      throw new HttpError(
+        415,
+        type === undefined
+          ? "The request has no Content-Type; send Content-Type: application/json"
+          : `Content-Type "${type}" is not JSON; send Content-Type: application/json`,
+      );
+    }
+  }
+  await next();
+};
+
 /** The request body, parsed and validated; nothing is done with a body that fails. */
 export async function jsonBody<T extends z.ZodType>(
   c: Context,

@@ -71,7 +71,9 @@ export class RemoteAgents {
 
   constructor(options: RemoteAgentsOptions = {}) {
     const fetchFn = options.fetchFn ?? fetch;
-    this.#fetch = (input, init) => fetchFn(input, init);
+    // Cards and deliveries (sdk_client.ts) both go through this fetch.
+    this.#fetch = (input, init) =>
+      fetchChecked(fetchFn, (url) => this.#check(url.href, url), input, init);
     this.#cardTimeoutMs = options.cardTimeoutMs ?? 5_000;
     this.#maxCardBytes = options.maxCardBytes ?? 256 * 1024;
     this.#cardTtlMs = options.cardTtlMs ?? 30_000;
@@ -124,7 +126,9 @@ export class RemoteAgents {
         });
         return card;
       } catch (error) {
-        if (signal?.aborted) throw error;
+        if (signal?.aborted || error instanceof RemoteAgentForbidden) {
+          throw error; // a redirect to a host not allowed
+        }
         reasons.push(`${candidate.href}: ${reasonOf(error)}`);
       }
     }
@@ -193,7 +197,6 @@ export class RemoteAgents {
       const response = await this.#fetch(url, {
         headers: { accept: "application/json", "A2A-Version": "1.0" },
         signal: controller.signal,
-        redirect: "follow",
       });
       if (!response.ok) {
         await response.body?.cancel();
@@ -213,6 +216,52 @@ export class RemoteAgents {
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
     }
+  }
+}
+
+const MAX_REDIRECTS = 5;
+
+/**
+ * `fetchFn` that follows redirects itself, checking each hop with `check`
+ * (the allow-list): left to fetch, a remote could redirect the daemon to a
+ * host it may not contact. Redirects of requests with a body are refused,
+ * not replayed.
+ */
+async function fetchChecked(
+  fetchFn: typeof fetch,
+  check: (url: URL) => void,
+  input: string | URL | Request,
+  init?: RequestInit,
+): Promise<Response> {
+  const method = (init?.method ??
+    (input instanceof Request ? input.method : "GET")).toUpperCase();
+  const headers = init?.headers ??
+    (input instanceof Request ? input.headers : undefined);
+  let url = new URL(input instanceof Request ? input.url : input);
+  let response = await fetchFn(input, { ...init, redirect: "manual" });
+  for (let hop = 0;; hop++) {
+    const location = response.headers.get("location");
+    if (
+      response.status < 300 || response.status > 399 || location === null
+    ) return response;
+    await response.body?.cancel();
+    const next = new URL(location, url);
+    if (method !== "GET" && method !== "HEAD") {
+      throw new Error(
+        `${url.href} redirects a ${method} to ${next.href}; agentd does not follow it (give the final address)`,
+      );
+    }
+    if (hop >= MAX_REDIRECTS) {
+      throw new Error(`more than ${MAX_REDIRECTS} redirects from ${url.href}`);
+    }
+    check(next);
+    url = next;
+    response = await fetchFn(url, {
+      ...init,
+      method,
+      headers,
+      redirect: "manual",
+    });
   }
 }
 

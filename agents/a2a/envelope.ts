@@ -124,6 +124,19 @@ export interface EnvelopesOptions {
   remote: RemoteAgents;
   log: Logger;
 }
+/**
+ * The one sender rule for every way an envelope comes in (POST
+ * /v1/a2a/message, the metadata of an A2A JSON-RPC message): a caller bound
+ * to an agent sends as that agent only, so no one forges another's name.
+ */
+export function assertSender(caller: Caller | undefined, from: string): void {
+  const bound = caller?.agent;
+  if (bound !== undefined && from !== bound) {
+    throw new Forbidden(
+      `This token belongs to agent "${bound}": from_agent must be "${bound}"`,
+    );
+  }
+}
 
 export class Envelopes {
   #host: A2AHost;
@@ -152,12 +165,7 @@ export class Envelopes {
       );
     }
     const envelope = parsed.data;
-    const bound = options.caller?.agent;
-    if (bound !== undefined && envelope.from_agent !== bound) {
-      throw new Forbidden(
-        `This token belongs to agent "${bound}": from_agent must be "${bound}"`,
-      );
-    }
+    assertSender(options.caller, envelope.from_agent);
     if (isRemoteAddress(envelope.to_agent)) {
       return await this.#postRemote(envelope, options.signal);
     }

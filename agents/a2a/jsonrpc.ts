@@ -8,7 +8,8 @@
 import { z } from "zod";
 import type { Caller } from "../../platform/identity.ts";
 import type { JsonValue } from "../../platform/store.ts";
-import { readEnvelopeMetadata } from "./envelope.ts";
+import { assertSender, readEnvelopeMetadata } from "./envelope.ts";
+import { Forbidden } from "../errors.ts";
 import type { A2AAgent } from "./host.ts";
 import type { A2AService } from "./mod.ts";
 import {
@@ -139,6 +140,8 @@ export async function handleJsonRpc(
   try {
     return await OPERATIONS[operation](call);
   } catch (error) {
+    // Authorization is HTTP's to answer (403), as for the envelope route.
+    if (error instanceof Forbidden) throw error;
     if (error instanceof RpcError) return rpcError(id, error);
     if (error instanceof WireError) {
       return rpcError(id, new RpcError(error.code, error.message));
@@ -230,6 +233,7 @@ async function begin(
   }
   contextId ??= crypto.randomUUID();
   const envelope = readEnvelopeMetadata(input.metadata);
+  if (envelope) assertSender(call.caller, envelope.from_agent);
   if (envelope && envelope.type !== "request") {
     const record = await a2a.envelopes.receive(
       { ...envelope, content: input.text },

@@ -48,10 +48,25 @@ const listParams = z.object({
   includeArtifacts: z.boolean().optional(),
 });
 
-/** The task `id` of this agent, or TaskNotFound. */
+/**
+ * Whose tasks a caller sees at this agent's endpoint: all for an unbound
+ * caller (the operator); for one bound to an agent, all when the endpoint is
+ * that agent's own (they are its work), else only those it sent. Undefined
+ * means no restriction.
+ */
+function senderFilter(call: Call): string | undefined {
+  const bound = call.caller.agent;
+  return bound === undefined || bound === call.agent.name ? undefined : bound;
+}
+
+/** The task `id` of this agent that the caller may see, or TaskNotFound (never "forbidden": ids are not confirmed to strangers). */
 export async function ownTask(call: Call, id: string): Promise<TaskRecord> {
   const stored = await call.a2a.tasks.get(id);
-  if (!stored || stored.task.agent_id !== call.agent.id) {
+  const from = senderFilter(call);
+  if (
+    !stored || stored.task.agent_id !== call.agent.id ||
+    (from !== undefined && stored.task.from !== from)
+  ) {
     throw new RpcError(-32001, `Task not found: ${id}`);
   }
   return stored.task;
@@ -107,6 +122,7 @@ export async function listTasks(call: Call): Promise<RpcReply> {
     context_id: p.contextId || undefined,
     state,
     status_after: p.statusTimestampAfter,
+    from: senderFilter(call),
   }, { page_size: pageSize, page_token: p.pageToken || undefined });
   const view = {
     history_length: p.historyLength,

@@ -68,6 +68,8 @@ const indexSchema = z.object({
   state: z.enum(TASK_STATES),
   context_id: z.string(),
   status_timestamp: z.string(),
+  /** Absent in entries written before it was indexed: such tasks match no sender filter. */
+  from: z.string().nullable().optional(),
 });
 
 export interface StoredTask {
@@ -80,6 +82,8 @@ export interface TaskFilter {
   state?: TaskState;
   /** ISO time: only tasks whose status changed at or after it. */
   status_after?: string;
+  /** Only tasks this sender (agent name) started. */
+  from?: string;
 }
 
 export interface TaskPage {
@@ -116,6 +120,7 @@ function indexValue(task: TaskRecord): JsonValue {
     state: task.state,
     context_id: task.context_id,
     status_timestamp: task.status_timestamp,
+    from: task.from,
   };
 }
 
@@ -218,6 +223,7 @@ function matches(
     return false;
   }
   if (filter.state && index.state !== filter.state) return false;
+  if (filter.from !== undefined && index.from !== filter.from) return false;
   if (
     filter.status_after &&
     Date.parse(index.status_timestamp) < Date.parse(filter.status_after)

@@ -42,7 +42,7 @@ export interface Stack {
   store: MemoryStore;
   hosts: HostedServer[];
   logs: LogLine[];
-  /** A JSON request through `app.request()`; `body` is sent as JSON unless a string. */
+  /** A JSON request through `app.request()` as the operator unless `headers` has an authorization; `body` is sent as JSON unless a string. */
   request(
     method: string,
     path: string,
@@ -56,6 +56,8 @@ export interface Stack {
 
 /** A per-agent token the stack's app knows: requests with it act as agent "alice". */
 export const ALICE_TOKEN = "alice-token-0123456789abcdef";
+/** The stack's daemon token: `request()` sends it unless given an authorization header. */
+export const OPERATOR_TOKEN = "operator-token-0123456789abcdef";
 
 export async function startStack(options: {
   agents?: z.input<typeof AgentsConfig>;
@@ -121,6 +123,7 @@ export async function startStack(options: {
     allowedHosts: [],
     allowedOrigins: [],
     maxBodyBytes: MIB,
+    token: OPERATOR_TOKEN,
     agentTokens: { alice: ALICE_TOKEN },
     agents: service,
     a2a,
@@ -139,7 +142,11 @@ export async function startStack(options: {
     async request(method, path, body, headers = {}) {
       const init: RequestInit = {
         method,
-        headers: { host: "127.0.0.1:8765", ...headers },
+        headers: {
+          host: "127.0.0.1:8765",
+          authorization: `Bearer ${OPERATOR_TOKEN}`,
+          ...headers,
+        },
       };
       if (body !== undefined) {
         init.body = typeof body === "string" ? body : JSON.stringify(body);

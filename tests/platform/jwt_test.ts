@@ -125,21 +125,30 @@ Deno.test("jwt: keys from a JWKS URL; a key it does not list and HS256 are refus
   const verify = jwtVerifier(
     JwtConfig.parse({
       jwks_url: `http://127.0.0.1:${jwks.addr.port}/.well-known/jwks.json`,
+      issuer: "idp",
+      audience: "agentd",
       agent_claim: "sub",
     }),
   );
   const now = Math.floor(Date.now() / 1000);
+  const claims = { sub: "bob", iss: "idp", aud: "agentd", exp: now + 60 };
   assert.deepEqual(
     await verify(
-      await es256(pair.privateKey, "k1", { sub: "bob", exp: now + 60 }),
+      await es256(pair.privateKey, "k1", claims),
     ),
     { ok: true, agent: "bob" },
   );
   assert.ok(fetched >= 1, "the keys came from the JWKS endpoint");
   const forged = await verify(
-    await es256(stranger.privateKey, "k1", { sub: "bob", exp: now + 60 }),
+    await es256(stranger.privateKey, "k1", claims),
   );
   assert.equal(forged.ok, false);
+  const { exp: _, ...forever } = claims;
+  const endless = await verify(await es256(pair.privateKey, "k1", forever));
+  assert.deepEqual(endless, {
+    ok: false,
+    message: "Invalid bearer token: the JWT has no exp claim",
+  });
   const hs = await verify(
     await signAgentJwt({ secret: SECRET, agent: "bob", claim: "sub" }),
   );
@@ -147,7 +156,7 @@ Deno.test("jwt: keys from a JWKS URL; a key it does not list and HS256 are refus
   assert.match(hs.ok ? "" : hs.message, /algorithm is not accepted/);
 });
 
-Deno.test("jwt config: exactly one of secret and jwks_url", () => {
+Deno.test("jwt config: exactly one of secret and jwks_url; a JWKS needs issuer and audience", () => {
   assert.throws(() => JwtConfig.parse({}), /exactly one of/);
   assert.throws(
     () =>
@@ -155,5 +164,22 @@ Deno.test("jwt config: exactly one of secret and jwks_url", () => {
     /exactly one of/,
   );
   assert.throws(() => JwtConfig.parse({ secret: "short" }), /32 characters/);
+  for (
+    const partial of [{}, { issuer: "idp" }, { audience: "agentd" }]
+  ) {
+    assert.throws(
+      () =>
+        JwtConfig.parse({ jwks_url: "https://idp.example/jwks", ...partial }),
+      /with jwt\.jwks_url, set jwt\.issuer and jwt\.audience/,
+    );
+  }
+  assert.equal(
+    JwtConfig.parse({
+      jwks_url: "https://idp.example/jwks",
+      issuer: "idp",
+      audience: "agentd",
+    }).audience,
+    "agentd",
+  );
   assert.equal(JwtConfig.parse({ secret: SECRET }).agent_claim, "agent");
 });

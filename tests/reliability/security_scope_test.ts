@@ -69,7 +69,10 @@ Deno.test("security: an agent token reaches only its own memory namespace, direc
   const daemon = await spawnDaemon(
     ["serve", "--port", "0", "--data-dir", dir.path, "--log-level", "debug"],
     {
-      env: { AGENTD_AGENT_TOKENS: JSON.stringify({ alice: ALICE, bob: BOB }) },
+      env: {
+        AGENTD_TOKEN: "operator-token-" + crypto.randomUUID(),
+        AGENTD_AGENT_TOKENS: JSON.stringify({ alice: ALICE, bob: BOB }),
+      },
     },
   );
   const clients: Client[] = [];

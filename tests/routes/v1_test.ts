@@ -453,10 +453,12 @@ Deno.test("v1: bad input on every endpoint is a clear 4xx JSON error, never a 5x
   );
 });
 
-Deno.test("v1: an agent's own token may read and send, not create or delete agents and teams", async () => {
+Deno.test("v1: an agent's own token may read and send as itself, not as another agent, nor create or delete agents and teams", async () => {
   await using stack = await startStack();
   const bob = await stack.request("POST", "/v1/agents", { name: "bob" });
   assert.equal(bob.status, 201);
+  const alice = await stack.request("POST", "/v1/agents", { name: "alice" });
+  assert.equal(alice.status, 201);
   const before = await snapshot(stack);
   const asAlice = { authorization: `Bearer ${ALICE_TOKEN}` };
   for (
@@ -474,9 +476,17 @@ Deno.test("v1: an agent's own token may read and send, not create or delete agen
   const read = await stack.request("GET", "/v1/agents", undefined, asAlice);
   assert.equal(read.status, 200);
   stack.model.script([{ text: "hi alice" }]);
-  const sent = await stack.request(
+  const asBob = await stack.request(
     "POST",
     "/v1/agents/bob/send",
+    { message: "hello" },
+    asAlice,
+  );
+  assert.equal(asBob.status, 403, asBob.text);
+  assert.match(asBob.text, /cannot act as \\"bob\\"/);
+  const sent = await stack.request(
+    "POST",
+    "/v1/agents/alice/send",
     { message: "hello" },
     asAlice,
   );

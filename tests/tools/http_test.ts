@@ -392,7 +392,11 @@ Deno.test("http: with a token every request needs it (401 without), and it never
 Deno.test("http: an agent token binds the caller; its session cannot be used by anyone else", async () => {
   const alice = "alice_" + crypto.randomUUID().replaceAll("-", "");
   const bob = "bob_" + crypto.randomUUID().replaceAll("-", "");
-  const env = { AGENTD_AGENT_TOKENS: JSON.stringify({ alice, bob }) };
+  const operator = "op_" + crypto.randomUUID().replaceAll("-", "");
+  const env = {
+    AGENTD_TOKEN: operator,
+    AGENTD_AGENT_TOKENS: JSON.stringify({ alice, bob }),
+  };
   await withDaemon([], env, async (daemon) => {
     const mcp = `${daemon.url}/mcp/conformance`;
     async function whoami(headers: Record<string, string>): Promise<string> {
@@ -414,10 +418,13 @@ Deno.test("http: an agent token binds the caller; its session cannot be used by 
       /\{\\"agent\\":\\"alice\\"\}/,
     );
     assert.match(
-      await whoami({}),
+      await whoami({ authorization: `Bearer ${operator}` }),
       /"text":"\{\}"/,
-      "no token on loopback: an unbound local caller",
+      "the daemon token: an unbound caller (the operator)",
     );
+    const anonymous = await post(mcp, INITIALIZE);
+    assert.equal(anonymous.status, 401, "no token is not the operator");
+    await anonymous.body?.cancel();
 
     const wrong = await post(mcp, INITIALIZE, {
       authorization: "Bearer not-a-known-token-1234",
@@ -432,9 +439,10 @@ Deno.test("http: an agent token binds the caller; its session cannot be used by 
     assert.ok(session);
     await init.body?.cancel();
     const list = { jsonrpc: "2.0", id: 2, method: "tools/list" };
-    const intruders: Record<string, string>[] = [{}, {
-      authorization: `Bearer ${bob}`,
-    }];
+    const intruders: Record<string, string>[] = [
+      { authorization: `Bearer ${operator}` },
+      { authorization: `Bearer ${bob}` },
+    ];
     for (const headers of intruders) {
       const hijack = await post(mcp, list, {
         ...headers,

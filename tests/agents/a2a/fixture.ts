@@ -131,6 +131,9 @@ export interface Fixture {
   app: Hono<{ Variables: GuardVariables }>;
 }
 
+/** The operator's token of an `a2aApp` with `agentTokens`. */
+export const FIXTURE_OPERATOR_TOKEN = "operator-token-0123456789abcdef";
+
 /** The routes as the daemon mounts them, with its error shape; `agentTokens` turns on the caller guard. */
 export function a2aApp(
   store: Store,
@@ -150,7 +153,13 @@ export function a2aApp(
   });
   const app = new Hono<{ Variables: GuardVariables }>();
   if (options.agentTokens) {
-    app.use(callerGuard({ agentTokens: options.agentTokens }));
+    // As in the daemon: agent tokens come with an operator token.
+    app.use(
+      callerGuard({
+        token: FIXTURE_OPERATOR_TOKEN,
+        agentTokens: options.agentTokens,
+      }),
+    );
   }
   app.route(
     "/v1/a2a",

@@ -501,7 +501,10 @@ Deno.test("gateway: an agent's identity reaches built-in servers through /mcp", 
   await using dir = await tempDir();
   const alice = "alice-token-0123456789abcdef";
   const daemon = await spawnServe(dir.path, {
-    env: { AGENTD_AGENT_TOKENS: JSON.stringify({ alice }) },
+    env: {
+      AGENTD_TOKEN: "operator-token-0123456789abcdef",
+      AGENTD_AGENT_TOKENS: JSON.stringify({ alice }),
+    },
   });
   try {
     await using client = await gatewayClient(daemon.url, alice);

@@ -58,7 +58,10 @@ Deno.test("memory hosted on another agentd over MCP with JWTs: isolation per age
   await using dirB = await tempDir();
   await using webhook = startWebhook();
   const secret = `jwt-secret-${crypto.randomUUID()}`;
-  const centralEnv = { AGENTD_JWT__SECRET: secret };
+  const centralEnv = {
+    AGENTD_TOKEN: `operator-${crypto.randomUUID()}`,
+    AGENTD_JWT__SECRET: secret,
+  };
   const daemons: Daemon[] = [];
   const clients: { close(): Promise<void> }[] = [];
   try {

@@ -14,10 +14,14 @@ Deno.test("memory isolation: an agent cannot read, list, search, update, delete 
   await using dir = await tempDir();
   const alice = "alice-token-" + crypto.randomUUID();
   const bob = "bob-token-" + crypto.randomUUID();
+  const operator = "operator-token-" + crypto.randomUUID();
   const daemon = await spawnServe(dir.path, {
-    env: { AGENTD_AGENT_TOKENS: JSON.stringify({ alice, bob }) },
+    env: {
+      AGENTD_TOKEN: operator,
+      AGENTD_AGENT_TOKENS: JSON.stringify({ alice, bob }),
+    },
   });
-  const local = await connect(daemon); // unbound: loopback without a token
+  const local = await connect(daemon, operator); // unbound: the daemon token
   const asAlice = await connect(daemon, alice);
   const asBob = await connect(daemon, bob);
   try {
@@ -111,7 +115,9 @@ Deno.test("memory isolation: an agent cannot read, list, search, update, delete 
     });
     assert.equal((aliceContext.conversations as unknown[]).length, 1);
 
-    const health = await (await fetch(`${daemon.url}/health`)).json();
+    const health = await (await fetch(`${daemon.url}/health`, {
+      headers: { authorization: `Bearer ${operator}` },
+    })).json();
     assert.equal(health.servers.memory.details.access_denied, attempts.length);
   } finally {
     for (const client of [local, asAlice, asBob]) await client.close();

@@ -1,0 +1,105 @@
+// Issue 33, row 8 (send/execute): a caller holding one agent's token runs
+// turns as that agent only. Sending to another agent, or executing a team
+// with another agent in it, would use that agent's memory namespace,
+// conversation and policy rules: 403, no model call, unless the operator's
+// agents.act_as allows it.
+
+import assert from "node:assert/strict";
+import { type Daemon, readReply, spawnServe, tempDir } from "../helpers.ts";
+import { startModelServer } from "../agents/model_server.ts";
+
+const OPERATOR = "operator-token-" + crypto.randomUUID();
+const TOKENS = {
+  alice: "alice-token-" + crypto.randomUUID(),
+  bob: "bob-token-" + crypto.randomUUID(),
+  carol: "carol-token-" + crypto.randomUUID(),
+};
+
+function call(
+  daemon: Daemon,
+  token: string,
+  path: string,
+  body?: unknown,
+) {
+  return fetch(`${daemon.url}${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  }).then(readReply);
+}
+
+Deno.test("security acting-as: an agent's token cannot send as, or run a team with, another agent unless agents.act_as allows it", async () => {
+  await using dir = await tempDir();
+  await using model = await startModelServer();
+  const daemon = await spawnServe(dir.path, {
+    env: {
+      ...model.env,
+      AGENTD_SERVERS: "gateway,memory",
+      AGENTD_AGENTS__DEFAULT_MODEL: "openai/test-model",
+      AGENTD_TOKEN: OPERATOR,
+      AGENTD_AGENT_TOKENS: JSON.stringify(TOKENS),
+      AGENTD_AGENTS__ACT_AS: JSON.stringify({ carol: ["bob"] }),
+    },
+  });
+  try {
+    for (const name of ["alice", "bob", "carol"]) {
+      const created = await call(daemon, OPERATOR, "/v1/agents", { name });
+      assert.equal(created.status, 201, created.text);
+    }
+    const bob = Object(
+      (await call(daemon, OPERATOR, "/v1/agents/bob")).json,
+    );
+    for (
+      const [name, agents] of [["bobs", ["bob"]], ["pair", ["alice", "bob"]], [
+        "alone",
+        ["alice"],
+      ]]
+    ) {
+      const team = await call(daemon, OPERATOR, "/v1/teams", { name, agents });
+      assert.equal(team.status, 201, team.text);
+    }
+
+    const modelCalls = model.requests.length;
+    for (
+      const [path, body] of [
+        ["/v1/agents/bob/send", { message: "what is in your memory?" }],
+        [`/v1/agents/${bob.id}/send`, { message: "by id" }],
+        ["/v1/agents/bob/send", { message: "streamed", stream: true }],
+        ["/v1/teams/bobs/execute", { task: "act as bob" }],
+        ["/v1/teams/pair/execute", { task: "me and bob" }],
+      ] as const
+    ) {
+      const refused = await call(daemon, TOKENS.alice, path, body);
+      assert.equal(refused.status, 403, `${path}: ${refused.text}`);
+      const error = Object(refused.json).error;
+      assert.equal(error.code, "forbidden", path);
+      assert.match(error.message, /cannot act as "bob"/);
+      assert.match(error.message, /agents\.act_as/);
+    }
+    assert.equal(model.requests.length, modelCalls, "no turn ran");
+
+    // As itself, a team of itself, the operator, and a rule that allows it.
+    for (
+      const [token, path, body] of [
+        [TOKENS.alice, "/v1/agents/alice/send", { message: "hi me" }],
+        [TOKENS.alice, "/v1/teams/alone/execute", { task: "alone" }],
+        [OPERATOR, "/v1/agents/bob/send", { message: "from the operator" }],
+        [TOKENS.carol, "/v1/agents/bob/send", { message: "carol may" }],
+        [TOKENS.carol, "/v1/teams/bobs/execute", { task: "carol may" }],
+      ] as const
+    ) {
+      const allowed = await call(daemon, token, path, body);
+      assert.equal(allowed.status, 200, `${path}: ${allowed.text}`);
+    }
+    const refused = await call(daemon, TOKENS.carol, "/v1/teams/pair/execute", {
+      task: "not alice",
+    });
+    assert.equal(refused.status, 403, refused.text);
+    assert.match(Object(refused.json).error.message, /cannot act as "alice"/);
+  } finally {
+    await daemon.stop();
+  }
+});
