@@ -10,8 +10,9 @@ import {
   readBaseConfig,
 } from "../platform/config.ts";
 import { ConfigError } from "../platform/config_merge.ts";
-import { isLoopback } from "../platform/hosts.ts";
+import { isLoopback, isWildcard } from "../platform/hosts.ts";
 import { credentialsProblem } from "../platform/identity.ts";
+import { daemonOrigin } from "../platform/daemon_origin.ts";
 import {
   onShutdownSignal,
   type ShutdownSignal,
@@ -191,6 +192,16 @@ export async function startServers(
     Date.now,
     new Set(specs.map((spec) => spec.id)),
   );
+  const base = options.settings.base;
+  const interfaces = isWildcard(base.host) ? interfaceAddresses() : [];
+  const ownOrigin = () =>
+    daemonOrigin({
+      address: options.address?.(),
+      bindHost: base.host,
+      port: base.port,
+      allowedHosts: base.allowed_hosts,
+      interfaceAddresses: interfaces,
+    });
   const start = (spec: AnyServerSpec, peers: readonly Peer[]) => {
     const section = options.settings.values[spec.id];
     return HostedServer.start(spec, {
@@ -201,6 +212,7 @@ export async function startServers(
       env: options.env,
       peers,
       address: options.address,
+      ownOrigin,
       alone: options.alone,
       guard,
     });
@@ -267,4 +279,13 @@ export async function shutdown(options: {
   if (options.listener) await options.listener.shutdown();
   await options.store.close();
   options.log.info("stopped");
+}
+
+/** The machine's own addresses: a daemon bound to a wildcard answers on each. */
+function interfaceAddresses(): string[] {
+  try {
+    return Deno.networkInterfaces().map((entry) => entry.address);
+  } catch {
+    return []; // no --allow-sys: the names configured still count
+  }
 }

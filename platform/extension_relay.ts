@@ -19,6 +19,10 @@ import type { Logger } from "./log.ts";
 import type { JsonValue } from "./store.ts";
 
 const HELLO_TIMEOUT_MS = 5_000;
+/** Frames an unpaired peer may send: a pairing message is a few hundred bytes. */
+export const UNPAIRED_FRAME_MAX = 4 * 1024;
+/** Frames a paired host may send (results carry DOMs and trees). */
+export const PAIRED_FRAME_MAX = 16 * 1024 * 1024;
 const RECENT_EVENTS = 50;
 
 export type ExtensionState = "waiting" | "connected";
@@ -120,7 +124,8 @@ export class ExtensionRelay {
   }
 
   async #serve(conn: Deno.Conn): Promise<void> {
-    const reader = new FrameReader(conn.readable, 16 * 1024 * 1024);
+    // Small until paired: an unknown peer cannot make us buffer 16 MiB.
+    const reader = new FrameReader(conn.readable, UNPAIRED_FRAME_MAX);
     const writer = new FrameWriter(conn.writable);
     let session: Session | undefined;
     try {
@@ -133,6 +138,7 @@ export class ExtensionRelay {
         origin: hello.origin,
         since: new Date().toISOString(),
       };
+      reader.maxBytes = PAIRED_FRAME_MAX;
       await writer.write({ type: "paired" });
       this.#adopt(session);
       for (;;) {
@@ -286,7 +292,15 @@ export class ExtensionRelay {
           ? message.id
           : -1;
         const pending = this.#pending.get(id);
-        if (!pending) return;
+        // Only the connection a call was sent to may answer it.
+        if (!pending || pending.session !== session.id) {
+          this.#options.log.debug("relay_result_dropped", {
+            session: session.id,
+            id,
+            reason: pending ? "another connection's call" : "no such call",
+          });
+          return;
+        }
         this.#pending.delete(id);
         if ("ok" in message && message.ok === true) {
           pending.resolve("value" in message ? toJson(message.value) : null);

@@ -40,12 +40,17 @@ export function encodeFrame(
  */
 export class FrameReader {
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
-  readonly #maxBytes: number;
+  #maxBytes: number;
   #buffer = new Uint8Array(0);
 
   constructor(stream: ReadableStream<Uint8Array>, maxBytes = FRAME_READ_MAX) {
     this.#reader = stream.getReader();
     this.#maxBytes = maxBytes;
+  }
+
+  /** Changes the largest frame accepted from now on (a peer gets more once it is trusted). */
+  set maxBytes(bytes: number) {
+    this.#maxBytes = bytes;
   }
 
   /** The first bytes seen, for telling an HTTP request from a frame. */

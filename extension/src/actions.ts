@@ -9,6 +9,11 @@
 import { isAxNode, pruneTree, withDebugger } from "./debugger.ts";
 import { networkLog } from "./network.ts";
 import type { Json } from "./json.ts";
+import {
+  daemonPageRefusal,
+  reachesDaemon,
+} from "../../platform/daemon_origin.ts";
+import { daemonOf } from "./daemon.ts";
 
 type Params = Record<string, unknown>;
 
@@ -34,7 +39,7 @@ function num(params: Params, name: string): number | undefined {
     : undefined;
 }
 
-function describeTab(tab: chrome.tabs.Tab): Json {
+function describeTab(tab: chrome.tabs.Tab): { [key: string]: Json } {
   return {
     tab_id: tab.id ?? null,
     window_id: tab.windowId,
@@ -66,7 +71,24 @@ async function resolveTab(params: Params): Promise<chrome.tabs.Tab> {
   return tab;
 }
 
-function scriptable(tab: chrome.tabs.Tab): number {
+/** Throws when the tab shows (or is loading) a page of the daemon's own origin. */
+function assertNotDaemon(tab: chrome.tabs.Tab, params: Params): void {
+  const daemon = daemonOf(params);
+  if (daemon === undefined) return;
+  for (const url of [tab.url, tab.pendingUrl]) {
+    if (url !== undefined && reachesDaemon(url, daemon)) {
+      throw new Error(daemonPageRefusal(`tab ${tab.id}`, url));
+    }
+  }
+}
+
+/** `scheme://host[:port]` as the page itself will see it (file pages: `file://`). */
+function originOf(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.protocol}//${parsed.host}`;
+}
+
+function scriptable(tab: chrome.tabs.Tab, params: Params): number {
   const url = tab.url ?? "";
   if (tab.id === undefined || !/^(https?|file):/.test(url)) {
     throw new Error(
@@ -75,6 +97,7 @@ function scriptable(tab: chrome.tabs.Tab): number {
       }; the extension can only act on http(s) and file pages`,
     );
   }
+  assertNotDaemon(tab, params);
   return tab.id;
 }
 
@@ -89,8 +112,10 @@ async function inPage(
   action: string,
 ): Promise<Json> {
   const tab = await resolveTab(params);
-  const tabId = scriptable(tab);
+  const tabId = scriptable(tab, params);
   context.touched(tab, action);
+  // The content script checks its own location against the daemon's origin
+  // when the message arrives: the tab may have navigated since tabs.get.
   const message = { agentd: action, args: params };
   let reply: unknown;
   try {
@@ -129,10 +154,19 @@ function jsonOf(value: unknown): Json {
   return JSON.parse(JSON.stringify(value ?? null));
 }
 
-/** Runs in the page's MAIN world: evaluates like a console (top-level await; a top-level `return` makes a function body). */
+/**
+ * Runs in the page's MAIN world: evaluates like a console (top-level await; a
+ * top-level `return` makes a function body). Serialised into the page, so it
+ * cannot call the daemon-origin rule: it runs only if the page is still on
+ * `origin`, the one checked against that rule just before.
+ */
 async function evaluateInPage(
   source: string,
-): Promise<{ value?: unknown; error?: string }> {
+  origin: string,
+): Promise<{ value?: unknown; error?: string; moved?: string }> {
+  if (`${location.protocol}//${location.host}` !== origin) {
+    return { moved: location.href };
+  }
   const describe = (value: unknown): unknown => {
     if (value === undefined) return null;
     if (typeof value === "function") return String(value).slice(0, 500);
@@ -195,6 +229,15 @@ export const actions: Record<string, Action> = {
     const tab = await resolveTab(params);
     const base = describeTab(tab);
     if (!/^(https?|file):/.test(tab.url ?? "")) return base;
+    try {
+      assertNotDaemon(tab, params);
+    } catch (error) {
+      // What tabs.list shows anyway, so the tab list stays usable.
+      return {
+        ...base,
+        refused: String(error instanceof Error ? error.message : error),
+      };
+    }
     const page = await inPage(params, context, "page.state");
     return typeof page === "object" && page !== null && !Array.isArray(page)
       ? {
@@ -215,15 +258,22 @@ export const actions: Record<string, Action> = {
   /** A script in the page's MAIN world (the page's own globals), its value as JSON. */
   "script.run": async (params, context) => {
     const tab = await resolveTab(params);
-    const tabId = scriptable(tab);
+    const tabId = scriptable(tab, params);
     context.touched(tab, "script.run");
     const [frame] = await chrome.scripting.executeScript({
       target: { tabId },
       world: "MAIN",
       func: evaluateInPage,
-      args: [str(params, "script") ?? ""],
+      args: [str(params, "script") ?? "", originOf(tab.url ?? "")],
     });
     const outcome: unknown = frame?.result;
+    if (typeof outcome === "object" && outcome !== null && "moved" in outcome) {
+      throw new Error(
+        `Tab ${tabId} left ${tab.url} for ${
+          String(outcome.moved)
+        } before the script ran; the script did not run. Check the tab and call again.`,
+      );
+    }
     if (typeof outcome === "object" && outcome !== null && "error" in outcome) {
       throw new Error(`The script threw ${String(outcome.error)}`);
     }
@@ -320,7 +370,7 @@ export const actions: Record<string, Action> = {
   /** The tab's accessibility tree through the debugger (Accessibility.getFullAXTree). */
   "a11y.tree": async (params, context) => {
     const tab = await resolveTab(params);
-    const tabId = scriptable(tab);
+    const tabId = scriptable(tab, params);
     context.touched(tab, "a11y.tree");
     const maxNodes = num(params, "max_nodes") ?? 500;
     const result = await withDebugger(
@@ -333,6 +383,9 @@ export const actions: Record<string, Action> = {
         Array.isArray(result.nodes)
         ? result.nodes.filter(isAxNode)
         : [];
+    // The debugger read the tab as it was then: if it had moved to the
+    // daemon's page meanwhile, the tree is not returned.
+    assertNotDaemon(await chrome.tabs.get(tabId), params);
     const pruned = pruneTree(nodes, maxNodes);
     return { tab_id: tabId, url: tab.url ?? null, ...pruned };
   },
@@ -340,7 +393,7 @@ export const actions: Record<string, Action> = {
   /** One DevTools protocol command on a tab through chrome.debugger (for bridges). */
   "cdp.send": async (params, context) => {
     const tab = await resolveTab(params);
-    const tabId = scriptable(tab);
+    const tabId = scriptable(tab, params);
     context.touched(tab, "cdp.send");
     const method = str(params, "method") ?? "";
     const commandParams =

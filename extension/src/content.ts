@@ -16,6 +16,11 @@ import {
   waitForElement,
 } from "./page_dom.ts";
 import type { Json } from "./json.ts";
+import {
+  daemonPageRefusal,
+  reachesDaemon,
+} from "../../platform/daemon_origin.ts";
+import { daemonOf } from "./daemon.ts";
 
 const MAX_CONSOLE = 200;
 const MAX_MUTATIONS = 50;
@@ -138,6 +143,16 @@ function start(): void {
       respond({
         ok: false,
         error: `Unknown content action ${String(message.agentd)}`,
+      });
+      return false;
+    }
+    // Checked here, where the page is: the tab may have navigated to the
+    // daemon's page since the background page looked at it.
+    const daemon = daemonOf(args);
+    if (daemon !== undefined && reachesDaemon(location.href, daemon)) {
+      respond({
+        ok: false,
+        error: daemonPageRefusal("this tab", location.href),
       });
       return false;
     }

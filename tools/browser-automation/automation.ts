@@ -3,6 +3,7 @@
 // the page before and after, retries once on a browser that restarted under
 // it, and turns failures into errors with a screenshot.
 
+import type { DaemonOrigin } from "../../platform/daemon_origin.ts";
 import { join } from "node:path";
 import { BrowserConnection } from "../../platform/browser.ts";
 import { messageOf } from "../../platform/errors.ts";
@@ -51,6 +52,8 @@ export class BrowserAutomation {
   /** Where screenshot may write; the first is where relative paths go. */
   readonly screenshotDirs: string[];
   readonly #log: Logger;
+  /** The daemon's own origin: its session cookie is never returned (platform/daemon_origin.ts). */
+  readonly ownOrigin: () => DaemonOrigin;
   readonly #defaultScreenshotDir: string;
   #actions = 0;
   #failures = 0;
@@ -65,10 +68,12 @@ export class BrowserAutomation {
       log: Logger;
       dataDir: string;
       env: Readonly<Record<string, string>>;
+      ownOrigin?: () => DaemonOrigin;
     },
   ) {
     this.config = config;
     this.#log = options.log;
+    this.ownOrigin = options.ownOrigin ?? (() => ({ ports: [], hosts: [] }));
     this.#defaultScreenshotDir = join(options.dataDir, "screenshots");
     this.screenshotDirs = config.screenshot_dirs ??
       [this.#defaultScreenshotDir];

@@ -79,6 +79,7 @@ export const browserAutomationServer = defineServer<BrowserAutomation>({
       log: deps.log,
       dataDir: deps.dataDir,
       env: deps.env,
+      ownOrigin: deps.ownOrigin,
     });
     await automation.start();
     deps.log.info("browser_automation_ready", {

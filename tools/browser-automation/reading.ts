@@ -1,5 +1,6 @@
 // Reading tools: text, HTML, links and cookies of the page.
 
+import { isDaemonCookie } from "../../platform/daemon_origin.ts";
 import { z } from "zod";
 import type { JsonValue } from "../../platform/store.ts";
 import { json, toolDefiner } from "../kit/mod.ts";
@@ -187,8 +188,12 @@ export const getCookies = tool({
       { tool: "get_cookies", log: { domain: domain ?? null }, readOnly: true },
       async (page) => {
         const host = domain === undefined ? undefined : hostOf(domain);
+        // Attached to the user's browser, the profile may hold the daemon's
+        // dashboard session: it never leaves (platform/daemon_origin.ts).
+        const daemon = ctx.ownOrigin();
         const cookies = (await page.browser().cookies()).filter((cookie) =>
-          host === undefined || cookieMatches(cookie.domain, host)
+          (host === undefined || cookieMatches(cookie.domain, host)) &&
+          !isDaemonCookie(cookie, daemon)
         );
         const listed: { [key: string]: JsonValue }[] = [];
         let size = 0;

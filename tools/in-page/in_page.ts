@@ -12,15 +12,22 @@ import {
 } from "../kit/mod.ts";
 import type { InPageConfig } from "./config.ts";
 import { ExtensionRelay } from "../../platform/extension_relay.ts";
+import type { DaemonOrigin } from "../../platform/daemon_origin.ts";
 
 export class InPage {
   readonly relay: ExtensionRelay;
   readonly config: InPageConfig;
   readonly #log: Logger;
+  /** The daemon's own origin, which no tool may read or act in (platform/daemon_origin.ts). */
+  readonly ownOrigin: () => DaemonOrigin;
 
-  constructor(config: InPageConfig, options: { dataDir: string; log: Logger }) {
+  constructor(
+    config: InPageConfig,
+    options: { dataDir: string; log: Logger; ownOrigin: () => DaemonOrigin },
+  ) {
     this.config = config;
     this.#log = options.log;
+    this.ownOrigin = options.ownOrigin;
     this.relay = new ExtensionRelay({
       dataDir: options.dataDir,
       port: config.relay_port,
@@ -41,6 +48,9 @@ export class InPage {
     for (const [key, value] of Object.entries(params)) {
       if (value !== undefined) clean[key] = value;
     }
+    // The extension refuses tabs on this origin, checked in the page itself.
+    const daemon = this.ownOrigin();
+    clean.daemon = { ports: [...daemon.ports], hosts: [...daemon.hosts] };
     const started = performance.now();
     try {
       const value = await this.relay.call(action, clean, {

@@ -48,7 +48,11 @@ export const inPageServer = defineServer<InPage>({
   ],
   async start(deps) {
     const config = InPageConfig.parse(deps.config);
-    const inPage = new InPage(config, { dataDir: deps.dataDir, log: deps.log });
+    const inPage = new InPage(config, {
+      dataDir: deps.dataDir,
+      log: deps.log,
+      ownOrigin: deps.ownOrigin,
+    });
     await inPage.relay.start();
     return {
       context: inPage,

@@ -4,6 +4,7 @@
 
 import { z } from "zod";
 import { toolDefiner } from "../kit/mod.ts";
+import { reachesDaemon } from "../../platform/daemon_origin.ts";
 import { type InPage, jsonResult, withinBudget } from "./in_page.ts";
 
 const tool = toolDefiner<InPage>();
@@ -26,7 +27,15 @@ export const interceptNetwork = tool({
       { pattern },
     );
     const structured = result.structuredContent ?? {};
-    const entries = Array.isArray(structured.entries) ? structured.entries : [];
+    // Requests to the daemon itself are not the agent's to see (login codes, dashboard calls).
+    const daemon = ctx.ownOrigin();
+    const entries =
+      (Array.isArray(structured.entries) ? structured.entries : [])
+        .filter((entry) =>
+          !(typeof entry === "object" && entry !== null &&
+            !Array.isArray(entry) &&
+            typeof entry.url === "string" && reachesDaemon(entry.url, daemon))
+        );
     // The newest entries are the ones worth keeping.
     const requests = withinBudget(entries.toReversed(), ctx.config.text_budget)
       .toReversed();

@@ -2,9 +2,11 @@
 // local and session storage of the tab's origin.
 
 import { z } from "zod";
-import { toolDefiner } from "../kit/mod.ts";
+import { toolDefiner, ToolError } from "../kit/mod.ts";
+import { isDaemonCookie } from "../../platform/daemon_origin.ts";
 import { type InPage, jsonResult, withinBudget } from "./in_page.ts";
 import { tabParam } from "./params.ts";
+import type { JsonValue } from "../../platform/store.ts";
 
 const tool = toolDefiner<InPage>();
 
@@ -25,7 +27,12 @@ export const getCookies = tool({
       tab_id,
     });
     const found = result.structuredContent ?? {};
-    const all = Array.isArray(found.cookies) ? found.cookies : [];
+    // The daemon's own session cookie never leaves: it would make the caller
+    // the operator (any loopback host's cookies reach the daemon).
+    const daemon = ctx.ownOrigin();
+    const all = (Array.isArray(found.cookies) ? found.cookies : []).filter(
+      (cookie) => !isDaemonCookie(cookieNameAndDomain(cookie), daemon),
+    );
     const cookies = withinBudget(all, ctx.config.text_budget);
     return jsonResult({
       domain: found.domain ?? null,
@@ -57,6 +64,18 @@ export const setCookies = tool({
   }),
   annotations: { destructiveHint: true },
   handle(ctx, { cookies }, call) {
+    const daemon = ctx.ownOrigin();
+    const refused = cookies.filter((cookie) => isDaemonCookie(cookie, daemon));
+    if (refused.length > 0) {
+      throw new ToolError(
+        `Refused: ${
+          refused.map((cookie) => `"${cookie.name}" on ${cookie.domain}`).join(
+            ", ",
+          )
+        } is agentd's own session cookie (its hosts get it whatever the port); ` +
+          "no tool sets it. Nothing was set.",
+      );
+    }
     return ctx.act(call, "set_cookies", "cookies.set", {
       cookies: cookies.map((cookie) => ({
         ...cookie,
@@ -65,6 +84,18 @@ export const setCookies = tool({
     });
   },
 });
+
+function cookieNameAndDomain(
+  cookie: JsonValue,
+): { name: string; domain: string } {
+  if (typeof cookie !== "object" || cookie === null || Array.isArray(cookie)) {
+    return { name: "", domain: "" };
+  }
+  return {
+    name: String(cookie.name ?? ""),
+    domain: String(cookie.domain ?? ""),
+  };
+}
 
 const keyParam = z.string().min(1).max(2048).optional().describe(
   "One key to read (default: every entry)",

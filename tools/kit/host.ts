@@ -24,6 +24,10 @@ import {
   ToolError,
 } from "./mod.ts";
 import { messageOf } from "../../platform/errors.ts";
+import {
+  type DaemonOrigin,
+  daemonOrigin,
+} from "../../platform/daemon_origin.ts";
 import type { Guard } from "./guard.ts";
 import type { Caller } from "../../platform/identity.ts";
 
@@ -46,6 +50,8 @@ export interface HostOptions {
   peers?: readonly Peer[];
   /** This process's HTTP address once it listens. */
   address?: () => string | undefined;
+  /** The daemon's origin as browsers see it; by default derived from `address` alone. */
+  ownOrigin?: () => DaemonOrigin;
   /** Hosted alone by `agentd mcp <id>` (default false: beside others in `serve`). */
   alone?: boolean;
   /** The daemon's policy and audit trail; every tool call passes it when set. */
@@ -112,6 +118,14 @@ export class HostedServer {
         toolsChanged: () => host.notifyToolsChanged(),
         peers: options.peers ?? [],
         address: options.address ?? (() => undefined),
+        ownOrigin: options.ownOrigin ??
+          (() =>
+            daemonOrigin({
+              address: options.address?.(),
+              bindHost: "127.0.0.1",
+              port: 0,
+              allowedHosts: [],
+            })),
         alone: options.alone ?? false,
         guard: options.guard,
       });

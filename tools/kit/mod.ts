@@ -26,6 +26,7 @@ import type { JsonValue, Store } from "../../platform/store.ts";
 
 import type { Caller } from "../../platform/identity.ts";
 import type { Guard } from "./guard.ts";
+import type { DaemonOrigin } from "../../platform/daemon_origin.ts";
 
 /** What a handler can do while it runs, besides returning a result. */
 export interface CallContext {
@@ -166,6 +167,13 @@ export interface ServerDeps {
   peers: readonly Peer[];
   /** This process's HTTP address (`http://127.0.0.1:8765`) once it listens; undefined on stdio. */
   address(): string | undefined;
+  /**
+   * The daemon's own origin as a browser sees it (ports, and names beyond
+   * loopback): pages there carry the operator's session, so browser tools
+   * refuse them (platform/daemon_origin.ts). Read per call: the port is
+   * known once the HTTP face listens.
+   */
+  ownOrigin(): DaemonOrigin;
   /** True under `agentd mcp <id>` (the server is the whole process), false inside `agentd serve`. */
   alone: boolean;
   /**

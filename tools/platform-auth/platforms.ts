@@ -106,40 +106,120 @@ export const addPlatform = tool({
       }
     }
     const now = ctx.auth.clock.now();
-    const existing = await ctx.auth.vault.platform(platform);
-    const record: PlatformRecord = {
-      name: platform,
-      grant,
-      settings,
-      sealed: {
-        ...(client_secret === undefined ? {} : {
-          client_secret: await ctx.auth.vault.seal(
-            platform,
-            "client_secret",
-            client_secret,
-          ),
-        }),
-        ...(api_key === undefined ? {} : {
-          api_key: await ctx.auth.vault.seal(platform, "api_key", api_key),
-        }),
-      },
-      status: existing?.status ?? "not_authenticated",
-      status_reason: existing?.status_reason,
-      added_at: existing?.added_at ?? now,
-      updated_at: now,
-    };
-    ctx.auth.forget(platform);
-    await ctx.auth.vault.putPlatform(record);
-    await ctx.auth.reschedule(platform);
+    // Under the platform's lock: a refresh running now finishes first, and
+    // none starts with the old tokens against the new endpoints.
+    const outcome = await ctx.auth.lock(platform).run(async () => {
+      const existing = await ctx.auth.vault.platform(platform);
+      const moved = existing === undefined
+        ? []
+        : await providerChanges(ctx, existing, {
+          grant,
+          settings,
+          client_secret,
+        });
+      const dropTokens = moved.length > 0;
+      const record: PlatformRecord = {
+        name: platform,
+        grant,
+        settings,
+        sealed: {
+          ...(client_secret === undefined ? {} : {
+            client_secret: await ctx.auth.vault.seal(
+              platform,
+              "client_secret",
+              client_secret,
+            ),
+          }),
+          ...(api_key === undefined ? {} : {
+            api_key: await ctx.auth.vault.seal(platform, "api_key", api_key),
+          }),
+        },
+        status: dropTokens
+          ? "not_authenticated"
+          : existing?.status ?? "not_authenticated",
+        status_reason: dropTokens
+          ? `its ${moved.join(", ")} changed: authenticate again`
+          : existing?.status_reason,
+        added_at: existing?.added_at ?? now,
+        updated_at: now,
+      };
+      ctx.auth.forget(platform);
+      // Credentials follow their provider: tokens issued to the old client
+      // or endpoints are never sent to new ones.
+      if (dropTokens) await ctx.auth.vault.dropToken(record);
+      else await ctx.auth.vault.putPlatform(record);
+      return { existing, record, moved };
+    });
+    const { existing, record, moved } = outcome;
+    if (moved.length === 0) await ctx.auth.reschedule(platform);
     ctx.auth.audit(
       platform,
       "authorize",
       existing ? "platform_replaced" : "platform_added",
-      { grant },
+      moved.length > 0 ? { grant, tokens_dropped: moved.join(",") } : { grant },
     );
-    return json({ ...publicView(record), replaced: existing !== undefined });
+    return json({
+      ...publicView(record),
+      replaced: existing !== undefined,
+      ...(moved.length > 0
+        ? {
+          tokens_dropped: true,
+          note:
+            `The stored tokens of "${platform}" were deleted because its ${
+              moved.join(", ")
+            } changed (tokens belong to the client and endpoints that issued them). ` +
+            "Call authenticate to get new ones.",
+        }
+        : {}),
+    });
   },
 });
+
+/** Settings that say who issues, receives or checks this platform's credentials. */
+const PROVIDER_FIELDS = [
+  "issuer",
+  "authorization_endpoint",
+  "token_endpoint",
+  "revocation_endpoint",
+  "introspection_endpoint",
+  "device_authorization_endpoint",
+  "jwks_uri",
+  "client_id",
+] as const;
+
+/**
+ * What changed about the provider or client between the stored platform and
+ * its replacement (empty: the same provider and client, tokens stay).
+ */
+async function providerChanges(
+  ctx: PlatformAuthContext,
+  existing: PlatformRecord,
+  next: {
+    grant: Grant;
+    settings: PlatformRecord["settings"];
+    client_secret: string | undefined;
+  },
+): Promise<string[]> {
+  const changed: string[] = [];
+  if (existing.grant !== next.grant) changed.push("grant");
+  for (const field of PROVIDER_FIELDS) {
+    if (existing.settings[field] !== next.settings[field]) changed.push(field);
+  }
+  if (
+    existing.settings.api_key_probe?.url !== next.settings.api_key_probe?.url
+  ) {
+    changed.push("api_key_probe.url");
+  }
+  const before = existing.sealed.client_secret === undefined
+    ? undefined
+    : await ctx.auth.vault.unseal(
+      existing.name,
+      "client_secret",
+      existing.sealed.client_secret,
+    ).catch(() => ""); // unreadable: count it as changed
+  if (before !== next.client_secret) changed.push("client_secret");
+  return changed;
+}
 
 export const removePlatform = tool({
   name: "remove_platform",

@@ -53,9 +53,16 @@ export async function ok(
   return result.structured;
 }
 
-export async function mcpClient(url: string): Promise<Client> {
+export async function mcpClient(url: string, token?: string): Promise<Client> {
   const client = new Client({ name: "in-page-test", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const headers = token === undefined ? undefined : {
+    authorization: `Bearer ${token}`,
+  };
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers },
+    }),
+  );
   return client;
 }
 
@@ -142,8 +149,11 @@ export interface Stack {
 
 export async function inPageHealth(
   daemon: Daemon,
+  token?: string,
 ): Promise<Record<string, unknown>> {
-  const response = await fetch(`${daemon.url}/health`);
+  const response = await fetch(`${daemon.url}/health`, {
+    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+  });
   const body: unknown = await response.json();
   assert.ok(typeof body === "object" && body !== null && "servers" in body);
   const servers = body.servers;
@@ -180,7 +190,13 @@ export async function launchWithExtension(
 
 /** Everything up: daemon, host registered, browser with the extension on the test page, extension connected. */
 export async function startStack(
-  options: { installArgs?: string[] } = {},
+  options: {
+    installArgs?: string[];
+    /** The daemon's environment (e.g. AGENTD_TOKEN). */
+    env?: Record<string, string>;
+    /** Bearer token of the clients. */
+    token?: string;
+  } = {},
 ): Promise<Stack> {
   const dataDir = await Deno.makeTempDir({ prefix: "agentd-inpage-" });
   const extension = await buildExtension(join(dataDir, "extension"));
@@ -188,6 +204,7 @@ export async function startStack(
   const site = startSite();
   let daemon = await spawnServe(dataDir, {
     extra: ["--servers", "in-page,gateway"],
+    env: options.env,
   });
   const install = await runCli([
     "native-host",
@@ -203,8 +220,8 @@ export async function startStack(
   const [existing] = await browser.pages();
   const page = existing ?? await browser.newPage();
   await page.goto(`${site.url}/`, { waitUntil: "load" });
-  let client = await mcpClient(`${daemon.url}/mcp/in-page`);
-  let gateway = await mcpClient(`${daemon.url}/mcp`);
+  let client = await mcpClient(`${daemon.url}/mcp/in-page`, options.token);
+  let gateway = await mcpClient(`${daemon.url}/mcp`, options.token);
   const stack: Stack = {
     dataDir,
     extension,
@@ -221,16 +238,17 @@ export async function startStack(
     get gateway() {
       return gateway;
     },
-    health: () => inPageHealth(daemon),
+    health: () => inPageHealth(daemon, options.token),
     async restartDaemon() {
       await client.close().catch(() => {});
       await gateway.close().catch(() => {});
       await daemon.stop();
       daemon = await spawnServe(dataDir, {
         extra: ["--servers", "in-page,gateway"],
+        env: options.env,
       });
-      client = await mcpClient(`${daemon.url}/mcp/in-page`);
-      gateway = await mcpClient(`${daemon.url}/mcp`);
+      client = await mcpClient(`${daemon.url}/mcp/in-page`, options.token);
+      gateway = await mcpClient(`${daemon.url}/mcp`, options.token);
     },
     async stopDaemon() {
       await client.close().catch(() => {});

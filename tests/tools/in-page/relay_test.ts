@@ -239,7 +239,13 @@ Deno.test("relay: a paired host relays calls and results; wrong tokens, foreign 
       );
       assert.equal(call.action, "dom.text");
       assert.ok("params" in call);
-      assert.deepEqual(call.params, { selector: "#x", max_chars: 20_000 });
+      // Every call carries the daemon's origin, which the extension refuses
+      // to act in (none here: this server has no HTTP address).
+      assert.deepEqual(call.params, {
+        selector: "#x",
+        max_chars: 20_000,
+        daemon: { ports: [], hosts: [] },
+      });
       await host.writer.write({
         type: "result",
         id: call.id,
