@@ -1,13 +1,18 @@
 // The policy guard every tool call passes (tools/kit/mcp.ts): it evaluates
-// the operator's policy, asks a person when the answer is `ask` (MCP
-// elicitation when the calling client can, else a pending approval the
-// operator answers over HTTP or `agentd approve|deny`, denied on timeout),
-// and writes the one audit record of the call.
+// the operator's policy, asks a person when the answer is `ask`, and writes
+// the one audit record of the call. A person, never the caller being judged:
+// a local caller's own client is asked by MCP elicitation when it can; an
+// agent-bound caller's never is (its client could answer for itself). Its
+// question, and any the local client cannot take, waits as a pending
+// approval the operator answers over HTTP, `agentd approve|deny`, the
+// dashboard, or the MCP client of a connected operator session that can
+// elicit. No answer in time denies.
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import type {
   CallToolResult,
   ElicitRequestFormParams,
+  ElicitResult,
 } from "../../platform/mcp_sdk.ts";
 import type { Logger } from "../../platform/log.ts";
 import {
@@ -49,6 +54,14 @@ interface Waiting {
   settle(answer: { approved: boolean; by: string; scope: Scope }): void;
 }
 
+/** A connected operator (unbound) MCP session whose client can elicit: it is asked about pending approvals. */
+export interface OperatorClient {
+  elicit(
+    params: ElicitRequestFormParams,
+    options: { signal: AbortSignal; timeout: number },
+  ): Promise<ElicitResult>;
+}
+
 export interface Admission {
   allowed: boolean;
   decision: string;
@@ -66,6 +79,8 @@ export class Guard {
   readonly #grants = new Set<string>();
   /** Settled approvals, newest last (the store keeps them too). */
   readonly #recent: Approval[] = [];
+  /** Operator sessions that can elicit, asked about each pending approval. */
+  readonly #operators = new Set<OperatorClient>();
 
   constructor(
     private readonly store: Store,
@@ -105,6 +120,16 @@ export class Guard {
     this.#policy = parsed.data;
     this.log.info("policy_changed", { rules: parsed.data.rules.length });
     return parsed.data;
+  }
+
+  /**
+   * Registers an operator's MCP session (unbound caller, client with
+   * elicitation) to be asked about pending approvals; returns its
+   * unregistration, called when the session closes.
+   */
+  addOperatorClient(client: OperatorClient): () => void {
+    this.#operators.add(client);
+    return () => this.#operators.delete(client);
   }
 
   /**
@@ -198,7 +223,44 @@ export class Guard {
   > {
     const asker = outerCall.getStore() ?? call;
     const timeout = this.#policy.ask_timeout_ms;
-    const params: ElicitRequestFormParams = {
+    const params = this.#question(facts, rule, call);
+    // An agent-bound caller (or a chain an agent started) is the one being
+    // judged: its own client must never approve its call.
+    const judgedCaller = facts.caller.agent !== undefined ||
+      asker.caller.agent !== undefined;
+    if (!judgedCaller) {
+      try {
+        const elicited = asker.elicit(params).then((result) => ({
+          approved: result.action === "accept",
+          by: "the user (elicitation)",
+          scope: scopeOf(result),
+          timeout: false,
+        }));
+        // A client without the capability rejects at once: then the pending list.
+        return await withTimeout(elicited, timeout, call.signal);
+      } catch (error) {
+        if (error instanceof TimeoutError) {
+          return {
+            approved: false,
+            by: "nobody",
+            scope: "once",
+            timeout: true,
+          };
+        }
+        if (!(error instanceof ToolError)) {
+          this.log.warn("elicitation_failed", { error: messageOf(error) });
+        }
+      }
+    }
+    return await this.#pending(facts, rule, call, timeout, params);
+  }
+
+  #question(
+    facts: ToolFacts,
+    rule: string,
+    call: CallContext,
+  ): ElicitRequestFormParams {
+    return {
       message: `${callerName(facts)}${
         call.sessionId ? ` (session ${call.sessionId})` : ""
       } asks to run ${facts.server}.${facts.tool} with ${
@@ -218,27 +280,6 @@ export class Guard {
         },
       },
     };
-    let elicited: Promise<
-      { approved: boolean; by: string; scope: Scope; timeout: boolean }
-    >;
-    try {
-      elicited = asker.elicit(params).then((result) => ({
-        approved: result.action === "accept",
-        by: "the user (elicitation)",
-        scope: result.content?.scope === "session" ? "session" : "once",
-        timeout: false,
-      }));
-      // A client without the capability throws synchronously-ish: await the first answer.
-      return await withTimeout(elicited, timeout, call.signal);
-    } catch (error) {
-      if (error instanceof TimeoutError) {
-        return { approved: false, by: "nobody", scope: "once", timeout: true };
-      }
-      if (!(error instanceof ToolError)) {
-        this.log.warn("elicitation_failed", { error: messageOf(error) });
-      }
-    }
-    return await this.#pending(facts, rule, call, timeout);
   }
 
   async #pending(
@@ -246,6 +287,7 @@ export class Guard {
     rule: string,
     call: CallContext,
     timeout: number,
+    question: ElicitRequestFormParams,
   ): Promise<
     { approved: boolean; by: string; scope: Scope; timeout: boolean }
   > {
@@ -293,6 +335,26 @@ export class Guard {
     await told.progress(0, undefined, waitingFor).catch(() => {});
     await told.log("warning", { approval: approval.id, message: waitingFor })
       .catch(() => {});
+    // Connected operator clients that can elicit are asked too; the first answer decides.
+    const asked = new AbortController();
+    for (const operator of this.#operators) {
+      operator.elicit(question, { signal: asked.signal, timeout })
+        .then((result) => {
+          // Dismissed (`cancel`) by one operator client: the others and the pending list still can.
+          if (result.action === "cancel") return;
+          this.decide(
+            approval.id,
+            result.action === "accept",
+            "the operator (elicitation)",
+            scopeOf(result),
+          );
+        })
+        .catch((error) => {
+          if (!asked.signal.aborted) {
+            this.log.warn("elicitation_failed", { error: messageOf(error) });
+          }
+        });
+    }
     let answer: { approved: boolean; by: string; scope: Scope };
     let timedOut = false;
     try {
@@ -302,6 +364,7 @@ export class Guard {
       answer = { approved: false, by: "nobody", scope: "once" };
     } finally {
       this.#waiting.delete(approval.id);
+      asked.abort();
     }
     const settled: Approval = {
       ...approval,
@@ -406,6 +469,10 @@ export class Guard {
 }
 
 class TimeoutError extends Error {}
+
+function scopeOf(result: ElicitResult): Scope {
+  return result.content?.scope === "session" ? "session" : "once";
+}
 
 function withTimeout<T>(
   promise: Promise<T>,
