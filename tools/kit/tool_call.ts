@@ -16,6 +16,7 @@ import { messageOf } from "../../platform/errors.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import type { Caller } from "../../platform/identity.ts";
 import { linkedSession } from "./mcp_identity.ts";
+import { canonicalPath, canonicalUrl } from "../../platform/canonical.ts";
 import {
   type CallContext,
   errorResult,
@@ -131,22 +132,30 @@ export async function runToolCall(
         `Invalid arguments for ${name}: ${describeIssues(parsed.error)}`,
       );
     }
-    const handle = (call: CallContext) =>
-      entry.def.handle(host.context(), parsed.data, call);
+    const def = entry.def;
     const guard = host.guard;
-    run = !guard ? handle : (call) =>
-      guard.run(
+    run = async (call) => {
+      // Judged and run with one value: the policy sees the file or address the tool opens.
+      const canonical = def.argKinds === undefined
+        ? parsed.data
+        : await canonicalArgs(host, def, parsed.data);
+      const handle = () => def.handle(host.context(), canonical, call);
+      if (!guard) return handle();
+      return guard.run(
         {
           server: spec.id,
           tool: name,
-          args,
+          args: def.argKinds === undefined ? args : canonical,
           caller: call.caller,
-          annotations: entry.def.annotations,
+          annotations: def.annotations,
+          touches: def.touches,
+          argKinds: def.argKinds,
         },
         call,
-        () => handle(call),
+        handle,
         connection,
       );
+    };
   } else {
     run = (call) => {
       host.context(); // throws the readable "not running" error
@@ -190,6 +199,31 @@ export async function runToolCall(
     session: logSession,
   });
   return result;
+}
+
+/** A validated call's arguments with its path and URL arguments canonical. */
+async function canonicalArgs(
+  host: HostedServer,
+  def: ToolDef<unknown>,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const out = { ...args };
+  let base: string | undefined;
+  let baseKnown = false;
+  for (const [name, kind] of Object.entries(def.argKinds ?? {})) {
+    const value = out[name];
+    if (typeof value !== "string") continue;
+    if (kind === "url") {
+      out[name] = canonicalUrl(value);
+      continue;
+    }
+    if (!baseKnown) {
+      base = await def.relativeTo?.(host.context());
+      baseKnown = true;
+    }
+    out[name] = await canonicalPath(value, { base });
+  }
+  return out;
 }
 
 /** The SDK client's request timeout when none is given. */
