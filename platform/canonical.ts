@@ -140,3 +140,27 @@ export function judgedPattern(
     .replace(/\/\.$/, "");
   return path.length > 1 ? path.replace(/\/+$/, "") : path;
 }
+
+/**
+ * The glob `pattern` with the symbolic links of its literal directory prefix
+ * resolved (`/tmp/out/**` is `/private/tmp/out/**` on macOS), when that
+ * differs: canonical paths are real, so a rule written with the link's
+ * spelling must match them too. Undefined for globs that are not absolute
+ * paths or whose prefix has no link.
+ */
+export async function realPattern(
+  pattern: string,
+  options: Pick<PathOptions, "realPath"> = {},
+): Promise<string | undefined> {
+  if (!pattern.startsWith("/")) return undefined;
+  const segments = pattern.split("/");
+  const glob = segments.findIndex((segment) => /[*?]/.test(segment));
+  const literal = glob === -1 ? segments : segments.slice(0, glob);
+  const prefix = literal.join("/") || "/";
+  const real = await canonicalPath(prefix, options);
+  if (real === posix.resolve(prefix)) return undefined;
+  return glob === -1 ? real : posix.join(real, ...segments.slice(glob)).replace(
+    /\/$/,
+    pattern.endsWith("/") ? "/" : "",
+  );
+}

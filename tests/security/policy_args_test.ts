@@ -16,6 +16,7 @@ import {
   canonicalPath,
   canonicalUrl,
   type OsName,
+  realPattern,
 } from "../../platform/canonical.ts";
 import {
   evaluate,
@@ -94,6 +95,24 @@ Deno.test("security: every spelling of a denied path is refused once canonical",
   // Elsewhere stays allowed.
   const work = await canonicalPath(`${root}/home/ann/work/notes.txt`);
   assert.equal(evaluate(policy, readFacts(work, {})).decision, "allow");
+});
+
+Deno.test("security: a rule written through a link (/tmp on macOS) also names the real directory", async () => {
+  await using dir = await tempDir();
+  const root = await Deno.realPath(dir.path);
+  await homeTree(root);
+  const linked = join(root, "home", "ann", "work", "keys");
+  assert.equal(
+    await realPattern(`${linked}/**`),
+    join(root, "home", "ann", ".ssh") + "/**",
+  );
+  assert.equal(
+    await realPattern(`${root}/home/*/work/keys/**`),
+    undefined,
+    "a link below the first glob is left alone",
+  );
+  assert.equal(await realPattern(`${root}/home/ann/**`), undefined);
+  assert.equal(await realPattern("https://example.com/**"), undefined);
 });
 
 Deno.test("security: on a case-folding OS, case spellings of a denied path are refused", async () => {

@@ -20,6 +20,7 @@ import {
   PolicyConfig,
   type ToolFacts,
 } from "../../platform/policy.ts";
+import { realPattern } from "../../platform/canonical.ts";
 import type { JsonValue, Store } from "../../platform/store.ts";
 import { AUDIT_DELAY_MS, AuditTrail, redactArgs } from "./audit.ts";
 import { type CallContext, ToolError } from "./mod.ts";
@@ -73,6 +74,8 @@ export interface Admission {
 
 export class Guard {
   #policy: PolicyConfig;
+  /** The policy as judged: path globs also in their real spelling (see withRealPatterns). */
+  #judged: Promise<PolicyConfig>;
   readonly audit: AuditTrail;
   readonly #waiting = new Map<string, Waiting>();
   /** `<session>|<caller>|<server>.<tool>` granted for the rest of a session. */
@@ -91,6 +94,7 @@ export class Guard {
     private readonly builtins: ReadonlySet<string> = new Set(),
   ) {
     this.#policy = policy;
+    this.#judged = withRealPatterns(policy);
     this.audit = new AuditTrail(
       store,
       () => this.#policy.audit_retention_days,
@@ -118,6 +122,7 @@ export class Guard {
       );
     }
     this.#policy = parsed.data;
+    this.#judged = withRealPatterns(parsed.data);
     this.log.info("policy_changed", { rules: parsed.data.rules.length });
     return parsed.data;
   }
@@ -156,7 +161,7 @@ export class Guard {
     call: CallContext,
     connection = "",
   ): Promise<Admission> {
-    const verdict = evaluate(this.#policy, facts);
+    const verdict = evaluate(await this.#judged, facts);
     const name = `${facts.server}.${facts.tool}`;
     if (verdict.decision === "allow") {
       return {
@@ -466,6 +471,35 @@ export class Guard {
       );
     }
   }
+}
+
+/**
+ * The policy with each absolute path glob (rule arguments, write roots) also
+ * in its real spelling: arguments are judged as real paths, so a rule
+ * written through a link (`/tmp` on macOS) still matches them.
+ */
+async function withRealPatterns(policy: PolicyConfig): Promise<PolicyConfig> {
+  const both = async (patterns: readonly string[]) => {
+    const out = [...patterns];
+    for (const pattern of patterns) {
+      const real = await realPattern(pattern).catch(() => undefined);
+      if (real !== undefined && !out.includes(real)) out.push(real);
+    }
+    return out;
+  };
+  const rules = [];
+  for (const rule of policy.rules) {
+    if (rule.args === undefined) {
+      rules.push(rule);
+      continue;
+    }
+    const args: Record<string, string[]> = {};
+    for (const [name, wanted] of Object.entries(rule.args)) {
+      args[name] = await both(typeof wanted === "string" ? [wanted] : wanted);
+    }
+    rules.push({ ...rule, args });
+  }
+  return { ...policy, rules, write_roots: await both(policy.write_roots) };
 }
 
 class TimeoutError extends Error {}
