@@ -190,7 +190,6 @@ export async function startServers(
     options.log.child({ component: "policy" }),
     PolicyConfig.parse(options.settings.values.policy ?? {}),
     Date.now,
-    new Set(specs.map((spec) => spec.id)),
   );
   const base = options.settings.base;
   const interfaces = isWildcard(base.host) ? interfaceAddresses() : [];

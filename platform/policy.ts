@@ -4,6 +4,38 @@
 
 import { z } from "zod";
 import type { Caller } from "./identity.ts";
+import {
+  type ArgKind,
+  judgedArg,
+  judgedPattern,
+  type OsName,
+} from "./canonical.ts";
+
+/**
+ * What a tool touches beyond its own server's data, declared on each tool
+ * (`touches` on its definition). Agents are asked before each by default
+ * (`safe-default:<capability>`); local callers only under `strict`.
+ */
+export const CAPABILITIES = {
+  /** Runs script in a web page or an extension (execute_js, content scripts, extension actions, raw CDP). */
+  "page-script": "runs script in web pages or extensions",
+  /** Reads or writes cookies, web storage or extension storage: sessions and logins. */
+  "cookies-storage": "reads or writes cookies, web or extension storage",
+  /** Observes the browser's network requests across tabs (their URLs can carry tokens). */
+  "network-log": "observes the browser's network requests",
+  /** Reads, replaces or drops stored platform credentials, or the endpoints they are sent to. */
+  "credentials": "reads or changes stored platform credentials",
+  /** Adds or removes gateway upstreams: servers every agent then reaches, and whose tool descriptions it reads. */
+  "upstreams": "adds or removes gateway upstreams",
+  /** Sends mouse, keyboard or clipboard input to the desktop. */
+  "desktop-input": "sends input to the desktop",
+  /** Writes a file; unasked inside `write_roots`. */
+  "files-write": "writes files",
+} as const;
+export type Capability = keyof typeof CAPABILITIES;
+const CapabilitySchema = z.enum(
+  Object.keys(CAPABILITIES) as [Capability, ...Capability[]],
+);
 
 export type Decision = "allow" | "ask" | "deny";
 const DecisionSchema = z.enum(["allow", "ask", "deny"]);
@@ -21,6 +53,14 @@ export const PolicyRule = z.object({
   caller: z.enum(["local", "agent"]).optional(),
   /** Agent name glob; implies an agent caller. */
   agent: Pattern.optional(),
+  /**
+   * Capabilities the tool touches (see CAPABILITIES). An `allow` rule
+   * matches a tool only when every capability it touches is named (allowing
+   * cookies never allows page scripts); `ask` and `deny` match a tool that
+   * touches any of them.
+   */
+  capability: z.union([CapabilitySchema, z.array(CapabilitySchema).min(1)])
+    .optional(),
   /** Argument name -> globs; the rule matches when each named argument matches one of its globs. */
   args: z.record(z.string(), z.union([Pattern, z.array(Pattern).min(1)]))
     .optional(),
@@ -57,6 +97,15 @@ export interface ToolFacts {
     readOnlyHint?: boolean;
     openWorldHint?: boolean;
   };
+  /** What the tool touches (its definition's `touches`); none for external upstreams' tools. */
+  touches?: readonly Capability[];
+  /** Its path and URL arguments, whose (canonical) values and rule globs are compared as the OS reads them. */
+  argKinds?: Readonly<Record<string, ArgKind>>;
+}
+
+export interface EvaluateOptions {
+  /** Whose path rules apply (case folding on darwin and windows); this process's OS by default. */
+  os?: OsName;
 }
 
 export interface Verdict {
@@ -66,15 +115,20 @@ export interface Verdict {
 }
 
 /** First matching rule wins; then the safe defaults; then the caller's default. */
-export function evaluate(policy: PolicyConfig, facts: ToolFacts): Verdict {
+export function evaluate(
+  policy: PolicyConfig,
+  facts: ToolFacts,
+  options: EvaluateOptions = {},
+): Verdict {
+  const os = options.os ?? Deno.build.os;
   for (const [index, rule] of policy.rules.entries()) {
-    if (matches(rule, facts)) {
+    if (matches(rule, facts, os)) {
       return { decision: rule.decision, rule: rule.id ?? `rules[${index}]` };
     }
   }
   const agent = facts.caller.agent !== undefined;
   if (agent || policy.strict) {
-    const safe = safeDefault(policy, facts);
+    const safe = safeDefault(policy, facts, os);
     if (safe) return { decision: "ask", rule: `safe-default:${safe}` };
   }
   return agent
@@ -82,29 +136,48 @@ export function evaluate(policy: PolicyConfig, facts: ToolFacts): Verdict {
     : { decision: policy.default, rule: "default" };
 }
 
-/** Why the safe defaults ask for this call, if they do. */
+/** The capability the safe defaults ask about for this call, if any. */
 function safeDefault(
   policy: PolicyConfig,
   facts: ToolFacts,
-): string | undefined {
-  const { server, tool, args, caller } = facts;
-  if (tool === "get_token" && caller.agent !== undefined) return "token-read";
-  if (tool === "execute_js") return "page-script";
-  if (server === "desktop-control" && facts.annotations?.destructiveHint) {
-    if (tool === "file_write") {
-      const path = args.path;
-      const inRoot = typeof path === "string" &&
-        policy.write_roots.some((root) =>
-          globMatch(root.replace(/\/+$/, "") + "/**", path)
-        );
-      return inRoot ? undefined : "file-write";
+  os: OsName,
+): Capability | undefined {
+  for (const capability of facts.touches ?? []) {
+    if (capability === "files-write" && insideWriteRoots(policy, facts, os)) {
+      continue;
     }
-    return "desktop-input";
+    return capability;
   }
   return undefined;
 }
 
-function matches(rule: PolicyRule, facts: ToolFacts): boolean {
+/**
+ * Whether every path the call writes lies inside a write root. A call
+ * without a path argument writes no file (a screenshot without `path`).
+ */
+function insideWriteRoots(
+  policy: PolicyConfig,
+  facts: ToolFacts,
+  os: OsName,
+): boolean {
+  const named = Object.entries(facts.argKinds ?? {})
+    .filter(([, kind]) => kind === "path");
+  // A tool that writes files but names no path argument cannot be checked: ask.
+  if (named.length === 0) return false;
+  const paths = named.map(([name]) => facts.args[name])
+    .filter((value) => value !== undefined);
+  return paths.every((path) =>
+    typeof path === "string" &&
+    policy.write_roots.some((root) =>
+      globMatch(
+        judgedPattern(root, "path", os).replace(/\/+$/, "") + "/**",
+        judgedArg(path, "path", os),
+      )
+    )
+  );
+}
+
+function matches(rule: PolicyRule, facts: ToolFacts, os: OsName): boolean {
   if (
     rule.server !== undefined && !globMatch(rule.server, facts.server) &&
     (facts.group === undefined || !globMatch(rule.server, facts.group))
@@ -121,11 +194,32 @@ function matches(rule: PolicyRule, facts: ToolFacts): boolean {
     rule.agent !== undefined &&
     (agent === undefined || !globMatch(rule.agent, agent))
   ) return false;
+  if (rule.capability !== undefined) {
+    const named: readonly Capability[] = typeof rule.capability === "string"
+      ? [rule.capability]
+      : rule.capability;
+    const touched = facts.touches ?? [];
+    const covered = rule.decision === "allow"
+      ? touched.length > 0 && touched.every((c) => named.includes(c))
+      : touched.some((c) => named.includes(c));
+    if (!covered) return false;
+  }
   for (const [name, wanted] of Object.entries(rule.args ?? {})) {
     const value = facts.args[name];
     if (typeof value !== "string" && typeof value !== "number") return false;
     const patterns = typeof wanted === "string" ? [wanted] : wanted;
-    if (!patterns.some((pattern) => globMatch(pattern, String(value)))) {
+    const kind = facts.argKinds?.[name];
+    const judged = kind !== undefined && typeof value === "string"
+      ? judgedArg(value, kind, os)
+      : String(value);
+    if (
+      !patterns.some((pattern) =>
+        globMatch(
+          kind === undefined ? pattern : judgedPattern(pattern, kind, os),
+          judged,
+        )
+      )
+    ) {
       return false;
     }
   }

@@ -20,6 +20,7 @@ const click: ToolFacts = {
   args: { x: 1, y: 2 },
   caller: {},
   annotations: { destructiveHint: true },
+  touches: ["desktop-input"],
 };
 
 Deno.test("policy: globs match paths, URLs and names whole", () => {
@@ -50,6 +51,7 @@ Deno.test("policy: defaults keep local callers working and ask agents before ris
       tool: "get_token",
       args: { platform: "github" },
       caller: { agent: "bot" },
+      touches: ["credentials"],
     }).decision,
     "ask",
   );
@@ -67,11 +69,13 @@ Deno.test("policy: defaults keep local callers working and ask agents before ris
     write_roots: ["/work/out/"],
   });
   assert.equal(evaluate(strict, click).decision, "ask");
-  const write = {
+  const write: Omit<ToolFacts, "args"> = {
     server: "desktop-control",
     tool: "file_write",
     caller: {},
     annotations: { destructiveHint: true },
+    touches: ["files-write"],
+    argKinds: { path: "path" },
   };
   assert.equal(
     evaluate(strict, { ...write, args: { path: "/work/out/a.txt" } }).decision,
@@ -81,7 +85,7 @@ Deno.test("policy: defaults keep local callers working and ask agents before ris
     evaluate(strict, { ...write, args: { path: "/etc/passwd" } }),
     {
       decision: "ask",
-      rule: "safe-default:file-write",
+      rule: "safe-default:files-write",
     },
   );
 });

@@ -20,6 +20,9 @@ export function pngSize(png: Uint8Array): { width: number; height: number } {
 
 export const screenshot = tool({
   name: "screenshot",
+  touches: ["files-write"],
+  argKinds: { path: "path" },
+  relativeTo: (ctx) => Promise.resolve(ctx.screenshotDirs[0]),
   description:
     "Take a PNG screenshot of the viewport, or of the whole page with full_page. Returned as an image; also written to path (a .png inside the allowed screenshot directories; relative paths go to the first) when given.",
   input: z.object({

@@ -34,6 +34,8 @@ export function parseTarget(raw: string): URL {
 
 export const navigate = tool({
   name: "navigate",
+  touches: [],
+  argKinds: { url: "url" },
   description:
     "Open a URL in this session's browser tab and wait until it has loaded. Returns the final URL (after redirects), title, HTTP status and load time.",
   input: z.object({
@@ -70,6 +72,7 @@ export const navigate = tool({
 
 export const waitFor = tool({
   name: "wait_for",
+  touches: [],
   description:
     `Wait until an element matching the selector is visible on the page (${SELECTOR_HELP}). Fails after the timeout.`,
   input: z.object({
@@ -112,6 +115,7 @@ export const waitFor = tool({
 
 export const scroll = tool({
   name: "scroll",
+  touches: [],
   description:
     "Scroll the page up or down by a number of pixels (default: one viewport height). Returns the new scroll position and whether the top or bottom was reached.",
   input: z.object({

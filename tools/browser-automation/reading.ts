@@ -24,6 +24,7 @@ const offsetParam = z.number().int().min(0).optional().describe(
 
 export const getText = tool({
   name: "get_text",
+  touches: [],
   description:
     "The visible text of the first element matching the selector (as rendered, with line breaks). Long text is paged: pass offset to continue.",
   input: z.object({
@@ -57,6 +58,7 @@ export const getText = tool({
 
 export const getHtml = tool({
   name: "get_html",
+  touches: [],
   description:
     "The HTML of the first element matching the selector (outerHTML), or of the whole page without one. Long HTML is paged: pass offset to continue.",
   input: z.object({
@@ -102,6 +104,7 @@ export const getHtml = tool({
 
 export const getLinks = tool({
   name: "get_links",
+  touches: [],
   description:
     "The links (<a href>) on the page: text and absolute URL, in document order. Hidden links (not rendered, zero size, invisible) are left out unless include_hidden is true.",
   input: z.object({
@@ -174,6 +177,7 @@ export function cookieMatches(cookieDomain: string, domain: string): boolean {
 
 export const getCookies = tool({
   name: "get_cookies",
+  touches: ["cookies-storage"],
   description:
     "The browser's cookies (the profile's, shared by every tab), optionally only those of a domain: its own, its subdomains' and parent-domain cookies sent to it.",
   input: z.object({

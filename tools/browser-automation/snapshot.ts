@@ -123,6 +123,7 @@ function rendered(line: Line): string {
 
 export const snapshot = tool({
   name: "snapshot",
+  touches: [],
   title: "Accessibility snapshot",
   description:
     "The page's accessibility tree (iframes included) as indented lines: role, name, state and a ref per element. " +

@@ -9,6 +9,9 @@ const tool = toolDefiner<DesktopControl>();
 
 export const fileRead = tool({
   name: "file_read",
+  touches: [],
+  argKinds: { path: "path" },
+  relativeTo: (ctx) => ctx.files.relativeBase(),
   description:
     "Read a file inside the allowed roots (config allowed_roots; relative paths are taken from the first). " +
     "UTF-8 text comes back as text, anything else base64.",
@@ -38,6 +41,9 @@ export const fileRead = tool({
 
 export const fileWrite = tool({
   name: "file_write",
+  touches: ["files-write"],
+  argKinds: { path: "path" },
+  relativeTo: (ctx) => ctx.files.relativeBase(),
   description:
     "Write text to a file inside the allowed roots, replacing it whole and atomically (a reader sees the " +
     "old or the new content, never a part). The directory must exist.",

@@ -36,6 +36,7 @@ export function splitKeys(keys: readonly string[]): string[] {
 
 export const keyboardType = tool({
   name: "keyboard_type",
+  touches: ["desktop-input"],
   description:
     "Type text into the focused window, any characters (accents, symbols, emoji) whatever the keyboard " +
     "layout; \\n presses Enter and \\t Tab.",
@@ -57,6 +58,7 @@ export const keyboardType = tool({
 
 export const keyboardPress = tool({
   name: "keyboard_press",
+  touches: ["desktop-input"],
   description:
     "Press and release one key: enter, tab, escape, backspace, delete, up, down, left, right, home, end, " +
     "pageup, pagedown, f1-f35, a character, or an X keysym name (XF86AudioMute).",
@@ -76,6 +78,7 @@ export const keyboardPress = tool({
 
 export const keyboardShortcut = tool({
   name: "keyboard_shortcut",
+  touches: ["desktop-input"],
   description:
     'Press a key combination: keys held in order, released in reverse. ["ctrl", "shift", "t"] or ' +
     '["ctrl+shift+t"]; modifiers ctrl, shift, alt, super (win/cmd/meta).',

@@ -24,6 +24,7 @@ function rounded(point: { x: number; y: number }) {
 
 export const mouseMove = tool({
   name: "mouse_move",
+  touches: [],
   description:
     "Move the pointer to x, y (pixels of your latest screenshot by default).",
   input: z.object({
@@ -58,6 +59,7 @@ export const mouseMove = tool({
 
 export const mouseClick = tool({
   name: "mouse_click",
+  touches: ["desktop-input"],
   description:
     "Click at x, y (pixels of your latest screenshot by default) with the left (default) or right button.",
   input: z.object({
@@ -98,6 +100,7 @@ export const mouseClick = tool({
 
 export const mouseDrag = tool({
   name: "mouse_drag",
+  touches: ["desktop-input"],
   description:
     "Press the left button at `from`, move to `to` in steps, release: selects text, moves windows and items.",
   input: z.object({

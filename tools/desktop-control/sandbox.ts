@@ -64,6 +64,11 @@ export class FileSandbox {
     return roots;
   }
 
+  /** Where relative paths start: the first allowed root that exists, as a real path. */
+  async relativeBase(): Promise<string | undefined> {
+    return (await this.#realRoots())[0];
+  }
+
   /** The absolute, lexically normal path asked for; refuses `..`, NUL and, without roots, everything. */
   async #requested(path: string, field = "path"): Promise<string> {
     const roots = await this.#realRoots();

@@ -14,6 +14,7 @@ function windowJson(window: WindowInfo) {
 
 export const getWindowList = tool({
   name: "get_window_list",
+  touches: [],
   description:
     "List the desktop's top-level windows: id, title, application, pid, position and size in screen " +
     "pixels, whether visible and focused. Hidden (minimised, unmapped, untitled) ones only with include_hidden.",
@@ -67,6 +68,7 @@ export function windowByTitle(
 
 export const focusWindow = tool({
   name: "focus_window",
+  touches: [],
   description:
     "Bring a window to the front and give it the keyboard focus, by window_id (from get_window_list) " +
     "or by title (exact, else the only title containing it, any case).",

@@ -115,6 +115,7 @@ export async function actionNames(
 
 export const executeExtensionAction = tool({
   name: "execute_extension_action",
+  touches: ["page-script", "cookies-storage"],
   description:
     `Run a named action in an extension's service worker, with the extension's own permissions. Built-in: ${
       Object.entries(BUILTIN_ACTIONS).map(([name, action]) =>

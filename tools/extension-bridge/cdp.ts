@@ -15,6 +15,7 @@ export function cdpAllowed(method: string, allow: readonly string[]): boolean {
 
 export const bridgeCdpCommand = tool({
   name: "bridge_cdp_command",
+  touches: ["page-script", "cookies-storage", "network-log"],
   description:
     "Send one Chrome DevTools Protocol command (Domain.method) to the browser target and return its result. Only methods on the extension-bridge setting cdp_allow run; the default allows reads (Browser.getVersion, Target.getTargets, Extensions.getExtensions, ...), not Runtime.evaluate.",
   input: z.object({

@@ -56,6 +56,7 @@ async function manifestOf(
 
 export const listExtensionsTool = tool({
   name: "list_extensions",
+  touches: [],
   description:
     "List the browser's installed extensions: id, name, version, enabled, permissions, host permissions, running contexts. Every installed extension appears when the companion (an extension with the management permission) runs; otherwise unpacked and running ones.",
   input: z.object({
@@ -82,6 +83,7 @@ export const listExtensionsTool = tool({
 
 export const getExtensionState = tool({
   name: "get_extension_state",
+  touches: [],
   description:
     "Current state of one extension: enabled, version, manifest, its service worker (running or idle) and other open contexts, and the actions execute_extension_action offers for it.",
   input: z.object({ extension_id: extensionId }),
@@ -119,6 +121,7 @@ export const getExtensionState = tool({
 
 export const getExtensionPermissions = tool({
   name: "get_extension_permissions",
+  touches: [],
   description:
     "Permissions of one extension: declared in its manifest (required and optional API permissions, host permissions) and granted now (chrome.permissions.getAll in the extension; null while disabled).",
   input: z.object({ extension_id: extensionId }),

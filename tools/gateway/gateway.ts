@@ -10,7 +10,6 @@ import type {
   Tool,
 } from "../../platform/mcp_sdk.ts";
 import type { Caller } from "../../platform/identity.ts";
-import type { ToolFacts } from "../../platform/policy.ts";
 import type { Guard } from "../kit/guard.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
@@ -316,28 +315,25 @@ export class Gateway implements DynamicTools {
     );
   }
 
+  /** The process's policy guard, when one runs (see GatewayOptions.guard). */
+  get guard(): Guard | undefined {
+    return this.#options.guard;
+  }
+
   /**
-   * Runs one of the gateway's own tools under the policy, as `gateway.<tool>`
-   * (its meta-tools, and its eight tools when `call_tool` names them: a rule
-   * on `gateway.register_server` holds through `call_tool` too).
+   * Runs a meta-tool under the policy as `gateway.<tool>`; what `call_tool`
+   * reaches is judged where it runs (tools.ts callOwn, Upstream.call).
    */
   runOwn(
     tool: string,
     args: Record<string, unknown>,
     call: CallContext,
     run: () => Promise<CallToolResult>,
-    annotations?: ToolFacts["annotations"],
   ): Promise<CallToolResult> {
     const guard = this.#options.guard;
     if (!guard) return run();
     return guard.run(
-      {
-        server: GATEWAY_ID,
-        tool,
-        args,
-        caller: call.caller,
-        ...(annotations ? { annotations } : {}),
-      },
+      { server: GATEWAY_ID, tool, args, caller: call.caller, touches: [] },
       call,
       run,
       call.connection,

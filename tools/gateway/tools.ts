@@ -13,8 +13,9 @@ import {
   toolDefiner,
   ToolError,
 } from "../kit/mod.ts";
+import { runDefined } from "../kit/tool_call.ts";
 import { CredentialHeaders } from "./credentials.ts";
-import type { Gateway } from "./gateway.ts";
+import { type Gateway, GATEWAY_ID } from "./gateway.ts";
 import { byName, type Upstream } from "./upstream.ts";
 import { serverView } from "./views.ts";
 
@@ -40,6 +41,7 @@ function summary(gateway: Gateway, upstream: Upstream, viewer: Caller) {
 
 export const listServers = defineGatewayTool({
   name: "list_servers",
+  touches: [],
   title: "List servers",
   description:
     "Lists every upstream MCP server behind this gateway: name, replica group, where it comes from " +
@@ -56,6 +58,8 @@ export const listServers = defineGatewayTool({
 
 export const registerServer = defineGatewayTool({
   name: "register_server",
+  touches: ["upstreams"],
+  argKinds: { url: "url" },
   title: "Register a server",
   description:
     "Registers a streamable HTTP MCP server under `name` (the prefix of its tools: <name>__<tool>). " +
@@ -93,6 +97,7 @@ export const registerServer = defineGatewayTool({
 
 export const unregisterServer = defineGatewayTool({
   name: "unregister_server",
+  touches: ["upstreams"],
   title: "Unregister a server",
   description:
     "Removes a server added with register_server and its tools. Built-in and config-file servers cannot be removed here.",
@@ -106,6 +111,7 @@ export const unregisterServer = defineGatewayTool({
 
 export const routeToolCall = defineGatewayTool({
   name: "route_tool_call",
+  touches: [],
   title: "Call a tool on one server",
   description:
     "Calls `tool` (the upstream's own tool name) on `server` (an upstream name or a replica group). " +
@@ -124,6 +130,7 @@ export const routeToolCall = defineGatewayTool({
 
 export const broadcastToolCall = defineGatewayTool({
   name: "broadcast_tool_call",
+  touches: [],
   title: "Call a tool on every server",
   description:
     "Calls `tool` on every upstream that has it, in parallel, each with its own timeout, and returns " +
@@ -137,6 +144,7 @@ export const broadcastToolCall = defineGatewayTool({
 
 export const getServerHealth = defineGatewayTool({
   name: "get_server_health",
+  touches: [],
   title: "Health of one server",
   description:
     "State (connecting, healthy, unhealthy, stopped), since when, last check, latency, last error, " +
@@ -151,6 +159,7 @@ export const getServerHealth = defineGatewayTool({
 
 export const getServerTools = defineGatewayTool({
   name: "get_server_tools",
+  touches: [],
   title: "Tools of one server",
   description:
     "The tools one upstream exposes through the gateway: gateway name, upstream name, description and input schema.",
@@ -180,6 +189,7 @@ export const getServerTools = defineGatewayTool({
 
 export const discoverServers = defineGatewayTool({
   name: "discover_servers",
+  touches: [],
   title: "Discover servers",
   description:
     "Finds MCP servers without knowing their URLs: agentd daemons announcing themselves in the shared " +
@@ -249,11 +259,14 @@ export function callOwn(
       ),
     );
   }
-  return gateway.runOwn(
-    name,
-    args,
+  // The kit's one way to run a defined tool: canonical arguments, its
+  // capabilities judged as gateway.<tool>, then the handler.
+  return runDefined(def, parsed.data, {
+    server: GATEWAY_ID,
+    context: () => gateway,
+    guard: gateway.guard,
     call,
-    () => def.handle(gateway, parsed.data, call),
-    def.annotations,
-  );
+    rawArgs: args,
+    connection: call.connection,
+  });
 }

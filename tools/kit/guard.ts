@@ -1,13 +1,18 @@
 // The policy guard every tool call passes (tools/kit/mcp.ts): it evaluates
-// the operator's policy, asks a person when the answer is `ask` (MCP
-// elicitation when the calling client can, else a pending approval the
-// operator answers over HTTP or `agentd approve|deny`, denied on timeout),
-// and writes the one audit record of the call.
+// the operator's policy, asks a person when the answer is `ask`, and writes
+// the one audit record of the call. A person, never the caller being judged:
+// a local caller's own client is asked by MCP elicitation when it can; an
+// agent-bound caller's never is (its client could answer for itself). Its
+// question, and any the local client cannot take, waits as a pending
+// approval the operator answers over HTTP, `agentd approve|deny`, the
+// dashboard, or the MCP client of a connected operator session that can
+// elicit. No answer in time denies.
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import type {
   CallToolResult,
   ElicitRequestFormParams,
+  ElicitResult,
 } from "../../platform/mcp_sdk.ts";
 import type { Logger } from "../../platform/log.ts";
 import {
@@ -15,6 +20,7 @@ import {
   PolicyConfig,
   type ToolFacts,
 } from "../../platform/policy.ts";
+import { realPattern } from "../../platform/canonical.ts";
 import type { JsonValue, Store } from "../../platform/store.ts";
 import { AUDIT_DELAY_MS, AuditTrail, redactArgs } from "./audit.ts";
 import { type CallContext, ToolError } from "./mod.ts";
@@ -49,6 +55,14 @@ interface Waiting {
   settle(answer: { approved: boolean; by: string; scope: Scope }): void;
 }
 
+/** A connected operator (unbound) MCP session whose client can elicit: it is asked about pending approvals. */
+export interface OperatorClient {
+  elicit(
+    params: ElicitRequestFormParams,
+    options: { signal: AbortSignal; timeout: number },
+  ): Promise<ElicitResult>;
+}
+
 export interface Admission {
   allowed: boolean;
   decision: string;
@@ -60,22 +74,25 @@ export interface Admission {
 
 export class Guard {
   #policy: PolicyConfig;
+  /** The policy as judged: path globs also in their real spelling (see withRealPatterns). */
+  #judged: Promise<PolicyConfig>;
   readonly audit: AuditTrail;
   readonly #waiting = new Map<string, Waiting>();
   /** `<session>|<caller>|<server>.<tool>` granted for the rest of a session. */
   readonly #grants = new Set<string>();
   /** Settled approvals, newest last (the store keeps them too). */
   readonly #recent: Approval[] = [];
+  /** Operator sessions that can elicit, asked about each pending approval. */
+  readonly #operators = new Set<OperatorClient>();
 
   constructor(
     private readonly store: Store,
     private readonly log: Logger,
     policy: PolicyConfig,
     private readonly clock: () => number = Date.now,
-    /** This process's server ids: their tools judge calls themselves, at the callee. */
-    private readonly builtins: ReadonlySet<string> = new Set(),
   ) {
     this.#policy = policy;
+    this.#judged = withRealPatterns(policy);
     this.audit = new AuditTrail(
       store,
       () => this.#policy.audit_retention_days,
@@ -103,26 +120,19 @@ export class Guard {
       );
     }
     this.#policy = parsed.data;
+    this.#judged = withRealPatterns(parsed.data);
     this.log.info("policy_changed", { rules: parsed.data.rules.length });
     return parsed.data;
   }
 
   /**
-   * Where an aggregated (gateway) tool name is judged at the aggregator: a
-   * tool no agentd server runs itself (an external upstream's
-   * `<upstream>__<tool>`). Undefined for built-in servers' tools, which their
-   * own server judges.
+   * Registers an operator's MCP session (unbound caller, client with
+   * elicitation) to be asked about pending approvals; returns its
+   * unregistration, called when the session closes.
    */
-  externalTarget(
-    name: string,
-    aggregator: string,
-  ): { server: string; tool: string } | undefined {
-    const at = name.indexOf("__");
-    if (at <= 0) return { server: aggregator, tool: name };
-    const server = name.slice(0, at);
-    return this.builtins.has(server)
-      ? undefined
-      : { server, tool: name.slice(at + 2) };
+  addOperatorClient(client: OperatorClient): () => void {
+    this.#operators.add(client);
+    return () => this.#operators.delete(client);
   }
 
   /** Decides whether the call may run, asking a person when the policy says `ask`. */
@@ -131,7 +141,7 @@ export class Guard {
     call: CallContext,
     connection = "",
   ): Promise<Admission> {
-    const verdict = evaluate(this.#policy, facts);
+    const verdict = evaluate(await this.#judged, facts);
     const name = `${facts.server}.${facts.tool}`;
     if (verdict.decision === "allow") {
       return {
@@ -198,7 +208,44 @@ export class Guard {
   > {
     const asker = outerCall.getStore() ?? call;
     const timeout = this.#policy.ask_timeout_ms;
-    const params: ElicitRequestFormParams = {
+    const params = this.#question(facts, rule, call);
+    // An agent-bound caller (or a chain an agent started) is the one being
+    // judged: its own client must never approve its call.
+    const judgedCaller = facts.caller.agent !== undefined ||
+      asker.caller.agent !== undefined;
+    if (!judgedCaller) {
+      try {
+        const elicited = asker.elicit(params).then((result) => ({
+          approved: result.action === "accept",
+          by: "the user (elicitation)",
+          scope: scopeOf(result),
+          timeout: false,
+        }));
+        // A client without the capability rejects at once: then the pending list.
+        return await withTimeout(elicited, timeout, call.signal);
+      } catch (error) {
+        if (error instanceof TimeoutError) {
+          return {
+            approved: false,
+            by: "nobody",
+            scope: "once",
+            timeout: true,
+          };
+        }
+        if (!(error instanceof ToolError)) {
+          this.log.warn("elicitation_failed", { error: messageOf(error) });
+        }
+      }
+    }
+    return await this.#pending(facts, rule, call, timeout, params);
+  }
+
+  #question(
+    facts: ToolFacts,
+    rule: string,
+    call: CallContext,
+  ): ElicitRequestFormParams {
+    return {
       message: `${callerName(facts)}${
         call.sessionId ? ` (session ${call.sessionId})` : ""
       } asks to run ${facts.server}.${facts.tool} with ${
@@ -218,27 +265,6 @@ export class Guard {
         },
       },
     };
-    let elicited: Promise<
-      { approved: boolean; by: string; scope: Scope; timeout: boolean }
-    >;
-    try {
-      elicited = asker.elicit(params).then((result) => ({
-        approved: result.action === "accept",
-        by: "the user (elicitation)",
-        scope: result.content?.scope === "session" ? "session" : "once",
-        timeout: false,
-      }));
-      // A client without the capability throws synchronously-ish: await the first answer.
-      return await withTimeout(elicited, timeout, call.signal);
-    } catch (error) {
-      if (error instanceof TimeoutError) {
-        return { approved: false, by: "nobody", scope: "once", timeout: true };
-      }
-      if (!(error instanceof ToolError)) {
-        this.log.warn("elicitation_failed", { error: messageOf(error) });
-      }
-    }
-    return await this.#pending(facts, rule, call, timeout);
   }
 
   async #pending(
@@ -246,6 +272,7 @@ export class Guard {
     rule: string,
     call: CallContext,
     timeout: number,
+    question: ElicitRequestFormParams,
   ): Promise<
     { approved: boolean; by: string; scope: Scope; timeout: boolean }
   > {
@@ -293,6 +320,26 @@ export class Guard {
     await told.progress(0, undefined, waitingFor).catch(() => {});
     await told.log("warning", { approval: approval.id, message: waitingFor })
       .catch(() => {});
+    // Connected operator clients that can elicit are asked too; the first answer decides.
+    const asked = new AbortController();
+    for (const operator of this.#operators) {
+      operator.elicit(question, { signal: asked.signal, timeout })
+        .then((result) => {
+          // Dismissed (`cancel`) by one operator client: the others and the pending list still can.
+          if (result.action === "cancel") return;
+          this.decide(
+            approval.id,
+            result.action === "accept",
+            "the operator (elicitation)",
+            scopeOf(result),
+          );
+        })
+        .catch((error) => {
+          if (!asked.signal.aborted) {
+            this.log.warn("elicitation_failed", { error: messageOf(error) });
+          }
+        });
+    }
     let answer: { approved: boolean; by: string; scope: Scope };
     let timedOut = false;
     try {
@@ -302,6 +349,7 @@ export class Guard {
       answer = { approved: false, by: "nobody", scope: "once" };
     } finally {
       this.#waiting.delete(approval.id);
+      asked.abort();
     }
     const settled: Approval = {
       ...approval,
@@ -405,7 +453,40 @@ export class Guard {
   }
 }
 
+/**
+ * The policy with each absolute path glob (rule arguments, write roots) also
+ * in its real spelling: arguments are judged as real paths, so a rule
+ * written through a link (`/tmp` on macOS) still matches them.
+ */
+async function withRealPatterns(policy: PolicyConfig): Promise<PolicyConfig> {
+  const both = async (patterns: readonly string[]) => {
+    const out = [...patterns];
+    for (const pattern of patterns) {
+      const real = await realPattern(pattern).catch(() => undefined);
+      if (real !== undefined && !out.includes(real)) out.push(real);
+    }
+    return out;
+  };
+  const rules = [];
+  for (const rule of policy.rules) {
+    if (rule.args === undefined) {
+      rules.push(rule);
+      continue;
+    }
+    const args: Record<string, string[]> = {};
+    for (const [name, wanted] of Object.entries(rule.args)) {
+      args[name] = await both(typeof wanted === "string" ? [wanted] : wanted);
+    }
+    rules.push({ ...rule, args });
+  }
+  return { ...policy, rules, write_roots: await both(policy.write_roots) };
+}
+
 class TimeoutError extends Error {}
+
+function scopeOf(result: ElicitResult): Scope {
+  return result.content?.scope === "session" ? "session" : "once";
+}
 
 function withTimeout<T>(
   promise: Promise<T>,

@@ -83,6 +83,8 @@ async function listTools(
 export function createSdkServer(
   host: HostedServer,
   preferences: SessionPreferences = {},
+  /** Who opened this session, when one identity holds it (HTTP sessions, stdio, links). */
+  owner?: Caller,
 ): Server {
   const spec = host.spec;
   const server = new Server(
@@ -187,9 +189,22 @@ export function createSdkServer(
     },
   };
   host.listeners.add(listener);
+  // An operator's session whose client can elicit is asked about pending approvals.
+  let unregister: (() => void) | undefined;
+  const guard = host.guard;
+  if (guard && owner !== undefined && owner.agent === undefined) {
+    server.oninitialized = () => {
+      if (!server.getClientCapabilities()?.elicitation || unregister) return;
+      unregister = guard.addOperatorClient({
+        elicit: (params, { signal, timeout }) =>
+          server.elicitInput(params, { signal, timeout }),
+      });
+    };
+  }
   const previousOnClose = server.onclose;
   server.onclose = () => {
     host.listeners.delete(listener);
+    unregister?.();
     previousOnClose?.();
   };
   return server;
@@ -215,7 +230,8 @@ export interface StdioChannel {
 
 /** Serves one server on this process's stdin/stdout until stdin ends or `close()`. */
 export async function serveStdio(host: HostedServer): Promise<StdioChannel> {
-  const server = createSdkServer(host);
+  // Whoever runs the process on stdio is the local operator.
+  const server = createSdkServer(host, {}, {});
   const transport = new DenoStdioTransport();
   const { promise: closed, resolve } = Promise.withResolvers<void>();
   const onclose = server.onclose;
@@ -264,6 +280,6 @@ export async function connectInProcess(
   caller: Caller = {},
 ): Promise<Transport> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await createSdkServer(host).connect(serverSide);
+  await createSdkServer(host, {}, caller).connect(serverSide);
   return new CallerBoundTransport(clientSide, authInfoFor(caller));
 }

@@ -188,7 +188,7 @@ export class McpHttpEndpoint {
       );
     }
     // The preferences stick to the session: later requests carry only its id.
-    const server = createSdkServer(this.host, preferences);
+    const server = createSdkServer(this.host, preferences, auth.caller);
     let session: Session | undefined;
     const transport = new SessionHttpTransport({
       eventStore: new MemoryEventStore(),

@@ -27,6 +27,8 @@ import type { JsonValue, Store } from "../../platform/store.ts";
 import type { Caller } from "../../platform/identity.ts";
 import type { Guard } from "./guard.ts";
 import type { DaemonOrigin } from "../../platform/daemon_origin.ts";
+import type { ArgKind } from "../../platform/canonical.ts";
+import type { Capability } from "../../platform/policy.ts";
 
 /** What a handler can do while it runs, besides returning a result. */
 export interface CallContext {
@@ -94,6 +96,20 @@ export interface ToolDef<C, I extends z.ZodObject = z.ZodObject> {
   /** Validated before the handler runs; unknown keys are rejected. */
   input: I;
   annotations?: ToolAnnotations;
+  /**
+   * What the tool touches (platform/policy.ts CAPABILITIES): agents are
+   * asked before each by default. Every built-in tool declares it, `[]`
+   * included (tests/security/capabilities_test.ts pins the table).
+   */
+  touches?: readonly Capability[];
+  /**
+   * Arguments that name a file (`path`) or an address (`url`): they are
+   * canonicalised before the policy judges them, and the handler receives
+   * the canonical value (platform/canonical.ts).
+   */
+  argKinds?: Readonly<Record<string, ArgKind>>;
+  /** Where this tool takes relative `path` arguments from (its first allowed directory). */
+  relativeTo?(ctx: C): Promise<string | undefined>;
   handle(ctx: C, args: z.output<I>, call: CallContext): Promise<ToolResult>;
 }
 

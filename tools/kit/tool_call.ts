@@ -11,11 +11,12 @@ import {
 } from "../../platform/mcp_sdk_server.ts";
 import type { HostedServer } from "./host.ts";
 import type { DirectLink } from "./mod.ts";
-import { outerCall } from "./guard.ts";
+import { type Guard, outerCall } from "./guard.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import type { Caller } from "../../platform/identity.ts";
 import { linkedSession } from "./mcp_identity.ts";
+import { canonicalPath, canonicalUrl } from "../../platform/canonical.ts";
 import {
   type CallContext,
   errorResult,
@@ -131,22 +132,16 @@ export async function runToolCall(
         `Invalid arguments for ${name}: ${describeIssues(parsed.error)}`,
       );
     }
-    const handle = (call: CallContext) =>
-      entry.def.handle(host.context(), parsed.data, call);
-    const guard = host.guard;
-    run = !guard ? handle : (call) =>
-      guard.run(
-        {
-          server: spec.id,
-          tool: name,
-          args,
-          caller: call.caller,
-          annotations: entry.def.annotations,
-        },
+    const def = entry.def;
+    run = (call) =>
+      runDefined(def, parsed.data, {
+        server: spec.id,
+        context: () => host.context(),
+        guard: host.guard,
         call,
-        () => handle(call),
+        rawArgs: args,
         connection,
-      );
+      });
   } else {
     run = (call) => {
       host.context(); // throws the readable "not running" error
@@ -183,6 +178,74 @@ export async function runToolCall(
     session: logSession,
   });
   return result;
+}
+
+/**
+ * One defined tool's validated call under the policy: its path and URL
+ * arguments made canonical, judged and audited as `<server>.<tool>` with the
+ * tool's declared capabilities, then run with the same canonical values.
+ * Every way a ToolDef runs goes through here (the kit's dispatch, the
+ * gateway's `call_tool` of its own tools), so none skips a part.
+ */
+export async function runDefined<C>(
+  def: ToolDef<C>,
+  parsed: Record<string, unknown>,
+  options: {
+    server: string;
+    context: () => C;
+    guard: Guard | undefined;
+    call: CallContext;
+    /** The arguments as sent: audited when the tool has no path or URL argument. */
+    rawArgs: Record<string, unknown>;
+    connection?: string;
+  },
+): Promise<CallToolResult> {
+  const { guard, call } = options;
+  // Judged and run with one value: the policy sees the file or address the tool opens.
+  const canonical = def.argKinds === undefined
+    ? parsed
+    : await canonicalArgs(def, parsed, options.context);
+  const handle = () => def.handle(options.context(), canonical, call);
+  if (!guard) return await handle();
+  return await guard.run(
+    {
+      server: options.server,
+      tool: def.name,
+      args: def.argKinds === undefined ? options.rawArgs : canonical,
+      caller: call.caller,
+      annotations: def.annotations,
+      touches: def.touches,
+      argKinds: def.argKinds,
+    },
+    call,
+    handle,
+    options.connection,
+  );
+}
+
+/** A validated call's arguments with its path and URL arguments canonical. */
+async function canonicalArgs<C>(
+  def: ToolDef<C>,
+  args: Record<string, unknown>,
+  context: () => C,
+): Promise<Record<string, unknown>> {
+  const out = { ...args };
+  let base: string | undefined;
+  let baseKnown = false;
+  for (const [name, kind] of Object.entries(def.argKinds ?? {})) {
+    const value = out[name];
+    if (typeof value !== "string") continue;
+    if (kind === "url") {
+      out[name] = canonicalUrl(value);
+      continue;
+    }
+    if (!baseKnown) {
+      base = await def.relativeTo?.(context());
+      baseKnown = true;
+    }
+    out[name] = await canonicalPath(value, { base });
+  }
+  return out;
 }
 
 /** The SDK client's request timeout when none is given. */

@@ -20,6 +20,7 @@ const LIST_VALUE_CHARS = 1000;
 
 export const storeMemory = tool({
   name: "store_memory",
+  touches: [],
   description:
     "Store a value under a key in a namespace. Overwrites an existing key and says so (keeping its tags unless tags are given). Tag it 'sensitive' to encrypt it at rest.",
   input: z.object({ namespace, key, value, tags: tags.optional() }),
@@ -39,6 +40,7 @@ export const storeMemory = tool({
 
 export const retrieveMemory = tool({
   name: "retrieve_memory",
+  touches: [],
   description: "Read one entry (value, tags, times) by namespace and key.",
   input: z.object({ namespace, key }),
   annotations: { readOnlyHint: true },
@@ -51,6 +53,7 @@ export const retrieveMemory = tool({
 
 export const updateMemory = tool({
   name: "update_memory",
+  touches: [],
   description:
     "Replace the value of an existing entry; fails if the key does not exist (use store_memory to create).",
   input: z.object({ namespace, key, value }),
@@ -68,6 +71,7 @@ export const updateMemory = tool({
 
 export const deleteMemory = tool({
   name: "delete_memory",
+  touches: [],
   description: "Delete one entry; fails if the key does not exist.",
   input: z.object({ namespace, key }),
   annotations: { destructiveHint: true },
@@ -79,6 +83,7 @@ export const deleteMemory = tool({
 
 export const listMemories = tool({
   name: "list_memories",
+  touches: [],
   description:
     "List the entries of a namespace in key order, optionally only those carrying all given tags. Pages: pass next_cursor back as cursor.",
   input: z.object({

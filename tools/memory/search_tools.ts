@@ -38,6 +38,7 @@ function outcomeJson(outcome: SearchOutcome): { [key: string]: JsonValue } {
 
 export const searchMemory = tool({
   name: "search_memory",
+  touches: [],
   description:
     "Search a namespace by meaning and by words (hybrid: BM25 + vectors, fused by reciprocal rank). Best hits first.",
   input: z.object({ namespace, query, limit }),
@@ -59,6 +60,7 @@ export const searchMemory = tool({
 
 export const crossReference = tool({
   name: "cross_reference",
+  touches: [],
   description:
     "Search several namespaces at once; each hit names the namespace it came from.",
   input: z.object({

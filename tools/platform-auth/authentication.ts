@@ -9,6 +9,7 @@ const tool = toolDefiner<PlatformAuthContext>();
 
 export const authenticate = tool({
   name: "authenticate",
+  touches: [],
   description:
     "Start authentication for a platform. oauth: returns the authorization URL to open (PKCE, one-time state; opened in the " +
     "default browser when the platform sets open_browser), or a device code to enter (device_code platforms), or gets a " +
@@ -28,6 +29,7 @@ export const authenticate = tool({
 
 export const oauthCallback = tool({
   name: "oauth_callback",
+  touches: [],
   description:
     "Complete an authorization with the code and state the provider sent to the redirect URI (the daemon's /oauth/callback " +
     "does this by itself). A state is valid once, for one platform, until it expires.",
@@ -45,6 +47,7 @@ export const oauthCallback = tool({
 
 export const getAuthStatus = tool({
   name: "get_auth_status",
+  touches: [],
   description:
     "Authentication status of a platform: not_authenticated, pending, active, expired, auth_required (its refresh was rejected: authenticate again) or revoked, with expiry and next refresh.",
   input: z.object({ platform: PlatformName }),

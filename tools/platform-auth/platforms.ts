@@ -18,6 +18,7 @@ export const PlatformName = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, {
 
 export const listPlatforms = tool({
   name: "list_platforms",
+  touches: [],
   description:
     "List configured platforms with their grant, client id, scopes and authentication status. Secrets are never shown.",
   input: z.object({}),
@@ -69,6 +70,7 @@ function checkComplete(grant: Grant, config: PlatformConfig): void {
 
 export const addPlatform = tool({
   name: "add_platform",
+  touches: ["credentials"],
   description:
     "Add or replace a platform: issuer (discovery) or explicit endpoints, client_id and client_secret, scopes, " +
     "token_endpoint_auth_method, authorize_params; or an api_key with an api_key_probe. preset (or a platform " +
@@ -223,6 +225,7 @@ async function providerChanges(
 
 export const removePlatform = tool({
   name: "remove_platform",
+  touches: ["credentials"],
   description:
     "Remove a platform and its stored tokens from this server (tokens are not revoked at the provider: call revoke_token first for that).",
   input: z.object({ platform: PlatformName }),

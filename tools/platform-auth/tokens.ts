@@ -24,6 +24,7 @@ function tokenView(platform: string, tokens: TokenSet) {
 
 export const getToken = tool({
   name: "get_token",
+  touches: ["credentials"],
   description:
     "Return a valid access token for the platform (an API key for api_key platforms), refreshing it first when it is about to expire. " +
     "Concurrent calls share one refresh.",
@@ -58,6 +59,7 @@ export const getToken = tool({
 
 export const refreshToken = tool({
   name: "refresh_token",
+  touches: [],
   description:
     "Refresh the platform's token now with its refresh token (or client credentials). A rejected refresh marks the platform auth_required.",
   input: z.object({ platform: PlatformName }),
@@ -71,6 +73,7 @@ export const refreshToken = tool({
 
 export const revokeToken = tool({
   name: "revoke_token",
+  touches: ["credentials"],
   description:
     "Revoke the platform's tokens at the provider (RFC 7009; the refresh token first) and delete them here. The platform stays configured.",
   input: z.object({ platform: PlatformName }),
@@ -83,6 +86,7 @@ export const revokeToken = tool({
 
 export const validateTokenTool = tool({
   name: "validate_token",
+  touches: [],
   description:
     "Check a token of the platform: valid, expired, revoked or invalid. Uses the provider's introspection (RFC 7662) when offered, " +
     "else verifies a JWT against the issuer's JWKS; api_key platforms run their probe.",
