@@ -119,6 +119,8 @@ Deno.test({
           upstreams: {
             everything: { command: "node", args: [EVERYTHING, "stdio"] },
           },
+          // The process environment holds the daemon's secrets.
+          tool_overrides: { "everything__get-env": { hidden: true } },
         },
         agents: { default_model: "openai/default-model", max_steps: 3 },
         policy: {
@@ -194,6 +196,26 @@ Deno.test({
         );
         assertOneDenial(records, { ...named(echo), message: "routed" });
       });
+
+      await t.step(
+        "a hidden tool is neither routed nor broadcast",
+        async () => {
+          const routed = await call(alice, "route_tool_call", {
+            server: "everything",
+            tool: "get-env",
+            args: {},
+          });
+          assert.equal(routed.isError, true, JSON.stringify(routed));
+          assert.match(textOf(routed), /tool_overrides hide it/);
+          const broadcast = await call(alice, "broadcast_tool_call", {
+            tool: "get-env",
+            args: {},
+          });
+          assert.equal(broadcast.isError, true, JSON.stringify(broadcast));
+          assert.doesNotMatch(textOf(broadcast), /AGENTD_TOKEN/);
+          assert.match(textOf(broadcast), /No upstream has a tool "get-env"/);
+        },
+      );
 
       await t.step("broadcast_tool_call reports the refusal", async () => {
         let result: CallToolResult | undefined;

@@ -363,6 +363,7 @@ export class Gateway implements DynamicTools {
       args,
       call,
       timeoutMs: this.config.broadcast_timeout_ms,
+      config: this.config,
     });
   }
 

@@ -7,6 +7,7 @@ import type { Logger } from "../../platform/log.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { type CallContext, errorResult, ToolError } from "../kit/mod.ts";
 import type { GatewayConfig } from "./config.ts";
+import { gatewayName } from "./naming.ts";
 import {
   byName,
   CallRefused,
@@ -66,6 +67,11 @@ export class ReplicaGroups {
     call: CallContext,
     preferred?: Upstream,
   ): Promise<CallToolResult> {
+    if (hiddenIn(this.#config, group, tool)) {
+      throw new ToolError(
+        `Cannot call ${tool} on "${group}": the gateway's tool_overrides hide it.`,
+      );
+    }
     const tried = new Set<Upstream>();
     // The upstream the call was meant for, when another one must take it:
     // the one asked for by name is down, or the last pick did not answer.
@@ -180,11 +186,15 @@ export async function broadcast(
     call: CallContext;
     /** Each upstream's own limit: a slow one does not hold up the others. */
     timeoutMs: number;
+    /** Its `tool_overrides`: a hidden tool is not broadcast to. */
+    config: GatewayConfig;
   },
 ): Promise<CallToolResult> {
   const { tool, args, call, timeoutMs } = request;
   const having = [...upstreams.values()]
-    .filter((upstream) => upstream.has(tool))
+    .filter((upstream) =>
+      upstream.has(tool) && !hiddenIn(request.config, upstream.group, tool)
+    )
     .sort(byName);
   if (having.length === 0) {
     return errorResult(
@@ -262,4 +272,12 @@ export async function broadcast(
 /** Upstream names in code-unit order, for messages listing what is known. */
 export function namesOf(upstreams: ReadonlyMap<string, Upstream>): string[] {
   return [...upstreams.keys()].sort();
+}
+
+/**
+ * A tool the operator hid (`tool_overrides.<group>__<tool>.hidden`) is not
+ * callable through the gateway in any way: by name, routed or broadcast.
+ */
+function hiddenIn(config: GatewayConfig, group: string, tool: string): boolean {
+  return config.tool_overrides[gatewayName(group, tool).name]?.hidden === true;
 }
