@@ -396,6 +396,15 @@ Deno.test({
             everything: { command: "node", args: [EVERYTHING, "stdio"] },
           },
         },
+        // Agents are asked before registering by default; this operator
+        // lifted it for alice, whose probe must still learn nothing.
+        policy: {
+          rules: [{
+            agent: "alice",
+            capability: "upstreams",
+            decision: "allow",
+          }],
+        },
       }),
     );
     const internal = Deno.serve(
