@@ -10,7 +10,6 @@ import type {
   Tool,
 } from "../../platform/mcp_sdk.ts";
 import type { Caller } from "../../platform/identity.ts";
-import type { Guard } from "../kit/guard.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Metric } from "../../platform/metrics.ts";
@@ -18,6 +17,7 @@ import type { JsonValue, Store } from "../../platform/store.ts";
 import { VERSION } from "../../platform/version.ts";
 import {
   type CallContext,
+  type CallJudge,
   type DynamicTools,
   type Peer,
   type SessionPreferences,
@@ -78,7 +78,7 @@ export interface GatewayOptions {
    * (Upstream.call) and the gateway's own tools reached through `call_tool`,
    * so that every way in meets the same rules.
    */
-  guard?: Guard;
+  guard?: CallJudge;
 }
 
 /** The gateway's server id: its own tools are judged as `gateway.<tool>`. */
@@ -316,7 +316,7 @@ export class Gateway implements DynamicTools {
   }
 
   /** The process's policy guard, when one runs (see GatewayOptions.guard). */
-  get guard(): Guard | undefined {
+  get guard(): CallJudge | undefined {
     return this.#options.guard;
   }
 

@@ -15,9 +15,8 @@ import {
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import { LatencyWindow } from "../../platform/metrics.ts";
-import type { CallContext, DirectLink, Peer } from "../kit/mod.ts";
+import type { CallContext, CallJudge, DirectLink, Peer } from "../kit/mod.ts";
 import type { Caller } from "../../platform/identity.ts";
-import type { Guard } from "../kit/guard.ts";
 import type { AdminServer, UpstreamState } from "./admin_view.ts";
 import { linkedSession } from "../kit/mcp_identity.ts";
 
@@ -55,7 +54,7 @@ export interface UpstreamOptions {
   onChange(upstream: Upstream, previous: UpstreamState): void;
   clock?: () => number;
   /** Judges and audits calls of an upstream outside this process (built-in servers judge their own). */
-  guard?: Guard;
+  guard?: CallJudge;
 }
 
 /** A failure that happened before the upstream could have run the call: safe to send elsewhere. */

@@ -25,10 +25,9 @@ import type { Metric } from "../../platform/metrics.ts";
 import type { JsonValue, Store } from "../../platform/store.ts";
 
 import type { Caller } from "../../platform/identity.ts";
-import type { Guard } from "./guard.ts";
 import type { DaemonOrigin } from "../../platform/daemon_origin.ts";
 import type { ArgKind } from "../../platform/canonical.ts";
-import type { Capability } from "../../platform/policy.ts";
+import type { Capability, ToolFacts } from "../../platform/policy.ts";
 
 /** What a handler can do while it runs, besides returning a result. */
 export interface CallContext {
@@ -165,6 +164,19 @@ export function promptDefiner<C>(): <A extends z.ZodObject>(
   return (def) => def;
 }
 
+/**
+ * Judges and audits one call under the operator's policy (tools/kit/guard.ts
+ * is the one implementation): `execute` runs only when admitted.
+ */
+export interface CallJudge {
+  run(
+    facts: ToolFacts,
+    call: CallContext,
+    execute: () => Promise<CallToolResult>,
+    connection?: string,
+  ): Promise<CallToolResult>;
+}
+
 /** What a server receives when it starts. */
 export interface ServerDeps {
   /** The shared store, already scoped to the server's namespace. */
@@ -197,7 +209,7 @@ export interface ServerDeps {
    * process (the gateway's external upstreams) judges and audits those calls
    * with it, since no agentd server at the other end will.
    */
-  guard?: Guard;
+  guard?: CallJudge;
 }
 
 /** Another server in this process, reachable over an in-process MCP link. */

@@ -11,7 +11,7 @@ import {
 } from "../../platform/mcp_sdk_server.ts";
 import type { HostedServer } from "./host.ts";
 import type { DirectLink } from "./mod.ts";
-import { type Guard, outerCall } from "./guard.ts";
+import { outerCall } from "./guard.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import type { Caller } from "../../platform/identity.ts";
@@ -19,6 +19,7 @@ import { linkedSession } from "./mcp_identity.ts";
 import { canonicalPath, canonicalUrl } from "../../platform/canonical.ts";
 import {
   type CallContext,
+  type CallJudge,
   errorResult,
   type ToolDef,
   ToolError,
@@ -193,7 +194,7 @@ export async function runDefined<C>(
   options: {
     server: string;
     context: () => C;
-    guard: Guard | undefined;
+    guard: CallJudge | undefined;
     call: CallContext;
     /** The arguments as sent: audited when the tool has no path or URL argument. */
     rawArgs: Record<string, unknown>;
