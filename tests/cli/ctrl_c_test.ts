@@ -155,10 +155,11 @@ for (const signal of ["INT", "TERM"] as const) {
         const result = await call;
         const logs = JSON.stringify(group.logs.slice(-8));
         assert.ok(!(result instanceof Error), `${result}; ${logs}`);
-        // Its text quotes the site's reply, sent only after the signal.
+        // Its text gives the site's status, sent only after the signal (not
+        // its body: a probed URL's page is never echoed).
         assert.match(
           JSON.stringify(result),
-          /Error POSTing to endpoint: HTTP 404 not an MCP server/,
+          /Error POSTing to endpoint: HTTP 404 Not Found/,
           logs,
         );
 

@@ -94,8 +94,9 @@ Deno.test({
       assert.equal(read.bytes, 17);
 
       const refused: [string, Record<string, unknown>, RegExp][] = [
-        ["file_read", { path: "../x.txt" }, /contains "\.\."/],
-        ["file_read", { path: `${root}/../x` }, /contains "\.\."/],
+        // Resolved before the policy judges them: the file named is outside.
+        ["file_read", { path: "../x.txt" }, /outside the allowed roots/],
+        ["file_read", { path: `${root}/../x` }, /outside the allowed roots/],
         [
           "file_read",
           { path: join(outside, "secret.txt") },
