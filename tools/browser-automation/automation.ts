@@ -294,6 +294,11 @@ export class BrowserAutomation {
       (state === "not_started" && "last_error" in browser);
     return {
       status: degraded ? "degraded" : "ok",
+      summary: browserSummary(
+        browser,
+        tabs,
+        this.config.launch_on_start === true,
+      ),
       browser: {
         ...browser,
         connected: this.connection.connected,
@@ -382,4 +387,34 @@ function withNotes(result: ToolResult, slot: PageSlot): ToolResult {
   return notes.length
     ? { ...result, content: [...result.content, ...notes] }
     : result;
+}
+
+/** The dashboard's one line for this server: the browser's state and pages. */
+function browserSummary(
+  browser: { [key: string]: JsonValue },
+  pages: number | null,
+  launchOnStart: boolean,
+): string {
+  const error = typeof browser.last_error === "string"
+    ? `: ${browser.last_error}`
+    : "";
+  switch (browser.state) {
+    case "connected": {
+      const how = browser.mode === "attached" ? "attached" : "launched";
+      const open = pages === null
+        ? ""
+        : ` · ${pages} ${pages === 1 ? "page" : "pages"}`;
+      return `browser ${how}${open}`;
+    }
+    case "not_started":
+      return error
+        ? `browser not started${error}`
+        : `browser not started (launches ${
+          launchOnStart ? "on start" : "on first use"
+        })`;
+    case "disconnected":
+      return `browser disconnected${error}`;
+    default:
+      return `browser ${String(browser.state)}`;
+  }
 }

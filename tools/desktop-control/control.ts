@@ -204,6 +204,7 @@ export class DesktopControl {
     }
     return {
       status: refusal || "error" in desktop ? "degraded" : "ok",
+      summary: desktopSummary(this.desktop.platform, desktop, refusal),
       platform: this.desktop.platform,
       desktop,
       clipboard: {
@@ -244,4 +245,22 @@ export class DesktopControl {
       this.encoder.close();
     });
   }
+}
+
+/** The dashboard's one line for this server: which display, how big, and what blocks it. */
+function desktopSummary(
+  platform: string,
+  desktop: Details,
+  refusal: string | undefined,
+): string {
+  if (typeof desktop.error === "string") return desktop.error;
+  const screen = desktop.screen;
+  const size = typeof screen === "object" && screen !== null &&
+      !Array.isArray(screen)
+    ? ` · ${screen.width}×${screen.height}`
+    : "";
+  const where = typeof desktop.display === "string"
+    ? `display ${desktop.display}`
+    : `${platform} desktop`;
+  return where + size + (refusal ? ` · ${refusal}` : "");
 }

@@ -326,8 +326,18 @@ export class ExtensionBridge {
     // Before any browser connected the bridge waits for the user's browser;
     // losing one that was connected is a degradation.
     const lost = "connected_since" in status;
+    const port = status.cdp_port;
+    const lastError = typeof status.last_error === "string"
+      ? `: ${status.last_error}`
+      : "";
     return {
       status: connected ? "ok" : lost ? "degraded" : "waiting",
+      // The dashboard's one line for this server: is the user's browser there.
+      summary: connected
+        ? `browser connected on port ${port}`
+        : lost
+        ? `browser connection lost, ${connection}${lastError}`
+        : `waiting for a browser on port ${port}`,
       browser: { ...status, connected, connection },
       companion_id: this.config.companion_id ?? this.#detectedCompanion ??
         null,

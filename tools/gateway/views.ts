@@ -98,13 +98,22 @@ export function healthOf(
   catalog: Catalog,
 ): { [key: string]: JsonValue } {
   const states: { [key: string]: JsonValue } = {};
-  let unhealthy = 0;
+  const unhealthy: string[] = [];
+  let total = 0;
   for (const upstream of upstreams) {
+    total++;
     states[upstream.name] = upstream.state;
-    if (upstream.state !== "healthy") unhealthy++;
+    if (upstream.state !== "healthy") {
+      unhealthy.push(`${upstream.name} ${upstream.state}`);
+    }
   }
+  // The dashboard's one line for this server: what a person scans for.
+  const summary = `${total - unhealthy.length} of ${total} upstreams healthy` +
+    (unhealthy.length > 0 ? ` · ${unhealthy.join(", ")}` : "") +
+    ` · ${catalog.size} tools`;
   return {
-    status: unhealthy > 0 ? "degraded" : "ok",
+    status: unhealthy.length > 0 ? "degraded" : "ok",
+    summary,
     upstreams: states,
     tools: catalog.size,
   };

@@ -81,8 +81,16 @@ export class InPage {
 
   health(): { [key: string]: JsonValue } {
     const relay = this.relay.health();
+    const connected = relay.extension === "connected";
+    const version = relay.extension_version;
     return {
-      status: relay.extension === "connected" ? "ok" : "waiting",
+      status: connected ? "ok" : "waiting",
+      // The dashboard's one line for this server: is the extension there.
+      summary: connected
+        ? `extension connected${
+          typeof version === "string" ? ` (v${version})` : ""
+        }`
+        : `waiting for the extension (relay port ${relay.relay_port})`,
       ...relay,
     };
   }

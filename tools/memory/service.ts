@@ -268,8 +268,15 @@ export class MemoryService {
   async health(): Promise<{ [key: string]: JsonValue }> {
     const backend = await this.backend.health();
     const counts = await this.stats.refreshCounts(this.backend);
+    const entries = Object.values(counts).reduce((sum, n) => sum + n, 0);
+    const namespaces = Object.keys(counts).length;
     return {
       status: backend.status === "ok" ? "ok" : "degraded",
+      // The dashboard's one line for this server (no namespace names: those are agents').
+      summary:
+        `${entries} ${entries === 1 ? "entry" : "entries"} in ${namespaces} ` +
+        (namespaces === 1 ? "namespace" : "namespaces") +
+        (backend.status === "ok" ? "" : ` · storage ${backend.status}`),
       storage: this.backend.kind,
       backend: backend.status,
       ...(backend.detail ? { backend_detail: backend.detail } : {}),

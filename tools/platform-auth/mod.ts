@@ -119,10 +119,12 @@ async function health(
 ): Promise<{ [key: string]: JsonValue }> {
   const platforms: { [key: string]: JsonValue } = {};
   let attention = 0;
+  const needing: string[] = [];
   for (const record of await ctx.auth.vault.platforms()) {
     const view = await statusView(ctx, record);
     if (view.status === "auth_required" || view.status === "expired") {
       attention++;
+      needing.push(`${record.name} ${view.status.replace("_", " ")}`);
     }
     platforms[record.name] = {
       status: view.status,
@@ -132,8 +134,16 @@ async function health(
       expires_in_s: view.expires_in_s,
     };
   }
+  const count = Object.keys(platforms).length;
   return {
     status: attention > 0 ? "degraded" : "ok",
+    // The dashboard's one line for this server: which platforms need a person.
+    summary: count === 0
+      ? "no platforms connected"
+      : `${count} ${count === 1 ? "platform" : "platforms"} · ` +
+        (needing.length === 0
+          ? "none needs attention"
+          : `needs attention: ${needing.join(", ")}`),
     key_source: ctx.auth.keySource,
     platforms,
     needs_attention: attention,
