@@ -24,9 +24,27 @@ th, td { padding: .2rem .35rem; border-bottom: 1px solid var(--line); text-align
 th { color: var(--muted); font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.err, .err { color: var(--bad); overflow-wrap: anywhere; }
-.phase-running, .state-healthy, .status-completed { color: var(--good); font-weight: 600; }
-.phase-error, .state-unhealthy, .status-failed { color: var(--bad); font-weight: 600; }
-.phase-starting, .state-connecting, .status-running { color: var(--warn); font-weight: 600; }
+.state-healthy, .status-completed { color: var(--good); font-weight: 600; }
+.state-unhealthy, .status-failed { color: var(--bad); font-weight: 600; }
+.state-connecting, .status-running { color: var(--warn); font-weight: 600; }
+.badge { display: inline-block; padding: 0 .5rem; margin-right: .25rem; border-radius: 999px; border: 1px solid currentColor; font-size: 11px; font-weight: 600; line-height: 1.6; white-space: nowrap; }
+.tone-good { color: var(--good); background: #15803d12; }
+.tone-warn { color: var(--warn); background: #b4530914; }
+.tone-bad { color: #fff; background: var(--bad); border-color: var(--bad); }
+.tone-quiet { color: var(--muted); }
+table.servers th.name { color: inherit; font-weight: 600; white-space: nowrap; }
+table.servers td.phase { white-space: nowrap; width: 1%; }
+table.servers th.num { text-align: right; }
+table.servers td.more { text-align: right; width: 1%; }
+table.servers tr.server:has(+ tr.problem-row) > * { border-bottom: 0; }
+table.servers button.toggle { padding: 0 .45rem; font-size: 11px; white-space: nowrap; }
+table.servers button.toggle::before { content: "▸ "; }
+table.servers button.toggle[aria-expanded="true"]::before { content: "▾ "; }
+.callout { border-left: 4px solid var(--bad); background: #dc262612; padding: .35rem .6rem; border-radius: 0 .3rem .3rem 0; overflow-wrap: anywhere; }
+.callout strong { color: var(--bad); }
+.callout .fix { margin-top: .15rem; }
+div.health { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 2fr); align-items: start; gap: .5rem; margin: .1rem 0 .3rem; }
+div.health pre { max-height: 16rem; overflow: auto; margin: 0; padding: .4rem .6rem; background: Canvas; border: 1px solid var(--line); border-radius: .3rem; }
 .empty { color: var(--muted); font-style: italic; }
 code, pre { font: 11.5px ui-monospace, Menlo, monospace; overflow-wrap: anywhere; white-space: pre-wrap; }
 button, select, input, textarea { font: inherit; }
@@ -76,7 +94,7 @@ export function renderDashboard(options: {
 <section class="panel wide" id="approvals" aria-labelledby="approvals-h"><h2 id="approvals-h">Approvals</h2><div class="body"><p class="empty">Loading…</p></div>
 <p id="approvals-state" role="status" aria-live="polite"></p>
 </section>
-<section class="panel" id="servers" aria-labelledby="servers-h"><h2 id="servers-h">Servers</h2><div class="body"><p class="empty">Loading…</p></div></section>
+<section class="panel wide" id="servers" aria-labelledby="servers-h"><h2 id="servers-h">Servers</h2><div class="body"><p class="empty">Loading…</p></div></section>
 <section class="panel" id="agents" aria-labelledby="agents-h"><h2 id="agents-h">Agents and teams</h2><div class="body"><p class="empty">Loading…</p></div></section>
 <section class="panel" id="chat" aria-labelledby="chat-h"><h2 id="chat-h">Chat</h2>
 <form id="chat-form" class="row">

@@ -79,35 +79,126 @@ function clip(text, max) {
   return value.length > max ? value.slice(0, max) + "…" : value;
 }
 
-// Servers: /health, one row per server with its phase and health details.
-function renderServers(health) {
-  const rows = Object.entries(health.servers).map(([id, server]) => ({ id, ...server }));
-  fill("servers",
-    el("dl", { class: "fields" },
-      el("div", {}, el("dt", { text: "Daemon" }), el("dd", { id: "daemon-status", text: health.status })),
-      el("div", {}, el("dt", { text: "Uptime" }), el("dd", { text: health.uptime_s + " s" }))),
-    table([
-      { label: "Server", key: "id" },
-      { label: "Phase", key: "phase", cls: (r) => "phase phase-" + r.phase },
-      { label: "Calls", key: "calls", cls: () => "num" },
-      { label: "Errors", key: "errors", cls: () => "num" },
-      { label: "Health", value: (r) => el("code", { text: clip(detailsOf(r), 200) }) },
-      { label: "Error", key: "error", cls: () => "err", value: (r) => r.error || "" },
-    ], rows, "No servers are running", "id"));
+// Servers: /health, one row per server: a badge for its phase (and status
+// when running but not ok), the one line its health reports as "summary",
+// an Error phase's message in full, and the whole health object on demand.
+const serversOpen = new Set();
+
+function toneOf(server) {
+  if (server.phase === "error") return "bad";
+  if (server.phase === "start") return "warn";
+  if (server.phase !== "running") return "quiet";
+  const status = server.details && server.details.status;
+  if (server.degraded === true || status === "degraded") return "warn";
+  return status === "waiting" ? "quiet" : "good";
 }
 
-function detailsOf(server) {
-  const skip = new Set(["id", "phase", "since", "calls", "errors", "error", "version", "name", "title", "description", "in_flight"]);
-  const parts = [];
-  for (const [key, value] of Object.entries(server)) {
-    if (skip.has(key)) continue;
-    if (key === "details" && value && typeof value === "object") {
-      for (const [k, v] of Object.entries(value)) {
-        if (k !== "entries_per_namespace") parts.push(k + ": " + shown(v));
-      }
-    } else parts.push(key + ": " + shown(value));
+function badge(text, tone, title) {
+  return el("span", { class: "badge tone-" + tone, text, title });
+}
+
+// What a running server's health said went wrong, when it said so.
+function problemOf(server) {
+  if (server.error) return server.error;
+  const details = server.details;
+  return details && typeof details.error === "string" && !details.summary ? details.error : "";
+}
+
+// Our errors read "what failed, why. What to do.": the first sentence leads.
+function errorBlock(text) {
+  const cut = text.search(/\.\s+(?=[A-Z])/);
+  const head = cut === -1 ? text : text.slice(0, cut + 1);
+  const rest = cut === -1 ? "" : text.slice(cut + 1).trim();
+  // No role="alert": the panel is rebuilt every few seconds and would be re-announced.
+  return el("div", { class: "callout" },
+    el("strong", { text: head }),
+    rest ? el("div", { class: "fix", text: rest }) : null);
+}
+
+// The health object as indented "key: value" lines, nested objects below their key.
+function readable(value, depth) {
+  const pad = "  ".repeat(depth);
+  const lines = [];
+  for (const [key, item] of Object.entries(value)) {
+    if (item !== null && typeof item === "object" && !Array.isArray(item)) {
+      lines.push(pad + key + ":" + (Object.keys(item).length === 0 ? " none" : "\n" + readable(item, depth + 1)));
+    } else if (Array.isArray(item)) {
+      if (item.length === 0) lines.push(pad + key + ": none");
+      else if (item.every((x) => x === null || typeof x !== "object")) lines.push(pad + key + ": " + item.map(shown).join(", "));
+      else lines.push(pad + key + ":\n" + item.map((x) => pad + "  - " + shown(x)).join("\n"));
+    } else lines.push(pad + key + ": " + shown(item));
   }
-  return parts.join(", ");
+  return lines.join("\n");
+}
+
+function uptime(seconds) {
+  if (seconds < 120) return seconds + " s";
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 120) return minutes + " min";
+  const hours = Math.floor(minutes / 60);
+  return hours < 48 ? hours + " h " + (minutes % 60) + " min" : Math.floor(hours / 24) + " d " + (hours % 24) + " h";
+}
+
+function serverRows(id, server, index) {
+  const tone = toneOf(server);
+  const status = server.details && server.details.status;
+  const detailsId = "server-details-" + index;
+  const open = serversOpen.has(id);
+  const problem = problemOf(server);
+  const summary = server.phase === "running"
+    ? (server.details && server.details.summary) || ""
+    : server.phase === "start" ? "starting…" : server.phase === "shutdown" ? "shutting down" : "";
+  const toggle = el("button", { type: "button", class: "toggle", "aria-expanded": String(open), "aria-controls": detailsId,
+    "data-toggle": id, "aria-label": "Health details of " + id, text: "Details" });
+  // The host's own fields beside what the server reports about itself.
+  const { details, ...own } = server;
+  const detailsRow = el("tr", { class: "details-row", id: detailsId },
+    el("td", { colspan: "6" }, el("div", { class: "health" },
+      el("pre", { tabindex: "0", "aria-label": id + ": phase, calls, sessions", text: readable(own, 0) }),
+      details && typeof details === "object"
+        ? el("pre", { tabindex: "0", "aria-label": id + ": its health details", text: readable(details, 0) })
+        : null)));
+  detailsRow.hidden = !open;
+  toggle.addEventListener("click", () => {
+    const opening = !serversOpen.has(id);
+    if (opening) serversOpen.add(id);
+    else serversOpen.delete(id);
+    toggle.setAttribute("aria-expanded", String(opening));
+    detailsRow.hidden = !opening;
+  });
+  const rows = [el("tr", { "data-key": id, class: "server tone-row-" + tone },
+    el("th", { scope: "row", class: "name", text: id }),
+    el("td", { class: "phase" },
+      badge(server.phase, tone, server.since ? "since " + time(server.since) : undefined),
+      server.phase === "running" && status && status !== "ok" ? badge(status, tone) : null),
+    el("td", { class: "summary", text: summary }),
+    el("td", { class: "num", text: shown(server.calls) }),
+    el("td", { class: "num" + (server.errors > 0 ? " err" : ""), text: shown(server.errors) }),
+    el("td", { class: "more" }, toggle))];
+  if (problem) rows.push(el("tr", { class: "problem-row" }, el("td", { colspan: "6" }, errorBlock(problem))));
+  rows.push(detailsRow);
+  return rows;
+}
+
+function renderServers(health) {
+  const entries = Object.entries(health.servers);
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.toggle : undefined;
+  const daemonTone = health.status === "ok" ? "good" : health.status === "degraded" ? "warn" : "bad";
+  const head = el("tr", {}, ...["Server", "Phase", "Summary", "Calls", "Errors", ""].map((label) =>
+    el("th", { scope: "col", class: label === "Calls" || label === "Errors" ? "num" : undefined, text: label })));
+  fill("servers",
+    el("dl", { class: "fields" },
+      el("div", {}, el("dt", { text: "Daemon" }), el("dd", { id: "daemon-status" }, badge(health.status, daemonTone))),
+      el("div", {}, el("dt", { text: "Uptime" }), el("dd", { text: uptime(health.uptime_s) }))),
+    entries.length === 0
+      ? el("p", { class: "empty", text: "No servers are running" })
+      : el("table", { class: "servers" }, el("thead", {}, head),
+        el("tbody", {}, ...entries.flatMap(([id, server], index) => serverRows(id, server, index)))));
+  // The panel is rebuilt on every refresh: keep keyboard focus on the same toggle.
+  if (focused) {
+    const again = document.querySelector('#servers button[data-toggle="' + CSS.escape(focused) + '"]');
+    if (again) again.focus();
+  }
 }
 
 // Gateway: the /admin sections (upstreams, tool catalog), rendered from their JSON.
