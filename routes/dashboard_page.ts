@@ -33,6 +33,7 @@ td.err, .err { color: var(--bad); overflow-wrap: anywhere; }
 .tone-bad { color: #fff; background: var(--bad); border-color: var(--bad); }
 .tone-quiet { color: var(--muted); }
 table.servers th.name { color: inherit; font-weight: 600; white-space: nowrap; }
+table.servers tr.server > * { vertical-align: middle; }
 table.servers td.phase { white-space: nowrap; width: 1%; }
 table.servers th.num { text-align: right; }
 table.servers td.more { text-align: right; width: 1%; }
