@@ -22,7 +22,7 @@ import { configDir, dataDir as defaultDataDir } from "../platform/paths.ts";
 import { scoped, type Store } from "../platform/store.ts";
 import { openStoreAt } from "../platform/store_open.ts";
 import { passwordIn } from "../platform/pg_url.ts";
-import { HostedServer } from "../tools/kit/host.ts";
+import { HostedServer, type HostOptions } from "../tools/kit/host.ts";
 import { Guard } from "../tools/kit/guard.ts";
 import { PolicyConfig } from "../platform/policy.ts";
 import type { AnyServerSpec, Peer } from "../tools/kit/mod.ts";
@@ -144,12 +144,17 @@ export function assertSafeBinding(base: BaseConfig): void {
 
 export function createDaemonLogger(base: BaseConfig): Logger {
   const log = createLogger({ level: base.log_level });
+  redactSecretsOf(base, log);
+  return log;
+}
+
+/** Teaches `log` the secrets of `base` (tokens, the store's password) to redact. */
+export function redactSecretsOf(base: BaseConfig, log: Logger): void {
   if (base.token !== undefined) log.addSecret(base.token);
   for (const token of Object.values(base.agent_tokens)) log.addSecret(token);
   if (base.jwt?.secret !== undefined) log.addSecret(base.jwt.secret);
   const storePassword = base.store === undefined ? "" : passwordIn(base.store);
   if (storePassword) log.addSecret(storePassword);
-  return log;
 }
 
 export async function openStore(settings: Settings): Promise<Store> {
@@ -185,37 +190,9 @@ export async function startServers(
   },
 ): Promise<HostedServer[]> {
   // One guard for the process: every server's calls meet the same policy and audit trail.
-  const guard = new Guard(
-    scoped(options.store, ["agentd", "policy"]),
-    options.log.child({ component: "policy" }),
-    PolicyConfig.parse(options.settings.values.policy ?? {}),
-    Date.now,
-  );
-  const base = options.settings.base;
-  const interfaces = isWildcard(base.host) ? interfaceAddresses() : [];
-  const ownOrigin = () =>
-    daemonOrigin({
-      address: options.address?.(),
-      bindHost: base.host,
-      port: base.port,
-      allowedHosts: base.allowed_hosts,
-      interfaceAddresses: interfaces,
-    });
-  const start = (spec: AnyServerSpec, peers: readonly Peer[]) => {
-    const section = options.settings.values[spec.id];
-    return HostedServer.start(spec, {
-      store: scoped(options.store, [spec.namespace]),
-      log: options.log,
-      config: isRecord(section) ? section : {},
-      dataDir: options.settings.dataDir,
-      env: options.env,
-      peers,
-      address: options.address,
-      ownOrigin,
-      alone: options.alone,
-      guard,
-    });
-  };
+  const guard = createGuard(options);
+  const start = (spec: AnyServerSpec, peers: readonly Peer[]) =>
+    HostedServer.start(spec, hostOptions(spec, { ...options, guard, peers }));
   const first = await Promise.all(
     specs.filter((spec) => !spec.aggregates).map((spec) => start(spec, [])),
   );
@@ -229,6 +206,55 @@ export async function startServers(
     if (!host) throw new Error(`${spec.id} was not started`);
     return host;
   });
+}
+
+/** The process's policy and audit trail, kept in `store`. */
+export function createGuard(options: {
+  store: Store;
+  log: Logger;
+  settings: Settings;
+}): Guard {
+  return new Guard(
+    scoped(options.store, ["agentd", "policy"]),
+    options.log.child({ component: "policy" }),
+    PolicyConfig.parse(options.settings.values.policy ?? {}),
+    Date.now,
+  );
+}
+
+/** What `spec` gets to start with from these settings: its config section, its slice of the store. */
+export function hostOptions(spec: AnyServerSpec, options: {
+  store: Store;
+  log: Logger;
+  settings: Settings;
+  env: Readonly<Record<string, string>>;
+  guard: Guard;
+  peers?: readonly Peer[];
+  address?: () => string | undefined;
+  alone?: boolean;
+}): HostOptions {
+  const base = options.settings.base;
+  const interfaces = isWildcard(base.host) ? interfaceAddresses() : [];
+  const section = options.settings.values[spec.id];
+  return {
+    store: scoped(options.store, [spec.namespace]),
+    log: options.log,
+    config: isRecord(section) ? section : {},
+    dataDir: options.settings.dataDir,
+    env: options.env,
+    peers: options.peers,
+    address: options.address,
+    ownOrigin: () =>
+      daemonOrigin({
+        address: options.address?.(),
+        bindHost: base.host,
+        port: base.port,
+        allowedHosts: base.allowed_hosts,
+        interfaceAddresses: interfaces,
+      }),
+    alone: options.alone,
+    guard: options.guard,
+  };
 }
 
 /** Resolves with the first SIGINT/SIGTERM; logs repeats (ignored, or forcing exit). */
@@ -264,7 +290,8 @@ export async function shutdown(options: {
   hosts: readonly HostedServer[];
   channels: Iterable<Channel>;
   listener?: Deno.HttpServer;
-  store: Store;
+  /** Absent when it never opened (a stdio server that could not start). */
+  store?: Store;
   log: Logger;
   timeoutMs: number;
 }): Promise<void> {
@@ -276,7 +303,7 @@ export async function shutdown(options: {
   );
   await Promise.all(channels.map((channel) => channel.close()));
   if (options.listener) await options.listener.shutdown();
-  await options.store.close();
+  await options.store?.close();
   options.log.info("stopped");
 }
 

@@ -17,16 +17,24 @@ import {
 import {
   assertSafeBinding,
   createDaemonLogger,
+  createGuard,
+  hostOptions,
   loadSettings,
   openStore,
+  redactSecretsOf,
+  type Settings,
   shutdown,
   shutdownSignal,
   startServers,
   StartupError,
 } from "./boot.ts";
+import { HostedServer } from "../tools/kit/host.ts";
+import type { Guard } from "../tools/kit/guard.ts";
+import type { Store } from "../platform/store.ts";
+import { createLogger } from "../platform/log.ts";
 import type { CliContext } from "./context.ts";
 import { lazy } from "../platform/lazy.ts";
-import { unwrap } from "../platform/config_merge.ts";
+import { ConfigError, unwrap } from "../platform/config_merge.ts";
 
 /** A server's own flags: one per key of its config section. */
 export function serverFlags(spec: AnyServerSpec): FlagSet {
@@ -123,11 +131,11 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
     else flags[configKey(name)] = value;
   }
   if (Object.keys(section).length > 0) flags[spec.id] = section;
+  if (values.port === undefined) return await serveAlone(spec, flags, ctx);
+
   const settings = await loadSettings({ flags, specs: [spec], env: ctx.env });
   const base = settings.base;
-  const http = values.port !== undefined;
-  if (http) assertSafeBinding(base);
-
+  assertSafeBinding(base);
   const log = createDaemonLogger(base);
   const signal = shutdownSignal(log);
   const store = await openStore(settings);
@@ -140,6 +148,8 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
     address: () => address,
     alone: true,
   });
+  // Over HTTP a failed start ends the process: a service manager sees the
+  // exit, and the endpoint would only refuse sessions (503).
   if (host.phase.phase !== "running") {
     await host.stop(0);
     await store.close();
@@ -147,25 +157,6 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
     throw new StartupError(
       host.phase.state.error ?? `${spec.id} did not start`,
     );
-  }
-
-  if (!http) {
-    const stdio = await serveStdio(host);
-    log.info("ready", { transport: "stdio" });
-    const why = await Promise.race([
-      signal.received,
-      stdio.closed.then(() => "stdin closed" as const),
-    ]);
-    log.info("shutdown", { reason: why, in_flight: host.inFlight.count });
-    await shutdown({
-      hosts: [host],
-      channels: [stdio],
-      store,
-      log,
-      timeoutMs: base.shutdown_timeout_ms,
-    });
-    signal.dispose();
-    return 0;
   }
 
   // Hono and the routes load only for --port: stdio never needs them.
@@ -182,4 +173,90 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
     signal,
     onListening: (url) => address = url,
   });
+}
+
+/**
+ * How long a stdio server in error waits after a failed start before a tool
+ * call may try again: a retry can be slow (a browser launch, a store's
+ * connect timeout), and a model calling in a loop should not run one each time.
+ */
+export const RETRY_START_AFTER_MS = 2_000;
+
+/**
+ * The server on stdio. A desktop client shows only "server disconnected"
+ * when the process exits, so a start that fails (settings, store, or the
+ * server's own start) leaves it serving in error: initialize and tools/list
+ * answer, and each tools/call answers isError with the reason and the fix,
+ * retrying the start first. Only a bad command line exits.
+ */
+async function serveAlone(
+  spec: AnyServerSpec,
+  flags: Record<string, unknown>,
+  ctx: CliContext,
+): Promise<number> {
+  let settings: Settings | undefined;
+  try {
+    settings = await loadSettings({ flags, specs: [spec], env: ctx.env });
+  } catch (error) {
+    if (fromCommandLine(error)) throw error;
+    // A bad file or env value: the Start phase below reports it, and retries.
+  }
+  const log = settings ? createDaemonLogger(settings.base) : createLogger();
+  const signal = shutdownSignal(log);
+  let store: Store | undefined;
+  let guard: Guard | undefined;
+  const host = await HostedServer.open(spec, {
+    log,
+    retryAfterMs: RETRY_START_AFTER_MS,
+    // Kept once they succeed: a retry redoes only what failed.
+    async setup() {
+      if (settings === undefined) {
+        settings = await loadSettings({ flags, specs: [spec], env: ctx.env });
+        // The logger was made without them: the settings failed at first.
+        redactSecretsOf(settings.base, log);
+      }
+      store ??= await openStore(settings);
+      guard ??= createGuard({ store, log, settings });
+      return hostOptions(spec, {
+        store,
+        log,
+        settings,
+        env: ctx.env,
+        guard,
+        alone: true,
+      });
+    },
+  });
+  if (host.phase.phase === "error") {
+    log.error("start_failed", {
+      server: spec.id,
+      error: host.phase.state.error,
+      serving: "tools/call answers this error and retries the start",
+    });
+  }
+  const stdio = await serveStdio(host);
+  log.info("ready", { transport: "stdio", phase: host.phase.phase });
+  const why = await Promise.race([
+    signal.received,
+    stdio.closed.then(() => "stdin closed" as const),
+  ]);
+  log.info("shutdown", { reason: why, in_flight: host.inFlight.count });
+  await shutdown({
+    hosts: [host],
+    channels: [stdio],
+    store,
+    log,
+    timeoutMs: settings?.base.shutdown_timeout_ms ?? DEFAULT_SHUTDOWN_MS,
+  });
+  signal.dispose();
+  return 0;
+}
+
+/** The config's default drain time, for when the settings never loaded. */
+const DEFAULT_SHUTDOWN_MS = 30_000;
+
+/** A problem the person typed (a flag value): the process exits with usage, as for any bad flag. */
+function fromCommandLine(error: unknown): boolean {
+  return error instanceof ConfigError &&
+    error.problems.some((problem) => problem.startsWith("flag "));
 }

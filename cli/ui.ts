@@ -82,13 +82,21 @@ export async function runUi(args: string[], ctx: CliContext): Promise<number> {
   const base = settings.base;
   const log = createDaemonLogger(base);
   const signal = shutdownSignal(log);
-  const url = daemonUrl(base);
+  let url = daemonUrl(base);
   let daemon: Deno.ChildProcess | undefined;
+  let daemonLog: Promise<void> | undefined;
   try {
-    if (!(await isAgentd(url, base.token))) {
-      ctx.print(`agentd ui: no daemon at ${url}; starting one`);
+    // Port 0 names no daemon to find: it asks for a new one on a free port.
+    if (base.port === 0 || !(await isAgentd(url, base.token))) {
+      ctx.print(
+        base.port === 0
+          ? "agentd ui: --port 0: starting a daemon on a free port"
+          : `agentd ui: no daemon at ${url}; starting one`,
+      );
       daemon = spawnAgentd(["serve", ...serveArgs]);
-      await waitForDaemon(url, base.token, daemon);
+      const followed = followDaemon(daemon);
+      daemonLog = followed.done;
+      url = await waitForDaemon(base, followed.listening, daemon);
     }
     const login = `${url}${await loginPath(url, base.token)}`;
     const reason = values.browser === true
@@ -126,6 +134,7 @@ export async function runUi(args: string[], ctx: CliContext): Promise<number> {
     if (daemon) {
       stop(daemon, "SIGTERM");
       await daemon.status;
+      await daemonLog;
     }
     signal.dispose();
   }
@@ -166,26 +175,98 @@ async function isAgentd(
     "version" in body;
 }
 
+/**
+ * The started daemon's address, once it answers there: its port comes from
+ * its `listening` log line, since `--port 0` lets the system choose one.
+ */
 async function waitForDaemon(
-  url: string,
-  token: string | undefined,
+  base: BaseConfig,
+  listening: Promise<number | undefined>,
   daemon: Deno.ChildProcess,
-): Promise<void> {
+): Promise<string> {
   let exited: Deno.CommandStatus | undefined;
   void daemon.status.then((status) => exited = status);
   const deadline = Date.now() + DAEMON_READY_MS;
+  const expected = daemonUrl(base);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), DAEMON_READY_MS);
+  });
+  const port = await Promise.race([listening, timeout]).finally(() =>
+    clearTimeout(timer)
+  );
+  if (port === "timeout") {
+    throw new StartupError(
+      `the daemon did not start listening within ${
+        DAEMON_READY_MS / 1000
+      } s (expected at ${expected})`,
+    );
+  }
+  if (port === undefined) {
+    const code = (await daemon.status).code;
+    throw new StartupError(
+      `the daemon exited with code ${code} before listening (expected at ${expected}); see its log above`,
+    );
+  }
+  const url = daemonUrl({ ...base, port });
   while (Date.now() < deadline) {
     if (exited) {
       throw new StartupError(
         `the daemon exited with code ${exited.code} before answering at ${url}; see its log above`,
       );
     }
-    if (await isAgentd(url, token)) return;
+    if (await isAgentd(url, base.token)) return url;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new StartupError(
     `the daemon did not answer at ${url} within ${DAEMON_READY_MS / 1000} s`,
   );
+}
+
+/**
+ * Passes the started daemon's log through to this process's stderr, and
+ * reads the port of its `listening` line (undefined if it ends without one).
+ */
+function followDaemon(
+  daemon: Deno.ChildProcess,
+): { listening: Promise<number | undefined>; done: Promise<void> } {
+  const { promise: listening, resolve } = Promise.withResolvers<
+    number | undefined
+  >();
+  const encoder = new TextEncoder();
+  const done = (async () => {
+    let rest = "";
+    for await (
+      const chunk of daemon.stderr.pipeThrough(new TextDecoderStream())
+    ) {
+      const parts = (rest + chunk).split("\n");
+      rest = parts.pop() ?? "";
+      for (const line of parts) {
+        await Deno.stderr.write(encoder.encode(`${line}\n`));
+        const port = listeningPort(line);
+        if (port !== undefined) resolve(port);
+      }
+    }
+    if (rest !== "") await Deno.stderr.write(encoder.encode(rest));
+    resolve(undefined);
+  })();
+  return { listening, done };
+}
+
+/** The port of a `listening` log line; undefined for any other line. */
+function listeningPort(line: string): number | undefined {
+  let entry: unknown;
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (
+    typeof entry === "object" && entry !== null && "event" in entry &&
+    entry.event === "listening" && "port" in entry &&
+    typeof entry.port === "number"
+  ) return entry.port;
+  return undefined;
 }
 
 /** A one-time login path from the daemon, asked for with the daemon token. */
@@ -293,7 +374,9 @@ function spawnAgentd(
     ],
     stdin: "null",
     stdout: "null",
-    stderr: options.script ? "piped" : "inherit",
+    // Piped: the window's chatter becomes debug lines; the daemon's log is
+    // passed through and its `listening` line read.
+    stderr: "piped",
   }).spawn();
 }
 

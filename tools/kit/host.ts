@@ -58,6 +58,16 @@ export interface HostOptions {
   guard?: Guard;
 }
 
+/** What a server's Start phase needs, prepared inside that phase. */
+export type HostSetup = () => Promise<Omit<HostOptions, "log" | "clock">>;
+
+export interface HostStart {
+  setup: HostSetup;
+  clock?: () => number;
+  /** Retry a failed start on tool calls, at most once per this many ms (off when absent). */
+  retryAfterMs?: number;
+}
+
 export interface ServerHealth {
   [key: string]: JsonValue;
 }
@@ -70,6 +80,11 @@ export class HostedServer {
   guard: Guard | undefined;
   readonly listeners = new Set<ServerListener>();
   #runtime: ServerRuntime<unknown> | undefined;
+  readonly #setup: HostSetup;
+  readonly #clock: () => number;
+  readonly #retryAfterMs: number | undefined;
+  #lastAttempt = 0;
+  #retrying: Promise<void> | undefined;
   #calls = 0;
   #errors = 0;
   readonly #tools = new Map<
@@ -79,11 +94,18 @@ export class HostedServer {
   /** Extra numbers a transport adds to /health (e.g. open sessions). */
   readonly gauges = new Map<string, () => number>();
 
-  private constructor(spec: AnyServerSpec, log: Logger, clock?: () => number) {
+  private constructor(
+    spec: AnyServerSpec,
+    log: Logger,
+    options: HostStart,
+  ) {
     this.spec = spec;
     this.log = log;
+    this.#setup = options.setup;
+    this.#clock = options.clock ?? Date.now;
+    this.#retryAfterMs = options.retryAfterMs;
     this.phase = new PhaseTracker({
-      clock,
+      clock: options.clock,
       onChange: (state, previous) =>
         log.info("phase", {
           from: previous.phase,
@@ -101,21 +123,76 @@ export class HostedServer {
     spec: AnyServerSpec,
     options: HostOptions,
   ): Promise<HostedServer> {
+    const { log, clock, ...prepared } = options;
+    return await HostedServer.open(spec, {
+      log,
+      clock,
+      setup: () => Promise.resolve(prepared),
+    });
+  }
+
+  /**
+   * Like `start`, with what the server needs (settings, store) prepared by
+   * `setup` inside the Start phase, so a failure there leaves the server in
+   * `error` too. With `retryAfterMs`, a tool call to the server in `error`
+   * runs the whole Start phase again (see `retryStart`).
+   */
+  static async open(
+    spec: AnyServerSpec,
+    options: HostStart & { log: Logger },
+  ): Promise<HostedServer> {
     const log = options.log.child({ server: spec.id });
-    const host = new HostedServer(spec, log, options.clock);
-    host.guard = options.guard;
+    const host = new HostedServer(spec, log, options);
+    await host.#startPhase();
+    host.#lastAttempt = host.#clock();
+    return host;
+  }
+
+  /**
+   * For a server in `error` with retries on: runs the Start phase again,
+   * at most once per `retryAfterMs` (a failing start may be slow, e.g. a
+   * store's connect timeout); callers meanwhile share that one attempt.
+   * Things a person fixes without restarting the client (a display that
+   * appears, a browser installed, a key file written, a store back up)
+   * then take effect on the next call.
+   */
+  async retryStart(): Promise<void> {
+    if (this.#retryAfterMs === undefined || this.phase.phase !== "error") {
+      return;
+    }
+    if (this.#retrying === undefined) {
+      if (this.#clock() - this.#lastAttempt < this.#retryAfterMs) return;
+      // Counted in flight: shutdown waits for it rather than racing it.
+      const done = this.inFlight.begin();
+      this.log.info("start_retry", { error: this.phase.state.error });
+      this.#retrying = this.#startPhase().finally(() => {
+        this.#lastAttempt = this.#clock();
+        this.#retrying = undefined;
+        done();
+        // Sessions may now see more tools (an aggregator's upstreams).
+        if (this.phase.phase === "running") this.notifyToolsChanged();
+      });
+    }
+    await this.#retrying;
+  }
+
+  /** One run of the Start phase: `running`, or `error` with the reason. */
+  async #startPhase(): Promise<void> {
+    const spec = this.spec;
     try {
+      const options = await this.#setup();
+      this.guard = options.guard;
       const config = spec.config
         ? spec.config.parse(options.config)
         : options.config;
-      host.#runtime = await spec.start({
+      const runtime = await spec.start({
         store: options.store,
-        log,
+        log: this.log,
         config,
         dataDir: options.dataDir,
         env: options.env ?? Deno.env.toObject(),
-        resourceUpdated: (uri) => host.notifyResourceUpdated(uri),
-        toolsChanged: () => host.notifyToolsChanged(),
+        resourceUpdated: (uri) => this.notifyResourceUpdated(uri),
+        toolsChanged: () => this.notifyToolsChanged(),
         peers: options.peers ?? [],
         address: options.address ?? (() => undefined),
         ownOrigin: options.ownOrigin ??
@@ -129,11 +206,25 @@ export class HostedServer {
         alone: options.alone ?? false,
         guard: options.guard,
       });
-      host.phase.set("running");
+      if (this.phase.phase === "shutdown") {
+        // Stopped while a retry was starting it: nobody else will stop it.
+        await runtime.stop?.().catch((error) =>
+          this.log.error("stop_failed", { error: messageOf(error) })
+        );
+        return;
+      }
+      this.#runtime = runtime;
+      this.phase.set("running");
     } catch (error) {
-      host.phase.set("error", `Cannot start ${spec.id}: ${messageOf(error)}`);
+      if (this.phase.phase === "shutdown") return;
+      const reason = `Cannot start ${spec.id}: ${messageOf(error)}`;
+      // The same failure again keeps its `since`: when the trouble began.
+      if (this.phase.phase === "error" && this.phase.state.error === reason) {
+        this.log.info("start_retry_failed", { error: reason });
+      } else {
+        this.phase.set("error", reason);
+      }
     }
-    return host;
   }
 
   get id(): string {
@@ -145,9 +236,14 @@ export class HostedServer {
     const runtime = this.#runtime;
     const state = this.phase.state;
     if (runtime === undefined || state.phase !== "running") {
+      const retry = this.#retryAfterMs !== undefined && state.phase === "error"
+        ? ` Each call retries the start (at most every ${
+          Math.ceil(this.#retryAfterMs / 1000)
+        } s): fix the cause, then call again.`
+        : "";
       throw new ToolError(
         `Server "${this.id}" is not running (phase ${state.phase} since ${state.since}` +
-          (state.error ? `: ${state.error}` : "") + ")",
+          (state.error ? `: ${state.error}` : "") + ")" + retry,
       );
     }
     return runtime.context;

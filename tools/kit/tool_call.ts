@@ -103,6 +103,8 @@ export async function runToolCall(
   request: ToolCallRequest,
 ): Promise<CallToolResult> {
   const { connection, name, args, call, logSession } = request;
+  // A server in error that retries its start does so here (off by default).
+  await host.retryStart();
   const spec = host.spec;
   const catalog = toolCatalog(host);
   const entry = catalog.get(name);
