@@ -12,7 +12,7 @@ import {
 import { MemoryStore } from "../../platform/store_memory.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
 import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
-import { McpHttpEndpoint } from "../../tools/kit/mcp_http.ts";
+import { McpHttpEndpoint, NEWCOMER_MS } from "../../tools/kit/mcp_http.ts";
 import {
   capturedLog,
   INITIALIZE_REQUEST,
@@ -38,7 +38,7 @@ function post(
   });
 }
 
-/** initialize + notifications/initialized, then walk away (no DELETE). */
+/** initialize, notifications/initialized and one call, then walk away (no DELETE). */
 let sessionsOpened = 0;
 
 async function openAndAbandon(url: string): Promise<string> {
@@ -55,6 +55,14 @@ async function openAndAbandon(url: string): Promise<string> {
   );
   assert.equal(done.status, 202);
   await done.body?.cancel();
+  // Used once: no longer a newcomer kept from eviction.
+  const listed = await post(
+    url,
+    { jsonrpc: "2.0", id: 1, method: "tools/list" },
+    { "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" },
+  );
+  assert.equal(listed.status, 200);
+  await listed.body?.cancel();
   return id;
 }
 
@@ -232,14 +240,18 @@ async function endpointFor(
       },
       body: JSON.stringify(body),
     });
-  const open = async (agent?: string) => {
+  /** A new session, used once unless `fresh` (a newcomer is kept from eviction). */
+  const open = async (agent?: string, fresh = false) => {
     const response = await endpoint.handle(request(INITIALIZE_REQUEST), {
       caller: { agent },
     });
     await response.body?.cancel();
+    const id = response.headers.get("mcp-session-id");
+    if (id && !fresh) assert.equal(await list(id, agent), 200);
     return {
       status: response.status,
-      id: response.headers.get("mcp-session-id"),
+      id,
+      retryAfter: response.headers.get("retry-after"),
     };
   };
   const list = async (id: string, agent?: string) => {
@@ -340,7 +352,9 @@ Deno.test("sessions: a session whose call is still running is neither swept nor 
   t.endpoint.sweep();
   assert.equal(t.endpoint.sessionCount, 1);
   // The cap is reached and the only session is busy: no room for another.
-  assert.equal((await t.open()).status, 503);
+  const refused = await t.open();
+  assert.equal(refused.status, 503);
+  assert.equal(refused.retryAfter, "1");
   assert.equal(await t.endpoint.drain(0), false);
   const drained = t.endpoint.drain(10_000);
   held.resolve();
@@ -349,4 +363,25 @@ Deno.test("sessions: a session whose call is still running is neither swept nor 
   t.advance(60_001);
   t.endpoint.sweep();
   assert.equal(t.endpoint.sessionCount, 0);
+});
+
+Deno.test("sessions: a newcomer not used yet is not evicted; a full server answers 503 with Retry-After until its grace ends", async () => {
+  await using t = await endpointFor({ maxSessions: 2 });
+  const fresh = await t.open(undefined, true);
+  const used = await t.open();
+  assert.ok(fresh.id && used.id);
+  // The newcomer is the least recently used, yet the used session goes.
+  const third = await t.open(undefined, true);
+  assert.equal(third.status, 200);
+  assert.ok(third.id);
+  assert.equal(await t.list(used.id), 404);
+  // Only newcomers left: refused, with when to retry.
+  const refused = await t.open();
+  assert.equal(refused.status, 503);
+  assert.equal(refused.retryAfter, "1");
+  // A newcomer never used is protected for a while only.
+  t.advance(NEWCOMER_MS);
+  assert.equal((await t.open()).status, 200);
+  assert.equal(await t.list(fresh.id), 404);
+  assert.equal(await t.list(third.id), 200);
 });

@@ -19,6 +19,7 @@ import { createSdkServer } from "./mcp.ts";
 import type { SessionPreferences } from "./mod.ts";
 import { authInfoFor, type RequestAuth } from "./mcp_identity.ts";
 import { SessionHttpTransport } from "./mcp_http_session.ts";
+import { watchEnd } from "./mcp_http_streams.ts";
 import { MAX_BATCH } from "./mcp_http_checks.ts";
 import { rpcError, withoutPayload } from "./mcp_http_wire.ts";
 
@@ -47,6 +48,10 @@ interface Session {
   transport: SessionHttpTransport;
   server: Server;
   lastSeen: number;
+  /** When it was initialized: a newcomer not used yet is protected for a while. */
+  opened: number;
+  /** A request after `initialize` arrived; until then it is not evicted (see NEWCOMER_MS). */
+  used: boolean;
   /** Open GET streams (the standing notification channel, resumed streams). */
   openStreams: number;
   /** Requests received and not yet answered, each ending its shutdown count. */
@@ -54,6 +59,21 @@ interface Session {
 }
 
 export { MemoryEventStore };
+
+/**
+ * How long a session not used since `initialize` is kept from eviction: a
+ * client connects, opens its GET stream and makes its first call within
+ * this even on a loaded machine (seconds at most), so no newcomer gets 404
+ * right after `initialize`. Bounded, so a client that initializes and never
+ * calls holds its place no longer than this.
+ */
+export const NEWCOMER_MS = 10_000;
+/**
+ * Retry-After (seconds) of a 503 for a full server: a newcomer is usually
+ * used within milliseconds and a busy session frees when its call ends or
+ * its client leaves, so a retry soon is likely to find room.
+ */
+const RETRY_AFTER_S = "1";
 
 const NO_AUTH: RequestAuth = { caller: {} };
 
@@ -118,7 +138,7 @@ export class McpHttpEndpoint {
         authInfo,
       });
       return request.method === "GET"
-        ? this.#trackStream(session, response)
+        ? this.#trackStream(session, response, request.signal)
         : response;
     }
     if (request.method !== "POST") {
@@ -177,14 +197,16 @@ export class McpHttpEndpoint {
       return rpcError(
         503,
         -32000,
-        `Too many open sessions for agent "${agent}" (${this.#maxPerAgent}), all busy; try later`,
+        `Too many open sessions for agent "${agent}" (${this.#maxPerAgent}), all busy or just opened; try later`,
+        { "Retry-After": RETRY_AFTER_S },
       );
     }
     if (this.#sessions.size >= this.#maxSessions && !this.#evictIdle()) {
       return rpcError(
         503,
         -32000,
-        `Too many open sessions (${this.#maxSessions}), all busy; try later`,
+        `Too many open sessions (${this.#maxSessions}), all busy or just opened; try later`,
+        { "Retry-After": RETRY_AFTER_S },
       );
     }
     // The preferences stick to the session: later requests carry only its id.
@@ -201,6 +223,8 @@ export class McpHttpEndpoint {
           transport,
           server,
           lastSeen: this.#clock(),
+          opened: this.#clock(),
+          used: false,
           openStreams: 0,
           answering: new Map(),
         };
@@ -258,6 +282,8 @@ export class McpHttpEndpoint {
         !session.answering.has(message.id)
       ) {
         session.answering.set(message.id, this.#responding.begin());
+        // Busy from now until answered: its protection as a newcomer ends.
+        if (message.method !== "initialize") session.used = true;
       }
       deliver?.(message, extra);
     };
@@ -327,18 +353,27 @@ export class McpHttpEndpoint {
   }
 
   /**
-   * Closes the least recently used session that is not busy (among
-   * those `which` accepts); false when every such session is busy. Its
-   * client gets 404 on its next request and initializes again.
+   * Closes the least recently used session with no call running and past
+   * its newcomer's grace (among those `which` accepts), preferring one
+   * without an open GET stream; false when there is none. An open stream is
+   * no proof of a client: a client library may keep the connection after
+   * its client has left (Deno's fetch did for a few of 30 GETs aborted at once), and
+   * those sessions would fill the cap for good. An evicted client gets 404
+   * on its next request and initializes again.
    */
   #evictIdle(which: (session: Session) => boolean = () => true): boolean {
-    for (const session of this.#sessions.values()) {
-      if (busy(session) || !which(session)) continue;
-      this.#evicted++;
-      this.#close(session, "evicted");
-      return true;
-    }
-    return false;
+    const now = this.#clock();
+    const evictable = (session: Session) =>
+      session.answering.size === 0 && !newcomer(session, now) &&
+      which(session);
+    const victim =
+      this.#sessions.values().find((session) =>
+        session.openStreams === 0 && evictable(session)
+      ) ?? this.#sessions.values().find(evictable);
+    if (!victim) return false;
+    this.#evicted++;
+    this.#close(victim, "evicted");
+    return true;
   }
 
   #close(session: Session, reason: string): void {
@@ -348,47 +383,19 @@ export class McpHttpEndpoint {
   }
 
   /** Counts open GET streams so a session with a live stream is never idle. */
-  #trackStream(session: Session, response: Response): Response {
-    const body = response.body;
-    if (
-      !body ||
-      !response.headers.get("content-type")?.startsWith("text/event-stream")
-    ) {
-      return response;
-    }
-    session.openStreams++;
-    let ended = false;
-    const end = () => {
-      if (ended) return;
-      ended = true;
+  #trackStream(
+    session: Session,
+    response: Response,
+    signal: AbortSignal,
+  ): Response {
+    const tracked = watchEnd(response, signal, () => {
       session.openStreams--;
-      if (this.#sessions.has(session.id)) this.#touch(session);
-    };
-    const reader = body.getReader();
-    const tracked = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            end();
-            controller.close();
-          } else {
-            controller.enqueue(value);
-          }
-        } catch (error) {
-          end();
-          controller.error(error);
-        }
-      },
-      cancel(reason) {
-        end();
-        return reader.cancel(reason);
-      },
+      // The idle timeout counts from here; its place in the eviction order
+      // stays that of its last request: a client that left is not "recent".
+      session.lastSeen = this.#clock();
     });
-    return new Response(tracked, {
-      status: response.status,
-      headers: response.headers,
-    });
+    if (tracked.open) session.openStreams++;
+    return tracked.response;
   }
 
   #startSweeper(): void {
@@ -442,6 +449,11 @@ export class McpHttpEndpoint {
 /** A session with a request unanswered or a GET stream open is in use. */
 function busy(session: Session): boolean {
   return session.openStreams > 0 || session.answering.size > 0;
+}
+
+/** Initialized, not used yet, and recent: its client is still connecting. */
+function newcomer(session: Session, now: number): boolean {
+  return !session.used && now - session.opened < NEWCOMER_MS;
 }
 
 /** `?tools=on_demand|all` or `X-Agentd-Tools:` on the request that opens a session; a string is the error. */

@@ -227,3 +227,68 @@ export class SessionStreams {
     this.#resumable.clear();
   }
 }
+
+/**
+ * `response` as it is, or, for an SSE stream, with `ended` called once when
+ * the stream ends: read to its end, cancelled, or its client gone. The
+ * request's abort signal says the last at once (Deno cancels the body only
+ * later); the stream is then cancelled, so its session's slot for it frees.
+ */
+export function watchEnd(
+  response: Response,
+  signal: AbortSignal,
+  ended: () => void,
+): { response: Response; open: boolean } {
+  const body = response.body;
+  if (
+    !body ||
+    !response.headers.get("content-type")?.startsWith("text/event-stream")
+  ) {
+    return { response, open: false };
+  }
+  if (signal.aborted) {
+    body.cancel().catch(() => {});
+    return { response, open: false };
+  }
+  let done = false;
+  const reader = body.getReader();
+  const left = () => {
+    end();
+    reader.cancel(signal.reason).catch(() => {});
+  };
+  const end = () => {
+    if (done) return;
+    done = true;
+    signal.removeEventListener("abort", left);
+    ended();
+  };
+  signal.addEventListener("abort", left, { once: true });
+  const tracked = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          end();
+          controller.close();
+        } else {
+          controller.enqueue(value);
+        }
+      } catch (error) {
+        // Also a close after its client left: error() on a closed stream is a no-op.
+        end();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      end();
+      return reader.cancel(reason);
+    },
+  });
+  return {
+    response: new Response(tracked, {
+      status: response.status,
+      headers: response.headers,
+    }),
+    open: true,
+  };
+}
