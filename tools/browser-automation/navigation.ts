@@ -1,6 +1,7 @@
 // Navigation tools: open a URL, wait for an element, scroll.
 
 import { z } from "zod";
+import { daemonPageRefusal } from "../../platform/daemon_origin.ts";
 import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import { type BrowserAutomation, WAIT_FOR_MAX_MS } from "./automation.ts";
 import { scrollPage } from "./in_page.ts";
@@ -45,8 +46,14 @@ export const navigate = tool({
   }),
   annotations: { openWorldHint: true },
   handle(ctx, { url }, call) {
-    return ctx.act(call, { tool: "navigate", log: { url } }, async (page) => {
+    const step = { tool: "navigate", log: { url }, leavesPage: true };
+    return ctx.act(call, step, async (page) => {
       const target = parseTarget(url);
+      if (ctx.isOwnPage(target.href)) {
+        throw new ToolError(
+          daemonPageRefusal("navigate's target", target.href),
+        );
+      }
       const started = performance.now();
       let response;
       try {
