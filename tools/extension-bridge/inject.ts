@@ -54,6 +54,13 @@ const REGISTER = `async (a) => {
   const daemons = [a.daemon, ...(items[daemonsKey] ?? []).filter((d) => JSON.stringify(d) !== mine)].slice(0, a.maxDaemons);
   await chrome.storage.local.set({ [key]: stored, [daemonsKey]: daemons });
   const exclude = checked || a.exclude.length === 0 ? {} : { excludeMatches: a.exclude };
+  if (exclude.excludeMatches) {
+    // That runner hands over every stored script, so earlier registrations get the exclusion too.
+    const earlier = (await chrome.scripting.getRegisteredContentScripts()).filter((s) => s.id.startsWith("agentd-"));
+    if (earlier.length > 0) {
+      await chrome.scripting.updateContentScripts(earlier.map((s) => ({ id: s.id, excludeMatches: [...new Set([...(s.excludeMatches ?? []), ...a.exclude])] })));
+    }
+  }
   await chrome.scripting.registerContentScripts([
     { id: a.id, matches: a.matches, ...exclude, js: [a.runner], runAt: "document_idle", world: "ISOLATED", persistAcrossSessions: true },
     { id: a.id + "-main", matches: a.matches, ...exclude, js: [a.main], runAt: "document_idle", world: "MAIN", persistAcrossSessions: true },

@@ -60,6 +60,9 @@ export function daemonReference(
 ): string | undefined {
   if (typeof params === "string") {
     if (reachesDaemon(params, daemon)) return params;
+    // A message carried as text (Target.sendMessageToTarget) is read too.
+    const inner = embeddedJson(params);
+    if (inner !== undefined) return daemonReference(inner, daemon, targets);
     const target = targets.find((info) => info.targetId === params);
     if (target !== undefined && reachesDaemon(target.url, daemon)) {
       return `target ${params} (${target.url})`;
@@ -82,6 +85,15 @@ export function daemonReference(
     if (found !== undefined) return found;
   }
   return undefined;
+}
+
+function embeddedJson(text: string): JsonValue | undefined {
+  if (!/^\s*[[{]/.test(text)) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** `value` without the daemon's session cookie, wherever a list holds it. */
