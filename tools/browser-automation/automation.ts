@@ -44,6 +44,13 @@ export interface Step {
   leavesPage?: boolean;
 }
 
+/** A step refused because of agentd's own origin: nothing ran, so no screenshot either. */
+export class OwnPageRefused extends ToolError {
+  constructor(what: string, url: string, hint = "") {
+    super(`${daemonPageRefusal(what, url)}${hint}`);
+  }
+}
+
 /** The page navigated while a script ran in it (a load in progress, a redirect). */
 const NAVIGATED =
   /Execution context was destroyed|Cannot find context with specified id/i;
@@ -165,10 +172,10 @@ export class BrowserAutomation {
         // scripts one, for any caller (platform/daemon_origin.ts).
         const wasOwn = this.isOwnPage(page.url());
         if (wasOwn && !step.leavesPage) {
-          throw new ToolError(
-            `${
-              daemonPageRefusal("this tab", page.url())
-            } Navigate it elsewhere first.`,
+          throw new OwnPageRefused(
+            "this tab",
+            page.url(),
+            " Navigate it elsewhere first.",
           );
         }
         before = await pageState(page);
@@ -193,9 +200,7 @@ export class BrowserAutomation {
         ) {
           // It got there during the call (a redirect, a link): what the
           // step saw there is withheld.
-          throw new ToolError(
-            daemonPageRefusal("the page the tab reached", page.url()),
-          );
+          throw new OwnPageRefused("the page the tab reached", page.url());
         }
         const after = await pageState(page);
         this.#record(step, slot, started, before, after);
@@ -279,10 +284,14 @@ export class BrowserAutomation {
     const page = slot.page;
     let state: PageState | undefined;
     const extra: ToolError["content"] = [];
-    if (page && !page.isClosed() && this.isOwnPage(page.url())) {
-      // No picture of agentd's own page: it shows the operator's dashboard.
+    if (
+      page && !page.isClosed() &&
+      (error instanceof OwnPageRefused || this.isOwnPage(page.url()))
+    ) {
+      // No picture of agentd's own page (it shows the operator's dashboard),
+      // nor of a tab a refused step never touched.
       state = { url: page.url(), title: "" };
-      extra.push(text("(no screenshot: the tab is on agentd's own origin)"));
+      extra.push(text("(no screenshot: refused for agentd's own origin)"));
     } else if (page && !page.isClosed() && this.connection.connected) {
       state = await pageState(page);
       const shot = await within(

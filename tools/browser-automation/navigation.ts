@@ -1,9 +1,12 @@
 // Navigation tools: open a URL, wait for an element, scroll.
 
 import { z } from "zod";
-import { daemonPageRefusal } from "../../platform/daemon_origin.ts";
 import { json, toolDefiner, ToolError } from "../kit/mod.ts";
-import { type BrowserAutomation, WAIT_FOR_MAX_MS } from "./automation.ts";
+import {
+  type BrowserAutomation,
+  OwnPageRefused,
+  WAIT_FOR_MAX_MS,
+} from "./automation.ts";
 import { scrollPage } from "./in_page.ts";
 import { pageState, reasonOf } from "./page_ops.ts";
 import { SELECTOR_HELP, selectorError, toQuery } from "./selectors.ts";
@@ -50,9 +53,7 @@ export const navigate = tool({
     return ctx.act(call, step, async (page) => {
       const target = parseTarget(url);
       if (ctx.isOwnPage(target.href)) {
-        throw new ToolError(
-          daemonPageRefusal("navigate's target", target.href),
-        );
+        throw new OwnPageRefused("navigate's target", target.href);
       }
       const started = performance.now();
       let response;

@@ -3,10 +3,9 @@
 
 import { z } from "zod";
 import type { CDPSession, Protocol } from "../../platform/puppeteer.ts";
-import { daemonPageRefusal } from "../../platform/daemon_origin.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { toolDefiner, ToolError } from "../kit/mod.ts";
-import type { BrowserAutomation } from "./automation.ts";
+import { type BrowserAutomation, OwnPageRefused } from "./automation.ts";
 import { slice, within } from "./page_ops.ts";
 
 const tool = toolDefiner<BrowserAutomation>();
@@ -99,7 +98,7 @@ async function checkedContext(
     );
   }
   if (refused(context.origin)) {
-    throw new ToolError(daemonPageRefusal("this tab", context.origin));
+    throw new OwnPageRefused("this tab", context.origin);
   }
   return context.uniqueId;
 }
