@@ -142,7 +142,7 @@ Deno.test({
         servers: ["extension-bridge", "browser-automation"],
         "extension-bridge": {
           cdp_port: browser.port,
-          cdp_allow: ["Target.*", "Storage.getCookies"],
+          cdp_allow: ["Target.*", "Storage.getCookies", "Storage.setCookies"],
         },
         "browser-automation": {
           cdp_port: browser.port,
@@ -251,6 +251,38 @@ Deno.test({
       assert.equal(attached.isError, true, attached.text);
       assert.match(attached.text, /agentd's own origin/);
 
+      const relayed = await call(bridge, "bridge_cdp_command", {
+        command: "Target.sendMessageToTarget",
+        params: {
+          sessionId: "any",
+          message: JSON.stringify({
+            id: 1,
+            method: "Page.navigate",
+            params: { url: `${daemon.url}/health` },
+          }),
+        },
+      });
+      assert.equal(relayed.isError, true, relayed.text);
+      assert.match(relayed.text, /agentd's own origin/);
+      const fixation = await call(bridge, "bridge_cdp_command", {
+        command: "Storage.setCookies",
+        params: {
+          cookies: [{
+            name: "agentd_session",
+            value: "chosen-by-the-caller",
+            domain: "localhost",
+            path: "/",
+          }],
+        },
+      });
+      assert.equal(fixation.isError, true, fixation.text);
+      assert.match(fixation.text, /agentd's own origin/);
+      assert.ok(
+        !(await user.cookies()).some((cookie) =>
+          cookie.value === "chosen-by-the-caller"
+        ),
+      );
+
       // 3. browser-automation: navigate to any spelling of the daemon is
       //    refused before the page loads.
       for (
@@ -336,6 +368,15 @@ Deno.test({
         [...new Set(script.excludeMatches)].sort(),
         [...new Set(excluded)].sort(),
       );
+      // That runner hands over every stored script: the earlier
+      // registrations are excluded there too.
+      assert.equal(scripts.length, 4, JSON.stringify(scripts));
+      for (const item of scripts) {
+        assert.ok(
+          JSON.stringify(item).includes('"*://127.0.0.1/*"'),
+          JSON.stringify(item),
+        );
+      }
 
       // The operator's session is untouched.
       assert.ok(
