@@ -4,11 +4,30 @@
 // under "agentd_content_scripts" and registers both files for their match
 // patterns. Here each stored script whose patterns match the page is handed
 // to agentd_main.js, which runs it in the page's own world (MV3 isolated
-// worlds forbid eval and inline scripts).
+// worlds forbid eval and inline scripts). Never on a page of an agentd
+// daemon: such a page carries the operator's dashboard session, and Chrome
+// patterns cannot name the daemon's port, so the check is made here, against
+// the matchers each daemon stores with its scripts (agentd-daemon-check/1:
+// inject_content_script looks for this mark before it relies on the check).
 (() => {
   if (globalThis.__agentdRunner) return;
   globalThis.__agentdRunner = true;
   const KEY = "agentd_content_scripts";
+  const DAEMONS = "agentd_daemon_pages";
+  // platform/daemon_origin.ts daemonPageMatcher: {host: regex source, ports}.
+  const daemonPage = (matchers, href) => {
+    const url = new URL(href);
+    if (url.protocol !== "http:" && url.protocol !== "https:") return false;
+    const port = url.port !== ""
+      ? Number(url.port)
+      : url.protocol === "https:"
+      ? 443
+      : 80;
+    const host = url.hostname.toLowerCase().replace(/\.$/, "");
+    return matchers.some((matcher) =>
+      matcher.ports.includes(port) && new RegExp(matcher.host).test(host)
+    );
+  };
   const escape = (text) => text.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
   const glob = (text) => escape(text).replaceAll("*", ".*");
   // Chrome match patterns: <all_urls>, scheme://host/path; no port means any port.
@@ -44,7 +63,11 @@
   };
   const ready = () =>
     document.documentElement.getAttribute("data-agentd-main") === "ready";
-  chrome.storage.local.get(KEY).then((items) => {
+  chrome.storage.local.get([KEY, DAEMONS]).then((items) => {
+    // No matchers: the scripts came from an agentd before this check; the
+    // next inject_content_script stores them.
+    const daemons = items[DAEMONS];
+    if (!Array.isArray(daemons) || daemonPage(daemons, location.href)) return;
     const scripts = Object.entries(items[KEY] ?? {}).filter(([, script]) =>
       script.matches.some((pattern) => matches(pattern, location.href))
     );

@@ -83,17 +83,20 @@ export function hostNameOf(name: string): string | undefined {
 }
 
 /**
- * Names that always mean this machine: localhost and its subdomains,
- * 127.0.0.0/8, ::1, IPv4-mapped loopback, and the unspecified addresses
- * (0.0.0.0 and :: connect to the local host on Linux and macOS).
+ * Names that always mean this machine, as a hostname (lowercase, no trailing
+ * dot) spells them: localhost and its subdomains, 127.0.0.0/8, ::1,
+ * IPv4-mapped loopback (URL parsing writes ::ffff:127.x.y.z as
+ * [::ffff:7fxx:xxxx]), and the unspecified addresses (0.0.0.0 and :: connect
+ * to the local host on Linux and macOS). A regular expression, so the content
+ * script runner (no module imports there) applies this same rule.
  */
+const LOOPBACK_HOST = String
+  .raw`(?:.*\.)?localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|0\.0\.0\.0|\[::\]|::|\[::ffff:(?:127\.|7f[0-9a-f]{2}:).*`;
+const LOOPBACK = new RegExp(`^(?:${LOOPBACK_HOST})$`);
+
+/** Whether a hostname always means this machine (see LOOPBACK_HOST). */
 export function isLoopbackName(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/\.$/, "");
-  if (host === "localhost" || host.endsWith(".localhost")) return true;
-  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true;
-  if (host === "[::1]" || isWildcardName(host)) return true;
-  // ::ffff:127.x.y.z, which URL parsing writes as [::ffff:7fxx:xxxx].
-  return /^\[::ffff:(127\.|7f[0-9a-f]{2}:)/.test(host);
+  return LOOPBACK.test(hostname.toLowerCase().replace(/\.$/, ""));
 }
 
 function isWildcardName(host: string): boolean {
@@ -170,11 +173,15 @@ export function matchPatternReachesDaemon(
 }
 
 /**
- * Match patterns for the daemon's pages, for `excludeMatches`: every name
- * that reaches it, on each of its ports. (127.0.0.0/8 beyond 127.0.0.1 has no
- * pattern; the session cookie is host-only, set where the operator logged in.)
+ * Match patterns, for `excludeMatches`, of every host that reaches the
+ * daemon, on any port: Chromium refuses a port in a content script's pattern
+ * ("Invalid port"), so these also exclude other sites on those hosts. (A
+ * 127.0.0.0/8 address beyond 127.0.0.1 has no pattern; `daemonPageMatcher`
+ * covers it.)
  */
 export function daemonMatchPatterns(daemon: DaemonOrigin): string[] {
+  // No port: no HTTP face (stdio), so no page is the daemon's.
+  if (daemon.ports.length === 0) return [];
   const names = [
     "localhost",
     "*.localhost",
@@ -183,9 +190,29 @@ export function daemonMatchPatterns(daemon: DaemonOrigin): string[] {
     "0.0.0.0",
     ...daemon.hosts,
   ];
-  return [...new Set(names)].flatMap((name) =>
-    daemon.ports.map((port) => `*://${name}:${port}/*`)
+  return [...new Set(names)].map((name) => `*://${name}/*`);
+}
+
+/**
+ * The daemon's pages as plain data for code that cannot import this module
+ * (extension/agentd_runner.js, bundled into other extensions): a page is the
+ * daemon's when it is http(s), its port (80/443 when absent) is in `ports`,
+ * and its hostname, lowercase without a trailing dot, matches `host`.
+ */
+export interface DaemonPageMatcher {
+  /** A regular expression source, anchored: loopback names and the daemon's hosts. */
+  host: string;
+  ports: number[];
+}
+
+export function daemonPageMatcher(daemon: DaemonOrigin): DaemonPageMatcher {
+  const escaped = daemon.hosts.map((host) =>
+    host.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
   );
+  return {
+    host: `^(?:${[LOOPBACK_HOST, ...escaped].join("|")})$`,
+    ports: [...daemon.ports],
+  };
 }
 
 /** The refusal a person reads when a tool meets the daemon's own page. */

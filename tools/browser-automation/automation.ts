@@ -3,7 +3,11 @@
 // the page before and after, retries once on a browser that restarted under
 // it, and turns failures into errors with a screenshot.
 
-import type { DaemonOrigin } from "../../platform/daemon_origin.ts";
+import {
+  type DaemonOrigin,
+  daemonPageRefusal,
+  reachesDaemon,
+} from "../../platform/daemon_origin.ts";
 import { join } from "node:path";
 import { BrowserConnection } from "../../platform/browser.ts";
 import { messageOf } from "../../platform/errors.ts";
@@ -32,6 +36,19 @@ export interface Step {
   log?: Record<string, JsonValue>;
   /** Reads only: safe to run again when a navigation interrupted it. */
   readOnly?: boolean;
+  /**
+   * Neither reads nor scripts the tab's current document (navigate replaces
+   * it; get_cookies reads the profile): allowed on a tab at agentd's own
+   * origin, which every other step refuses.
+   */
+  leavesPage?: boolean;
+}
+
+/** A step refused because of agentd's own origin: nothing ran, so no screenshot either. */
+export class OwnPageRefused extends ToolError {
+  constructor(what: string, url: string, hint = "") {
+    super(`${daemonPageRefusal(what, url)}${hint}`);
+  }
 }
 
 /** The page navigated while a script ran in it (a load in progress, a redirect). */
@@ -128,6 +145,11 @@ export class BrowserAutomation {
     }
   }
 
+  /** Whether a URL is on agentd's own origin (platform/daemon_origin.ts). */
+  isOwnPage(url: string): boolean {
+    return reachesDaemon(url, this.ownOrigin());
+  }
+
   recordPageLoad(url: string, ms: number): void {
     this.#loadMs.observe(ms);
     this.#lastLoad = { url, ms: Math.round(ms) };
@@ -145,7 +167,19 @@ export class BrowserAutomation {
       try {
         let page = await this.pages.open(slot);
         const generation = this.connection.generation;
+        // Attached to the user's browser, the tab may be on agentd's own
+        // origin, whose pages carry the operator's session: no tool reads or
+        // scripts one, for any caller (platform/daemon_origin.ts).
+        const wasOwn = this.isOwnPage(page.url());
+        if (wasOwn && !step.leavesPage) {
+          throw new OwnPageRefused(
+            "this tab",
+            page.url(),
+            " Navigate it elsewhere first.",
+          );
+        }
         before = await pageState(page);
+        const navigations = slot.navigations;
         let result: ToolResult;
         try {
           result = await this.#runSettled(step, page, () => run(page, slot));
@@ -159,6 +193,14 @@ export class BrowserAutomation {
           });
           page = await this.pages.open(slot);
           result = await run(page, slot);
+        }
+        if (
+          this.isOwnPage(page.url()) &&
+          (!wasOwn || slot.navigations !== navigations)
+        ) {
+          // It got there during the call (a redirect, a link): what the
+          // step saw there is withheld.
+          throw new OwnPageRefused("the page the tab reached", page.url());
         }
         const after = await pageState(page);
         this.#record(step, slot, started, before, after);
@@ -242,7 +284,15 @@ export class BrowserAutomation {
     const page = slot.page;
     let state: PageState | undefined;
     const extra: ToolError["content"] = [];
-    if (page && !page.isClosed() && this.connection.connected) {
+    if (
+      page && !page.isClosed() &&
+      (error instanceof OwnPageRefused || this.isOwnPage(page.url()))
+    ) {
+      // No picture of agentd's own page (it shows the operator's dashboard),
+      // nor of a tab a refused step never touched.
+      state = { url: page.url(), title: "" };
+      extra.push(text("(no screenshot: refused for agentd's own origin)"));
+    } else if (page && !page.isClosed() && this.connection.connected) {
       state = await pageState(page);
       const shot = await within(
         page.screenshot({ type: "png", encoding: "base64" }).then(

@@ -2,7 +2,11 @@
 
 import { z } from "zod";
 import { json, toolDefiner, ToolError } from "../kit/mod.ts";
-import { type BrowserAutomation, WAIT_FOR_MAX_MS } from "./automation.ts";
+import {
+  type BrowserAutomation,
+  OwnPageRefused,
+  WAIT_FOR_MAX_MS,
+} from "./automation.ts";
 import { scrollPage } from "./in_page.ts";
 import { pageState, reasonOf } from "./page_ops.ts";
 import { SELECTOR_HELP, selectorError, toQuery } from "./selectors.ts";
@@ -45,8 +49,12 @@ export const navigate = tool({
   }),
   annotations: { openWorldHint: true },
   handle(ctx, { url }, call) {
-    return ctx.act(call, { tool: "navigate", log: { url } }, async (page) => {
+    const step = { tool: "navigate", log: { url }, leavesPage: true };
+    return ctx.act(call, step, async (page) => {
       const target = parseTarget(url);
+      if (ctx.isOwnPage(target.href)) {
+        throw new OwnPageRefused("navigate's target", target.href);
+      }
       const started = performance.now();
       let response;
       try {

@@ -26,6 +26,8 @@ export interface PageSlot {
   generation: number;
   /** Where the tab was last: reopened after a browser restart. */
   lastUrl: string;
+  /** Main-frame navigations committed so far (tells a step that moved the tab). */
+  navigations: number;
   lastUsed: number;
   /** Whether this server opened the tab (and closes it when it leaves an attached browser). */
   owned: boolean;
@@ -127,6 +129,7 @@ export class Pages {
     page.on("framenavigated", (frame) => {
       if (slot.page === page && frame === page.mainFrame()) {
         slot.lastUrl = frame.url();
+        slot.navigations++;
       }
     });
     page.on("dialog", (dialog) => {
@@ -199,6 +202,7 @@ export class Pages {
       page: undefined,
       generation: -1,
       lastUrl: "about:blank",
+      navigations: 0,
       lastUsed: this.#clock(),
       owned: false,
       notes: [],

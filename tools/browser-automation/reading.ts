@@ -189,7 +189,12 @@ export const getCookies = tool({
   handle(ctx, { domain }, call) {
     return ctx.act(
       call,
-      { tool: "get_cookies", log: { domain: domain ?? null }, readOnly: true },
+      {
+        tool: "get_cookies",
+        log: { domain: domain ?? null },
+        readOnly: true,
+        leavesPage: true,
+      },
       async (page) => {
         const host = domain === undefined ? undefined : hostOf(domain);
         // Attached to the user's browser, the profile may hold the daemon's

@@ -5,7 +5,7 @@ import { z } from "zod";
 import type { CDPSession, Protocol } from "../../platform/puppeteer.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { toolDefiner, ToolError } from "../kit/mod.ts";
-import type { BrowserAutomation } from "./automation.ts";
+import { type BrowserAutomation, OwnPageRefused } from "./automation.ts";
 import { slice, within } from "./page_ops.ts";
 
 const tool = toolDefiner<BrowserAutomation>();
@@ -16,9 +16,11 @@ function evaluate(
   cdp: CDPSession,
   expression: string,
   timeoutMs: number,
+  context: string,
 ): Promise<Protocol.Runtime.EvaluateResponse> {
   return cdp.send("Runtime.evaluate", {
     expression,
+    uniqueContextId: context,
     replMode: true,
     awaitPromise: true,
     returnByValue: false,
@@ -64,13 +66,52 @@ async function settle(
     : { result: { ...byValue.result, subtype: result.subtype } };
 }
 
+/**
+ * The main frame's page-world context, once its origin is checked: the
+ * script runs in that document or nowhere, since a navigation after the
+ * check destroys the context (agentd's own origin is refused by `act`, and
+ * a page cannot slip onto it between that check and the script).
+ */
+async function checkedContext(
+  cdp: CDPSession,
+  refused: (origin: string) => boolean,
+): Promise<string> {
+  const { frameTree } = await cdp.send("Page.getFrameTree");
+  const contexts: Protocol.Runtime.ExecutionContextDescription[] = [];
+  const created = (event: Protocol.Runtime.ExecutionContextCreatedEvent) => {
+    contexts.push(event.context);
+  };
+  // Runtime.enable reports every existing context before it answers.
+  cdp.on("Runtime.executionContextCreated", created);
+  try {
+    await cdp.send("Runtime.enable");
+  } finally {
+    cdp.off("Runtime.executionContextCreated", created);
+  }
+  const context = contexts.findLast((candidate) =>
+    candidate.auxData?.frameId === frameTree.frame.id &&
+    candidate.auxData?.isDefault === true
+  );
+  if (context === undefined) {
+    throw new ToolError(
+      "The page has no script context yet (it is loading); try again once it has loaded",
+    );
+  }
+  if (refused(context.origin)) {
+    throw new OwnPageRefused("this tab", context.origin);
+  }
+  return context.uniqueId;
+}
+
 /** Evaluates the script (as a function body when it returns at top level) and settles its value. */
 async function run(
   cdp: CDPSession,
   script: string,
-  timeout: number,
+  options: { timeout: number; refused: (origin: string) => boolean },
 ): Promise<{ evaluated: Protocol.Runtime.EvaluateResponse; wrapped: boolean }> {
-  let evaluated = await evaluate(cdp, script, timeout);
+  const { timeout } = options;
+  const context = await checkedContext(cdp, options.refused);
+  let evaluated = await evaluate(cdp, script, timeout, context);
   let wrapped = false;
   const thrown = evaluated.exceptionDetails?.exception;
   if (
@@ -83,6 +124,7 @@ async function run(
       cdp,
       `(async () => {\n${script}\n})()`,
       timeout,
+      context,
     );
   }
   return { evaluated: await settle(cdp, evaluated), wrapped };
@@ -144,7 +186,10 @@ export const executeJs = tool({
             `The script did not finish within ${timeout} ms (action_timeout_ms); it may still run in the page`,
           );
           const outcome = await within(
-            run(cdp, script, timeout).catch((error: unknown) => {
+            run(cdp, script, {
+              timeout,
+              refused: (origin) => ctx.isOwnPage(origin),
+            }).catch((error: unknown) => {
               // A busy loop is terminated by Runtime.evaluate's own timeout ("Internal error").
               if (performance.now() - started >= timeout) throw tooLong;
               throw error;

@@ -9,6 +9,7 @@ import type { JsonValue } from "../../platform/store.ts";
 import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import type { ExtensionBridge } from "./bridge.ts";
 import { extensionId } from "./catalog.ts";
+import { withoutDaemonCookies } from "./own_origin.ts";
 
 const tool = toolDefiner<ExtensionBridge>();
 
@@ -181,7 +182,14 @@ export const executeExtensionAction = tool({
         action,
         via,
       });
-      return json({ extension_id, action, via, result });
+      // An action with the cookies permission may list them all: the
+      // daemon's session cookie is the operator's, never a tool's result.
+      return json({
+        extension_id,
+        action,
+        via,
+        result: withoutDaemonCookies(result, bridge.ownOrigin()),
+      });
     });
   },
 });

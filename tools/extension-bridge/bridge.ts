@@ -5,6 +5,7 @@
 
 import { join } from "node:path";
 import { BrowserConnection } from "../../platform/browser.ts";
+import type { DaemonOrigin } from "../../platform/daemon_origin.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Metric } from "../../platform/metrics.ts";
@@ -30,6 +31,8 @@ export interface BridgeDeps {
   log: Logger;
   dataDir: string;
   env: Readonly<Record<string, string>>;
+  /** The daemon's own origin: no tool reaches its pages or session cookie (platform/daemon_origin.ts). */
+  ownOrigin: () => DaemonOrigin;
 }
 
 /** Rejects with a clear message when `promise` takes longer than `ms`. */
@@ -59,12 +62,14 @@ export class ExtensionBridge {
   readonly connection: BrowserConnection;
   readonly config: ExtensionBridgeConfig;
   readonly log: Logger;
+  readonly ownOrigin: () => DaemonOrigin;
   readonly #tools = new Map<string, { calls: number; errors: number }>();
   #detectedCompanion: string | undefined;
 
   constructor(config: ExtensionBridgeConfig, deps: BridgeDeps) {
     this.config = config;
     this.log = deps.log;
+    this.ownOrigin = deps.ownOrigin;
     this.connection = new BrowserConnection({
       cdpPort: config.cdp_port,
       attachOnly: true,

@@ -46,6 +46,7 @@ export const extensionBridgeServer = defineServer<ExtensionBridge>({
       log: deps.log,
       dataDir: deps.dataDir,
       env: deps.env,
+      ownOrigin: deps.ownOrigin,
     });
     await bridge.start();
     deps.log.info("extension_bridge_ready", {

