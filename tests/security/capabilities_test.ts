@@ -340,3 +340,94 @@ Deno.test({
     }
   },
 });
+
+/** Row 7's tools, each with arguments that pass validation, and the capability it is asked for. */
+const ROW_SEVEN: [string, Record<string, unknown>, Capability][] = [
+  ["extension-bridge__inject_content_script", {
+    extension_id: "a".repeat(32),
+    script: "document.title = 'x'",
+    matches: ["<all_urls>"],
+  }, "page-script"],
+  ["extension-bridge__execute_extension_action", {
+    extension_id: "a".repeat(32),
+    action: "storage_get",
+  }, "page-script"],
+  ["in-page__get_cookies", { domain: "example.com" }, "cookies-storage"],
+  ["in-page__set_cookies", {
+    cookies: [{ name: "sid", value: "x", domain: "example.com" }],
+  }, "cookies-storage"],
+  ["in-page__intercept_network", { pattern: "*" }, "network-log"],
+  ["unregister_server", { name: "memory" }, "upstreams"],
+  ["platform-auth__add_platform", {
+    platform: "mock",
+    config: {
+      issuer: "http://127.0.0.1:9/issuer",
+      client_id: "agent-chosen",
+      client_secret: "agent-chosen-secret-0123456789",
+    },
+  }, "credentials"],
+  ["platform-auth__remove_platform", { platform: "mock" }, "credentials"],
+  ["platform-auth__revoke_token", { platform: "mock" }, "credentials"],
+];
+
+Deno.test({
+  name:
+    "security: an agent is asked before each of row 7's tools through the gateway, and a denial runs none of them",
+  sanitizeResources: false,
+  async fn(t) {
+    await using dir = await tempDir();
+    const daemon = await spawnServe(join(dir.path, "data"), {
+      extra: [
+        "--servers",
+        "memory,gateway,in-page,extension-bridge,platform-auth",
+      ],
+      env: {
+        AGENTD_TOKEN: OPERATOR,
+        AGENTD_AGENT_TOKENS: JSON.stringify({ alice: ALICE }),
+      },
+    });
+    const client = new Client({ name: "capabilities", version: "1.0.0" });
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${daemon.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${ALICE}` } },
+        }),
+      );
+      for (const [name, args, capability] of ROW_SEVEN) {
+        await t.step(name, async () => {
+          const waiting = client.callTool({ name, arguments: args });
+          const [pending] = await waitFor(
+            () => pendingList(daemon),
+            (list) => list.length === 1,
+          );
+          assert.equal(pending.rule, `safe-default:${capability}`);
+          assert.equal(pending.caller, "agent:alice");
+          const denied = await fetch(
+            `${daemon.url}/admin/policy/approvals/${pending.id}/deny`,
+            {
+              method: "POST",
+              headers: { authorization: `Bearer ${OPERATOR}` },
+            },
+          );
+          assert.equal(denied.status, 200);
+          await denied.body?.cancel();
+          const refused = await waiting;
+          assert.equal(refused.isError, true, textOf(refused));
+          assert.match(textOf(refused), /declined/);
+        });
+      }
+      // Nothing ran: the gateway still serves memory, no platform was added.
+      const servers = textOf(
+        await client.callTool({ name: "list_servers", arguments: {} }),
+      );
+      assert.match(servers, /memory__store_memory/);
+      const platforms = await fetch(`${daemon.url}/health`, {
+        headers: { authorization: `Bearer ${OPERATOR}` },
+      }).then((response) => response.text());
+      assert.doesNotMatch(platforms, /agent-chosen/);
+    } finally {
+      await client.close().catch(() => {});
+      await daemon.stop();
+    }
+  },
+});
