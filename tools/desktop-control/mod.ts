@@ -4,7 +4,7 @@
 
 import { defineServer } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
-import { openDesktop } from "./backend.ts";
+import { localDisplayMissing, openDesktop } from "./backend.ts";
 import { clipboardTools } from "./clipboard.ts";
 import { DesktopControlConfig } from "./config.ts";
 import { DesktopControl } from "./control.ts";
@@ -62,6 +62,11 @@ export const desktopControlServer = defineServer<DesktopControl>({
     const watch = new DisplayWatch({
       check: () => control.check(),
       async reopen() {
+        const name = config.display ?? deps.env.DISPLAY;
+        const missing = name === undefined
+          ? undefined
+          : localDisplayMissing(name);
+        if (missing !== undefined) throw new Error(missing);
         const opened = await openDesktop(config, deps.env);
         await control.replace(opened);
         deps.log.info("desktop_reopened", {
