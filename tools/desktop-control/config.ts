@@ -26,6 +26,19 @@ export const DesktopControlConfig = z.object({
     .describe("Encode JPEG with the system's libturbojpeg when present"),
   clipboard: z.enum(["auto", "xclip", "xsel"]).default("auto")
     .describe("X11 clipboard tool (auto: xclip, else xsel)"),
+  alert_webhook: z.url({ protocol: /^https?$/ }).optional()
+    .describe(
+      "URL that receives a JSON POST when the desktop is lost and when it is back",
+    ),
+  display_check_ms: z.number().int().min(100).max(600_000).default(2_000)
+    .describe(
+      "How often a running desktop's display is checked (one X round trip)",
+    ),
+  display_retry_max_ms: z.number().int().min(1_000).max(600_000)
+    .default(30_000)
+    .describe(
+      "Longest wait between attempts to open a lost display again (doubling from 0.5 s)",
+    ),
   allow_remote: z.boolean().default(false)
     .describe(
       "Serve tool calls while the process listens off loopback (refused by default)",

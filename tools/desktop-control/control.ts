@@ -9,6 +9,7 @@ import { messageOf } from "../../platform/errors.ts";
 import type { JsonValue } from "../../platform/store.ts";
 import { type CallContext, ToolError } from "../kit/mod.ts";
 import type { DesktopControlConfig } from "./config.ts";
+import type { OpenedDesktop } from "./backend.ts";
 import type { Clipboard, Desktop, Point } from "./desktop.ts";
 import { ImageEncoder } from "./image.ts";
 import { FileSandbox } from "./sandbox.ts";
@@ -23,8 +24,8 @@ type Details = { [key: string]: JsonValue };
 
 export class DesktopControl {
   readonly config: DesktopControlConfig;
-  readonly desktop: Desktop;
-  readonly clipboard: Clipboard;
+  #desktop: Desktop;
+  #clipboard: Clipboard;
   readonly files: FileSandbox;
   readonly shots = new ShotLedger();
   readonly encoder: ImageEncoder;
@@ -35,6 +36,8 @@ export class DesktopControl {
   #failed = 0;
   #fileOps = 0;
   #lastTyping = 0;
+  #stopped = false;
+  #noticeLost: () => void = () => {};
 
   constructor(
     config: DesktopControlConfig,
@@ -46,8 +49,8 @@ export class DesktopControl {
     },
   ) {
     this.config = config;
-    this.desktop = options.desktop;
-    this.clipboard = options.clipboard;
+    this.#desktop = options.desktop;
+    this.#clipboard = options.clipboard;
     this.#log = options.log;
     this.#address = options.address;
     this.encoder = new ImageEncoder({ turbojpeg: config.turbojpeg });
@@ -55,6 +58,45 @@ export class DesktopControl {
       roots: config.allowed_roots,
       maxReadBytes: config.max_read_bytes,
       maxWriteBytes: config.max_write_bytes,
+    });
+  }
+
+  /** The desktop in use (replaced when a lost display is opened again). */
+  get desktop(): Desktop {
+    return this.#desktop;
+  }
+
+  get clipboard(): Clipboard {
+    return this.#clipboard;
+  }
+
+  /** `notice` is told when a call finds the desktop gone (the display watch). */
+  watchLost(notice: () => void): void {
+    this.#noticeLost = notice;
+  }
+
+  /** A cheap round trip to the desktop between calls: why it cannot be used, if so. */
+  async check(): Promise<string | undefined> {
+    return await this.#lock.run(() => {
+      if (!this.#stopped) this.#desktop.ping?.();
+      return Promise.resolve(this.#desktop.unavailable?.());
+    });
+  }
+
+  /** Puts a desktop opened again in use; the lost one is released. */
+  async replace(opened: OpenedDesktop): Promise<void> {
+    await this.#lock.run(async () => {
+      // Stopped meanwhile: the new one is released instead.
+      const old = this.#stopped ? opened : {
+        desktop: this.#desktop,
+        clipboard: this.#clipboard,
+      };
+      if (!this.#stopped) {
+        this.#desktop = opened.desktop;
+        this.#clipboard = opened.clipboard;
+      }
+      await old.clipboard.close().catch(() => {});
+      old.desktop.close();
     });
   }
 
@@ -93,7 +135,10 @@ export class DesktopControl {
     if (refusal) throw new ToolError(refusal);
     return await this.#lock.run(async () => {
       const gone = this.desktop.unavailable?.();
-      if (gone) throw new ToolError(`${tool} failed: ${gone}`);
+      if (gone) {
+        this.#noticeLost();
+        throw new ToolError(`${tool} failed: ${gone}`);
+      }
       const started = performance.now();
       const session = this.session(call);
       this.#actions++;
@@ -101,7 +146,10 @@ export class DesktopControl {
         const value = await body();
         // The display may have gone away during the call: its result is not to be trusted.
         const lost = this.desktop.unavailable?.();
-        if (lost) throw new ToolError(`${tool} failed: ${lost}`);
+        if (lost) {
+          this.#noticeLost();
+          throw new ToolError(`${tool} failed: ${lost}`);
+        }
         this.#log.info("desktop_action", {
           tool,
           session,
@@ -122,6 +170,7 @@ export class DesktopControl {
         });
         if (error instanceof ToolError) throw error;
         const lost = this.desktop.unavailable?.();
+        if (lost) this.#noticeLost();
         throw new ToolError(`${tool} failed: ${lost ?? messageOf(error)}`);
       }
     });
@@ -235,6 +284,7 @@ export class DesktopControl {
 
   async stop(): Promise<void> {
     await this.#lock.run(async () => {
+      this.#stopped = true;
       // Let the focused client read keys bound a moment ago before they are unbound.
       const sinceTyping = Date.now() - this.#lastTyping;
       if (sinceTyping < 500) {

@@ -70,6 +70,8 @@ export interface Desktop {
   focusWindow(id: string): Promise<{ focused: boolean; via: string }>;
   /** Why the desktop cannot be used any more (its display went away), if so. */
   unavailable?(): string | undefined;
+  /** A cheap round trip that reveals a connection gone (unavailable() then says so). */
+  ping?(): void;
   /** Backend facts for /health (capture method, extensions, keymap). */
   health(): { [key: string]: JsonValue };
   close(): void;

@@ -140,8 +140,14 @@ export class X11Desktop implements Desktop {
 
   unavailable(): string | undefined {
     if (!this.display.lost) return undefined;
-    return `The connection to X display "${this.display.name}" broke (the X server ended or the ` +
-      "session logged out); restart desktop-control once a display runs again";
+    const name = this.display.name;
+    return `The connection to X display "${name}" broke (the X server ended or the session ` +
+      `logged out): start an X server on "${name}" again or log in again`;
+  }
+
+  ping(): void {
+    // XSync is one round trip; on a dead server it trips the I/O error handler, which marks the display lost.
+    if (!this.display.closed) this.display.sync();
   }
 
   health(): { [key: string]: JsonValue } {
@@ -159,6 +165,10 @@ export class X11Desktop implements Desktop {
       input: "xtest",
       window_manager: this.#windows.ewmh ? "ewmh" : "none (WM_NAME fallback)",
       bound_keys: this.#keyboard.boundKeys,
+      ...(this.display.survivesLoss ? {} : {
+        display_loss_note:
+          "libX11 older than 1.7 exits the whole process when the X server goes away; upgrade libX11 (libx11-6)",
+      }),
     };
   }
 

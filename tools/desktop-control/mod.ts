@@ -4,10 +4,11 @@
 
 import { defineServer } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
-import { openDesktop } from "./backend.ts";
+import { localDisplayMissing, openDesktop } from "./backend.ts";
 import { clipboardTools } from "./clipboard.ts";
 import { DesktopControlConfig } from "./config.ts";
 import { DesktopControl } from "./control.ts";
+import { DisplayWatch } from "./display_watch.ts";
 import { fileRead, fileWrite } from "./files.ts";
 import { keyboardPress, keyboardShortcut, keyboardType } from "./keyboard.ts";
 import { mouseClick, mouseDrag, mouseMove } from "./mouse.ts";
@@ -54,6 +55,34 @@ export const desktopControlServer = defineServer<DesktopControl>({
       log: deps.log,
       address: deps.address,
     });
+    if (config.alert_webhook !== undefined) {
+      deps.log.addSecret(config.alert_webhook);
+    }
+    // A display lost at run time: Error with the reason, an alert, and running again once it reopens.
+    const watch = new DisplayWatch({
+      check: () => control.check(),
+      async reopen() {
+        const name = config.display ?? deps.env.DISPLAY;
+        const missing = name === undefined
+          ? undefined
+          : localDisplayMissing(name);
+        if (missing !== undefined) throw new Error(missing);
+        const opened = await openDesktop(config, deps.env);
+        await control.replace(opened);
+        deps.log.info("desktop_reopened", {
+          platform: opened.desktop.platform,
+          ...opened.desktop.health(),
+        });
+      },
+      setPhase: deps.setPhase,
+      log: deps.log,
+      webhook: config.alert_webhook,
+      checkMs: config.display_check_ms,
+      retryMs: 500,
+      retryMaxMs: config.display_retry_max_ms,
+    });
+    control.watchLost(() => watch.notice());
+    if (desktop.ping) watch.start();
     deps.log.info("desktop_control_ready", {
       platform: desktop.platform,
       ...desktop.health(),
@@ -64,7 +93,10 @@ export const desktopControlServer = defineServer<DesktopControl>({
     return {
       context: control,
       health: () => control.health(),
-      stop: () => control.stop(),
+      async stop() {
+        await watch.stop();
+        await control.stop();
+      },
     };
   },
 });

@@ -153,6 +153,8 @@ export class XDisplay {
   readonly name: string;
   readonly root: bigint;
   readonly screenNumber: number;
+  /** False with libX11 before 1.7: Xlib then exits the process when the X server goes away. */
+  readonly survivesLoss: boolean;
   readonly #atoms = new Map<string, bigint>();
   #closed = false;
 
@@ -160,7 +162,9 @@ export class XDisplay {
     libs: Libraries,
     pointer: Deno.PointerObject,
     name: string,
+    survivesLoss: boolean,
   ) {
+    this.survivesLoss = survivesLoss;
     this.x11 = libs.x11;
     this.xtst = libs.xtst;
     this.xext = libs.xext;
@@ -208,7 +212,7 @@ export class XDisplay {
     if (exitHandler && ioHandlers) {
       exitHandler(pointer, ioHandlers.exit.pointer, null);
     }
-    return new XDisplay(libs, pointer, name);
+    return new XDisplay(libs, pointer, name, typeof exitHandler === "function");
   }
 
   /** Closed by us, or its connection broke: no Xlib call may use it. */

@@ -205,6 +205,7 @@ export class HostedServer {
             })),
         alone: options.alone ?? false,
         guard: options.guard,
+        setPhase: (phase, reason) => host.#movePhase(phase, reason),
       });
       if (this.phase.phase === "shutdown") {
         // Stopped while a retry was starting it: nobody else will stop it.
@@ -225,6 +226,14 @@ export class HostedServer {
         this.phase.set("error", reason);
       }
     }
+  }
+
+  #movePhase(phase: "running" | "error", reason?: string): void {
+    const now = this.phase.state;
+    if (this.#runtime === undefined) return;
+    if (now.phase !== "running" && now.phase !== "error") return;
+    if (now.phase === phase && now.error === reason) return;
+    this.phase.set(phase, phase === "error" ? reason : undefined);
   }
 
   get id(): string {
@@ -422,7 +431,8 @@ export class HostedServer {
   /** The Shutdown phase: wait for running calls (bounded), then stop the server. */
   async stop(timeoutMs: number): Promise<void> {
     if (this.phase.phase === "shutdown") return;
-    const wasRunning = this.phase.phase === "running";
+    // Started, even if in `error` since (a lost display): its stop still runs.
+    const started = this.#runtime !== undefined;
     this.phase.set("shutdown");
     const drained = await this.inFlight.idle(timeoutMs);
     if (!drained) {
@@ -433,7 +443,7 @@ export class HostedServer {
     }
     // The audit records of the calls just drained are written before exit.
     await this.guard?.audit.flush();
-    if (wasRunning && this.#runtime?.stop) {
+    if (started && this.#runtime?.stop) {
       try {
         await this.#runtime.stop();
       } catch (error) {

@@ -205,6 +205,12 @@ export interface ServerDeps {
   /** True under `agentd mcp <id>` (the server is the whole process), false inside `agentd serve`. */
   alone: boolean;
   /**
+   * Moves the running server to `error` (`reason`: what failed and the fix)
+   * or back to `running`, for a failure found after start (a display that
+   * went away). Ignored before start completed and after shutdown began.
+   */
+  setPhase(phase: "running" | "error", reason?: string): void;
+  /**
    * The process's policy guard, when one runs: a server that calls out of the
    * process (the gateway's external upstreams) judges and audits those calls
    * with it, since no agentd server at the other end will.

@@ -72,6 +72,7 @@ export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
         log: deps.log,
         webhook: config.alert_webhook,
         timeoutMs: config.http_timeout_ms,
+        now: () => clock.now(),
       });
       const auth = new PlatformAuth(
         vault,
@@ -130,6 +131,7 @@ async function health(
       status: view.status,
       grant: view.grant,
       reason: view.reason,
+      alert: ctx.auth.alerts.open(record.name) ?? null,
       expires_at: view.expires_at,
       expires_in_s: view.expires_in_s,
     };

@@ -94,7 +94,7 @@ export class PlatformAuth {
           updated_at: this.clock.now(),
         });
       }
-      if (record.status === "active" || record.status === "pending") {
+      if (retrying(record) || record.status === "pending") {
         this.schedule(record.name, tokens);
       }
     }
@@ -214,11 +214,13 @@ export class PlatformAuth {
     record: PlatformRecord,
     status: AuthStatus,
     reason?: string,
+    unreachableSince?: number,
   ): Promise<PlatformRecord> {
     const next: PlatformRecord = {
       ...record,
       status,
       status_reason: reason,
+      unreachable_since: unreachableSince,
       updated_at: this.clock.now(),
     };
     await this.vault.putPlatform(next);
@@ -247,6 +249,7 @@ export class PlatformAuth {
         ...record,
         status: "active",
         status_reason: undefined,
+        unreachable_since: undefined,
         updated_at: now,
       },
       tokens,
@@ -254,6 +257,10 @@ export class PlatformAuth {
     if (tokens.expires_at === undefined) this.expiries.delete(record.name);
     else this.expiries.set(record.name, tokens.expires_at);
     this.schedule(record.name, tokens);
+    this.alerts.clear(
+      record.name,
+      record.status === "auth_required" || record.status === "expired",
+    );
     return tokens;
   }
 
@@ -265,33 +272,72 @@ export class PlatformAuth {
     if (this.#stopped || tokens?.expires_at === undefined) return;
     const due = tokens.expires_at - this.config.refresh_margin_s * 1000 -
       this.clock.now();
+    this.#arm(platform, due);
+  }
+
+  #arm(platform: string, ms: number): void {
     const handle = this.clock.schedule(() => {
       this.#timers.delete(platform);
-      this.refresh(platform, "scheduled").then((current) => {
-        // Woken early (long delays are capped) or raced: arm again.
-        if (!this.#timers.has(platform)) this.schedule(platform, current);
-      }, (error) => {
+      this.#wake(platform).catch((error) => {
         this.log.warn("scheduled_refresh_failed", {
           platform,
           error: messageOf(error),
         });
         this.#retryLater(platform);
       });
-    }, due);
+    }, ms);
     this.#timers.set(platform, handle);
+  }
+
+  /** The refresh timer: refreshes, or marks a token nothing can renew expired at its expiry. */
+  async #wake(platform: string): Promise<void> {
+    const record = await this.vault.platform(platform);
+    if (record === undefined || this.#stopped) return;
+    const tokens = await this.vault.token(platform);
+    if (tokens?.expires_at !== undefined && !renewable(record, tokens)) {
+      const wait = tokens.expires_at - this.clock.now();
+      // Noticed at the expiry itself, not only when someone asks for the token.
+      if (wait > 0) this.#arm(platform, wait);
+      else await this.#markExpired(record, tokens.expires_at);
+      return;
+    }
+    const current = await this.refresh(platform, "scheduled");
+    // Woken early (long delays are capped) or raced: arm again.
+    if (!this.#timers.has(platform)) this.schedule(platform, current);
+  }
+
+  async #markExpired(record: PlatformRecord, expiresAt: number): Promise<void> {
+    if (record.status !== "active") return;
+    const at = new Date(expiresAt).toISOString();
+    const reason =
+      `the access token expired at ${at} and the provider issued no refresh token; call authenticate`;
+    await this.setStatus(record, "expired", reason);
+    this.audit(record.name, "refresh", "expired");
+    this.alerts.raise(record.name, "expired", { reason, expired_at: at });
+  }
+
+  #retryDelayMs(): number {
+    return Math.max(
+      1000,
+      this.config.retry_backoff_ms * 2 ** (this.config.refresh_retries + 1),
+    );
   }
 
   /** After a refresh that failed on the network, try again later unless the platform needs a person. */
   #retryLater(platform: string): void {
     if (this.#stopped || this.#timers.has(platform)) return;
-    const delay = Math.max(
-      1000,
-      this.config.retry_backoff_ms * 2 ** (this.config.refresh_retries + 1),
-    );
+    // Wake at the expiry if it comes first: a provider still down then makes the platform auth_required.
+    const expires = this.expiries.get(platform);
+    const untilExpiry = expires === undefined
+      ? Infinity
+      : expires - this.clock.now();
+    const delay = untilExpiry > 0
+      ? Math.min(this.#retryDelayMs(), untilExpiry)
+      : this.#retryDelayMs();
     const handle = this.clock.schedule(() => {
       this.#timers.delete(platform);
       this.vault.platform(platform).then(async (record) => {
-        if (record?.status !== "active") return;
+        if (record === undefined || !retrying(record)) return;
         this.schedule(platform, await this.vault.token(platform));
       }).catch((error) =>
         this.log.warn("scheduled_refresh_failed", {
@@ -307,7 +353,10 @@ export class PlatformAuth {
   async token(platform: string): Promise<TokenSet> {
     return await this.lock(platform).run(async () => {
       const record = await this.require(platform);
-      if (record.status === "auth_required") {
+      if (
+        record.status === "auth_required" &&
+        record.unreachable_since === undefined
+      ) {
         throw new ToolError(
           `Platform "${platform}" needs authentication again (${
             record.status_reason ?? "its refresh was rejected"
@@ -321,6 +370,13 @@ export class PlatformAuth {
         );
       }
       if (!this.#due(tokens)) return tokens;
+      if (
+        !renewable(record, tokens) && tokens.expires_at !== undefined &&
+        tokens.expires_at > this.clock.now()
+      ) {
+        // Nothing can renew it; it still works until it expires.
+        return tokens;
+      }
       return await refreshShared(this.#shared, platform, version, "expiring");
     });
   }
@@ -344,7 +400,8 @@ export class PlatformAuth {
   #checkRefreshable(record: PlatformRecord): void {
     if (
       record.status === "auth_required" &&
-      record.grant !== "client_credentials"
+      record.grant !== "client_credentials" &&
+      record.unreachable_since === undefined
     ) {
       // The refresh token was refused once; only a person can fix that.
       throw new ToolError(
@@ -360,6 +417,7 @@ export class PlatformAuth {
     if (tokens.expires_at === undefined) this.expiries.delete(platform);
     else this.expiries.set(platform, tokens.expires_at);
     this.schedule(platform, tokens);
+    this.alerts.clear(platform, false);
     this.audit(platform, "refresh", "shared", { trigger });
   }
 
@@ -383,7 +441,10 @@ export class PlatformAuth {
     const provider = await this.provider(record);
     const canReissue = record.grant === "client_credentials";
     if (!canReissue && tokens?.refresh_token === undefined) {
-      await this.setStatus(record, "expired", "no refresh token was issued");
+      const expires = tokens?.expires_at;
+      if (expires !== undefined && expires <= this.clock.now()) {
+        await this.#markExpired(record, expires);
+      }
       this.audit(platform, "refresh", "no_refresh_token", { trigger });
       throw new ToolError(
         `Platform "${platform}" has no refresh token; call authenticate again`,
@@ -415,8 +476,7 @@ export class PlatformAuth {
             trigger,
             error: error.error,
           });
-          this.alerts.raise("auth_required", {
-            platform,
+          this.alerts.raise(platform, "auth_required", {
             reason: `refresh rejected: ${error.message}`,
           });
           throw new ToolError(
@@ -433,14 +493,66 @@ export class PlatformAuth {
         });
         if (attempt >= this.config.refresh_retries || this.#stopped) {
           this.count("refreshes", `${platform}\u0000failed`);
-          throw new ToolError(
-            `Cannot refresh "${platform}": ${error.message} (tried ${
-              attempt + 1
-            } times)`,
+          throw await this.#unreachable(
+            record,
+            tokens,
+            `${error.message} (tried ${attempt + 1} times)`,
           );
         }
         await sleep(this.clock, this.config.retry_backoff_ms * 2 ** attempt);
       }
     }
   }
+
+  /**
+   * A refresh that failed on the network after its retries: an alert, and
+   * `auth_required` once the access token has expired (retried by itself
+   * meanwhile). Returns the error for the caller.
+   */
+  async #unreachable(
+    record: PlatformRecord,
+    tokens: TokenSet | undefined,
+    cause: string,
+  ): Promise<ToolError> {
+    const platform = record.name;
+    const now = this.clock.now();
+    const every = `retried every ${Math.round(this.#retryDelayMs() / 1000)} s`;
+    const expires = tokens?.expires_at;
+    if (tokens !== undefined && (expires === undefined || expires > now)) {
+      const until = expires === undefined
+        ? "does not expire"
+        : `still works until ${new Date(expires).toISOString()}`;
+      this.alerts.raise(platform, "refresh_failed", {
+        reason: `refresh failed: ${cause}; the access token ${until}`,
+      });
+      return new ToolError(
+        `Cannot refresh "${platform}": ${cause}; its access token ${until}, and the refresh is ${every}`,
+      );
+    }
+    const reason =
+      `refresh failed and the access token has expired: ${cause}; ${every} ` +
+      "until the provider answers (check the network and the provider), or call authenticate";
+    await this.setStatus(
+      record,
+      "auth_required",
+      reason,
+      record.unreachable_since ?? now,
+    );
+    this.alerts.raise(platform, "auth_required", { reason });
+    return new ToolError(
+      `Cannot refresh "${platform}": ${cause}, and its access token has expired; ` +
+        `the platform is auth_required until the provider answers again (${every}) or you call authenticate`,
+    );
+  }
+}
+
+/** Whether anything can renew the token: a refresh token, or client credentials. */
+function renewable(record: PlatformRecord, tokens: TokenSet): boolean {
+  return record.grant === "client_credentials" ||
+    tokens.refresh_token !== undefined;
+}
+
+/** Platforms whose refresh this daemon keeps trying: working, or only out of the provider's reach. */
+function retrying(record: PlatformRecord): boolean {
+  return record.status === "active" || record.unreachable_since !== undefined;
 }

@@ -34,6 +34,8 @@ const PlatformRecord = z.object({
   }),
   status: z.enum(AUTH_STATUSES),
   status_reason: z.string().optional(),
+  /** Set while `auth_required` comes from a provider out of reach: retried by itself, no person needed. */
+  unreachable_since: z.number().optional(),
   added_at: z.number(),
   updated_at: z.number(),
 });

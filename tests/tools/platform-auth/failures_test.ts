@@ -7,44 +7,14 @@ import assert from "node:assert/strict";
 import { waitFor } from "../../helpers.ts";
 import { ManualClock } from "../../../tools/platform-auth/clock.ts";
 import { MemoryStore } from "../../../platform/store_memory.ts";
-import { assertLogsFree, callbackListener, startAuth } from "./harness.ts";
+import {
+  assertLogsFree,
+  callbackListener,
+  connect,
+  startAuth,
+  webhookSink,
+} from "./harness.ts";
 import { startMockServer } from "./providers.ts";
-
-/** Runs the browserless code flow: the mock authorizes at once; the tool gets code and state. */
-async function connect(
-  auth: Awaited<ReturnType<typeof startAuth>>,
-  platform: string,
-): Promise<string> {
-  const started = await auth.ok("authenticate", { platform });
-  const response = await fetch(String(started.authorization_url), {
-    redirect: "manual",
-  });
-  await response.body?.cancel();
-  const location = new URL(response.headers.get("location") ?? "");
-  assert.ok(location.href.startsWith(auth.callbackUrl), location.href);
-  const code = location.searchParams.get("code") ?? "";
-  await auth.ok("oauth_callback", {
-    code,
-    state: location.searchParams.get("state") ?? "",
-  });
-  return code;
-}
-
-function webhookSink() {
-  const received: Record<string, unknown>[] = [];
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    async (request) => {
-      received.push(await request.json());
-      return new Response(null, { status: 204 });
-    },
-  );
-  return {
-    url: `http://127.0.0.1:${server.addr.port}/alerts`,
-    received,
-    close: () => server.shutdown(),
-  };
-}
 
 Deno.test("platform-auth: one refresh for 50 concurrent get_token; invalid_grant → auth_required, /health, alert", async () => {
   const mock = await startMockServer();

@@ -163,3 +163,40 @@ export function assertLogsFree(
     }
   }
 }
+
+/** Runs the browserless code flow: the mock authorizes at once; the tool gets code and state. */
+export async function connect(
+  auth: AuthHarness,
+  platform: string,
+): Promise<string> {
+  const started = await auth.ok("authenticate", { platform });
+  const response = await fetch(String(started.authorization_url), {
+    redirect: "manual",
+  });
+  await response.body?.cancel();
+  const location = new URL(response.headers.get("location") ?? "");
+  assert.ok(location.href.startsWith(auth.callbackUrl), location.href);
+  const code = location.searchParams.get("code") ?? "";
+  await auth.ok("oauth_callback", {
+    code,
+    state: location.searchParams.get("state") ?? "",
+  });
+  return code;
+}
+
+/** A local server receiving the alert webhook's POSTs. */
+export function webhookSink() {
+  const received: Record<string, unknown>[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (request) => {
+      received.push(await request.json());
+      return new Response(null, { status: 204 });
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/alerts`,
+    received,
+    close: () => server.shutdown(),
+  };
+}

@@ -109,6 +109,10 @@ export async function startOidcProvider(
 export interface MockFixture {
   issuer: string;
   server: { service: OAuth2Service };
+  /** Stops listening: requests fail on the network (connection refused). */
+  down(): Promise<void>;
+  /** Listens again on the same port. */
+  up(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -123,10 +127,22 @@ export async function startMockServer(): Promise<MockFixture> {
   const server = createServer(service.requestHandler);
   const port = await listen(server);
   issuer.url = `http://127.0.0.1:${port}`;
+  let listening = true;
   return {
     issuer: issuer.url,
     server: { service },
-    close: () => closeServer(server),
+    async down() {
+      listening = false;
+      await closeServer(server);
+    },
+    up() {
+      listening = true;
+      return new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, "127.0.0.1", () => resolve());
+      });
+    },
+    close: () => listening ? closeServer(server) : Promise.resolve(),
   };
 }
 
