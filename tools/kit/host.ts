@@ -157,7 +157,12 @@ export class HostedServer {
    * then take effect on the next call.
    */
   async retryStart(): Promise<void> {
-    if (this.#retryAfterMs === undefined || this.phase.phase !== "error") {
+    // Only a failed start: a started server in `error` (a display lost at
+    // run time) recovers by itself and must not be started twice.
+    if (
+      this.#retryAfterMs === undefined || this.phase.phase !== "error" ||
+      this.#runtime !== undefined
+    ) {
       return;
     }
     if (this.#retrying === undefined) {
@@ -205,7 +210,7 @@ export class HostedServer {
             })),
         alone: options.alone ?? false,
         guard: options.guard,
-        setPhase: (phase, reason) => host.#movePhase(phase, reason),
+        setPhase: (phase, reason) => this.#movePhase(phase, reason),
       });
       if (this.phase.phase === "shutdown") {
         // Stopped while a retry was starting it: nobody else will stop it.
