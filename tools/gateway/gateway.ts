@@ -416,8 +416,9 @@ export class Gateway implements DynamicTools {
 
   // ------------------------------------------------------------- views
 
-  /** The /admin view as `viewer` may see it (views.ts serverView). */
-  adminView(viewer: Caller): AdminView {
+  /** The /admin view as `viewer` may see it (views.ts serverView), current with the store. */
+  async adminView(viewer: Caller): Promise<AdminView> {
+    await this.refresh();
     return adminViewOf(this.upstreams.values(), {
       catalog: this.#catalog,
       config: this.config,

@@ -100,7 +100,7 @@ export const gatewayServer = defineServer<Gateway>({
       dynamicTools: gateway,
       health: () => gateway.health(),
       metrics: () => gateway.metrics(),
-      admin: (viewer) => adminSection(gateway.adminView(viewer)),
+      admin: async (viewer) => adminSection(await gateway.adminView(viewer)),
       // Built-in servers keep state per outer session (a tab, results): tell them.
       sessionClosed(sessionId) {
         for (const peer of deps.peers) {
