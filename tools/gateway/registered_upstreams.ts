@@ -32,6 +32,8 @@ export interface RegisteredUpstreamsOptions {
   upstreams: Map<string, Upstream>;
   log: Logger;
   clock: () => number;
+  /** `dns_timeout_ms`, for register_server's link-local check. */
+  dnsTimeoutMs: number;
   secretKey(): Promise<CryptoKey>;
   newUpstream(
     name: string,
@@ -224,6 +226,7 @@ export class RegisteredUpstreams {
           store: this.#options.store,
           upstreams: this.#upstreams,
           clock: this.#options.clock,
+          dnsTimeoutMs: this.#options.dnsTimeoutMs,
           newUpstream: (as, href, only, sent) =>
             this.#registered({ name: as, url: href, tools: only }, sent),
           seal: async (as, sent) =>

@@ -31,8 +31,8 @@ import {
   openTransport,
   passThrough,
   type UpstreamTarget,
-  withTimeout,
 } from "./transports.ts";
+import { withDeadline } from "./deadlines.ts";
 import { allToolNames, exposedTools } from "./upstream_tool_list.ts";
 
 export type { UpstreamTarget } from "./transports.ts";
@@ -150,14 +150,15 @@ export class Upstream {
     let transport: Transport | undefined;
     try {
       transport = await this.#openTransport();
+      // The SDK's own timeout is a backstop: ours fires first and says which step.
       const connected = client.connect(transport, {
-        timeout: this.#options.connectTimeoutMs,
+        timeout: this.#options.connectTimeoutMs + 1000,
       });
-      await withTimeout(
-        connected,
-        this.#options.connectTimeoutMs,
-        "initialize",
-      );
+      await withDeadline(connected, {
+        step: "initialize",
+        ms: this.#options.connectTimeoutMs,
+        setting: "connect_timeout_ms",
+      });
       this.#client = client;
       if (transport instanceof StdioUpstreamTransport) {
         this.#pid = transport.pid;
@@ -238,7 +239,7 @@ export class Upstream {
   async allToolNames(): Promise<string[]> {
     const client = this.#client;
     if (!client) return [];
-    return await allToolNames(client);
+    return await allToolNames(client, this.#options.healthTimeoutMs);
   }
 
   async refreshTools(): Promise<void> {
