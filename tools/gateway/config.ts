@@ -140,7 +140,13 @@ export const GatewayConfig = z.strictObject({
       "Longest register_server waits for the DNS to answer its link-local check",
     ),
   call_timeout_ms: z.number().int().min(100).max(3_600_000).default(60_000)
-    .describe("Longest a routed tools/call may take"),
+    .describe(
+      "Longest a routed tools/call may go without an answer or a progress notification",
+    ),
+  call_max_ms: z.number().int().min(100).max(86_400_000).default(1_800_000)
+    .describe(
+      "Longest a routed tools/call may take in all, even while it reports progress",
+    ),
   broadcast_timeout_ms: z.number().int().min(100).max(600_000).default(10_000)
     .describe("Per-upstream timeout of broadcast_tool_call"),
   balance: z.enum(["round_robin", "least_in_flight"]).default("round_robin")

@@ -232,6 +232,7 @@ export class Gateway implements DynamicTools {
       connectTimeoutMs: this.config.connect_timeout_ms,
       healthTimeoutMs: this.config.health_timeout_ms,
       callTimeoutMs: this.config.call_timeout_ms,
+      callMaxMs: this.config.call_max_ms,
       clock: this.#clock,
       onChange: (upstream, previous) => this.#changed(upstream, previous),
       guard: this.#options.guard,

@@ -2,7 +2,8 @@
 // connection and never answers, one that answers initialize but not
 // tools/list, and a PostgreSQL store that stops answering each end the call
 // with an error naming the step, the URL or store, and the deadline's
-// setting (issue 34, item 8). The texts are asserted, not the timings.
+// setting; a routed call whose upstream reports progress forever ends at
+// call_max_ms (issue 34, item 8). The texts are asserted, not the timings.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -14,6 +15,12 @@ import {
   tempDir,
 } from "../../helpers.ts";
 import { pgTestIgnore, startPgServer } from "../../pg_server.ts";
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+} from "../../../platform/mcp_sdk.ts";
 import {
   call,
   callJson,
@@ -186,4 +193,75 @@ Deno.test({
       await pg.destroy();
     }
   },
+});
+
+/** An MCP server whose tool `forever` reports progress every 100 ms and never answers. */
+function ticker(): { url: string } & AsyncDisposable {
+  let closed = false;
+  const http = Deno.serve({ port: 0, onListen() {} }, async (request) => {
+    const server = new Server({ name: "ticker", version: "1.0.0" }, {
+      capabilities: { tools: {} },
+    });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: [{ name: "forever", inputSchema: { type: "object" } }],
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
+      const token = call.params._meta?.progressToken;
+      // Bounded here so that the test leaves nothing running: 10 s at most.
+      for (let step = 1; step <= 100 && !closed; step++) {
+        if (token !== undefined) {
+          await extra.sendNotification({
+            method: "notifications/progress",
+            params: { progressToken: token, progress: step },
+          });
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return { content: [{ type: "text", text: "done at last" }] };
+    });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+    });
+    await server.connect(transport);
+    return await transport.handleRequest(request);
+  });
+  return {
+    url: `http://127.0.0.1:${http.addr.port}/mcp`,
+    async [Symbol.asyncDispose]() {
+      closed = true;
+      await http.shutdown();
+    },
+  };
+}
+
+Deno.test("deadlines: a routed call whose upstream reports progress forever ends at call_max_ms, and says so", async () => {
+  await using dir = await tempDir();
+  await using upstream = ticker();
+  const config = await writeConfig(dir.path, {
+    call_timeout_ms: 500,
+    call_max_ms: 1500,
+    upstreams: { ticker: { url: upstream.url } },
+  });
+  const daemon = await spawnDaemon([
+    "mcp",
+    "gateway",
+    "--port",
+    "0",
+    "--config",
+    config,
+    "--data-dir",
+    join(dir.path, "data"),
+  ]);
+  try {
+    await using client = await gatewayClient(daemon.url);
+    const result = await call(client, "ticker__forever");
+    assert.equal(result.isError, true, textOf(result));
+    assert.equal(
+      textOf(result),
+      'forever on upstream "ticker" failed: MCP error -32001: still running ' +
+        "after 1.5 s (call_max_ms), so it was cancelled",
+    );
+  } finally {
+    await daemon.stop();
+  }
 });
