@@ -129,9 +129,24 @@ export const GatewayConfig = z.strictObject({
     .describe("How often every upstream is health-checked"),
   connect_timeout_ms: z.number().int().min(100).max(600_000).default(20_000)
     .describe("Longest an upstream may take to start and answer initialize"),
-  health_timeout_ms: z.number().int().min(50).max(60_000).default(5000),
+  health_timeout_ms: z.number().int().min(50).max(60_000).default(5000)
+    .describe("Longest a ping or an upstream's whole tools/list may take"),
+  store_timeout_ms: z.number().int().min(50).max(600_000).default(10_000)
+    .describe(
+      "Longest one read or write of the store may take (registrations, announcements)",
+    ),
+  dns_timeout_ms: z.number().int().min(50).max(60_000).default(2000)
+    .describe(
+      "Longest register_server waits for the DNS to answer its link-local check",
+    ),
   call_timeout_ms: z.number().int().min(100).max(3_600_000).default(60_000)
-    .describe("Longest a routed tools/call may take"),
+    .describe(
+      "Longest a routed tools/call may go without an answer or a progress notification",
+    ),
+  call_max_ms: z.number().int().min(100).max(86_400_000).default(1_800_000)
+    .describe(
+      "Longest a routed tools/call may take in all, even while it reports progress",
+    ),
   broadcast_timeout_ms: z.number().int().min(100).max(600_000).default(10_000)
     .describe("Per-upstream timeout of broadcast_tool_call"),
   balance: z.enum(["round_robin", "least_in_flight"]).default("round_robin")

@@ -32,6 +32,7 @@ import {
   type DiscoverySetup,
 } from "./discovered_upstreams.ts";
 import { RegisteredUpstreams } from "./registered_upstreams.ts";
+import { storeWithDeadline } from "./deadlines.ts";
 import { broadcast, namesOf, ReplicaGroups } from "./routing.ts";
 import {
   META_LISTINGS,
@@ -115,14 +116,19 @@ export class Gateway implements DynamicTools {
 
   constructor(options: GatewayOptions) {
     this.#options = options;
+    const store = storeWithDeadline(options.store, {
+      ms: options.config.store_timeout_ms,
+      whose: "the daemon's",
+    });
     this.config = options.config;
     this.#log = options.log;
     this.#clock = options.clock ?? Date.now;
     this.registered = new RegisteredUpstreams({
-      store: options.store,
+      store,
       upstreams: this.upstreams,
       log: this.#log,
       clock: this.#clock,
+      dnsTimeoutMs: this.config.dns_timeout_ms,
       secretKey: options.secretKey,
       newUpstream: (...spec) => this.#newUpstream(...spec),
       rebuild: () => this.#rebuild(),
@@ -226,6 +232,7 @@ export class Gateway implements DynamicTools {
       connectTimeoutMs: this.config.connect_timeout_ms,
       healthTimeoutMs: this.config.health_timeout_ms,
       callTimeoutMs: this.config.call_timeout_ms,
+      callMaxMs: this.config.call_max_ms,
       clock: this.#clock,
       onChange: (upstream, previous) => this.#changed(upstream, previous),
       guard: this.#options.guard,
@@ -416,8 +423,9 @@ export class Gateway implements DynamicTools {
 
   // ------------------------------------------------------------- views
 
-  /** The /admin view as `viewer` may see it (views.ts serverView). */
-  adminView(viewer: Caller): AdminView {
+  /** The /admin view as `viewer` may see it (views.ts serverView), current with the store. */
+  async adminView(viewer: Caller): Promise<AdminView> {
+    await this.refresh();
     return adminViewOf(this.upstreams.values(), {
       catalog: this.#catalog,
       config: this.config,

@@ -5,15 +5,33 @@
 // at registration: a name that changes its answer later is not caught here;
 // asking a person before an agent registers a server is the real gate.
 
-/** Why `url` may not be registered, or undefined when it may. */
+import { withDeadline } from "./deadlines.ts";
+
+/**
+ * Why `url` may not be registered, or undefined when it may. A DNS that does
+ * not answer within `timeoutMs` (`dns_timeout_ms`) rejects with a
+ * DeadlineExceeded: the check fails closed, never open.
+ */
 export async function linkLocalTarget(
   url: URL,
-  resolve: (host: string) => Promise<string[]> = resolveHost,
+  options: {
+    timeoutMs: number;
+    resolve?: (host: string, signal: AbortSignal) => Promise<string[]>;
+  },
 ): Promise<string | undefined> {
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (isLinkLocal(host)) return `${host} is a link-local address`;
   if (isIpLiteral(host)) return undefined;
-  const addresses = await resolve(host).catch(() => []);
+  const controller = new AbortController();
+  const addresses = await withDeadline(
+    // A name that does not resolve passes: the connection then fails on its own.
+    (options.resolve ?? resolveHost)(host, controller.signal).catch(() => []),
+    {
+      step: `the DNS lookup of ${host}`,
+      ms: options.timeoutMs,
+      setting: "dns_timeout_ms",
+    },
+  ).finally(() => controller.abort());
   const local = addresses.find(isLinkLocal);
   return local === undefined
     ? undefined
@@ -37,23 +55,15 @@ function isIpLiteral(host: string): boolean {
   return /^\d+\.\d+\.\d+\.\d+$/.test(host) || host.includes(":");
 }
 
-const RESOLVE_TIMEOUT_MS = 2_000;
-
 /** A and AAAA answers; none when the name does not resolve (the connection then fails on its own). */
-async function resolveHost(host: string): Promise<string[]> {
-  // A timer cleared at the end: AbortSignal.timeout would outlive the lookup.
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), RESOLVE_TIMEOUT_MS);
-  try {
-    const answers = await Promise.all(
-      (["A", "AAAA"] as const).map((type) =>
-        Deno.resolveDns(host, type, { signal: controller.signal }).catch(
-          () => [],
-        )
-      ),
-    );
-    return answers.flat();
-  } finally {
-    clearTimeout(timer);
-  }
+async function resolveHost(
+  host: string,
+  signal: AbortSignal,
+): Promise<string[]> {
+  const answers = await Promise.all(
+    (["A", "AAAA"] as const).map((type) =>
+      Deno.resolveDns(host, type, { signal }).catch(() => [])
+    ),
+  );
+  return answers.flat();
 }

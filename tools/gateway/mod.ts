@@ -9,6 +9,7 @@ import { adminSection } from "./admin_view.ts";
 import { GatewayConfig } from "./config.ts";
 import { Announcer, openCoordinationStore } from "./announcements.ts";
 import { Gateway, GATEWAY_ID } from "./gateway.ts";
+import { storeWithDeadline } from "./deadlines.ts";
 import { callOwn, gatewayTools, ownListings } from "./tools.ts";
 import { forwardedSession } from "./upstream.ts";
 
@@ -44,6 +45,13 @@ export const gatewayServer = defineServer<Gateway>({
       deps.store,
       deps.env,
     );
+    // Announcements and discovery wait for it no longer than store_timeout_ms.
+    const announced = storeWithDeadline(coordination.store, {
+      ms: config.store_timeout_ms,
+      whose: config.discovery.store === undefined
+        ? "the daemon's"
+        : "the coordination",
+    });
     const instance = crypto.randomUUID();
     let secretKey: Promise<CryptoKey> | undefined;
     const gateway = new Gateway({
@@ -59,7 +67,7 @@ export const gatewayServer = defineServer<Gateway>({
       ownTools: { list: ownListings, call: callOwn },
       guard: deps.guard,
       discovery: {
-        store: coordination.store,
+        store: announced,
         instance,
         selfUrl: () => {
           const address = deps.address();
@@ -69,7 +77,7 @@ export const gatewayServer = defineServer<Gateway>({
     });
     const announcer = config.discovery.announce
       ? new Announcer({
-        store: coordination.store,
+        store: announced,
         instance,
         interval_ms: config.discovery.interval_ms,
         log: deps.log,
@@ -100,7 +108,7 @@ export const gatewayServer = defineServer<Gateway>({
       dynamicTools: gateway,
       health: () => gateway.health(),
       metrics: () => gateway.metrics(),
-      admin: (viewer) => adminSection(gateway.adminView(viewer)),
+      admin: async (viewer) => adminSection(await gateway.adminView(viewer)),
       // Built-in servers keep state per outer session (a tab, results): tell them.
       sessionClosed(sessionId) {
         for (const peer of deps.peers) {

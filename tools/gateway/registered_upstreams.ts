@@ -32,6 +32,8 @@ export interface RegisteredUpstreamsOptions {
   upstreams: Map<string, Upstream>;
   log: Logger;
   clock: () => number;
+  /** `dns_timeout_ms`, for register_server's link-local check. */
+  dnsTimeoutMs: number;
   secretKey(): Promise<CryptoKey>;
   newUpstream(
     name: string,
@@ -52,7 +54,7 @@ export class RegisteredUpstreams {
   /** The registrations version this view reflects (undefined: re-read). */
   #seenVersion: string | null | undefined;
   readonly #registrationsVersion: VersionReader;
-  #refreshing: Promise<void> | undefined;
+  #reconciling: Promise<void> | undefined;
   /** Names being registered now: the health round must not add them from the store too. */
   readonly #registering = new Set<string>();
   /** Stored registrations skipped for a group's name, said once each. */
@@ -124,18 +126,28 @@ export class RegisteredUpstreams {
       return; // the store is away: serve what is known
     }
     if (version === this.#seenVersion) return;
-    // After any reconcile in flight: it may have read the store before this change.
-    const run = (this.#refreshing ?? Promise.resolve()).then(() =>
-      this.reconcile()
-    );
-    this.#refreshing = run;
-    await run;
-    if (this.#refreshing === run) this.#refreshing = undefined;
+    await this.reconcile();
     this.#seenVersion = version;
   }
 
-  /** Registrations made or removed by other daemons sharing the store. */
-  async reconcile(): Promise<void> {
+  /**
+   * Registrations made or removed by other daemons sharing the store. One at
+   * a time (refreshes and the health round), each after the one in flight:
+   * that one may have read the store before the change its caller saw.
+   */
+  reconcile(): Promise<void> {
+    const run = (this.#reconciling ?? Promise.resolve()).then(() =>
+      this.#reconcile()
+    );
+    this.#reconciling = run;
+    const settle = () => {
+      if (this.#reconciling === run) this.#reconciling = undefined;
+    };
+    run.then(settle, settle);
+    return run;
+  }
+
+  async #reconcile(): Promise<void> {
     let stored: Registration[];
     try {
       stored = await storedRegistrations(this.#options.store);
@@ -154,6 +166,7 @@ export class RegisteredUpstreams {
         });
       }
     }
+    const added: Upstream[] = [];
     for (const registration of stored) {
       if (
         this.#upstreams.has(registration.name) ||
@@ -162,8 +175,12 @@ export class RegisteredUpstreams {
       ) continue;
       const upstream = await this.#stored(registration);
       this.#upstreams.set(upstream.name, upstream);
-      await upstream.connect().catch(() => {});
+      added.push(upstream);
     }
+    // Together: each is bounded by its own deadlines (connect_timeout_ms, ...).
+    await Promise.all(
+      added.map((upstream) => upstream.connect().catch(() => {})),
+    );
     this.#options.rebuild();
   }
 
@@ -209,6 +226,7 @@ export class RegisteredUpstreams {
           store: this.#options.store,
           upstreams: this.#upstreams,
           clock: this.#options.clock,
+          dnsTimeoutMs: this.#options.dnsTimeoutMs,
           newUpstream: (as, href, only, sent) =>
             this.#registered({ name: as, url: href, tools: only }, sent),
           seal: async (as, sent) =>

@@ -7,6 +7,7 @@ import type { Mutation, Store } from "../../platform/store.ts";
 import { ToolError } from "../kit/mod.ts";
 import { UPSTREAM_NAME } from "./config.ts";
 import { linkLocalTarget } from "./link_local.ts";
+import { DeadlineExceeded } from "./deadlines.ts";
 import type { Upstream, UpstreamTarget } from "./upstream.ts";
 
 export interface Registration {
@@ -84,6 +85,8 @@ export async function addRegistration(
     store: Store;
     upstreams: ReadonlyMap<string, Upstream>;
     clock: () => number;
+    /** `dns_timeout_ms`: the link-local check's DNS lookup. */
+    dnsTimeoutMs: number;
     /** A registered upstream at `url`, neither connected nor added yet. */
     newUpstream(
       name: string,
@@ -133,7 +136,18 @@ export async function addRegistration(
         "Give credentials as token or headers instead. Nothing was registered.",
     );
   }
-  const linkLocal = await linkLocalTarget(parsed);
+  let linkLocal: string | undefined;
+  try {
+    linkLocal = await linkLocalTarget(parsed, {
+      timeoutMs: options.dnsTimeoutMs,
+    });
+  } catch (error) {
+    throw new ToolError(
+      `Cannot register ${parsed.href}: ${
+        messageOf(error)
+      }, so whether it points at a link-local address is unknown. Nothing was registered.`,
+    );
+  }
   if (linkLocal !== undefined) {
     throw new ToolError(
       `Cannot register ${parsed.href}: ${linkLocal} (169.254.0.0/16, fe80::/10), where cloud ` +
@@ -160,7 +174,14 @@ export async function addRegistration(
     );
   }
   if (tools) {
-    const available = await upstream.allToolNames();
+    const available = await upstream.allToolNames().catch(async (error) => {
+      await upstream.close();
+      throw new ToolError(
+        `Cannot list the tools of ${parsed.href}: ${
+          messageOf(error)
+        }. Nothing was registered.`,
+      );
+    });
     const unknown = tools.filter((tool) => !available.includes(tool));
     if (unknown.length > 0) {
       await upstream.close();
@@ -197,10 +218,13 @@ export async function addRegistration(
     mutations: [{ type: "set", key, value: { ...record } }, bumpVersion()],
   }).catch(async (error) => {
     await upstream.close();
+    // A commit the store did not answer may still land once it answers.
     throw new ToolError(
-      `Cannot save the registration: ${
-        messageOf(error)
-      }. Nothing was registered.`,
+      `Cannot save the registration: ${messageOf(error)}. ${
+        error instanceof DeadlineExceeded
+          ? "It may still be saved when the store answers (list_servers then shows it); else register again."
+          : "Nothing was registered."
+      }`,
     );
   });
   if (!committed.ok) {

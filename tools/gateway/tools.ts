@@ -19,7 +19,24 @@ import { type Gateway, GATEWAY_ID } from "./gateway.ts";
 import { byName, type Upstream } from "./upstream.ts";
 import { serverView } from "./views.ts";
 
-const defineGatewayTool = toolDefiner<Gateway>();
+const defineTool = toolDefiner<Gateway>();
+
+/**
+ * Every gateway tool reads or changes the upstreams: first catch up with
+ * registrations other daemons on a shared store made or removed (one
+ * version read when nothing changed), as tools/list and routed calls do.
+ */
+function defineGatewayTool<I extends z.ZodObject>(
+  def: ToolDef<Gateway, I>,
+): ToolDef<Gateway, I> {
+  return defineTool({
+    ...def,
+    async handle(gateway, args, call) {
+      await gateway.refresh();
+      return await def.handle(gateway, args, call);
+    },
+  });
+}
 
 const Args = z.record(z.string(), z.unknown())
   .describe("Arguments of the upstream tool, as its inputSchema describes");

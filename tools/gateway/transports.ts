@@ -79,22 +79,3 @@ export function newClient(): Client {
     { capabilities: {} },
   );
 }
-
-export async function withTimeout<T>(
-  promise: Promise<T>,
-  ms: number,
-  what: string,
-): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what} timed out after ${ms} ms`)),
-      ms,
-    );
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

@@ -6,6 +6,7 @@ import {
   type CallToolResult,
   CallToolResultSchema,
   type Client,
+  ErrorCode,
   McpError,
   type ReadResourceResult,
   type Tool,
@@ -31,8 +32,8 @@ import {
   openTransport,
   passThrough,
   type UpstreamTarget,
-  withTimeout,
 } from "./transports.ts";
+import { duration, withDeadline } from "./deadlines.ts";
 import { allToolNames, exposedTools } from "./upstream_tool_list.ts";
 
 export type { UpstreamTarget } from "./transports.ts";
@@ -50,6 +51,8 @@ export interface UpstreamOptions {
   connectTimeoutMs: number;
   healthTimeoutMs: number;
   callTimeoutMs: number;
+  /** A call that keeps reporting progress ends after this long in all. */
+  callMaxMs: number;
   /** Called after every change of state or of the tool list. */
   onChange(upstream: Upstream, previous: UpstreamState): void;
   clock?: () => number;
@@ -150,14 +153,15 @@ export class Upstream {
     let transport: Transport | undefined;
     try {
       transport = await this.#openTransport();
+      // The SDK's own timeout is a backstop: ours fires first and says which step.
       const connected = client.connect(transport, {
-        timeout: this.#options.connectTimeoutMs,
+        timeout: this.#options.connectTimeoutMs + 1000,
       });
-      await withTimeout(
-        connected,
-        this.#options.connectTimeoutMs,
-        "initialize",
-      );
+      await withDeadline(connected, {
+        step: "initialize",
+        ms: this.#options.connectTimeoutMs,
+        setting: "connect_timeout_ms",
+      });
       this.#client = client;
       if (transport instanceof StdioUpstreamTransport) {
         this.#pid = transport.pid;
@@ -238,7 +242,7 @@ export class Upstream {
   async allToolNames(): Promise<string[]> {
     const client = this.#client;
     if (!client) return [];
-    return await allToolNames(client);
+    return await allToolNames(client, this.#options.healthTimeoutMs);
   }
 
   async refreshTools(): Promise<void> {
@@ -367,6 +371,8 @@ export class Upstream {
                     timeout: this.#options.callTimeoutMs,
                     signal: call.signal,
                     resetTimeoutOnProgress: true,
+                    // Progress resets the timeout: without a cap an upstream could hold the call forever.
+                    maxTotalTimeout: this.#options.callMaxMs,
                     onprogress: (progress) => {
                       call.progress(progress.progress, progress.total).catch(
                         () => {},
@@ -385,7 +391,8 @@ export class Upstream {
     } catch (error) {
       // The upstream answered, or the caller gave up (cancelled, broadcast
       // timeout): either way the upstream is not down.
-      if (error instanceof McpError || call.signal.aborted) throw error;
+      if (error instanceof McpError) throw this.#late(error);
+      if (call.signal.aborted) throw error;
       const message = describeFailure(error);
       this.lastCheck = this.#clock();
       this.#setState("unhealthy", message);
@@ -396,6 +403,34 @@ export class Upstream {
       if (!ok) this.errors++;
       this.latency.observe(performance.now() - started);
     }
+  }
+
+  /**
+   * The SDK's own call timeouts, said with the deadline and its setting (still
+   * an McpError: the upstream had the call, so it is never sent elsewhere).
+   */
+  #late(error: McpError): McpError {
+    if (error.code !== ErrorCode.RequestTimeout) return error;
+    const data = error.data;
+    const has = (key: string) =>
+      typeof data === "object" && data !== null && key in data;
+    if (has("maxTotalTimeout")) {
+      return new McpError(
+        ErrorCode.RequestTimeout,
+        `still running after ${
+          duration(this.#options.callMaxMs)
+        } (call_max_ms), so it was cancelled`,
+      );
+    }
+    if (has("timeout")) {
+      return new McpError(
+        ErrorCode.RequestTimeout,
+        `no answer to tools/call within ${
+          duration(this.#options.callTimeoutMs)
+        } (call_timeout_ms)`,
+      );
+    }
+    return error;
   }
 
   /** `resources/read` on the upstream: big results it kept for a session (their URIs are unguessable). */

@@ -4,7 +4,13 @@
 
 import type { Client, Tool } from "../../platform/mcp_sdk.ts";
 import { SEPARATOR } from "./naming.ts";
-import { type UpstreamTarget, withTimeout } from "./transports.ts";
+import type { UpstreamTarget } from "./transports.ts";
+import { withDeadline } from "./deadlines.ts";
+
+/** tools/list, every page, within `timeoutMs` (`health_timeout_ms`) in all. */
+function listDeadline(timeoutMs: number) {
+  return { step: "tools/list", ms: timeoutMs, setting: "health_timeout_ms" };
+}
 
 /** The tools an upstream exposes: `filter` (when set) names them. */
 export async function exposedTools(
@@ -17,13 +23,12 @@ export async function exposedTools(
 ): Promise<Tool[]> {
   const { target, filter } = options;
   // A built-in server's list as its linked client gets it, without the round trip.
-  const tools = target.kind === "builtin"
-    ? await withTimeout(
-      target.peer.listTools(),
-      options.timeoutMs,
-      "tools/list",
-    )
-    : await listPages(client, options.timeoutMs);
+  const tools = await withDeadline(
+    target.kind === "builtin"
+      ? target.peer.listTools()
+      : listPages(client, options.timeoutMs),
+    listDeadline(options.timeoutMs),
+  );
   return tools.filter((tool) =>
     (filter === undefined || filter.has(tool.name)) &&
     // Tools nested twice already come from gateways of gateways: dropping
@@ -36,8 +41,9 @@ async function listPages(client: Client, timeoutMs: number): Promise<Tool[]> {
   const tools: Tool[] = [];
   let cursor: string | undefined;
   do {
+    // The SDK's timeout is a backstop; withDeadline bounds every page together.
     const page = await client.listTools(cursor ? { cursor } : undefined, {
-      timeout: timeoutMs,
+      timeout: timeoutMs + 1000,
     });
     tools.push(...page.tools);
     cursor = page.nextCursor;
@@ -46,13 +52,13 @@ async function listPages(client: Client, timeoutMs: number): Promise<Tool[]> {
 }
 
 /** Every tool name `client` lists, ignoring the filter (to validate a registration). */
-export async function allToolNames(client: Client): Promise<string[]> {
-  const names: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listTools(cursor ? { cursor } : undefined);
-    names.push(...page.tools.map((tool) => tool.name));
-    cursor = page.nextCursor;
-  } while (cursor);
-  return names;
+export async function allToolNames(
+  client: Client,
+  timeoutMs: number,
+): Promise<string[]> {
+  const tools = await withDeadline(
+    listPages(client, timeoutMs),
+    listDeadline(timeoutMs),
+  );
+  return tools.map((tool) => tool.name);
 }

@@ -25,6 +25,7 @@ function healthy(name: string, tools: string[]): Upstream {
     connectTimeoutMs: 1000,
     healthTimeoutMs: 1000,
     callTimeoutMs: 1000,
+    callMaxMs: 60_000,
     onChange() {},
   });
   upstream.state = "healthy";

@@ -19,7 +19,10 @@ Deno.test("link-local: addresses in the URL parser's spellings", async () => {
     ]
   ) {
     assert.ok(
-      await linkLocalTarget(new URL(url), () => Promise.resolve([])),
+      await linkLocalTarget(new URL(url), {
+        timeoutMs: 1000,
+        resolve: () => Promise.resolve([]),
+      }),
       url,
     );
   }
@@ -33,7 +36,10 @@ Deno.test("link-local: addresses in the URL parser's spellings", async () => {
     ]
   ) {
     assert.equal(
-      await linkLocalTarget(new URL(url), () => Promise.resolve([])),
+      await linkLocalTarget(new URL(url), {
+        timeoutMs: 1000,
+        resolve: () => Promise.resolve([]),
+      }),
       undefined,
       url,
     );
@@ -44,7 +50,10 @@ Deno.test("link-local: addresses in the URL parser's spellings", async () => {
 Deno.test("link-local: a name is judged by its DNS answers; one that does not resolve passes", async () => {
   const metadata = await linkLocalTarget(
     new URL("http://metadata.internal/"),
-    () => Promise.resolve(["10.1.2.3", "169.254.169.254"]),
+    {
+      timeoutMs: 1000,
+      resolve: () => Promise.resolve(["10.1.2.3", "169.254.169.254"]),
+    },
   );
   assert.match(
     metadata ?? "",
@@ -53,8 +62,30 @@ Deno.test("link-local: a name is judged by its DNS answers; one that does not re
   assert.equal(
     await linkLocalTarget(
       new URL("http://nowhere.invalid/"),
-      () => Promise.reject(new Error("no such host")),
+      {
+        timeoutMs: 1000,
+        resolve: () => Promise.reject(new Error("no such host")),
+      },
     ),
     undefined,
   );
+});
+
+Deno.test("link-local: a DNS that does not answer fails the check, naming the lookup and dns_timeout_ms", async () => {
+  let aborted = false;
+  await assert.rejects(
+    linkLocalTarget(new URL("http://slow.example/mcp"), {
+      timeoutMs: 50,
+      // Never answers; the lookup is cancelled once the deadline passed.
+      resolve: (_host, signal) =>
+        new Promise((_resolve, reject) => {
+          signal.addEventListener("abort", () => {
+            aborted = true;
+            reject(new Error("aborted"));
+          });
+        }),
+    }),
+    /no answer to the DNS lookup of slow\.example within 50 ms \(dns_timeout_ms\)/,
+  );
+  assert.ok(aborted, "the lookup was cancelled");
 });

@@ -39,6 +39,7 @@ Deno.test("stdio upstream: killed, then checked at once, it restarts once and se
     connectTimeoutMs: 30_000,
     healthTimeoutMs: 30_000,
     callTimeoutMs: 30_000,
+    callMaxMs: 60_000,
     onChange: () => {},
   });
   try {
