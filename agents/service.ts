@@ -161,7 +161,12 @@ export class AgentService {
     this.#work.assertOpen();
     const agent = await this.repository.getAgent(ref);
     this.#assertActsAs(options.actor, [agent]);
-    const session = input.session_id ?? agent.id;
+    // A turn another agent asked for (A2A) talks in a conversation of that
+    // sender's own: a context id it names can never be the agent's own
+    // conversation (its id) or one a person or another agent holds.
+    const session = options.from === undefined
+      ? input.session_id ?? agent.id
+      : `from:${options.from}:${input.session_id ?? ""}`;
     const result = await this.#work.run(
       options.signal,
       (signal) =>
