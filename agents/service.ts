@@ -3,7 +3,13 @@
 // It also is the A2A layer's host (agents/a2a/host.ts).
 
 import { messageOf } from "../platform/errors.ts";
-import { Conflict, Forbidden, Invalid, Unavailable } from "./errors.ts";
+import {
+  Conflict,
+  Forbidden,
+  Invalid,
+  NotFound,
+  Unavailable,
+} from "./errors.ts";
 import type { Logger } from "../platform/log.ts";
 import type { Store } from "../platform/store.ts";
 import type { AgentsConfig } from "./config.ts";
@@ -264,11 +270,8 @@ export class AgentService {
    */
   #assertActsAs(actor: string | undefined, agents: readonly Agent[]): void {
     if (actor === undefined) return;
-    const allowed = this.config.act_as[actor] ?? [];
-    const others = agents.filter((agent) =>
-      agent.name !== actor && !allowed.includes("*") &&
-      !allowed.includes(agent.name)
-    ).map((agent) => agent.name);
+    const others = agents.filter((agent) => !this.#mayActAs(actor, agent.name))
+      .map((agent) => agent.name);
     if (others.length === 0) return;
     throw new Forbidden(
       `The token of agent "${actor}" cannot act as ${
@@ -351,15 +354,48 @@ export class AgentService {
     }
   }
 
-  getRun(id: string): Promise<Run> {
-    return this.repository.getRun(id);
+  /** A run; an agent-bound `actor` sees only runs whose every turn it may act as (404 otherwise). */
+  async getRun(id: string, options: { actor?: string } = {}): Promise<Run> {
+    const run = await this.repository.getRun(id);
+    if (!this.#mayRead(options.actor, run)) {
+      // The same answer as a run that does not exist: its id is not confirmed.
+      throw new NotFound(`Run "${id}" not found; GET /v1/runs lists them`, {
+        id,
+      });
+    }
+    return run;
   }
 
-  async listRuns(page: PageRequest, teamRef?: string): Promise<Page<Run>> {
+  /** Runs, newest first; for an agent-bound `actor`, only those it may read (a page may come back short). */
+  async listRuns(
+    page: PageRequest,
+    teamRef?: string,
+    options: { actor?: string } = {},
+  ): Promise<Page<Run>> {
     const teamId = teamRef === undefined
       ? undefined
       : (await this.repository.getTeam(teamRef)).id;
-    return await this.repository.listRuns(page, teamId);
+    const listed = await this.repository.listRuns(page, teamId);
+    return options.actor === undefined ? listed : {
+      ...listed,
+      data: listed.data.filter((run) => this.#mayRead(options.actor, run)),
+    };
+  }
+
+  /**
+   * Reading a run is the same rule as running it: its steps are those
+   * agents' turns (their outputs, tool calls), so an agent reads a run when
+   * it may act as each of them; one with no turn yet shows it nothing.
+   */
+  #mayRead(actor: string | undefined, run: Run): boolean {
+    if (actor === undefined) return true;
+    return run.steps.length > 0 &&
+      run.steps.every((step) => this.#mayActAs(actor, step.agent));
+  }
+
+  #mayActAs(actor: string, name: string): boolean {
+    const allowed = this.config.act_as[actor] ?? [];
+    return name === actor || allowed.includes("*") || allowed.includes(name);
   }
 
   /** Stops new work, lets running turns finish for up to `timeoutMs`, then aborts them. */

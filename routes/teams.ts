@@ -47,8 +47,17 @@ export function runRoutes(service: AgentService): Hono<Env> {
   const app = new Hono<Env>();
   app.get("/", async (c) => {
     const { limit, cursor, team_id } = queryOf(c, RunListQuery);
-    return c.json(await service.listRuns({ limit, cursor }, team_id));
+    return c.json(
+      await service.listRuns({ limit, cursor }, team_id, {
+        actor: c.get("caller")?.agent,
+      }),
+    );
   });
-  app.get("/:id", async (c) => c.json(await service.getRun(c.req.param("id"))));
+  app.get("/:id", async (c) =>
+    c.json(
+      await service.getRun(c.req.param("id"), {
+        actor: c.get("caller")?.agent,
+      }),
+    ));
   return app;
 }

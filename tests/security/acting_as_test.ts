@@ -99,6 +99,31 @@ Deno.test("security acting-as: an agent's token cannot send as, or run a team wi
     });
     assert.equal(refused.status, 403, refused.text);
     assert.match(Object(refused.json).error.message, /cannot act as "alice"/);
+
+    // Reading runs is the same rule: carol's run of bob's team is bob's turn.
+    const operatorRun = await call(daemon, OPERATOR, "/v1/teams/bobs/execute", {
+      task: "OPERATOR-TASK for bob",
+    });
+    assert.equal(operatorRun.status, 200, operatorRun.text);
+    const runId = String(Object(operatorRun.json).id);
+    const hidden = await call(daemon, TOKENS.alice, `/v1/runs/${runId}`);
+    assert.equal(hidden.status, 404, hidden.text);
+    const missing = await call(daemon, TOKENS.alice, "/v1/runs/run_none");
+    assert.equal(
+      Object(hidden.json).error.message.replace(runId, "ID"),
+      Object(missing.json).error.message.replace("run_none", "ID"),
+      "a hidden run is answered as one that does not exist",
+    );
+    const listed = await call(daemon, TOKENS.alice, "/v1/runs?limit=100");
+    assert.equal(listed.status, 200, listed.text);
+    assert.doesNotMatch(listed.text, /OPERATOR-TASK|for bob|carol may/);
+    assert.match(listed.text, /"task":"alone"/, "its own run stays visible");
+    const seen = await call(daemon, TOKENS.carol, `/v1/runs/${runId}`);
+    assert.equal(seen.status, 200, "act_as lets carol read bob's runs");
+    assert.equal(
+      (await call(daemon, OPERATOR, `/v1/runs/${runId}`)).status,
+      200,
+    );
   } finally {
     await daemon.stop();
   }
