@@ -101,6 +101,13 @@ export interface ToolFacts {
   touches?: readonly Capability[];
   /** Its path and URL arguments, whose (canonical) values and rule globs are compared as the OS reads them. */
   argKinds?: Readonly<Record<string, ArgKind>>;
+  /**
+   * Every argument the tool takes (its input schema's names): a `deny` or
+   * `ask` rule on one of them also matches a call that leaves it out or
+   * gives it in a form no glob reads (an omitted `domain` is "the current
+   * tab's", which the rule cannot see).
+   */
+  argNames?: readonly string[];
 }
 
 export interface EvaluateOptions {
@@ -206,7 +213,12 @@ function matches(rule: PolicyRule, facts: ToolFacts, os: OsName): boolean {
   }
   for (const [name, wanted] of Object.entries(rule.args ?? {})) {
     const value = facts.args[name];
-    if (typeof value !== "string" && typeof value !== "number") return false;
+    if (typeof value !== "string" && typeof value !== "number") {
+      // Fails closed: a refusal the caller could dodge by leaving the
+      // argument out (or nesting it) would be no refusal.
+      if (rule.decision !== "allow" && facts.argNames?.includes(name)) continue;
+      return false;
+    }
     const patterns = typeof wanted === "string" ? [wanted] : wanted;
     const kind = facts.argKinds?.[name];
     const judged = kind !== undefined && typeof value === "string"

@@ -425,6 +425,39 @@ Deno.test({
         headers: { authorization: `Bearer ${OPERATOR}` },
       }).then((response) => response.text());
       assert.doesNotMatch(platforms, /agent-chosen/);
+
+      // A refusal on an argument holds when the call leaves it out (the
+      // tab's own domain) or nests it: the rule cannot see which it is.
+      const put = await fetch(`${daemon.url}/admin/policy`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${OPERATOR}` },
+        body: JSON.stringify({
+          rules: [{
+            id: "no-bank-cookies",
+            tool: "get_cookies",
+            args: { domain: "*bank.com" },
+            decision: "deny",
+          }, {
+            agent: "alice",
+            capability: "cookies-storage",
+            decision: "allow",
+          }],
+        }),
+      });
+      assert.equal(put.status, 200, await put.text());
+      for (const args of [{ domain: "mybank.com" }, {}]) {
+        const refused = await client.callTool({
+          name: "in-page__get_cookies",
+          arguments: args,
+        });
+        assert.equal(refused.isError, true, JSON.stringify(args));
+        assert.match(textOf(refused), /no-bank-cookies/, JSON.stringify(args));
+      }
+      const other = await client.callTool({
+        name: "in-page__get_cookies",
+        arguments: { domain: "example.com" },
+      });
+      assert.doesNotMatch(textOf(other), /no-bank-cookies/);
     } finally {
       await client.close().catch(() => {});
       await daemon.stop();

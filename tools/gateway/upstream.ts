@@ -320,6 +320,10 @@ export class Upstream {
         tool,
         args,
         caller: call.caller,
+        argNames: Object.keys(
+          this.tools.find((listed) => listed.name === tool)?.inputSchema
+            .properties ?? {},
+        ),
       },
       call,
       () => {

@@ -219,6 +219,7 @@ export async function runDefined<C>(
       annotations: def.annotations,
       touches: def.touches,
       argKinds: def.argKinds,
+      argNames: Object.keys(def.input.shape),
     },
     call,
     handle,
