@@ -22,6 +22,7 @@ import {
 } from "../../platform/mcp_sdk.ts";
 import { browserTestIgnore, CHROMIUM } from "../browser.ts";
 import { spawnServe, tempDir, waitFor } from "../helpers.ts";
+import { callTool } from "../tools/in-page/harness.ts";
 import {
   freePort,
   prepareExtensions,
@@ -30,12 +31,6 @@ import {
 
 const OPERATOR = "operator-token-0123456789abcdef";
 const AGENT = "alice-token-0123456789abcdef";
-
-interface Called {
-  isError: boolean;
-  text: string;
-  structured: Record<string, unknown>;
-}
 
 async function connect(url: string): Promise<Client> {
   const client = new Client({ name: "daemon-origin-test", version: "1" });
@@ -47,31 +42,12 @@ async function connect(url: string): Promise<Client> {
   return client;
 }
 
-async function call(
-  client: Client,
-  name: string,
-  args: Record<string, unknown> = {},
-): Promise<Called> {
-  const result = await client.callTool({ name, arguments: args });
-  const content = Array.isArray(result.content) ? result.content : [];
-  const text = content.map((block) =>
-    typeof block === "object" && block !== null && "text" in block
-      ? String(block.text)
-      : ""
-  ).join("\n");
-  const structured = typeof result.structuredContent === "object" &&
-      result.structuredContent !== null
-    ? { ...result.structuredContent }
-    : {};
-  return { isError: result.isError === true, text, structured };
-}
-
 async function ok(
   client: Client,
   name: string,
   args: Record<string, unknown> = {},
 ): Promise<Record<string, unknown>> {
-  const result = await call(client, name, args);
+  const result = await callTool(client, name, args);
   assert.equal(result.isError, false, `${name} failed: ${result.text}`);
   return result.structured;
 }
@@ -228,7 +204,7 @@ Deno.test({
           !JSON.stringify(cookies).includes(session.value),
         "the daemon's session cookie is never returned",
       );
-      const created = await call(bridge, "bridge_cdp_command", {
+      const created = await callTool(bridge, "bridge_cdp_command", {
         command: "Target.createTarget",
         params: { url: `http://localhost:${daemon.port}/health` },
       });
@@ -244,14 +220,14 @@ Deno.test({
         daemonTarget,
         `the daemon's tab is listed: ${JSON.stringify(targets)}`,
       );
-      const attached = await call(bridge, "bridge_cdp_command", {
+      const attached = await callTool(bridge, "bridge_cdp_command", {
         command: "Target.attachToTarget",
         params: { targetId: daemonTarget.targetId },
       });
       assert.equal(attached.isError, true, attached.text);
       assert.match(attached.text, /agentd's own origin/);
 
-      const relayed = await call(bridge, "bridge_cdp_command", {
+      const relayed = await callTool(bridge, "bridge_cdp_command", {
         command: "Target.sendMessageToTarget",
         params: {
           sessionId: "any",
@@ -264,7 +240,7 @@ Deno.test({
       });
       assert.equal(relayed.isError, true, relayed.text);
       assert.match(relayed.text, /agentd's own origin/);
-      const fixation = await call(bridge, "bridge_cdp_command", {
+      const fixation = await callTool(bridge, "bridge_cdp_command", {
         command: "Storage.setCookies",
         params: {
           cookies: [{
@@ -292,13 +268,13 @@ Deno.test({
           `http://user:pw@127.0.0.2:${daemon.port}/`,
         ]
       ) {
-        const refused = await call(automation, "navigate", { url });
+        const refused = await callTool(automation, "navigate", { url });
         assert.equal(refused.isError, true, `${url}: ${refused.text}`);
         assert.match(refused.text, /agentd's own page/, url);
       }
       // A redirect there is refused too, and the tab now on the daemon's
       // origin is neither scripted nor read, only navigated away.
-      const redirected = await call(automation, "navigate", {
+      const redirected = await callTool(automation, "navigate", {
         url: `${site.url}/to-daemon`,
       });
       assert.equal(redirected.isError, true, redirected.text);
@@ -316,7 +292,7 @@ Deno.test({
           ["click_element", { selector: "body" }],
         ] as const
       ) {
-        const result = await call(automation, tool, args);
+        const result = await callTool(automation, tool, args);
         assert.equal(result.isError, true, `${tool}: ${result.text}`);
         assert.match(result.text, /agentd's own page/, tool);
         assert.ok(!result.text.includes("login_path"), tool);
