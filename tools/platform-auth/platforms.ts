@@ -7,7 +7,7 @@ import { messageOf } from "../../platform/errors.ts";
 import { completeFromCatalogue } from "./catalogue.ts";
 import { type Grant, PlatformConfig } from "./config.ts";
 import { type PlatformAuthContext, publicView, statusView } from "./context.ts";
-import { checkEndpoints, resolveProvider } from "./provider.ts";
+import { checkEndpoints, ENDPOINTS, resolveProvider } from "./provider.ts";
 import type { PlatformRecord } from "./vault.ts";
 
 const tool = toolDefiner<PlatformAuthContext>();
@@ -178,16 +178,7 @@ export const addPlatform = tool({
 });
 
 /** Settings that say who issues, receives or checks this platform's credentials. */
-const PROVIDER_FIELDS = [
-  "issuer",
-  "authorization_endpoint",
-  "token_endpoint",
-  "revocation_endpoint",
-  "introspection_endpoint",
-  "device_authorization_endpoint",
-  "jwks_uri",
-  "client_id",
-] as const;
+const PROVIDER_FIELDS = [...ENDPOINTS, "client_id"] as const;
 
 /**
  * What changed about the provider or client between the stored platform and

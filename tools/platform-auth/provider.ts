@@ -45,7 +45,8 @@ export class ProviderUnavailable extends Error {
   override name = "ProviderUnavailable";
 }
 
-const ENDPOINTS = [
+/** A platform's provider URLs (its own settings' names). */
+export const ENDPOINTS = [
   "issuer",
   "authorization_endpoint",
   "token_endpoint",
