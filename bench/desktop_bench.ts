@@ -29,7 +29,7 @@ import { createLogger } from "../platform/log.ts";
 import { MemoryStore } from "../platform/store_memory.ts";
 import { desktopControlServer } from "../tools/desktop-control/mod.ts";
 import { HostedServer } from "../tools/kit/host.ts";
-import { connectInProcess } from "../tools/kit/mcp.ts";
+import { connectInProcess } from "../tools/kit/transport/sdk_server.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_DESKTOP_ROUNDS") ?? 15);
 const REGION = { x: 100, y: 100, width: 640, height: 480 };

@@ -1,7 +1,7 @@
 // The gateway's upstream legs alone: an SDK Client calling server-everything's
 // `echo` over streamable HTTP and over stdio, each through the SDK's transport
-// and through the gateway's own (tools/gateway/http_transport.ts,
-// tools/gateway/stdio_transport.ts; each stdio transport runs its own child). The
+// and through the gateway's own (tools/kit/transport/http_client.ts,
+// tools/kit/transport/stdio_client.ts; each stdio transport runs its own child). The
 // CPU this process spends per call is what the gateway spends on that leg;
 // other load on the machine moves wall time far more than it moves CPU time.
 // Rounds alternate the transports so that load hits them alike. Each round
@@ -19,8 +19,8 @@ import {
   type Transport,
 } from "../platform/mcp_sdk.ts";
 import { StdioClientTransport } from "../platform/mcp_sdk_stdio_client.ts";
-import { HttpClientTransport } from "../tools/gateway/http_transport.ts";
-import { StdioUpstreamTransport } from "../tools/gateway/stdio_transport.ts";
+import { HttpClientTransport } from "../tools/kit/transport/http_client.ts";
+import { StdioUpstreamTransport } from "../tools/kit/transport/stdio_client.ts";
 import {
   EVERYTHING,
   everythingPort,

@@ -1,6 +1,6 @@
 // The stdio transport alone: CPU per tools/call of a one-tool server
 // (bench/stdio_ping_server.ts) on the MCP SDK's StdioServerTransport against
-// the kit's (tools/kit/stdio_transport.ts), alternating in one run; `kitasync`
+// the kit's (tools/kit/transport/stdio_server.ts), alternating in one run; `kitasync`
 // is the kit's with asynchronous `Deno.stdout.write` instead of `writeSync`. The
 // client writes raw JSON-RPC lines and keeps N calls in flight, so its own
 // cost stays small; the server's CPU (user + sys, all threads, /proc) per

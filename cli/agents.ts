@@ -17,7 +17,7 @@ import { AgentService } from "../agents/service.ts";
 import type { Logger } from "../platform/log.ts";
 import { scoped, type Store } from "../platform/store.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
-import { peerOf } from "../tools/kit/mcp.ts";
+import { peerOf } from "../tools/kit/transport/sdk_server.ts";
 import type { Settings } from "./boot.ts";
 
 export async function startAgents(options: {

@@ -11,7 +11,7 @@ import { createApp } from "../routes/mod.ts";
 import type { AgentService } from "../agents/service.ts";
 import type { A2AService } from "../agents/a2a/mod.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
-import { McpHttpEndpoint } from "../tools/kit/mcp_http.ts";
+import { McpHttpEndpoint } from "../tools/kit/transport/http_server.ts";
 import { shutdown, StartupError } from "./boot.ts";
 import { lazy } from "../platform/lazy.ts";
 

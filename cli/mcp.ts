@@ -3,7 +3,7 @@
 
 import { z } from "zod";
 import type { AnyServerSpec } from "../tools/kit/mod.ts";
-import { serveStdio } from "../tools/kit/mcp.ts";
+import { serveStdio } from "../tools/kit/transport/sdk_server.ts";
 import {
   configKey,
   FIRST_STEPS,
@@ -29,7 +29,7 @@ import {
   StartupError,
 } from "./boot.ts";
 import { HostedServer } from "../tools/kit/host.ts";
-import type { Guard } from "../tools/kit/guard.ts";
+import type { Guard } from "../tools/kit/policy/guard.ts";
 import type { Store } from "../platform/store.ts";
 import { createLogger } from "../platform/log.ts";
 import type { CliContext } from "./context.ts";

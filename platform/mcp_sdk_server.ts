@@ -3,7 +3,7 @@
 // transports pull cross-spawn, eventsource-parser, pkce-challenge and the
 // OAuth client: ~25 ms of `agentd mcp memory`'s start) or the HTTP server
 // transport (mcp_sdk.ts re-exports this file and adds them), nor the SDK's
-// stdio server transport (the kit has its own, tools/kit/stdio_transport.ts).
+// stdio server transport (the kit has its own, tools/kit/transport/stdio_server.ts).
 // The @ts-types hints: see platform/mcp_sdk.ts.
 
 export { Server } from "@modelcontextprotocol/sdk/server";

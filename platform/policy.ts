@@ -1,5 +1,5 @@
 // Tool-call policy: allow, ask or deny by server, tool, argument patterns and
-// caller identity. Pure evaluation here; tools/kit/guard.ts applies it to
+// caller identity. Pure evaluation here; tools/kit/policy/guard.ts applies it to
 // every call and asks a person when the answer is `ask`.
 
 import { z } from "zod";

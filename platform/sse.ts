@@ -1,7 +1,7 @@
 // A Server-Sent Events parser (WHATWG HTML §9.2.6) fed with text as it
 // arrives: chunk boundaries may fall anywhere, even between a CR and its LF.
 // Model providers' streams (agents/providers) and the gateway's HTTP
-// upstream (tools/gateway/http_transport.ts) both read with it.
+// upstream (tools/kit/transport/http_client.ts) both read with it.
 
 export interface SseEvent {
   /** The `event:` field; "message" when the event has none. */

@@ -15,7 +15,7 @@ import type {
   AdminFormat,
   AdminSection,
   AdminTable,
-} from "../tools/kit/mod.ts";
+} from "../tools/kit/admin.ts";
 
 /** A section with the id of the server that gave it. */
 export type PageSection = AdminSection & { server: string };

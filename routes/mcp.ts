@@ -1,10 +1,10 @@
 // MCP over streamable HTTP: `/mcp/<server>` in the daemon, `/mcp` when one
-// server runs alone. Session and protocol handling live in tools/kit/mcp_http.ts.
+// server runs alone. Session and protocol handling live in tools/kit/transport/http_server.ts.
 
 import { Hono } from "hono";
 import type { GuardVariables } from "../platform/http_guards.ts";
 import { HttpError } from "../platform/http_errors.ts";
-import type { McpHttpEndpoint } from "../tools/kit/mcp_http.ts";
+import type { McpHttpEndpoint } from "../tools/kit/transport/http_server.ts";
 
 /** `/mcp/:server` for every enabled server, and the gateway's aggregate at `/mcp`. */
 export function mcpRoutes(

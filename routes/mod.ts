@@ -21,7 +21,7 @@ import {
 import type { Logger } from "../platform/log.ts";
 import type { Store } from "../platform/store.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
-import type { McpHttpEndpoint } from "../tools/kit/mcp_http.ts";
+import type { McpHttpEndpoint } from "../tools/kit/transport/http_server.ts";
 import { adminPage, adminRoutes } from "./admin.ts";
 import { healthRoutes } from "./health.ts";
 import { policyRoutes } from "./policy.ts";

@@ -23,7 +23,10 @@ import { type AppEnv, createApp } from "../../routes/mod.ts";
 import { startServers } from "../../cli/boot.ts";
 import type { HostedServer } from "../../tools/kit/host.ts";
 import { gatewayServer } from "../../tools/gateway/mod.ts";
-import { connectInProcess, peerOf } from "../../tools/kit/mcp.ts";
+import {
+  connectInProcess,
+  peerOf,
+} from "../../tools/kit/transport/sdk_server.ts";
 import { memoryServer } from "../../tools/memory/mod.ts";
 import {
   capturedLog,

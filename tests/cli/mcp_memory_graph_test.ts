@@ -79,7 +79,7 @@ const FORBIDDEN_LOCAL = [
   "platform/browser.ts",
   "platform/image_codec.ts",
   "platform/store_pg.ts",
-  "tools/kit/mcp_http.ts",
+  "tools/kit/transport/http_server.ts",
   // The whole SDK seam, client side included: the kit's stdio path uses
   // platform/mcp_sdk_server.ts.
   "platform/mcp_sdk.ts",
@@ -100,7 +100,10 @@ Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heav
   const local = [...loaded].filter((s) => s.startsWith(root)).map((s) =>
     s.slice(root.length)
   );
-  assert.ok(local.includes("tools/kit/mcp.ts"), "the graph walk found the kit");
+  assert.ok(
+    local.includes("tools/kit/transport/sdk_server.ts"),
+    "the graph walk found the kit",
+  );
   const offending = local.filter((path) =>
     path.startsWith("routes/") || path.startsWith("ffi/") ||
     (path.startsWith("agents/") && !ALLOWED_AGENTS.has(path)) ||
@@ -255,7 +258,7 @@ Deno.test("a server's config section loads without the server", async () => {
   }
   const memory = [...await codeClosure("tools/memory/config.ts")];
   assert.ok(!memory.includes(`${root}tools/memory/mod.ts`));
-  assert.ok(!memory.includes(`${root}tools/kit/mcp.ts`));
+  assert.ok(!memory.includes(`${root}tools/kit/transport/sdk_server.ts`));
 });
 
 // The tokenizer's start-up work is done ahead of time (a generated alias

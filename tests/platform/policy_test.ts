@@ -9,8 +9,8 @@ import {
   type ToolFacts,
 } from "../../platform/policy.ts";
 import { MemoryStore } from "../../platform/store_memory.ts";
-import { AuditTrail, redactArgs } from "../../tools/kit/audit.ts";
-import { Guard } from "../../tools/kit/guard.ts";
+import { AuditTrail, redactArgs } from "../../tools/kit/policy/audit.ts";
+import { Guard } from "../../tools/kit/policy/guard.ts";
 import type { CallContext } from "../../tools/kit/mod.ts";
 import { capturedLog } from "../helpers.ts";
 

@@ -49,7 +49,7 @@ Deno.test("sse: an unterminated last event is still delivered at the end", () =>
   ]);
 });
 
-// The gateway's reading of an upstream's SSE body (tools/gateway/http_transport.ts):
+// The gateway's reading of an upstream's SSE body (tools/kit/transport/http_client.ts):
 // ids kept, bytes decoded as they come, an event left open at the end dropped.
 const UPSTREAM = ": keep-alive\r\n" +
   'event: message\r\nid: 7\r\ndata: {"a":\r\ndata:  1}\r\n\r\n' +

@@ -11,7 +11,7 @@ import { readBaseConfig } from "../../platform/config.ts";
 import { Client, McpError } from "../../platform/mcp_sdk.ts";
 import { MemoryStore } from "../../platform/store_memory.ts";
 import type { HostedServer } from "../../tools/kit/host.ts";
-import { connectInProcess } from "../../tools/kit/mcp.ts";
+import { connectInProcess } from "../../tools/kit/transport/sdk_server.ts";
 import type { ToolDef } from "../../tools/kit/mod.ts";
 import { loadBuiltinServers } from "../../tools/registry.ts";
 import { capturedLog } from "../helpers.ts";

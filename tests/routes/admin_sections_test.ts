@@ -8,7 +8,8 @@ import type { GuardVariables } from "../../platform/http_guards.ts";
 import { MemoryStore } from "../../platform/store_memory.ts";
 import { adminPage, adminRoutes } from "../../routes/admin.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
-import { type AdminSection, defineServer } from "../../tools/kit/mod.ts";
+import type { AdminSection } from "../../tools/kit/admin.ts";
+import { defineServer } from "../../tools/kit/mod.ts";
 import { capturedLog } from "../helpers.ts";
 
 function spec(id: string, admin?: () => AdminSection) {

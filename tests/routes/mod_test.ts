@@ -9,7 +9,7 @@ import { MemoryStore } from "../../platform/store_memory.ts";
 import { type AppEnv, type AppOptions, createApp } from "../../routes/mod.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
 import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
-import { McpHttpEndpoint } from "../../tools/kit/mcp_http.ts";
+import { McpHttpEndpoint } from "../../tools/kit/transport/http_server.ts";
 import { capturedLog, type LogLine } from "../helpers.ts";
 
 const VERSION = "1.2.3";

@@ -16,7 +16,7 @@ import { MemoryStore } from "../../platform/store_memory.ts";
 import { PINNED_EXTENSION_ID } from "../../tools/in-page/config.ts";
 import { inPageServer } from "../../tools/in-page/mod.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
-import { connectInProcess } from "../../tools/kit/mcp.ts";
+import { connectInProcess } from "../../tools/kit/transport/sdk_server.ts";
 import { capturedLog, waitFor } from "../helpers.ts";
 import { callTool } from "../tools/in-page/harness.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { MemoryStore } from "../../platform/store_memory.ts";
-import { AuditTrail } from "../../tools/kit/audit.ts";
+import { AuditTrail } from "../../tools/kit/policy/audit.ts";
 
 function record(i: number) {
   return {

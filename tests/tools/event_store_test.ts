@@ -3,7 +3,7 @@
 // keep every response it sent (the soak's RSS growth in RELIABILITY.md).
 
 import assert from "node:assert/strict";
-import { MemoryEventStore } from "../../tools/kit/mcp_http.ts";
+import { MemoryEventStore } from "../../tools/kit/transport/http_server.ts";
 import type { JSONRPCMessage } from "../../platform/mcp_sdk.ts";
 
 function response(id: number, size: number): JSONRPCMessage {

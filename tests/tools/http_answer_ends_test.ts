@@ -1,4 +1,4 @@
-// Every request a session POST carries ends its wait (tools/kit/mcp_http_session.ts):
+// Every request a session POST carries ends its wait (tools/kit/transport/http_session.ts):
 // messages the SDK would drop unanswered are refused, ids are not shared,
 // cancelled and abandoned requests end their POST and leave the session idle,
 // a slow call switches to a stream after 1 s, a failing event store is
@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import type { EventStore } from "../../platform/mcp_sdk.ts";
 import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
-import { createSdkServer } from "../../tools/kit/mcp.ts";
-import { SessionHttpTransport } from "../../tools/kit/mcp_http_session.ts";
+import { createSdkServer } from "../../tools/kit/transport/sdk_server.ts";
+import { SessionHttpTransport } from "../../tools/kit/transport/http_session.ts";
 import { INITIALIZE_REQUEST, waitFor } from "../helpers.ts";
 import { ACCEPT, call, httpSession, startHost } from "./http_session.ts";
 

@@ -1,4 +1,4 @@
-// How a session's POST is answered (tools/kit/mcp_http_session.ts): one JSON
+// How a session's POST is answered (tools/kit/transport/http_session.ts): one JSON
 // body for calls that send nothing before their response, an SSE stream for
 // calls that ask for progress or send notifications mid-call, and JSON-RPC
 // errors with the SDK transport's statuses for bad envelopes. In process,

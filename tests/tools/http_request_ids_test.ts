@@ -1,4 +1,4 @@
-// A session's requests keep their own identity (tools/kit/mcp_http_requests.ts):
+// A session's requests keep their own identity (tools/kit/transport/http_requests.ts):
 // a client reusing the id of a request it abandoned gets its new call's answer,
 // never the old call's late one; and what the SDK reports on a session
 // (server.onerror) is logged once, without the message that caused it.
@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
 import { INITIALIZE_REQUEST, waitFor } from "../helpers.ts";
-import { SessionRequests } from "../../tools/kit/mcp_http_requests.ts";
+import { SessionRequests } from "../../tools/kit/transport/http_requests.ts";
 import { ACCEPT, call, httpSession } from "./http_session.ts";
 
 const tool = toolDefiner<Record<never, never>>();

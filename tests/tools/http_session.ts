@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { MemoryStore } from "../../platform/store_memory.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
-import { McpHttpEndpoint } from "../../tools/kit/mcp_http.ts";
+import { McpHttpEndpoint } from "../../tools/kit/transport/http_server.ts";
 import type { AnyServerSpec } from "../../tools/kit/mod.ts";
 import type { LogLevel } from "../../platform/log.ts";
 import { capturedLog, INITIALIZE_REQUEST, waitFor } from "../helpers.ts";

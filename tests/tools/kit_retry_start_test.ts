@@ -9,7 +9,7 @@ import { Client } from "../../platform/mcp_sdk.ts";
 import { MemoryStore } from "../../platform/store_memory.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
 import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
-import { connectInProcess } from "../../tools/kit/mcp.ts";
+import { connectInProcess } from "../../tools/kit/transport/sdk_server.ts";
 import { capturedLog, textOf } from "../helpers.ts";
 
 const tool = toolDefiner<{ greeting: string }>();

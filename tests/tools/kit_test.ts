@@ -1,5 +1,5 @@
 // The kit end to end through an in-process MCP link (SDK client <-> SDK
-// server from tools/kit/mcp.ts): listings, argument validation, errors, the
+// server from tools/kit/transport/sdk_server.ts): listings, argument validation, errors, the
 // lifecycle, notifications, sampling and elicitation, resources, prompts
 // and completion. No processes, no sockets.
 
@@ -28,7 +28,7 @@ import {
   toolDefiner,
   ToolError,
 } from "../../tools/kit/mod.ts";
-import { connectInProcess } from "../../tools/kit/mcp.ts";
+import { connectInProcess } from "../../tools/kit/transport/sdk_server.ts";
 import { capturedLog, type LogLine, waitFor } from "../helpers.ts";
 
 /** What the test server lets a test observe and steer. */

@@ -12,7 +12,10 @@ import {
 import { MemoryStore } from "../../platform/store_memory.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
 import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
-import { McpHttpEndpoint, NEWCOMER_MS } from "../../tools/kit/mcp_http.ts";
+import {
+  McpHttpEndpoint,
+  NEWCOMER_MS,
+} from "../../tools/kit/transport/http_server.ts";
 import {
   capturedLog,
   INITIALIZE_REQUEST,

@@ -1,4 +1,4 @@
-// The kit's stdio transport (tools/kit/stdio_transport.ts) on in-memory
+// The kit's stdio transport (tools/kit/transport/stdio_server.ts) on in-memory
 // streams: framing, envelope checks, order and drain, end of input, and an
 // SDK server behind it answering over the same lines.
 
@@ -10,8 +10,8 @@ import {
   Server,
 } from "../../platform/mcp_sdk_server.ts";
 import type { ByteSink } from "../../platform/line_frames.ts";
-import { DenoStdioTransport } from "../../tools/kit/stdio_transport.ts";
-import { envelopeProblem } from "../../tools/kit/jsonrpc_envelope.ts";
+import { DenoStdioTransport } from "../../tools/kit/transport/stdio_server.ts";
+import { envelopeProblem } from "../../tools/kit/transport/jsonrpc_envelope.ts";
 import { waitFor } from "../helpers.ts";
 
 const encoder = new TextEncoder();

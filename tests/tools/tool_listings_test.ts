@@ -11,7 +11,7 @@ import {
 } from "../../tools/tool_listings.ts";
 import { builtinCatalog } from "../../tools/registry.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
-import { connectInProcess } from "../../tools/kit/mcp.ts";
+import { connectInProcess } from "../../tools/kit/transport/sdk_server.ts";
 import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
 import { Client } from "../../platform/mcp_sdk.ts";
 import { MemoryStore } from "../../platform/store_memory.ts";

@@ -1,7 +1,7 @@
 // What `/admin` shows: the gateway's upstreams, their health and the tool
 // catalog, as the gateway's typed view and as its section of the page.
 
-import type { AdminColumn, AdminSection } from "../kit/mod.ts";
+import type { AdminColumn, AdminSection } from "../kit/admin.ts";
 
 export type UpstreamState = "connecting" | "healthy" | "unhealthy" | "stopped";
 

@@ -1,13 +1,13 @@
 // How the gateway reaches one upstream: the transport for an in-process link,
 // streamable HTTP (with optional Authorization pass-through, on the gateway's
-// own lean transport: http_transport.ts) or a stdio child.
+// own lean transport: tools/kit/transport/http_client.ts) or a stdio child.
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Client, type Transport } from "../../platform/mcp_sdk.ts";
 import type { Logger } from "../../platform/log.ts";
 import { VERSION } from "../../platform/version.ts";
-import { HttpClientTransport } from "./http_transport.ts";
-import { StdioUpstreamTransport } from "./stdio_transport.ts";
+import { HttpClientTransport } from "../kit/transport/http_client.ts";
+import { StdioUpstreamTransport } from "../kit/transport/stdio_client.ts";
 import type { Peer } from "../kit/mod.ts";
 
 export type UpstreamTarget =

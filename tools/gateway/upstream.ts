@@ -16,17 +16,22 @@ import {
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import { LatencyWindow } from "../../platform/metrics.ts";
-import type { CallContext, CallJudge, DirectLink, Peer } from "../kit/mod.ts";
+import {
+  type CallContext,
+  type CallJudge,
+  type DirectLink,
+  linkedSession,
+  type Peer,
+} from "../kit/mod.ts";
 import type { Caller } from "../../platform/identity.ts";
 import type { AdminServer, UpstreamState } from "./admin_view.ts";
-import { linkedSession } from "../kit/mcp_identity.ts";
 
 /** The session id built-in servers see for calls of gateway session `id`. */
 export function forwardedSession(id: string): string {
   return `gateway:${id}`;
 }
 import { describeFailure } from "./failures.ts";
-import { StdioUpstreamTransport } from "./stdio_transport.ts";
+import { StdioUpstreamTransport } from "../kit/transport/stdio_client.ts";
 import {
   newClient,
   openTransport,

@@ -13,8 +13,8 @@ import { LatencyWindow, type Metric } from "../../platform/metrics.ts";
 import type { JsonValue, Store } from "../../platform/store.ts";
 
 const PHASES: Phase[] = ["start", "running", "error", "shutdown"];
+import type { AdminSection } from "./admin.ts";
 import {
-  type AdminSection,
   type AnyServerSpec,
   type DynamicTools,
   identityOf,
@@ -28,7 +28,7 @@ import {
   type DaemonOrigin,
   daemonOrigin,
 } from "../../platform/daemon_origin.ts";
-import type { Guard } from "./guard.ts";
+import type { Guard } from "./policy/guard.ts";
 import type { Caller } from "../../platform/identity.ts";
 
 /** Something connected to this server that wants to hear about changes (one per MCP session). */

@@ -1,7 +1,8 @@
 // The tool kit: how a server declares its tools, resources and prompts.
-// A definition is transport-neutral; tools/kit/mcp.ts turns a spec into an MCP
+// A definition is transport-neutral; tools/kit/transport/sdk_server.ts turns a spec into an MCP
 // server for stdio, HTTP or an in-process link.
 
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { z } from "zod";
 import type {
   CallToolResult,
@@ -28,6 +29,7 @@ import type { Caller } from "../../platform/identity.ts";
 import type { DaemonOrigin } from "../../platform/daemon_origin.ts";
 import type { ArgKind } from "../../platform/canonical.ts";
 import type { Capability, ToolFacts } from "../../platform/policy.ts";
+import type { AdminSection } from "./admin.ts";
 
 /** What a handler can do while it runs, besides returning a result. */
 export interface CallContext {
@@ -84,6 +86,13 @@ export interface DirectLink {
     options: LinkedCallOptions,
   ): Promise<CallToolResult>;
 }
+
+/**
+ * The session a caller of an in-process link acts for (the gateway runs each
+ * forwarded call inside `linkedSession.run(...)`): the server behind the link
+ * then keeps per-session state, such as a browser tab, per outer session.
+ */
+export const linkedSession = new AsyncLocalStorage<string | undefined>();
 
 export type ToolResult = CallToolResult;
 
@@ -165,7 +174,7 @@ export function promptDefiner<C>(): <A extends z.ZodObject>(
 }
 
 /**
- * Judges and audits one call under the operator's policy (tools/kit/guard.ts
+ * Judges and audits one call under the operator's policy (tools/kit/policy/guard.ts
  * is the one implementation): `execute` runs only when admitted.
  */
 export interface CallJudge {
@@ -260,65 +269,6 @@ export interface DynamicTools {
   ): Promise<ToolResult>;
 }
 
-/** How `/admin` shows one value; plain text when not given. */
-export type AdminFormat =
-  /** Monospace (URLs, commands, names to copy). */
-  | "code"
-  /** A count, grouped by thousands; null shows a dash. */
-  | "number"
-  /** Milliseconds, shown in ms or s. */
-  | "duration"
-  /** A fraction shown as a percentage. */
-  | "percent"
-  /** An ISO time, shown as a clock time on the page's day. */
-  | "time"
-  /** An identifier with `_` shown as spaces (`least_in_flight`). */
-  | "words"
-  /** A state word, coloured; it also marks the row (`data-state`). */
-  | "state"
-  /** An error message, in red; null shows nothing. */
-  | "error"
-  /** A boolean shown as a badge named by the column, only when true. */
-  | "flag"
-  /** A number shown as is (a pid, a port). */
-  | "id"
-  | "text";
-
-/** One labelled fact in a section's header. */
-export type AdminField = {
-  key: string;
-  label: string;
-  value: JsonValue;
-  format?: AdminFormat;
-};
-
-export type AdminColumn = {
-  /** The row property shown in this column. */
-  key: string;
-  label: string;
-  format?: AdminFormat;
-};
-
-export type AdminTable = {
-  /** The table's HTML id; unique on the page (prefix it with the server id when in doubt). */
-  id: string;
-  title: string;
-  /** Each row is marked `data-<row_attribute>="<row[row_key]>"` for scripts and tests. */
-  row_attribute: string;
-  row_key: string;
-  columns: AdminColumn[];
-  /** Plain objects: the same data programs read from `/admin` as JSON. */
-  rows: { [key: string]: JsonValue }[];
-  /** Shown when there are no rows. */
-  empty: string;
-};
-
-/** A server's part of `/admin`: JSON as is, rendered generically as HTML. */
-export type AdminSection = {
-  title: string;
-  fields: AdminField[];
-  tables: AdminTable[];
-};
 /** What the person who was redirected to `/oauth/callback` is told. */
 export interface OAuthCallbackOutcome {
   ok: boolean;

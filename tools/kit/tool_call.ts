@@ -11,16 +11,16 @@ import {
 } from "../../platform/mcp_sdk_server.ts";
 import type { HostedServer } from "./host.ts";
 import type { DirectLink } from "./mod.ts";
-import { outerCall } from "./guard.ts";
+import { outerCall } from "./policy/guard.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import type { Caller } from "../../platform/identity.ts";
-import { linkedSession } from "./mcp_identity.ts";
 import { canonicalPath, canonicalUrl } from "../../platform/canonical.ts";
 import {
   type CallContext,
   type CallJudge,
   errorResult,
+  linkedSession,
   type ToolDef,
   ToolError,
 } from "./mod.ts";

@@ -7,7 +7,7 @@ import { Client } from "../../../platform/mcp_sdk.ts";
 import { MemoryStore } from "../../../platform/store_memory.ts";
 import { browserAutomationServer } from "../../../tools/browser-automation/mod.ts";
 import { HostedServer } from "../../../tools/kit/host.ts";
-import { connectInProcess } from "../../../tools/kit/mcp.ts";
+import { connectInProcess } from "../../../tools/kit/transport/sdk_server.ts";
 import { CHROMIUM } from "../../browser.ts";
 import { capturedLog, freePort, type LogLine, waitFor } from "../../helpers.ts";
 

@@ -11,7 +11,7 @@ import {
   Client,
   StreamableHTTPClientTransport,
 } from "../../../platform/mcp_sdk.ts";
-import { McpHttpEndpoint } from "../../../tools/kit/mcp_http.ts";
+import { McpHttpEndpoint } from "../../../tools/kit/transport/http_server.ts";
 import { capturedLog, waitFor } from "../../helpers.ts";
 import { callTool, startHarness, textOf } from "./harness.ts";
 import { startSnapshotSite } from "./snapshot_site.ts";

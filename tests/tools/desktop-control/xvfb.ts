@@ -7,7 +7,7 @@ import { Client } from "../../../platform/mcp_sdk.ts";
 import { MemoryStore } from "../../../platform/store_memory.ts";
 import { desktopControlServer } from "../../../tools/desktop-control/mod.ts";
 import { HostedServer } from "../../../tools/kit/host.ts";
-import { connectInProcess } from "../../../tools/kit/mcp.ts";
+import { connectInProcess } from "../../../tools/kit/transport/sdk_server.ts";
 import { capturedLog, lines, type LogLine, waitFor } from "../../helpers.ts";
 
 const XVFB = "/usr/bin/Xvfb";

@@ -11,7 +11,7 @@ import { Client } from "../../../platform/mcp_sdk.ts";
 import { MemoryStore } from "../../../platform/store_memory.ts";
 import { extensionBridgeServer } from "../../../tools/extension-bridge/mod.ts";
 import { HostedServer } from "../../../tools/kit/host.ts";
-import { connectInProcess } from "../../../tools/kit/mcp.ts";
+import { connectInProcess } from "../../../tools/kit/transport/sdk_server.ts";
 import { CHROMIUM } from "../../browser.ts";
 import { capturedLog, freePort, type LogLine, waitFor } from "../../helpers.ts";
 import {

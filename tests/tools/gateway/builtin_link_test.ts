@@ -11,7 +11,7 @@ import { Client } from "../../../platform/mcp_sdk.ts";
 import { MemoryStore } from "../../../platform/store_memory.ts";
 import { gatewayServer } from "../../../tools/gateway/mod.ts";
 import type { HostedServer } from "../../../tools/kit/host.ts";
-import { connectInProcess } from "../../../tools/kit/mcp.ts";
+import { connectInProcess } from "../../../tools/kit/transport/sdk_server.ts";
 import { defineServer, text, toolDefiner } from "../../../tools/kit/mod.ts";
 import { capturedLog, textOf, waitFor } from "../../helpers.ts";
 

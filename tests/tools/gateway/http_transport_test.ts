@@ -10,7 +10,7 @@ import {
   Server,
   WebStandardStreamableHTTPServerTransport,
 } from "../../../platform/mcp_sdk.ts";
-import { HttpClientTransport } from "../../../tools/gateway/http_transport.ts";
+import { HttpClientTransport } from "../../../tools/kit/transport/http_client.ts";
 /** An SDK server with one tool that sends two progress notifications, on a free port. */
 function serve(json: boolean) {
   const seen: Headers[] = [];

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type { JSONRPCMessage } from "../../../platform/mcp_sdk.ts";
 import { readLines } from "../../../platform/line_frames.ts";
-import { StdioUpstreamTransport } from "../../../tools/gateway/stdio_transport.ts";
+import { StdioUpstreamTransport } from "../../../tools/kit/transport/stdio_client.ts";
 import { tempDir, waitFor } from "../../helpers.ts";
 
 function byteStream(chunks: Uint8Array[]): ReadableStream<Uint8Array> {

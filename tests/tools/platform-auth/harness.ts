@@ -10,7 +10,7 @@ import type { Store } from "../../../platform/store.ts";
 import { MemoryStore } from "../../../platform/store_memory.ts";
 import { encodeBase64 } from "../../../platform/base64.ts";
 import { HostedServer } from "../../../tools/kit/host.ts";
-import { connectInProcess } from "../../../tools/kit/mcp.ts";
+import { connectInProcess } from "../../../tools/kit/transport/sdk_server.ts";
 import { createPlatformAuthServer } from "../../../tools/platform-auth/mod.ts";
 import type { Clock } from "../../../tools/platform-auth/clock.ts";
 import { OAUTH_CALLBACK_PATH, oauthRoutes } from "../../../routes/oauth.ts";

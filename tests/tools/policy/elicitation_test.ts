@@ -13,9 +13,9 @@ import {
 import { MemoryStore } from "../../../platform/store_memory.ts";
 import { PolicyConfig } from "../../../platform/policy.ts";
 import { desktopControlServer } from "../../../tools/desktop-control/mod.ts";
-import { Guard } from "../../../tools/kit/guard.ts";
+import { Guard } from "../../../tools/kit/policy/guard.ts";
 import { HostedServer } from "../../../tools/kit/host.ts";
-import { connectInProcess } from "../../../tools/kit/mcp.ts";
+import { connectInProcess } from "../../../tools/kit/transport/sdk_server.ts";
 import { capturedLog, textOf } from "../../helpers.ts";
 import { startXvfb, xTestIgnore } from "../desktop-control/xvfb.ts";
 

@@ -2,8 +2,8 @@
 // store with retention, with argument summaries that never hold a value that
 // could be secret (contents, scripts, tokens are reduced to their length).
 
-import type { JsonValue, Store } from "../../platform/store.ts";
-import { publicUrl } from "../../platform/log.ts";
+import type { JsonValue, Store } from "../../../platform/store.ts";
+import { publicUrl } from "../../../platform/log.ts";
 
 export interface AuditRecord {
   [key: string]: JsonValue;

@@ -1,4 +1,4 @@
-// The policy guard every tool call passes (tools/kit/mcp.ts): it evaluates
+// The policy guard every tool call passes (tools/kit/transport/sdk_server.ts): it evaluates
 // the operator's policy, asks a person when the answer is `ask`, and writes
 // the one audit record of the call. A person, never the caller being judged:
 // a local caller's own client is asked by MCP elicitation when it can; an
@@ -13,18 +13,18 @@ import type {
   CallToolResult,
   ElicitRequestFormParams,
   ElicitResult,
-} from "../../platform/mcp_sdk.ts";
-import type { Logger } from "../../platform/log.ts";
+} from "../../../platform/mcp_sdk.ts";
+import type { Logger } from "../../../platform/log.ts";
 import {
   evaluate,
   PolicyConfig,
   type ToolFacts,
-} from "../../platform/policy.ts";
-import { realPattern } from "../../platform/canonical.ts";
-import type { JsonValue, Store } from "../../platform/store.ts";
+} from "../../../platform/policy.ts";
+import { realPattern } from "../../../platform/canonical.ts";
+import type { JsonValue, Store } from "../../../platform/store.ts";
 import { AUDIT_DELAY_MS, AuditTrail, redactArgs } from "./audit.ts";
-import { type CallContext, ToolError } from "./mod.ts";
-import { messageOf } from "../../platform/errors.ts";
+import { type CallContext, ToolError } from "../mod.ts";
+import { messageOf } from "../../../platform/errors.ts";
 
 /** The outermost call of a chain (a gateway call forwarded in-process): who a person is asked through. */
 export const outerCall = new AsyncLocalStorage<CallContext>();

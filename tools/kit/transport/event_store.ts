@@ -1,7 +1,7 @@
 // A session's recent SSE events, kept for clients resuming a broken stream
 // (Last-Event-ID), bounded in count and bytes.
 
-import type { EventStore, JSONRPCMessage } from "../../platform/mcp_sdk.ts";
+import type { EventStore, JSONRPCMessage } from "../../../platform/mcp_sdk.ts";
 
 /**
  * Keeps a session's recent SSE events so a client can resume a broken

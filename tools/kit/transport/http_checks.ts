@@ -1,12 +1,12 @@
-// What a request to a streamable HTTP session must carry (mcp_http_session.ts):
+// What a request to a streamable HTTP session must carry (http_session.ts):
 // the session's id and a supported protocol version; for a POST, its Accept
 // and Content-Type, a body within the size limit, parsed, a batch within its
 // size, every message a JSON-RPC envelope the SDK's Protocol would take.
 
-import type { JSONRPCMessage } from "../../platform/mcp_sdk.ts";
-import { SUPPORTED_PROTOCOL_VERSIONS } from "../../platform/mcp_sdk.ts";
+import type { JSONRPCMessage } from "../../../platform/mcp_sdk.ts";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "../../../platform/mcp_sdk.ts";
 import { isMessage } from "./jsonrpc_envelope.ts";
-import { bodyText, isJsonType, MAX_BODY_BYTES } from "./mcp_http_wire.ts";
+import { bodyText, isJsonType, MAX_BODY_BYTES } from "./http_wire.ts";
 
 /** The most messages one POST may carry (the SDK's transport refuses more too). */
 export const MAX_BATCH = 100;

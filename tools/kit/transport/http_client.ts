@@ -7,9 +7,9 @@
 // Gateway). No OAuth (the gateway sends configured or passed-through headers),
 // no resumption of a POST's stream; the standalone GET stream is kept.
 
-import { asError } from "../../platform/errors.ts";
-import type { JSONRPCMessage, Transport } from "../../platform/mcp_sdk.ts";
-import { SseParser } from "../../platform/sse.ts";
+import { asError } from "../../../platform/errors.ts";
+import type { JSONRPCMessage, Transport } from "../../../platform/mcp_sdk.ts";
+import { SseParser } from "../../../platform/sse.ts";
 
 export interface HttpTransportOptions {
   /** Sent with every request (names in any case). */

@@ -1,4 +1,4 @@
-// Which request is which in one streamable HTTP session (mcp_http_session.ts).
+// Which request is which in one streamable HTTP session (http_session.ts).
 // A client may reuse the id of a request it cancelled or abandoned while the
 // server still runs that call; its late answer must not answer the new one.
 // So each accepted request has its own server-side id: the client's id when
@@ -13,7 +13,7 @@
 // always renamed: the SDK ignores a cancellation naming a falsy id, so such a
 // call could not be cancelled and would answer after all.
 
-import type { JSONRPCMessage, RequestId } from "../../platform/mcp_sdk.ts";
+import type { JSONRPCMessage, RequestId } from "../../../platform/mcp_sdk.ts";
 
 /** Longer request ids are refused: every id a session holds stays small. */
 export const MAX_ID_LENGTH = 1024;

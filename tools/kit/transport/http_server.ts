@@ -10,18 +10,18 @@ import {
   type RequestId,
   type Server,
   WebStandardStreamableHTTPServerTransport,
-} from "../../platform/mcp_sdk.ts";
-import { InFlight } from "../../platform/lifecycle.ts";
-import type { Logger } from "../../platform/log.ts";
+} from "../../../platform/mcp_sdk.ts";
+import { InFlight } from "../../../platform/lifecycle.ts";
+import type { Logger } from "../../../platform/log.ts";
 import { MemoryEventStore } from "./event_store.ts";
-import type { HostedServer } from "./host.ts";
-import { createSdkServer } from "./mcp.ts";
-import type { SessionPreferences } from "./mod.ts";
-import { authInfoFor, type RequestAuth } from "./mcp_identity.ts";
-import { SessionHttpTransport } from "./mcp_http_session.ts";
-import { watchEnd } from "./mcp_http_streams.ts";
-import { MAX_BATCH } from "./mcp_http_checks.ts";
-import { rpcError, withoutPayload } from "./mcp_http_wire.ts";
+import type { HostedServer } from "../host.ts";
+import { createSdkServer } from "./sdk_server.ts";
+import type { SessionPreferences } from "../mod.ts";
+import { authInfoFor, type RequestAuth } from "./identity.ts";
+import { SessionHttpTransport } from "./http_session.ts";
+import { watchEnd } from "./http_streams.ts";
+import { MAX_BATCH } from "./http_checks.ts";
+import { rpcError, withoutPayload } from "./http_wire.ts";
 
 export interface HttpEndpointOptions {
   log: Logger;

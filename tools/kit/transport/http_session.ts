@@ -9,16 +9,16 @@
 // (the SDK's guard only for a `_meta`), refusing every message the SDK's
 // Protocol would drop unanswered; it validates the rest on arrival. Every
 // request's wait ends: answered, cancelled, abandoned by its client, or with
-// its session; and only its own call answers it (mcp_http_requests.ts).
+// its session; and only its own call answers it (http_requests.ts).
 
 import type {
   EventStore,
   JSONRPCMessage,
   RequestId,
   Transport,
-} from "../../platform/mcp_sdk.ts";
-import type { Logger } from "../../platform/log.ts";
-import { asError } from "../../platform/errors.ts";
+} from "../../../platform/mcp_sdk.ts";
+import type { Logger } from "../../../platform/log.ts";
+import { asError } from "../../../platform/errors.ts";
 import {
   cancelledId,
   isInitialize,
@@ -28,15 +28,15 @@ import {
   requestInfoOf,
   rpcError,
   wantsProgress,
-} from "./mcp_http_wire.ts";
-import { readMessages, sessionRefusal } from "./mcp_http_checks.ts";
-import { MAX_ID_LENGTH, SessionRequests } from "./mcp_http_requests.ts";
+} from "./http_wire.ts";
+import { readMessages, sessionRefusal } from "./http_checks.ts";
+import { MAX_ID_LENGTH, SessionRequests } from "./http_requests.ts";
 import {
   type Exchange,
   RESUMABLE_FROM,
   SessionStreams,
   STANDALONE,
-} from "./mcp_http_streams.ts";
+} from "./http_streams.ts";
 
 type SendOptions = Parameters<Transport["send"]>[1];
 type AuthInfo = MessageExtra["authInfo"];
@@ -186,7 +186,7 @@ export class SessionHttpTransport implements Transport {
     const version = init
       ? String(init.params?.protocolVersion)
       : request.headers.get("mcp-protocol-version") ?? DEFAULT_VERSION;
-    // Each request gets its own server id (see mcp_http_requests.ts).
+    // Each request gets its own server id (see http_requests.ts).
     const delivered = messages.map((message) =>
       isRequest(message)
         ? this.#requests.toServer(message, this.#requests.accept(message.id))

@@ -1,4 +1,4 @@
-// The SSE side of one streamable HTTP session (mcp_http_session.ts): its open
+// The SSE side of one streamable HTTP session (http_session.ts): its open
 // streams, the event store behind them, priming events, resumption with
 // Last-Event-ID, and the switch of a POST's JSON answer to a stream.
 
@@ -6,8 +6,8 @@ import type {
   EventStore,
   JSONRPCMessage,
   RequestId,
-} from "../../platform/mcp_sdk.ts";
-import { asError } from "../../platform/errors.ts";
+} from "../../../platform/mcp_sdk.ts";
+import { asError } from "../../../platform/errors.ts";
 import {
   encoder,
   openSse,
@@ -15,7 +15,7 @@ import {
   sseEvent,
   sseResponse,
   type SseStream,
-} from "./mcp_http_wire.ts";
+} from "./http_wire.ts";
 
 export const STANDALONE = "_GET_stream";
 /** From this version on, a stream starts with a priming event and may be released. */

@@ -1,12 +1,12 @@
 // The wire details of the kit's streamable HTTP session transport
-// (mcp_http_session.ts): SSE framing, JSON-RPC shape tests, request bodies,
+// (http_session.ts): SSE framing, JSON-RPC shape tests, request bodies,
 // JSON-RPC error responses.
 
 import type {
   JSONRPCMessage,
   RequestId,
   Transport,
-} from "../../platform/mcp_sdk.ts";
+} from "../../../platform/mcp_sdk.ts";
 
 export type MessageExtra = NonNullable<
   Parameters<NonNullable<Transport["onmessage"]>>[1]

@@ -1,10 +1,13 @@
 // Who a request comes from: the caller identity (and outer session) that
 // transports attach to SDK messages as AuthInfo and `createSdkServer` reads back.
 
-import { AsyncLocalStorage } from "node:async_hooks";
-import type { InMemoryTransport, Transport } from "../../platform/mcp_sdk.ts";
-import type { JsonValue } from "../../platform/store.ts";
-import type { Caller } from "../../platform/identity.ts";
+import type {
+  InMemoryTransport,
+  Transport,
+} from "../../../platform/mcp_sdk.ts";
+import type { JsonValue } from "../../../platform/store.ts";
+import type { Caller } from "../../../platform/identity.ts";
+import { linkedSession } from "../mod.ts";
 
 /** The identity a transport attaches to a request (from a bearer token), if any. */
 export interface RequestAuth {
@@ -39,13 +42,6 @@ export function authInfoFor(caller: Caller, authorization?: string) {
     extra,
   };
 }
-
-/**
- * The session a caller of an in-process link acts for (the gateway runs each
- * forwarded call inside `linkedSession.run(...)`): the server behind the link
- * then keeps per-session state, such as a browser tab, per outer session.
- */
-export const linkedSession = new AsyncLocalStorage<string | undefined>();
 
 /** Attaches one identity to every message, as the HTTP face does from a bearer token. */
 export class CallerBoundTransport implements Transport {

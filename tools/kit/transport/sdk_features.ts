@@ -19,10 +19,10 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
   UriTemplate,
-} from "../../platform/mcp_sdk_server.ts";
-import { messageOf } from "../../platform/errors.ts";
-import { describeIssues } from "../../platform/validation.ts";
-import type { HostedServer } from "./host.ts";
+} from "../../../platform/mcp_sdk_server.ts";
+import { messageOf } from "../../../platform/errors.ts";
+import { describeIssues } from "../../../platform/validation.ts";
+import type { HostedServer } from "../host.ts";
 
 const RESOURCE_NOT_FOUND = -32002; // MCP's code for an unknown resource URI
 

@@ -20,15 +20,15 @@ import {
   SetLevelRequestSchema,
   type Tool,
   type Transport,
-} from "../../platform/mcp_sdk_server.ts";
-import type { HostedServer } from "./host.ts";
+} from "../../../platform/mcp_sdk_server.ts";
+import type { HostedServer } from "../host.ts";
 import {
   directLink,
   NO_ELICITATION,
   NO_SAMPLING,
   runToolCall,
   toolCatalog,
-} from "./tool_call.ts";
+} from "../tool_call.ts";
 import {
   type CallContext,
   identityLine,
@@ -36,21 +36,21 @@ import {
   type Peer,
   type SessionPreferences,
   ToolError,
-} from "./mod.ts";
-import type { Caller } from "../../platform/identity.ts";
+} from "../mod.ts";
+import type { Caller } from "../../../platform/identity.ts";
 import {
   capabilitiesOf,
   registerCompletion,
   registerPrompts,
   registerResources,
-} from "./mcp_features.ts";
+} from "./sdk_features.ts";
 import {
   authInfoFor,
   CallerBoundTransport,
   callerOf,
   linkedSessionOf,
-} from "./mcp_identity.ts";
-import { DenoStdioTransport } from "./stdio_transport.ts";
+} from "./identity.ts";
+import { DenoStdioTransport } from "./stdio_server.ts";
 
 /**
  * The SDK builds an Ajv instance (with formats) per server by default, most

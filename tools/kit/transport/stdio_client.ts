@@ -8,10 +8,10 @@
 // the SDK's: its default environment plus the configured one, stdin closed
 // first, SIGTERM after 2 s, SIGKILL 2 s later.
 
-import { asError } from "../../platform/errors.ts";
-import type { JSONRPCMessage, Transport } from "../../platform/mcp_sdk.ts";
-import { LineWriter, readLines } from "../../platform/line_frames.ts";
-import { isMessage } from "./http_transport.ts";
+import { asError } from "../../../platform/errors.ts";
+import type { JSONRPCMessage, Transport } from "../../../platform/mcp_sdk.ts";
+import { LineWriter, readLines } from "../../../platform/line_frames.ts";
+import { isMessage } from "./http_client.ts";
 
 export interface StdioServer {
   command: string;

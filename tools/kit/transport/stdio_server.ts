@@ -7,16 +7,16 @@
 import type {
   JSONRPCMessage,
   Transport,
-} from "../../platform/mcp_sdk_server.ts";
-import { asError } from "../../platform/errors.ts";
+} from "../../../platform/mcp_sdk_server.ts";
+import { asError } from "../../../platform/errors.ts";
 import {
   type ByteSink,
   type ChunkReader,
   chunkReader,
   LineSplitter,
   LineWriter,
-} from "../../platform/line_frames.ts";
-import { stdoutSink } from "../../platform/stdout.ts";
+} from "../../../platform/line_frames.ts";
+import { stdoutSink } from "../../../platform/stdout.ts";
 import { envelopeProblem, isMessage } from "./jsonrpc_envelope.ts";
 
 export interface StdioStreams {
