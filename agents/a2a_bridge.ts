@@ -1,7 +1,7 @@
 // The agent runtime as the A2A layer sees it (agents/a2a/host.ts): agents by
 // name or id, and one turn of an agent per A2A message.
 
-import type { Store } from "../platform/store.ts";
+import type { Store } from "../platform/store/mod.ts";
 import type { A2AAgent, A2AHost } from "./a2a/host.ts";
 import type { Agent } from "./schemas.ts";
 import type { AgentService } from "./service.ts";

@@ -5,19 +5,19 @@
 // version rebuilds the view from a full listing; nothing is listed or parsed
 // per request otherwise. Works on any Store: no watch, no coordination.
 //
-// Reads in flight together share version gets (platform/store_version.ts),
+// Reads in flight together share version gets (platform/store/version.ts),
 // each still seeing every commit that finished before it began; on a Deno KV
 // file a read makes no get while no commit has finished since the last one
-// (the store's change mark, platform/kv_change_mark.ts).
+// (the store's change mark, platform/store/kv_change_mark.ts).
 
 import type {
   JsonValue,
   Mutation,
   Store,
   StoreKey,
-} from "../platform/store.ts";
-import { MAX_LIST_LIMIT } from "../platform/store.ts";
-import { VersionReader } from "../platform/store_version.ts";
+} from "../platform/store/mod.ts";
+import { MAX_LIST_LIMIT } from "../platform/store/mod.ts";
+import { VersionReader } from "../platform/store/version.ts";
 import { nameKey } from "./schemas.ts";
 
 interface Snapshot<T> {

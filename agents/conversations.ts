@@ -3,7 +3,7 @@
 // live in the agent's own namespace and the agent's tools see them); when the
 // gateway has no memory server, kept in the agents store instead.
 
-import type { JsonValue, Store } from "../platform/store.ts";
+import type { JsonValue, Store } from "../platform/store/mod.ts";
 import type { ToolGateway } from "./gateway_link.ts";
 import type { IdSource } from "./ids.ts";
 import type { ModelTool } from "./model.ts";

@@ -2,7 +2,7 @@
 // error code clients see (and run records keep); routes/v1_http.ts alone
 // decides the HTTP status of each kind.
 
-import type { JsonValue } from "../platform/store.ts";
+import type { JsonValue } from "../platform/store/mod.ts";
 
 export type AgentErrorKind =
   | "invalid_request"

@@ -18,7 +18,7 @@ import {
   type Store,
   StoreError,
   type StoreKey,
-} from "../platform/store.ts";
+} from "../platform/store/mod.ts";
 import { ID_PATTERN } from "./ids.ts";
 import { Agent, nameKey, Run, Team } from "./schemas.ts";
 import { CatalogView } from "./catalog_view.ts";

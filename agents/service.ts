@@ -11,7 +11,7 @@ import {
   Unavailable,
 } from "./errors.ts";
 import type { Logger } from "../platform/log.ts";
-import type { Store } from "../platform/store.ts";
+import type { Store } from "../platform/store/mod.ts";
 import type { AgentsConfig } from "./config.ts";
 import { Conversations } from "./conversations.ts";
 import type { ToolGateway } from "./gateway_link.ts";

@@ -5,7 +5,7 @@
 // lists candidates for each.
 
 import { Invalid } from "./errors.ts";
-import type { JsonValue } from "../platform/store.ts";
+import type { JsonValue } from "../platform/store/mod.ts";
 
 const SEPARATOR = "__";
 const MAX_CANDIDATES = 20;

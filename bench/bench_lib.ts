@@ -13,8 +13,8 @@ import {
   StreamableHTTPClientTransport,
 } from "../platform/mcp_sdk.ts";
 import { StdioClientTransport } from "../platform/mcp_sdk_stdio_client.ts";
-import { scoped } from "../platform/store.ts";
-import { openKvStore } from "../platform/store_kv.ts";
+import { scoped } from "../platform/store/mod.ts";
+import { openKvStore } from "../platform/store/kv.ts";
 import { createLogger } from "../platform/log.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
 import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";

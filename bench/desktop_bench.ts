@@ -26,7 +26,7 @@
 
 import { Client } from "../platform/mcp_sdk.ts";
 import { createLogger } from "../platform/log.ts";
-import { MemoryStore } from "../platform/store_memory.ts";
+import { MemoryStore } from "../platform/store/memory.ts";
 import { desktopControlServer } from "../tools/desktop-control/mod.ts";
 import { HostedServer } from "../tools/kit/host.ts";
 import { connectInProcess } from "../tools/kit/transport/sdk_server.ts";

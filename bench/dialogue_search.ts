@@ -3,7 +3,7 @@
 // (`KvBackend.search`) and what `search_memory` returns (hybrid), each
 // turn stored one per entry as an agent keeps a conversation.
 
-import { openKvStore } from "../platform/store_kv.ts";
+import { openKvStore } from "../platform/store/kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
 import { queryTerms } from "../tools/memory/search_index.ts";
 import { respelled } from "../tools/memory/search_respell.ts";

@@ -27,7 +27,7 @@
 //
 //   deno bench -A bench/memory_quality_bench.ts
 
-import { openKvStore } from "../platform/store_kv.ts";
+import { openKvStore } from "../platform/store/kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
 import { BuiltinEmbedder } from "../tools/memory/embedder_builtin.ts";
 import { queryTerms, tokenize } from "../tools/memory/search_index.ts";

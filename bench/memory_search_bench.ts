@@ -38,7 +38,7 @@
 
 import { join } from "node:path";
 import { z } from "zod";
-import { openKvStore } from "../platform/store_kv.ts";
+import { openKvStore } from "../platform/store/kv.ts";
 import { millionRun } from "./memory_million.ts";
 import { Client } from "../platform/mcp_sdk.ts";
 import { StdioClientTransport } from "../platform/mcp_sdk_stdio_client.ts";

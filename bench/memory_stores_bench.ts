@@ -50,7 +50,7 @@
 import { join } from "node:path";
 import { z } from "zod";
 import type { Client } from "../platform/mcp_sdk.ts";
-import { openKvStore } from "../platform/store_kv.ts";
+import { openKvStore } from "../platform/store/kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
 import {
   agentdCommand,

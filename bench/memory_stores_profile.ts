@@ -18,7 +18,7 @@
 
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
-import { openKvStore } from "../platform/store_kv.ts";
+import { openKvStore } from "../platform/store/kv.ts";
 import { KvBackend } from "../tools/memory/backends/kv.ts";
 import {
   cleanUp,

@@ -21,7 +21,7 @@
 // logs the request, and answers from its in-process view of the agents before
 // Hono (routes/v1_fast.ts; agents/catalog_view.ts: the version key is got
 // again only when SQLite's WAL-index header says a commit finished since,
-// platform/kv_change_mark.ts; the page serialized once per version).
+// platform/store/kv_change_mark.ts; the page serialized once per version).
 //
 // The agent turn runs against tests/agents/model_server.ts, started in this
 // process (OpenAI chat completions, scripted per call). A send's script is one

@@ -15,7 +15,7 @@ import { providerNames } from "../agents/providers/config.ts";
 import { ConfigError } from "../platform/config_merge.ts";
 import { AgentService } from "../agents/service.ts";
 import type { Logger } from "../platform/log.ts";
-import { scoped, type Store } from "../platform/store.ts";
+import { scoped, type Store } from "../platform/store/mod.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
 import { peerOf } from "../tools/kit/transport/sdk_server.ts";
 import type { Settings } from "./boot.ts";

@@ -19,9 +19,9 @@ import {
 } from "../platform/lifecycle.ts";
 import { createLogger, type Logger } from "../platform/log.ts";
 import { configDir, dataDir as defaultDataDir } from "../platform/paths.ts";
-import { scoped, type Store } from "../platform/store.ts";
-import { openStoreAt } from "../platform/store_open.ts";
-import { passwordIn } from "../platform/pg_url.ts";
+import { scoped, type Store } from "../platform/store/mod.ts";
+import { openStoreAt } from "../platform/store/open.ts";
+import { passwordIn } from "../platform/store/pg_url.ts";
 import { HostedServer, type HostOptions } from "../tools/kit/host.ts";
 import { Guard } from "../tools/kit/policy/guard.ts";
 import { PolicyConfig } from "../platform/policy.ts";

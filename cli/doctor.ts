@@ -16,7 +16,7 @@ import {
   describeStore,
   isPostgresUrl,
   openStoreAt,
-} from "../platform/store_open.ts";
+} from "../platform/store/open.ts";
 import { VERSION } from "../platform/version.ts";
 import {
   providerNames,

@@ -5,7 +5,7 @@
 import type { BaseConfig } from "../platform/config.ts";
 import type { ShutdownSignal } from "../platform/lifecycle.ts";
 import type { Logger } from "../platform/log.ts";
-import type { Store } from "../platform/store.ts";
+import type { Store } from "../platform/store/mod.ts";
 import { VERSION } from "../platform/version.ts";
 import { createApp } from "../routes/mod.ts";
 import type { AgentService } from "../agents/service.ts";

@@ -30,7 +30,7 @@ import {
 } from "./boot.ts";
 import { HostedServer } from "../tools/kit/host.ts";
 import type { Guard } from "../tools/kit/policy/guard.ts";
-import type { Store } from "../platform/store.ts";
+import type { Store } from "../platform/store/mod.ts";
 import { createLogger } from "../platform/log.ts";
 import type { CliContext } from "./context.ts";
 import { lazy } from "../platform/lazy.ts";

@@ -1,7 +1,7 @@
 // `agentd service install|uninstall|status`: `agentd serve` as a per-user
 // service, a systemd user unit on Linux and a launchd agent on macOS.
 
-import { passwordIn } from "../platform/pg_url.ts";
+import { passwordIn } from "../platform/store/pg_url.ts";
 import { dirname, join, resolve } from "node:path";
 import {
   configKey,

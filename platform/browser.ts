@@ -13,7 +13,7 @@ import { messageOf } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import type { Browser } from "./puppeteer.ts";
 import { lazy } from "./lazy.ts";
-import type { JsonValue } from "./store.ts";
+import type { JsonValue } from "./store/mod.ts";
 
 export { findBrowser, probeDebuggingPort };
 

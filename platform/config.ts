@@ -30,7 +30,7 @@ export const baseConfigShape = {
   data_dir: nonEmpty.optional(),
   /** `postgres://…` to share state among daemons, or a KV file; default `<data_dir>/store.kv`. */
   store: nonEmpty.optional(),
-  /** PostgreSQL store only; defaults in platform/store_pg.ts (8, 5000, 10000). */
+  /** PostgreSQL store only; defaults in platform/store/pg.ts (8, 5000, 10000). */
   store_pool_size: intIn(1, 1000, POSITIVE_MSG).optional(),
   store_connect_timeout_ms: intIn(1, 600_000, POSITIVE_MSG).optional(),
   store_statement_timeout_ms: intIn(1, 600_000, POSITIVE_MSG).optional(),

@@ -1,7 +1,7 @@
 // The HTTP error shape of ARCHITECTURE §5:
 // {"error":{"code":"not_found","message":"…","details":…}}
 
-import type { JsonValue } from "./store.ts";
+import type { JsonValue } from "./store/mod.ts";
 
 export type ErrorStatus =
   | 400

@@ -32,7 +32,7 @@ import { HttpError } from "../platform/http_errors.ts";
 import type { GuardVariables } from "../platform/http_guards.ts";
 import type { Caller } from "../platform/identity.ts";
 import type { Logger } from "../platform/log.ts";
-import type { JsonValue } from "../platform/store.ts";
+import type { JsonValue } from "../platform/store/mod.ts";
 
 type A2AEnv = { Variables: GuardVariables };
 

@@ -8,7 +8,7 @@ import { encodeBase64 } from "../platform/base64.ts";
 import { errorResponse } from "../platform/http_errors.ts";
 import type { GuardVariables } from "../platform/http_guards.ts";
 import type { Caller } from "../platform/identity.ts";
-import type { JsonValue } from "../platform/store.ts";
+import type { JsonValue } from "../platform/store/mod.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
 import type {
   AdminColumn,

@@ -3,8 +3,8 @@
 import { Hono } from "hono";
 import type { GuardVariables } from "../platform/http_guards.ts";
 import type { HostedServer, ServerHealth } from "../tools/kit/host.ts";
-import type { Store } from "../platform/store.ts";
-import { storeReachable } from "../platform/store_open.ts";
+import type { Store } from "../platform/store/mod.ts";
+import { storeReachable } from "../platform/store/open.ts";
 
 export type DaemonStatus = "ok" | "degraded" | "error" | "shutting_down";
 

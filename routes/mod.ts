@@ -19,7 +19,7 @@ import {
   unauthenticatedIsOperator,
 } from "../platform/identity.ts";
 import type { Logger } from "../platform/log.ts";
-import type { Store } from "../platform/store.ts";
+import type { Store } from "../platform/store/mod.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
 import type { McpHttpEndpoint } from "../tools/kit/transport/http_server.ts";
 import { adminPage, adminRoutes } from "./admin.ts";

@@ -15,7 +15,7 @@ import {
   HttpError,
 } from "../platform/http_errors.ts";
 import type { GuardVariables } from "../platform/http_guards.ts";
-import { StoreUnavailable } from "../platform/store.ts";
+import { StoreUnavailable } from "../platform/store/mod.ts";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;|$)/i;
 

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "../platform/mcp_sdk.ts";
-import { openKvStore } from "../platform/store_kv.ts";
+import { openKvStore } from "../platform/store/kv.ts";
 import { REPEAT_SIGNAL_WINDOW_MS, signalGate } from "../platform/lifecycle.ts";
 import {
   assertRunningExceptDisplay,

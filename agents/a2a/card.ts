@@ -9,7 +9,7 @@
 //   instead of A2A's object — the only field the two disagree on.
 
 import { z } from "zod";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import { VERSION } from "../../platform/version.ts";
 import type { A2AAgent } from "./host.ts";

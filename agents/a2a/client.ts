@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { messageOf } from "../../platform/errors.ts";
 import { lazy } from "../../platform/lazy.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { type CardSummary, readCard } from "./card.ts";
 import type { Answer } from "./sdk_client.ts";
 

@@ -16,7 +16,7 @@ import {
 } from "../errors.ts";
 import type { Caller } from "../../platform/identity.ts";
 import type { Logger } from "../../platform/log.ts";
-import { type JsonValue, StoreError } from "../../platform/store.ts";
+import { type JsonValue, StoreError } from "../../platform/store/mod.ts";
 import { ProviderError } from "../model.ts";
 import {
   isRemoteAddress,

@@ -1,7 +1,7 @@
 // What the A2A layer needs from the agent runtime, and nothing more: find
 // agents, run one turn of one, and a store for messages and tasks.
 
-import type { Store } from "../../platform/store.ts";
+import type { Store } from "../../platform/store/mod.ts";
 
 export interface A2AAgent {
   id: string;

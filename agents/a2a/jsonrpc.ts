@@ -7,7 +7,7 @@
 
 import { z } from "zod";
 import type { Caller } from "../../platform/identity.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { assertSender, readEnvelopeMetadata } from "./envelope.ts";
 import { Forbidden } from "../errors.ts";
 import type { A2AAgent } from "./host.ts";

@@ -2,7 +2,7 @@
 // or a stream of them for the streaming methods. routes/a2a.ts writes them as
 // an HTTP body or as server-sent events.
 
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 
 export type RpcId = string | number | null;
 

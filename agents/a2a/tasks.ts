@@ -3,7 +3,7 @@
 // ["agent_task", agent_id, seq, id], newest last, for ListTasks.
 
 import { z } from "zod";
-import type { JsonValue, Store, StoreKey } from "../../platform/store.ts";
+import type { JsonValue, Store, StoreKey } from "../../platform/store/mod.ts";
 
 /** The A2A task states, spelled as in protocol 0.3 (v1.0 writes `TASK_STATE_<UPPER_SNAKE>`). */
 export const TASK_STATES = [

@@ -5,7 +5,7 @@
 // once (tasks.ts) and written out in the caller's dialect.
 
 import { z } from "zod";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import type { TaskEvent } from "./task_runs.ts";
 import {

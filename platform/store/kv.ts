@@ -33,8 +33,8 @@ import {
   type StoreKey,
   type StoreValue,
   validateKey,
-} from "./store.ts";
-import { messageOf } from "./errors.ts";
+} from "./mod.ts";
+import { messageOf } from "../errors.ts";
 import { KvChangeMark } from "./kv_change_mark.ts";
 
 export const DATA_PREFIX = "d";

@@ -20,7 +20,7 @@ import {
   type StoreKey,
   type StoreValue,
   validateKey,
-} from "./store.ts";
+} from "./mod.ts";
 
 interface MemoryRecord {
   key: StoreKey;

@@ -4,10 +4,10 @@
  * several daemons, a KV file path, or absent for `<data dir>/store.kv`.
  */
 import { join } from "node:path";
-import type { Store } from "./store.ts";
+import type { Store } from "./mod.ts";
 import { checkPgUrl } from "./pg_url.ts";
-import { openKvStore } from "./store_kv.ts";
-import { lazy } from "./lazy.ts";
+import { openKvStore } from "./kv.ts";
+import { lazy } from "../lazy.ts";
 
 export interface StoreSettings {
   /** `postgres://…`, a KV file path, or undefined for the default file. */
@@ -34,8 +34,8 @@ export async function openStoreAt(settings: StoreSettings): Promise<Store> {
   const spec = settings.store;
   if (isPostgresUrl(spec)) {
     // Loaded only for a PostgreSQL store: the driver stays out of every other start.
-    const { PgStore } = await lazy<typeof import("./store_pg.ts")>(
-      "./store_pg.ts",
+    const { PgStore } = await lazy<typeof import("./pg.ts")>(
+      "./pg.ts",
       import.meta.url,
     );
     return await PgStore.connect({

@@ -1,7 +1,7 @@
 /**
  * Store on PostgreSQL, so several daemons share one state.
  *
- * One row per key (see store_pg_schema.ts): the encoded key as bytea (bytea
+ * One row per key (see pg_schema.ts): the encoded key as bytea (bytea
  * compares like memcmp, so SQL order is the Store's key order), the key as
  * JSON, the value's serialized bytes (JSON, or tagged binary) and a version drawn from one sequence. A
  * commit takes a transaction-scoped advisory lock per touched key (sorted, so
@@ -33,9 +33,9 @@ import {
   StoreUnavailable,
   type StoreValue,
   validateKey,
-} from "./store.ts";
-import { migrateStore, STORE_TABLE } from "./store_pg_schema.ts";
-import { messageOf } from "./errors.ts";
+} from "./mod.ts";
+import { migrateStore, STORE_TABLE } from "./pg_schema.ts";
+import { messageOf } from "../errors.ts";
 import { openPgPool } from "./pg_pool.ts";
 import { checkPgUrl, passwordIn, redactSecret } from "./pg_url.ts";
 

@@ -2,7 +2,7 @@
  * The one way agentd opens PostgreSQL: a `postgres` (porsager) pool from a
  * URL with the daemon's settings (pool size, connect and statement timeouts,
  * prompt reconnects, no notices on stdout); the URL helpers that keep its
- * password out of logs are in pg_url.ts (they need no driver). The daemon's Store (store_pg.ts) and the memory
+ * password out of logs are in pg_url.ts (they need no driver). The daemon's Store (pg.ts) and the memory
  * server's hosted mode (tools/memory/backends/pg.ts) both open through it;
  * each keeps its own tables.
  */

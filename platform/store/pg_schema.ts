@@ -4,7 +4,7 @@
  * together do not race; a database migrated by a newer agentd is refused.
  */
 import type postgres from "postgres";
-import { StoreError } from "./store.ts";
+import { StoreError } from "./mod.ts";
 
 export const STORE_TABLE = "agentd_store";
 const MIGRATIONS_TABLE = "agentd_store_migrations";

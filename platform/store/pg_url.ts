@@ -1,7 +1,7 @@
 // PostgreSQL URLs as logs and errors may show them (no password), without
 // loading the driver: every command may describe a store it does not open.
 
-import { publicUrl } from "./log.ts";
+import { publicUrl } from "../log.ts";
 
 /** Checks a PostgreSQL URL; returns it as logs and errors may show it (no password, query or fragment). */
 export function checkPgUrl(url: string): string {

@@ -3,12 +3,12 @@
 // the next get to start, never one already under way (which may predate a
 // write the reader saw complete). 16 reads in flight cost about two gets.
 //
-// On a store with a change mark (a Deno KV file: platform/kv_change_mark.ts)
+// On a store with a change mark (a Deno KV file: platform/store/kv_change_mark.ts)
 // a read makes no get at all while the mark stays what it was just before the
 // last get began: no commit, by any process, has finished since, so that get's
 // answer is still the key's version.
 
-import type { Store, StoreKey } from "./store.ts";
+import type { Store, StoreKey } from "./mod.ts";
 
 export class VersionReader {
   /** The get under way. */

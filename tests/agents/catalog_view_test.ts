@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { Repository } from "../../agents/repository.ts";
 import { IdSource } from "../../agents/ids.ts";
 import type { Agent } from "../../agents/schemas.ts";
-import { openKvStore } from "../../platform/store_kv.ts";
+import { openKvStore } from "../../platform/store/kv.ts";
 import {
   type JsonValue,
   type ListOptions,
@@ -15,7 +15,7 @@ import {
   scoped,
   type Store,
   type StoreKey,
-} from "../../platform/store.ts";
+} from "../../platform/store/mod.ts";
 import { lines, ROOT, tempDir } from "../helpers.ts";
 
 const ids = new IdSource();

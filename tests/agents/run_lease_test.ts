@@ -13,9 +13,9 @@ import {
 import { Repository, RunLease } from "../../agents/repository.ts";
 import { Run, Team } from "../../agents/schemas.ts";
 import { AgentService } from "../../agents/service.ts";
-import { scoped, type Store } from "../../platform/store.ts";
-import { openKvStore } from "../../platform/store_kv.ts";
-import { MemoryStore } from "../../platform/store_memory.ts";
+import { scoped, type Store } from "../../platform/store/mod.ts";
+import { openKvStore } from "../../platform/store/kv.ts";
+import { MemoryStore } from "../../platform/store/memory.ts";
 import { capturedLog, waitFor } from "../helpers.ts";
 import { startStack } from "./stack.ts";
 

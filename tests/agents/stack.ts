@@ -17,8 +17,8 @@ import {
 import { AgentService } from "../../agents/service.ts";
 import { readBaseConfig } from "../../platform/config.ts";
 import { Client } from "../../platform/mcp_sdk.ts";
-import { scoped } from "../../platform/store.ts";
-import { MemoryStore } from "../../platform/store_memory.ts";
+import { scoped } from "../../platform/store/mod.ts";
+import { MemoryStore } from "../../platform/store/memory.ts";
 import { type AppEnv, createApp } from "../../routes/mod.ts";
 import { startServers } from "../../cli/boot.ts";
 import type { HostedServer } from "../../tools/kit/host.ts";

@@ -3,7 +3,7 @@
 // kept by the memory server, checked by the session record's version).
 
 import assert from "node:assert/strict";
-import type { StoreKey } from "../../platform/store.ts";
+import type { StoreKey } from "../../platform/store/mod.ts";
 import { startStack } from "./stack.ts";
 
 interface Counts {

@@ -77,8 +77,8 @@ const FORBIDDEN_LOCAL = [
   "platform/oauth.ts",
   "platform/puppeteer.ts",
   "platform/browser.ts",
-  "platform/image_codec.ts",
-  "platform/store_pg.ts",
+  "tools/desktop-control/image_codec.ts",
+  "platform/store/pg.ts",
   "tools/kit/transport/http_server.ts",
   // The whole SDK seam, client side included: the kit's stdio path uses
   // platform/mcp_sdk_server.ts.

@@ -8,7 +8,7 @@ import {
   PolicyConfig,
   type ToolFacts,
 } from "../../platform/policy.ts";
-import { MemoryStore } from "../../platform/store_memory.ts";
+import { MemoryStore } from "../../platform/store/memory.ts";
 import { AuditTrail, redactArgs } from "../../tools/kit/policy/audit.ts";
 import { Guard } from "../../tools/kit/policy/guard.ts";
 import type { CallContext } from "../../tools/kit/mod.ts";

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { startServers } from "../../cli/boot.ts";
 import { readBaseConfig } from "../../platform/config.ts";
 import { Client, McpError } from "../../platform/mcp_sdk.ts";
-import { MemoryStore } from "../../platform/store_memory.ts";
+import { MemoryStore } from "../../platform/store/memory.ts";
 import type { HostedServer } from "../../tools/kit/host.ts";
 import { connectInProcess } from "../../tools/kit/transport/sdk_server.ts";
 import type { ToolDef } from "../../tools/kit/mod.ts";

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { ALICE_TOKEN, type Stack, startStack } from "../agents/stack.ts";
 import {
   dumpStore,

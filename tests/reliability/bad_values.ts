@@ -3,7 +3,7 @@
 // (normal, or AGENTD_RELIABILITY_LONG=1).
 
 import fc from "fast-check";
-import type { JsonValue, Store, StoreEntry } from "../../platform/store.ts";
+import type { JsonValue, Store, StoreEntry } from "../../platform/store/mod.ts";
 
 /** `AGENTD_RELIABILITY_LONG=1`: the soak sizes (long kill loops, 10-minute load). */
 export const LONG = Deno.env.get("AGENTD_RELIABILITY_LONG") === "1";

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import type { Hono } from "hono";
 import { z } from "zod";
 import { createLogger } from "../../platform/log.ts";
-import { MemoryStore } from "../../platform/store_memory.ts";
+import { MemoryStore } from "../../platform/store/memory.ts";
 import { type AppEnv, type AppOptions, createApp } from "../../routes/mod.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
 import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";

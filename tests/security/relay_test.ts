@@ -12,7 +12,7 @@ import {
   pairingToken,
   relayFiles,
 } from "../../platform/native_messaging.ts";
-import { MemoryStore } from "../../platform/store_memory.ts";
+import { MemoryStore } from "../../platform/store/memory.ts";
 import { PINNED_EXTENSION_ID } from "../../tools/in-page/config.ts";
 import { inPageServer } from "../../tools/in-page/mod.ts";
 import { HostedServer } from "../../tools/kit/host.ts";

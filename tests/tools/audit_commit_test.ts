@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { MemoryStore } from "../../platform/store_memory.ts";
+import { MemoryStore } from "../../platform/store/memory.ts";
 import { AuditTrail } from "../../tools/kit/policy/audit.ts";
 
 function record(i: number) {

@@ -2,7 +2,7 @@
 // socket): the server hosted, the session initialized, ready for calls.
 
 import assert from "node:assert/strict";
-import { MemoryStore } from "../../platform/store_memory.ts";
+import { MemoryStore } from "../../platform/store/memory.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
 import { McpHttpEndpoint } from "../../tools/kit/transport/http_server.ts";
 import type { AnyServerSpec } from "../../tools/kit/mod.ts";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Client } from "../../platform/mcp_sdk.ts";
-import { MemoryStore } from "../../platform/store_memory.ts";
+import { MemoryStore } from "../../platform/store/memory.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
 import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
 import { connectInProcess } from "../../tools/kit/transport/sdk_server.ts";

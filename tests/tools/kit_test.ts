@@ -15,8 +15,8 @@ import {
   McpError,
   ResourceUpdatedNotificationSchema,
 } from "../../platform/mcp_sdk.ts";
-import type { Store } from "../../platform/store.ts";
-import { MemoryStore } from "../../platform/store_memory.ts";
+import type { Store } from "../../platform/store/mod.ts";
+import { MemoryStore } from "../../platform/store/memory.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
 import {
   type AnyServerSpec,

@@ -9,7 +9,7 @@ import {
   Client,
   StreamableHTTPClientTransport,
 } from "../../platform/mcp_sdk.ts";
-import { MemoryStore } from "../../platform/store_memory.ts";
+import { MemoryStore } from "../../platform/store/memory.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
 import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
 import {

@@ -14,7 +14,7 @@ import { HostedServer } from "../../tools/kit/host.ts";
 import { connectInProcess } from "../../tools/kit/transport/sdk_server.ts";
 import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
 import { Client } from "../../platform/mcp_sdk.ts";
-import { MemoryStore } from "../../platform/store_memory.ts";
+import { MemoryStore } from "../../platform/store/memory.ts";
 import { capturedLog } from "../helpers.ts";
 
 const ListingsModule = z.object({ TOOL_LISTINGS: z.array(z.unknown()) });

@@ -14,7 +14,7 @@ import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import { LatencyWindow, type Metric } from "../../platform/metrics.ts";
 import type { Page } from "../../platform/puppeteer.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import {
   type CallContext,
   imageBlock,

@@ -2,7 +2,7 @@
 // waiting for a navigation an action may start, and paged text results.
 
 import type { HTTPRequest, Page } from "../../platform/puppeteer.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import type { ToolResult } from "../kit/mod.ts";
 
 /**

@@ -2,7 +2,7 @@
 
 import { isDaemonCookie } from "../../platform/daemon_origin.ts";
 import { z } from "zod";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { json, toolDefiner } from "../kit/mod.ts";
 import type { BrowserAutomation } from "./automation.ts";
 import { sessionKey } from "./pages.ts";

@@ -3,7 +3,7 @@
 
 import { z } from "zod";
 import type { CDPSession, Protocol } from "../../platform/puppeteer.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { toolDefiner, ToolError } from "../kit/mod.ts";
 import { type BrowserAutomation, OwnPageRefused } from "./automation.ts";
 import { slice, within } from "./page_ops.ts";

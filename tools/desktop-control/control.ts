@@ -6,7 +6,7 @@ import { isLoopback } from "../../platform/http_guards.ts";
 import type { Logger } from "../../platform/log.ts";
 import { Mutex } from "../../platform/mutex.ts";
 import { messageOf } from "../../platform/errors.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { type CallContext, ToolError } from "../kit/mod.ts";
 import type { DesktopControlConfig } from "./config.ts";
 import type { OpenedDesktop } from "./backend.ts";

@@ -2,7 +2,7 @@
 // One backend per OS (desktop_x11.ts, desktop_darwin.ts, desktop_win32.ts);
 // all coordinates here are screen pixels, the tools translate image ones.
 
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 
 export type Point = {
   x: number;

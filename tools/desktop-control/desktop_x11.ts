@@ -11,7 +11,7 @@ import type {
   TypeReport,
   WindowInfo,
 } from "./desktop.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { XDisplay } from "./x11_display.ts";
 import { X11Capture } from "./x11_capture.ts";
 import { X11Keyboard } from "./x11_keyboard.ts";

@@ -246,6 +246,6 @@ export class ImageEncoder {
 
 // The npm codecs load on the first screenshot that needs them: an idle
 // daemon does not hold them (bench/README.md, idle memory).
-function loadCodec(): Promise<typeof import("../../platform/image_codec.ts")> {
-  return lazy("../../platform/image_codec.ts", import.meta.url);
+function loadCodec(): Promise<typeof import("./image_codec.ts")> {
+  return lazy("./image_codec.ts", import.meta.url);
 }

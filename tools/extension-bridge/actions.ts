@@ -5,7 +5,7 @@
 
 import { z } from "zod";
 import type { Browser } from "../../platform/puppeteer.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import type { ExtensionBridge } from "./bridge.ts";
 import { extensionId } from "./catalog.ts";

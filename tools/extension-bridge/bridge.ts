@@ -14,7 +14,7 @@ import type {
   CDPSession,
   Protocol,
 } from "../../platform/puppeteer.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { ToolError } from "../kit/mod.ts";
 import type { ExtensionBridgeConfig } from "./config.ts";
 import { manifestAt, strings } from "./manifest.ts";

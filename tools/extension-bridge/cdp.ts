@@ -2,7 +2,7 @@
 // target, only when the method is on the cdp_allow list.
 
 import { z } from "zod";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import type { ExtensionBridge } from "./bridge.ts";
 import {

@@ -9,7 +9,7 @@ import {
   reachesDaemon,
   reachesDaemonHost,
 } from "../../platform/daemon_origin.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 
 /** A target as Target.getTargets lists it. */
 export interface TargetInfo {

@@ -9,10 +9,10 @@ import {
   type Store,
   StoreError,
   type StoreKey,
-} from "../../platform/store.ts";
-import { KvStore, openKvStore } from "../../platform/store_kv.ts";
-import { openKvConnect } from "../../platform/kv_connect.ts";
-import { isPostgresUrl, openStoreAt } from "../../platform/store_open.ts";
+} from "../../platform/store/mod.ts";
+import { KvStore, openKvStore } from "../../platform/store/kv.ts";
+import { openKvConnect } from "../../platform/store/kv_connect.ts";
+import { isPostgresUrl, openStoreAt } from "../../platform/store/open.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { cut, describeFailure } from "./failures.ts";
 

@@ -6,7 +6,7 @@
 
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
-import type { Store } from "../../platform/store.ts";
+import type { Store } from "../../platform/store/mod.ts";
 import { listAnnouncements } from "./announcements.ts";
 import type { DiscoveryConfig } from "./config.ts";
 import { discover } from "./discovery.ts";

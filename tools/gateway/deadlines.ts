@@ -2,7 +2,7 @@
 // upstream's answers, the store, the DNS): the error names the step, the
 // time allowed and the config setting that allows it.
 
-import type { Store } from "../../platform/store.ts";
+import type { Store } from "../../platform/store/mod.ts";
 
 /** An outside call that did not answer in time. */
 export class DeadlineExceeded extends Error {

@@ -4,7 +4,7 @@
 // owns every upstream and the catalog they make.
 
 import type { Logger } from "../../platform/log.ts";
-import type { JsonValue, Store } from "../../platform/store.ts";
+import type { JsonValue, Store } from "../../platform/store/mod.ts";
 import { ToolError } from "../kit/mod.ts";
 import {
   applyDiscovered,

@@ -7,7 +7,7 @@
 
 import type { DiscoveryConfig } from "./config.ts";
 import { messageOf } from "../../platform/errors.ts";
-import type { JsonValue, Store } from "../../platform/store.ts";
+import type { JsonValue, Store } from "../../platform/store/mod.ts";
 import { ToolError } from "../kit/mod.ts";
 import {
   type Announcement,

@@ -13,7 +13,7 @@ import type { Caller } from "../../platform/identity.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Metric } from "../../platform/metrics.ts";
-import type { JsonValue, Store } from "../../platform/store.ts";
+import type { JsonValue, Store } from "../../platform/store/mod.ts";
 import { VERSION } from "../../platform/version.ts";
 import {
   type CallContext,

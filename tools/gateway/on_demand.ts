@@ -1,6 +1,6 @@
 // Tools on demand: instead of every tool, a client may list three meta-tools
 // (search the catalog, describe one tool, call it) and pay for a schema only
-// when it needs one. Search ranks with platform/text_rank.ts: BM25 plus
+// when it needs one. Search ranks with tools/gateway/text_rank.ts: BM25 plus
 // hashed trigram vectors, local, no API key.
 
 import { z } from "zod";
@@ -9,8 +9,8 @@ import type {
   ClientCapabilities,
   Tool,
 } from "../../platform/mcp_sdk.ts";
-import type { JsonValue } from "../../platform/store.ts";
-import { TextRanker } from "../../platform/text_rank.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
+import { TextRanker } from "./text_rank.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import { type CallContext, ToolError } from "../kit/mod.ts";
 import type { ToolsMode } from "./config.ts";

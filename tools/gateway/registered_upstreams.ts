@@ -5,8 +5,8 @@
 
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
-import type { Store } from "../../platform/store.ts";
-import { VersionReader } from "../../platform/store_version.ts";
+import type { Store } from "../../platform/store/mod.ts";
+import { VersionReader } from "../../platform/store/version.ts";
 import { ToolError } from "../kit/mod.ts";
 import {
   credentialHeaders,

@@ -3,7 +3,7 @@
 // restarts and are shared by every daemon on that store.
 
 import { messageOf } from "../../platform/errors.ts";
-import type { Mutation, Store } from "../../platform/store.ts";
+import type { Mutation, Store } from "../../platform/store/mod.ts";
 import { ToolError } from "../kit/mod.ts";
 import { UPSTREAM_NAME } from "./config.ts";
 import { linkLocalTarget } from "./link_local.ts";

@@ -4,7 +4,7 @@
 import { type CallToolResult, McpError } from "../../platform/mcp_sdk.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { type CallContext, errorResult, ToolError } from "../kit/mod.ts";
 import type { GatewayConfig } from "./config.ts";
 import { gatewayName } from "./naming.ts";

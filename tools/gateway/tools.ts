@@ -3,7 +3,7 @@
 import { z } from "zod";
 import type { CallToolResult, Tool } from "../../platform/mcp_sdk.ts";
 import type { Caller } from "../../platform/identity.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import {
   type CallContext,

@@ -4,7 +4,7 @@
 
 import type { Caller } from "../../platform/identity.ts";
 import type { Metric } from "../../platform/metrics.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { VERSION } from "../../platform/version.ts";
 import type { AdminServer, AdminTool, AdminView } from "./admin_view.ts";
 import type { Catalog } from "./catalog.ts";

@@ -12,11 +12,11 @@ import {
   isRelayAddress,
   pairingToken,
   relayFiles,
-} from "./native_messaging.ts";
-import { sameSecret } from "./identity.ts";
-import { messageOf } from "./errors.ts";
-import type { Logger } from "./log.ts";
-import type { JsonValue } from "./store.ts";
+} from "../../platform/native_messaging.ts";
+import { sameSecret } from "../../platform/identity.ts";
+import { messageOf } from "../../platform/errors.ts";
+import type { Logger } from "../../platform/log.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 
 const HELLO_TIMEOUT_MS = 5_000;
 /** Frames an unpaired peer may send: a pairing message is a few hundred bytes. */

@@ -1,7 +1,7 @@
 // The in-page server's context: the relay to the extension plus the config,
 // and one way to run an extension action as a tool call.
 
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import type { Logger } from "../../platform/log.ts";
 import { messageOf } from "../../platform/errors.ts";
 import {
@@ -11,7 +11,7 @@ import {
   type ToolResult,
 } from "../kit/mod.ts";
 import type { InPageConfig } from "./config.ts";
-import { ExtensionRelay } from "../../platform/extension_relay.ts";
+import { ExtensionRelay } from "./extension_relay.ts";
 import type { DaemonOrigin } from "../../platform/daemon_origin.ts";
 
 export class InPage {

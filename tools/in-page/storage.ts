@@ -6,7 +6,7 @@ import { toolDefiner, ToolError } from "../kit/mod.ts";
 import { isDaemonCookie } from "../../platform/daemon_origin.ts";
 import { type InPage, jsonResult, withinBudget } from "./in_page.ts";
 import { tabParam } from "./params.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 
 const tool = toolDefiner<InPage>();
 

@@ -1,7 +1,7 @@
 // What a server shows on `/admin`: plain JSON (the same data programs read
 // from `/admin` as JSON) that routes/admin.ts renders generically as HTML.
 
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 
 /** How `/admin` shows one value; plain text when not given. */
 export type AdminFormat =

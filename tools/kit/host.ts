@@ -10,7 +10,7 @@ import {
 } from "../../platform/lifecycle.ts";
 import type { Logger } from "../../platform/log.ts";
 import { LatencyWindow, type Metric } from "../../platform/metrics.ts";
-import type { JsonValue, Store } from "../../platform/store.ts";
+import type { JsonValue, Store } from "../../platform/store/mod.ts";
 
 const PHASES: Phase[] = ["start", "running", "error", "shutdown"];
 import type { AdminSection } from "./admin.ts";

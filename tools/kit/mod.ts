@@ -23,7 +23,7 @@ import type { Phase } from "../../platform/lifecycle.ts";
 import { encodeBase64 } from "../../platform/base64.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Metric } from "../../platform/metrics.ts";
-import type { JsonValue, Store } from "../../platform/store.ts";
+import type { JsonValue, Store } from "../../platform/store/mod.ts";
 
 import type { Caller } from "../../platform/identity.ts";
 import type { DaemonOrigin } from "../../platform/daemon_origin.ts";

@@ -1,7 +1,7 @@
 // Argument schemas shared by the memory tools, and how entries are shown.
 
 import { z } from "zod";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import type { MemoryEntry, Message } from "./model.ts";
 
 /** Largest value accepted (UTF-8 bytes); HTTP bodies are capped at 1 MiB anyway. */

@@ -1,7 +1,7 @@
 // Search tools: hybrid search in one namespace, and across several.
 
 import { z } from "zod";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { json, toolDefiner } from "../kit/mod.ts";
 import { cutValue, namespace, query } from "./schemas.ts";
 import type { SearchHit, SearchOutcome } from "./service.ts";

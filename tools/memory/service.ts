@@ -8,7 +8,7 @@ import { SessionResults } from "../kit/session_results.ts";
 import type { Caller } from "../../platform/identity.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Metric } from "../../platform/metrics.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import type { MemoryBackend } from "./backends/port.ts";
 import type { Embedder } from "./model.ts";
 import type { MemoryEntry, Message, StoredEntry } from "./model.ts";

@@ -7,7 +7,7 @@ import {
   type Metric,
   RateMeter,
 } from "../../platform/metrics.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import type { MemoryBackend } from "./backends/port.ts";
 import type { StorageStatus } from "./model.ts";
 

@@ -2,7 +2,7 @@
 // request; any 2xx means the platform accepts it.
 
 import { messageOf } from "../../platform/errors.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { ToolError } from "../kit/mod.ts";
 import type { ApiKeyProbe } from "./config.ts";
 import type { PlatformAuth } from "./service.ts";

@@ -6,9 +6,9 @@ import {
   type CallbackOutcome,
   type LoopbackReceiver,
   startLoopbackReceiver,
-} from "../../platform/oauth_loopback.ts";
+} from "./oauth_loopback.ts";
 import { messageOf } from "../../platform/errors.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { ToolError } from "../kit/mod.ts";
 import { probeStoredKey } from "./api_keys.ts";
 import { openBrowser } from "./desktop_browser.ts";

@@ -1,7 +1,7 @@
 // What every platform-auth tool receives: the token keeper, the flows in
 // progress, and the views shared by tools, /health and the callback route.
 
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import type { Authorizations } from "./authorization.ts";
 import type { PlatformAuth } from "./service.ts";
 import type { AuthStatus, PlatformRecord, TokenSet } from "./vault.ts";

@@ -6,7 +6,7 @@ import { defineServer } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
 import type { Metric } from "../../platform/metrics.ts";
 import { openSecrets } from "../../platform/secrets.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { createAlerts } from "./alerts.ts";
 import {
   authenticate,

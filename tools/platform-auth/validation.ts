@@ -4,7 +4,7 @@
 
 import { lazy } from "../../platform/lazy.ts";
 import { messageOf } from "../../platform/errors.ts";
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 import { ToolError } from "../kit/mod.ts";
 import { runProbe } from "./api_keys.ts";
 import { introspect, revoke } from "./provider.ts";

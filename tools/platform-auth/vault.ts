@@ -3,7 +3,7 @@
 // so a value copied to another platform or field does not open.
 
 import { decrypt, encrypt, SecretsError } from "../../platform/secrets.ts";
-import type { JsonValue, Store } from "../../platform/store.ts";
+import type { JsonValue, Store } from "../../platform/store/mod.ts";
 import { z } from "zod";
 import { PlatformConfig } from "./config.ts";
 

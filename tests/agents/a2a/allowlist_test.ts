@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { RemoteAgents } from "../../../agents/a2a/client.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { a2aApp, storedKeys } from "./fixture.ts";
 
 // TEST-NET-1 (RFC 5737): never routed; a fetch there would hang, not answer.

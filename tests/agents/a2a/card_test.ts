@@ -8,7 +8,7 @@ import {
   isLegacyAgentCard,
   parseLegacyAgentCard,
 } from "@a2a-js/sdk/compat/v0_3/client";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { VERSION } from "../../../platform/version.ts";
 import { a2aApp, serve, storedKeys } from "./fixture.ts";
 

@@ -3,7 +3,7 @@
 // failing turns and token-bound callers.
 
 import assert from "node:assert/strict";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { a2aApp, post, serve, storedKeys } from "./fixture.ts";
 
 const URL_BASE = "http://localhost";

@@ -28,7 +28,7 @@ import {
   type GuardVariables,
 } from "../../../platform/http_guards.ts";
 import { createLogger } from "../../../platform/log.ts";
-import type { Store } from "../../../platform/store.ts";
+import type { Store } from "../../../platform/store/mod.ts";
 import { a2aRoutes, wellKnownRoutes } from "../../../routes/a2a.ts";
 
 const CREATED = "2026-01-01T00:00:00.000Z";

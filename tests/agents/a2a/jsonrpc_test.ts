@@ -3,7 +3,7 @@
 // cancellation, context continuity and the standard error codes.
 
 import assert from "node:assert/strict";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { a2aApp, type Fixture, post, sseEvents } from "./fixture.ts";
 
 const BASE = "http://localhost";

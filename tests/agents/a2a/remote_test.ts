@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { a2aMessagingTool } from "../../../agents/a2a/tool.ts";
-import { openKvStore } from "../../../platform/store_kv.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { openKvStore } from "../../../platform/store/kv.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { a2aApp, type Fixture, serve, type Served } from "./fixture.ts";
 
 interface Daemon {

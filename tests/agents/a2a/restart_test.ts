@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { A2AService } from "../../../agents/a2a/mod.ts";
 import { sequence, type TaskState } from "../../../agents/a2a/tasks.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { fakeHost, silentLog } from "./fixture.ts";
 
 function task(id: string, state: TaskState) {

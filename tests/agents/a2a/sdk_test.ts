@@ -10,7 +10,7 @@ import {
   TaskState,
 } from "@a2a-js/sdk";
 import { ClientFactory } from "@a2a-js/sdk/client";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import {
   a2aApp,
   artifactText,

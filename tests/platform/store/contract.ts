@@ -10,7 +10,7 @@ import {
   type Store,
   StoreError,
   type StoreKey,
-} from "../../platform/store.ts";
+} from "../../../platform/store/mod.ts";
 
 export type OpenStore = () => Promise<
   { store: Store; cleanup: () => Promise<void> }

@@ -4,9 +4,9 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openKvStore } from "../../platform/store_kv.ts";
-import type { Mutation } from "../../platform/store.ts";
-import { tempDir } from "../helpers.ts";
+import { openKvStore } from "../../../platform/store/kv.ts";
+import type { Mutation } from "../../../platform/store/mod.ts";
+import { tempDir } from "../../helpers.ts";
 
 Deno.test("KvStore: a blind write stays inline when the commit's other values fill the budget", async () => {
   await using dir = await tempDir();

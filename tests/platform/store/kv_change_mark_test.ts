@@ -1,12 +1,12 @@
-// The change mark of a Deno KV file (platform/kv_change_mark.ts): the same
+// The change mark of a Deno KV file (platform/store/kv_change_mark.ts): the same
 // while nobody commits, whatever is read; different once any connection, in
 // this process or another, has committed.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openKvStore } from "../../platform/store_kv.ts";
-import { scoped } from "../../platform/store.ts";
-import { ROOT, tempDir } from "../helpers.ts";
+import { openKvStore } from "../../../platform/store/kv.ts";
+import { scoped } from "../../../platform/store/mod.ts";
+import { ROOT, tempDir } from "../../helpers.ts";
 
 Deno.test("KvStore change mark: reads keep it; commits by this, another connection or another process change it", async () => {
   await using dir = await tempDir();

@@ -2,16 +2,16 @@
 // plus what only a shared engine has: two stores on one database agree.
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { PgStore } from "../../platform/store_pg.ts";
-import { STORE_SCHEMA_VERSION } from "../../platform/store_pg_schema.ts";
-import { StoreUnavailable } from "../../platform/store.ts";
+import { PgStore } from "../../../platform/store/pg.ts";
+import { STORE_SCHEMA_VERSION } from "../../../platform/store/pg_schema.ts";
+import { StoreUnavailable } from "../../../platform/store/mod.ts";
 import {
   type PgServer,
   pgTestIgnore,
   startPgServer,
   startTcpProxy,
-} from "../pg_server.ts";
-import { storeContract } from "./store_contract.ts";
+} from "../../pg_server.ts";
+import { storeContract } from "./contract.ts";
 
 const ignore = pgTestIgnore();
 let server: PgServer | null = null;

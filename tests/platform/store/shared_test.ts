@@ -4,8 +4,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openKvStore } from "../../platform/store_kv.ts";
-import { tempDir } from "../helpers.ts";
+import { openKvStore } from "../../../platform/store/kv.ts";
+import { tempDir } from "../../helpers.ts";
 
 Deno.test("KvStore: two handles on one file write and list concurrently without lock errors", async () => {
   await using dir = await tempDir();

@@ -1,15 +1,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { MIB, StoreError } from "../../platform/store.ts";
-import { MemoryStore } from "../../platform/store_memory.ts";
+import { MIB, StoreError } from "../../../platform/store/mod.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import {
   CHUNK_PREFIX,
   DATA_PREFIX,
   isChunkHeader,
   KvStore,
   openKvStore,
-} from "../../platform/store_kv.ts";
-import { storeContract } from "./store_contract.ts";
+} from "../../../platform/store/kv.ts";
+import { storeContract } from "./contract.ts";
 
 storeContract("MemoryStore", () => {
   const store = new MemoryStore();

@@ -4,9 +4,9 @@
 // old version.
 
 import assert from "node:assert/strict";
-import { MemoryStore } from "../../platform/store_memory.ts";
-import type { Store, StoreKey } from "../../platform/store.ts";
-import { VersionReader } from "../../platform/store_version.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
+import type { Store, StoreKey } from "../../../platform/store/mod.ts";
+import { VersionReader } from "../../../platform/store/version.ts";
 
 const KEY = ["catalog_version", "agent"];
 

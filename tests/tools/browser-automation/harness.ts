@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import type { Caller } from "../../../platform/identity.ts";
 import { Client } from "../../../platform/mcp_sdk.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { browserAutomationServer } from "../../../tools/browser-automation/mod.ts";
 import { HostedServer } from "../../../tools/kit/host.ts";
 import { connectInProcess } from "../../../tools/kit/transport/sdk_server.ts";

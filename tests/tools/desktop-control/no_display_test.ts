@@ -6,7 +6,7 @@ import {
   Client,
   StreamableHTTPClientTransport,
 } from "../../../platform/mcp_sdk.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { desktopControlServer } from "../../../tools/desktop-control/mod.ts";
 import { HostedServer } from "../../../tools/kit/host.ts";
 import { capturedLog, runCli, spawnServe, tempDir } from "../../helpers.ts";

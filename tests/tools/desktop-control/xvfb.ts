@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { Client } from "../../../platform/mcp_sdk.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { desktopControlServer } from "../../../tools/desktop-control/mod.ts";
 import { HostedServer } from "../../../tools/kit/host.ts";
 import { connectInProcess } from "../../../tools/kit/transport/sdk_server.ts";

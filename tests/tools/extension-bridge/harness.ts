@@ -8,7 +8,7 @@ import { basename, join } from "node:path";
 import { HEADLESS_CHROMIUM_ARGS } from "../../../platform/browser_discovery.ts";
 import { probeDebuggingPort } from "../../../platform/browser.ts";
 import { Client } from "../../../platform/mcp_sdk.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { extensionBridgeServer } from "../../../tools/extension-bridge/mod.ts";
 import { HostedServer } from "../../../tools/kit/host.ts";
 import { connectInProcess } from "../../../tools/kit/transport/sdk_server.ts";

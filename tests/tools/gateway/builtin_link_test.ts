@@ -8,7 +8,7 @@ import { z } from "zod";
 import { startServers } from "../../../cli/boot.ts";
 import { readBaseConfig } from "../../../platform/config.ts";
 import { Client } from "../../../platform/mcp_sdk.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { gatewayServer } from "../../../tools/gateway/mod.ts";
 import type { HostedServer } from "../../../tools/kit/host.ts";
 import { connectInProcess } from "../../../tools/kit/transport/sdk_server.ts";

@@ -7,7 +7,7 @@ import { capturedLog } from "../../helpers.ts";
 import { buildCatalog } from "../../../tools/gateway/catalog.ts";
 import { ToolOverride } from "../../../tools/gateway/config.ts";
 import { Upstream } from "../../../tools/gateway/upstream.ts";
-import { TextRanker } from "../../../platform/text_rank.ts";
+import { TextRanker } from "../../../tools/gateway/text_rank.ts";
 
 function healthy(name: string, tools: string[]): Upstream {
   const { log } = capturedLog("error");

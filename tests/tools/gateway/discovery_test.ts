@@ -20,9 +20,9 @@ import {
 import { discover, targets } from "../../../tools/gateway/discovery.ts";
 import { probeMcp } from "../../../tools/gateway/probe.ts";
 import { createLogger } from "../../../platform/log.ts";
-import { scoped, type Store } from "../../../platform/store.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
-import { openKvStore } from "../../../platform/store_kv.ts";
+import { scoped, type Store } from "../../../platform/store/mod.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
+import { openKvStore } from "../../../platform/store/kv.ts";
 import { freePort, tempDir, waitFor } from "../../helpers.ts";
 
 interface McpTestServer {

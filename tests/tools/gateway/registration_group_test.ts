@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { createLogger } from "../../../platform/log.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { GatewayConfig } from "../../../tools/gateway/config.ts";
 import { Gateway } from "../../../tools/gateway/gateway.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { DeferredBackend } from "../../../tools/memory/backends/deferred.ts";
 import { KvBackend } from "../../../tools/memory/backends/kv.ts";
 import type { MemoryBackend } from "../../../tools/memory/backends/port.ts";

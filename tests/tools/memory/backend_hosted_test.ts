@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createLogger, type Logger } from "../../../platform/log.ts";
-import { scoped } from "../../../platform/store.ts";
-import { type KvStore, openKvStore } from "../../../platform/store_kv.ts";
+import { scoped } from "../../../platform/store/mod.ts";
+import { type KvStore, openKvStore } from "../../../platform/store/kv.ts";
 import { EntryNotFound } from "../../../tools/memory/backends/port.ts";
 import {
   HostedBackend,

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createLogger } from "../../../platform/log.ts";
-import { scoped, type Store } from "../../../platform/store.ts";
-import { openKvStore } from "../../../platform/store_kv.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { scoped, type Store } from "../../../platform/store/mod.ts";
+import { openKvStore } from "../../../platform/store/kv.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { EntryNotFound } from "../../../tools/memory/backends/port.ts";
 import { KvBackend } from "../../../tools/memory/backends/kv.ts";
 import {

@@ -9,9 +9,9 @@ import {
   type Check,
   type Mutation,
   type Store,
-} from "../../../platform/store.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
-import { KvStore, openKvStore } from "../../../platform/store_kv.ts";
+} from "../../../platform/store/mod.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
+import { KvStore, openKvStore } from "../../../platform/store/kv.ts";
 import { KvBackend } from "../../../tools/memory/backends/kv.ts";
 import { EntryNotFound } from "../../../tools/memory/backends/port.ts";
 import type { Embedder, StoredEntry } from "../../../tools/memory/model.ts";

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openKvStore } from "../../../platform/store_kv.ts";
+import { openKvStore } from "../../../platform/store/kv.ts";
 import { NS, openReporting, queries, rankings } from "./index_fixture.ts";
 
 const WRITER = new URL("./index_writer.ts", import.meta.url).pathname;

@@ -2,7 +2,7 @@
 // embeddings, queries, and opening a KvBackend that reports how it loaded.
 
 import { createLogger } from "../../../platform/log.ts";
-import type { Store } from "../../../platform/store.ts";
+import type { Store } from "../../../platform/store/mod.ts";
 import { KvBackend } from "../../../tools/memory/backends/kv.ts";
 import { BuiltinEmbedder } from "../../../tools/memory/embedder_builtin.ts";
 import type {

@@ -5,14 +5,14 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openKvStore } from "../../../platform/store_kv.ts";
+import { openKvStore } from "../../../platform/store/kv.ts";
 import {
   decodeIndex,
   encodeIndex,
 } from "../../../tools/memory/index_snapshot.ts";
 import { SearchIndex } from "../../../tools/memory/search_index.ts";
 import { BuiltinEmbedder } from "../../../tools/memory/embedder_builtin.ts";
-import type { JsonValue } from "../../../platform/store.ts";
+import type { JsonValue } from "../../../platform/store/mod.ts";
 import {
   entry,
   NS,

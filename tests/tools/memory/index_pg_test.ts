@@ -3,7 +3,7 @@
 // restart, and equal to an index rebuilt from the entries.
 
 import assert from "node:assert/strict";
-import { PgStore } from "../../../platform/store_pg.ts";
+import { PgStore } from "../../../platform/store/pg.ts";
 import { pgTestIgnore, startPgServer } from "../../pg_server.ts";
 import {
   entry,

@@ -4,7 +4,7 @@
 //
 //   deno run -A tests/tools/memory/index_writer.ts <store.kv>
 
-import { openKvStore } from "../../../platform/store_kv.ts";
+import { openKvStore } from "../../../platform/store/kv.ts";
 import { KvBackend } from "../../../tools/memory/backends/kv.ts";
 import { entry, NS } from "./index_fixture.ts";
 

@@ -12,9 +12,9 @@ import type {
   Mutation,
   Store,
   StoreKey,
-} from "../../../platform/store.ts";
-import { openKvStore } from "../../../platform/store_kv.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+} from "../../../platform/store/mod.ts";
+import { openKvStore } from "../../../platform/store/kv.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { GroupCommit } from "../../../tools/memory/backends/kv_group_commit.ts";
 import { KvConversations } from "../../../tools/memory/backends/kv_conversations.ts";
 import type { Message } from "../../../tools/memory/model.ts";

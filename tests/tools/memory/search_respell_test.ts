@@ -5,7 +5,7 @@ import { tokenize } from "../../../tools/memory/search_tokens.ts";
 import { KvBackend } from "../../../tools/memory/backends/kv.ts";
 import { BuiltinEmbedder } from "../../../tools/memory/embedder_builtin.ts";
 import { MemoryService } from "../../../tools/memory/service.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { createLogger } from "../../../platform/log.ts";
 
 /** A document-frequency lookup over the terms of `texts`, counting each call. */

@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openKvStore } from "../../../platform/store_kv.ts";
+import { openKvStore } from "../../../platform/store/kv.ts";
 import { createLogger } from "../../../platform/log.ts";
 import { KvBackend } from "../../../tools/memory/backends/kv.ts";
 import { DeferredBackend } from "../../../tools/memory/backends/deferred.ts";

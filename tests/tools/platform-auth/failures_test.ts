@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { waitFor } from "../../helpers.ts";
 import { ManualClock } from "../../../tools/platform-auth/clock.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import {
   assertLogsFree,
   callbackListener,

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { createLogger } from "../../../platform/log.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { createApp } from "../../../routes/mod.ts";
 import { HostedServer } from "../../../tools/kit/host.ts";
 import { defineServer } from "../../../tools/kit/mod.ts";

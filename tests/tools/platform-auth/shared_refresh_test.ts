@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { waitFor } from "../../helpers.ts";
 import { ManualClock } from "../../../tools/platform-auth/clock.ts";
-import { PgStore } from "../../../platform/store_pg.ts";
+import { PgStore } from "../../../platform/store/pg.ts";
 import { pgTestIgnore, startPgServer } from "../../pg_server.ts";
 import { type AuthHarness, callbackListener, startAuth } from "./harness.ts";
 import { startMockServer } from "./providers.ts";

@@ -10,7 +10,7 @@ import {
   ElicitRequestSchema,
   type ElicitResult,
 } from "../../../platform/mcp_sdk.ts";
-import { MemoryStore } from "../../../platform/store_memory.ts";
+import { MemoryStore } from "../../../platform/store/memory.ts";
 import { PolicyConfig } from "../../../platform/policy.ts";
 import { desktopControlServer } from "../../../tools/desktop-control/mod.ts";
 import { Guard } from "../../../tools/kit/policy/guard.ts";

@@ -2,7 +2,7 @@
 // store with retention, with argument summaries that never hold a value that
 // could be secret (contents, scripts, tokens are reduced to their length).
 
-import type { JsonValue, Store } from "../../../platform/store.ts";
+import type { JsonValue, Store } from "../../../platform/store/mod.ts";
 import { publicUrl } from "../../../platform/log.ts";
 
 export interface AuditRecord {

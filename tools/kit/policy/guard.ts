@@ -21,7 +21,7 @@ import {
   type ToolFacts,
 } from "../../../platform/policy.ts";
 import { realPattern } from "../../../platform/canonical.ts";
-import type { JsonValue, Store } from "../../../platform/store.ts";
+import type { JsonValue, Store } from "../../../platform/store/mod.ts";
 import { AUDIT_DELAY_MS, AuditTrail, redactArgs } from "./audit.ts";
 import { type CallContext, ToolError } from "../mod.ts";
 import { messageOf } from "../../../platform/errors.ts";

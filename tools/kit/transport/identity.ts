@@ -5,7 +5,7 @@ import type {
   InMemoryTransport,
   Transport,
 } from "../../../platform/mcp_sdk.ts";
-import type { JsonValue } from "../../../platform/store.ts";
+import type { JsonValue } from "../../../platform/store/mod.ts";
 import type { Caller } from "../../../platform/identity.ts";
 import { linkedSession } from "../mod.ts";
 

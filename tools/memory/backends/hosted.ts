@@ -11,7 +11,7 @@
 // to a dead-letter list instead of blocking the queue forever.
 
 import type { Logger } from "../../../platform/log.ts";
-import type { Store } from "../../../platform/store.ts";
+import type { Store } from "../../../platform/store/mod.ts";
 import {
   BackendUnavailable,
   isUnavailable,

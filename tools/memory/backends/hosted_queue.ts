@@ -5,7 +5,11 @@
 // and the replay of one queued write against the recovered remote.
 
 import { z } from "zod";
-import type { JsonValue, Store, StoreKey } from "../../../platform/store.ts";
+import type {
+  JsonValue,
+  Store,
+  StoreKey,
+} from "../../../platform/store/mod.ts";
 import type { MemoryBackend } from "./port.ts";
 import type { Message, StoredEntry } from "../model.ts";
 

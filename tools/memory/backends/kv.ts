@@ -13,7 +13,7 @@ import {
   type Mutation,
   type Store,
   type StoreKey,
-} from "../../../platform/store.ts";
+} from "../../../platform/store/mod.ts";
 import {
   EntryNotFound,
   type ListQuery,

@@ -2,7 +2,7 @@
 // store: a KvBackend whose connectivity failures become BackendUnavailable,
 // so HostedBackend serves from its cache and queues writes instead of failing.
 
-import { KvStore } from "../../../platform/store_kv.ts";
+import { KvStore } from "../../../platform/store/kv.ts";
 import {
   BackendUnavailable,
   EntryNotFound,
@@ -11,7 +11,7 @@ import {
 import { KvBackend } from "./kv.ts";
 import { ForwardingBackend, type StorageCall } from "./forwarding.ts";
 import type { BackendHealth } from "../model.ts";
-import { openKvConnect } from "../../../platform/kv_connect.ts";
+import { openKvConnect } from "../../../platform/store/kv_connect.ts";
 import { type Logger, publicUrl } from "../../../platform/log.ts";
 import { messageOf } from "../../../platform/errors.ts";
 

@@ -21,7 +21,7 @@ import {
   type Mutation,
   type Store,
   type StoreKey,
-} from "../../../platform/store.ts";
+} from "../../../platform/store/mod.ts";
 import type { GroupCommit } from "./kv_group_commit.ts";
 import type { Message } from "../model.ts";
 import { listAll } from "./kv_records.ts";

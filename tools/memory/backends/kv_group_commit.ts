@@ -20,7 +20,7 @@ import {
   type StoreKey,
   type StoreValue,
   validateKey,
-} from "../../../platform/store.ts";
+} from "../../../platform/store/mod.ts";
 import { MAX_ATTEMPTS } from "./kv_records.ts";
 
 /** What a write sees: the stored values of the keys it reads, as updated by earlier writes of its batch. */

@@ -33,7 +33,7 @@ import type {
   StoreEntry,
   StoreKey,
   StoreValue,
-} from "../../../platform/store.ts";
+} from "../../../platform/store/mod.ts";
 import { SearchIndex } from "../search_index.ts";
 import { BATCH, type PartRef, SnapshotReadFailed } from "./kv_index_parts.ts";
 import type { Embedding, StoredEntry } from "../model.ts";

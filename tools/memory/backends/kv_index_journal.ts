@@ -3,7 +3,7 @@
 // rows it covers dropped. Apart from kv_index.ts, which decides when to load
 // and save; the rows are written with each entry (journalMutation there).
 
-import type { Store, StoreEntry } from "../../../platform/store.ts";
+import type { Store, StoreEntry } from "../../../platform/store/mod.ts";
 import type { Embedding, StoredEntry } from "../model.ts";
 import { decodeJournal, journalId } from "./entry_codec.ts";
 import { BATCH } from "./kv_index_parts.ts";

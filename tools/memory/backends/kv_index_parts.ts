@@ -6,7 +6,7 @@
 // fingerprint of the tokenizer a snapshot was made with.
 
 import { Buffer } from "node:buffer";
-import type { Mutation, Store, StoreKey } from "../../../platform/store.ts";
+import type { Mutation, Store, StoreKey } from "../../../platform/store/mod.ts";
 
 /**
  * Bytes per part: a binary value of 60,000 bytes stays under the KV store's

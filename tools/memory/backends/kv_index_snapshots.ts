@@ -4,7 +4,7 @@
 // from kv_index.ts, which decides when to save and how to load.
 
 import { z } from "zod";
-import type { Store, StoreKey } from "../../../platform/store.ts";
+import type { Store, StoreKey } from "../../../platform/store/mod.ts";
 import { decodeIndex, encodeIndex } from "../index_snapshot.ts";
 import { SearchIndex } from "../search_index.ts";
 import {

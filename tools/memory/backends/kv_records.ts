@@ -16,7 +16,7 @@ import {
   type StoreEntry,
   type StoreKey,
   type StoreValue,
-} from "../../../platform/store.ts";
+} from "../../../platform/store/mod.ts";
 import type { StoredEntry } from "../model.ts";
 import { quantiseRow } from "../search_vectors.ts";
 import { decodeRecord, encodeRecord } from "./entry_codec.ts";

@@ -3,8 +3,8 @@
 // local cache and write queue.
 
 import { join } from "node:path";
-import { scoped } from "../../../platform/store.ts";
-import { openKvStore } from "../../../platform/store_kv.ts";
+import { scoped } from "../../../platform/store/mod.ts";
+import { openKvStore } from "../../../platform/store/kv.ts";
 import type { ServerDeps } from "../../kit/mod.ts";
 import type { MemoryConfig } from "../config.ts";
 import { DeferredBackend } from "./deferred.ts";

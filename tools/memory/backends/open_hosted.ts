@@ -4,8 +4,8 @@
 // never loads the MCP client, KV Connect or the queue.
 
 import { join } from "node:path";
-import { scoped, type Store } from "../../../platform/store.ts";
-import { openKvStore } from "../../../platform/store_kv.ts";
+import { scoped, type Store } from "../../../platform/store/mod.ts";
+import { openKvStore } from "../../../platform/store/kv.ts";
 import { lazy } from "../../../platform/lazy.ts";
 import type { ServerDeps } from "../../kit/mod.ts";
 import type { MemoryConfig } from "../config.ts";

@@ -6,8 +6,8 @@
 import postgres from "postgres";
 import { z } from "zod";
 import type { Logger } from "../../../platform/log.ts";
-import { openPgPool } from "../../../platform/pg_pool.ts";
-import { checkPgUrl, passwordIn } from "../../../platform/pg_url.ts";
+import { openPgPool } from "../../../platform/store/pg_pool.ts";
+import { checkPgUrl, passwordIn } from "../../../platform/store/pg_url.ts";
 import { EntryNotFound, type ListQuery, type MemoryBackend } from "./port.ts";
 import {
   checkNul,

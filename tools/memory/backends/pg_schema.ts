@@ -14,7 +14,7 @@
 //                           row lock orders concurrent appends
 //   agentd_memory_messages  (namespace, session_id, seq) PK; extra jsonb
 
-import { redactSecret } from "../../../platform/pg_url.ts";
+import { redactSecret } from "../../../platform/store/pg_url.ts";
 import postgres from "postgres";
 import { z } from "zod";
 import { EntryNotFound } from "./port.ts";
