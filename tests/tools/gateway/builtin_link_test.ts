@@ -1,7 +1,7 @@
 // The gateway's calls to a built-in server take the kit's direct link: the
-// caller's identity, progress with its numbers, the call timeout restarted by
-// each progress report, cancellation and timeouts reach the server as they did
-// over an in-process SDK client.
+// caller's identity and outer session, progress with its numbers, the call
+// timeout restarted by each progress report, cancellation and timeouts reach
+// the server as they did over an in-process SDK client.
 
 import assert from "node:assert/strict";
 import { z } from "zod";
@@ -12,7 +12,13 @@ import { MemoryStore } from "../../../platform/store/memory.ts";
 import { gatewayServer } from "../../../tools/gateway/mod.ts";
 import type { HostedServer } from "../../../tools/kit/host.ts";
 import { connectInProcess } from "../../../tools/kit/transport/sdk_server.ts";
-import { defineServer, text, toolDefiner } from "../../../tools/kit/mod.ts";
+import {
+  defineServer,
+  linkedSession,
+  text,
+  toolDefiner,
+} from "../../../tools/kit/mod.ts";
+import { forwardedSession } from "../../../tools/gateway/upstream.ts";
 import { capturedLog, textOf, waitFor } from "../../helpers.ts";
 
 /** What the probe server saw of its calls. */
@@ -40,6 +46,14 @@ const probeServer = defineServer<Seen>({
           await call.progress(step, args.steps, `step ${step}`);
         }
         return text(`caller ${call.caller.agent ?? "local"}`);
+      },
+    }),
+    probeTool({
+      name: "session",
+      description: "Names the session its call belongs to",
+      input: z.object({}),
+      handle(_seen, _args, call) {
+        return Promise.resolve(text(`session ${call.sessionId ?? "none"}`));
       },
     }),
     probeTool({
@@ -128,6 +142,26 @@ Deno.test("gateway → built-in: progress with its numbers restarts the call tim
       { progress: 3, total: 4 },
       { progress: 4, total: 4 },
     ]);
+  });
+});
+
+Deno.test("gateway → built-in: each outer session reaches the server as its own session", async () => {
+  // An in-process client acting for an outer session (as the HTTP face's
+  // sessions do) runs inside linkedSession; the gateway forwards it per call.
+  await withGateway(5000, async (client) => {
+    const call = (session: string | undefined) =>
+      linkedSession.run(
+        session,
+        () => client.callTool({ name: "probe__session", arguments: {} }),
+      );
+    const [first, second, none] = await Promise.all([
+      call("outer-1"),
+      call("outer-2"),
+      call(undefined),
+    ]);
+    assert.equal(textOf(first), `session ${forwardedSession("outer-1")}`);
+    assert.equal(textOf(second), `session ${forwardedSession("outer-2")}`);
+    assert.equal(textOf(none), "session none");
   });
 });
 
