@@ -10,6 +10,7 @@
 import { asError } from "../../../platform/errors.ts";
 import type { JSONRPCMessage, Transport } from "../../../platform/mcp_sdk.ts";
 import { SseParser } from "../../../platform/sse.ts";
+import { looksLikeMessage } from "./jsonrpc_envelope.ts";
 
 export interface HttpTransportOptions {
   /** Sent with every request (names in any case). */
@@ -245,7 +246,7 @@ export class HttpClientTransport implements Transport {
   }
 
   #deliver(value: unknown): void {
-    if (isMessage(value)) {
+    if (looksLikeMessage(value)) {
       this.onmessage?.(value);
     } else {
       this.onerror?.(new Error("not a JSON-RPC 2.0 message"));
@@ -347,22 +348,4 @@ function unfollowed(response: Response, from: URL): string | undefined {
     to = location;
   }
   return `HTTP ${response.status} (redirect to ${to} not followed)`;
-}
-
-/** The JSON-RPC 2.0 envelope; the Client checks params and results against its schemas. */
-/** The JSON-RPC 2.0 envelope, checked cheaply (the Client checks results against their schemas). */
-export function isMessage(value: unknown): value is JSONRPCMessage {
-  if (typeof value !== "object" || value === null) return false;
-  if (Reflect.get(value, "jsonrpc") !== "2.0") return false;
-  const method = Reflect.get(value, "method");
-  if (method !== undefined) return typeof method === "string";
-  const id = Reflect.get(value, "id");
-  const idOk = typeof id === "string" || typeof id === "number" ||
-    id === undefined;
-  const result = Reflect.get(value, "result");
-  const error = Reflect.get(value, "error");
-  return idOk && (
-    (typeof result === "object" && result !== null) ||
-    (typeof error === "object" && error !== null)
-  );
 }

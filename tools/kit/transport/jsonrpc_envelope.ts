@@ -1,7 +1,8 @@
-// The JSON-RPC envelope check both kit transports (stdio, streamable HTTP)
-// apply to each incoming message instead of the SDK transports' zod parse:
-// its shape only, strict as the SDK's schemas, so every message let through
-// is one the SDK's Protocol answers.
+// The JSON-RPC envelope check both kit server transports (stdio, streamable
+// HTTP) apply to each incoming message instead of the SDK transports' zod
+// parse: its shape only, strict as the SDK's schemas, so every message let
+// through is one the SDK's Protocol answers. The client transports check less
+// (`looksLikeMessage`): the SDK's Client validates what they pass on.
 
 import {
   isJSONRPCNotification,
@@ -79,4 +80,25 @@ export function envelopeProblem(value: unknown): string | undefined {
 /** The type side of `envelopeProblem`: the SDK's Protocol checks the rest. */
 export function isMessage(value: unknown): value is JSONRPCMessage {
   return envelopeProblem(value) === undefined;
+}
+
+/**
+ * The client transports' check (the gateway's upstream side): the JSON-RPC
+ * 2.0 envelope, checked cheaply, since the SDK's Client checks params and
+ * results against its schemas.
+ */
+export function looksLikeMessage(value: unknown): value is JSONRPCMessage {
+  if (typeof value !== "object" || value === null) return false;
+  if (Reflect.get(value, "jsonrpc") !== "2.0") return false;
+  const method = Reflect.get(value, "method");
+  if (method !== undefined) return typeof method === "string";
+  const id = Reflect.get(value, "id");
+  const idOk = typeof id === "string" || typeof id === "number" ||
+    id === undefined;
+  const result = Reflect.get(value, "result");
+  const error = Reflect.get(value, "error");
+  return idOk && (
+    (typeof result === "object" && result !== null) ||
+    (typeof error === "object" && error !== null)
+  );
 }

@@ -11,7 +11,7 @@
 import { asError } from "../../../platform/errors.ts";
 import type { JSONRPCMessage, Transport } from "../../../platform/mcp_sdk.ts";
 import { LineWriter, readLines } from "../../../platform/line_frames.ts";
-import { isMessage } from "./http_client.ts";
+import { looksLikeMessage } from "./jsonrpc_envelope.ts";
 
 export interface StdioServer {
   command: string;
@@ -151,7 +151,7 @@ export class StdioUpstreamTransport implements Transport {
       this.onerror?.(asError(error));
       return;
     }
-    if (isMessage(parsed)) this.onmessage?.(parsed);
+    if (looksLikeMessage(parsed)) this.onmessage?.(parsed);
     else this.onerror?.(new Error("not a JSON-RPC 2.0 message"));
   }
 }
