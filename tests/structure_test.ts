@@ -6,6 +6,8 @@
 // under every server, its transports and its policy beside it; no server
 // imports another; and nothing outside a server's folder reaches inside it
 // except through its mod.ts (the spec) or config.ts (its config section).
+// platform/ holds what parts share: a module only one server uses lives in
+// that server's folder.
 //
 // tests/ and bench/ are exempt: they measure and drive internals on purpose.
 
@@ -63,8 +65,10 @@ const DEPS: Record<string, readonly string[]> = {
   "tools/tool_listings.ts": ["tools/registry.ts", KIT, "platform/"],
   // A server: its own folder, the kit's contract, the platform, FFI.
   [OWN]: [OWN, KIT, "platform/", "ffi/"],
-  // The gateway is also an MCP client of its upstreams: the client transports.
+  // MCP clients use the kit's client transports: the gateway (its upstreams)
+  // and memory's hosted mode (another agentd).
   "tools/gateway/": [OWN, KIT, TRANSPORT, "platform/"],
+  "tools/memory/": [OWN, KIT, TRANSPORT, "platform/"],
   // Every MCP transport, server and client side, on top of the contract.
   [TRANSPORT]: [TRANSPORT, KIT, "platform/"],
   // The guard and the audit judge calls the contract describes.
@@ -351,6 +355,25 @@ Deno.test("structure: every import points down the layout (DEPS)", () => {
   assert.deepEqual([...new Set(found)].sort(), []);
 });
 
+Deno.test("structure: platform/ holds no module that only one server uses", () => {
+  // Who imports each platform module: a server by name, any other part by its zone.
+  const users = new Map<string, Set<string>>();
+  for (const { from, to } of edges) {
+    if (!to.startsWith("platform/")) continue;
+    const server = serverOf(from);
+    const user = server !== undefined ? `server ${server}` : zoneOf(from);
+    users.set(to, (users.get(to) ?? new Set()).add(user ?? from));
+  }
+  const single: string[] = [];
+  for (const [path, by] of users) {
+    const [only] = by;
+    if (by.size === 1 && only.startsWith("server ")) {
+      single.push(`${path} serves only tools/${only.slice(7)}/: move it there`);
+    }
+  }
+  assert.deepEqual(single.sort(), []);
+});
+
 Deno.test("structure: the rules catch what they must", () => {
   const cases: [string, string, boolean][] = [
     ["platform/log.ts", "tools/kit/mod.ts", false],
@@ -358,7 +381,7 @@ Deno.test("structure: the rules catch what they must", () => {
     ["tools/kit/mod.ts", "tools/kit/transport/http_server.ts", false],
     ["tools/kit/transport/sdk_server.ts", "tools/kit/host.ts", true],
     ["tools/memory/mod.ts", "tools/gateway/mod.ts", false],
-    ["tools/memory/mod.ts", "tools/kit/transport/http_client.ts", false],
+    ["tools/in-page/mod.ts", "tools/kit/transport/http_client.ts", false],
     ["tools/gateway/transports.ts", "tools/kit/transport/http_client.ts", true],
     ["tools/memory/backends/kv.ts", "tools/memory/model.ts", true],
     ["cli/boot.ts", "tools/memory/mod.ts", true],

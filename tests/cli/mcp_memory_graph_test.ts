@@ -74,7 +74,7 @@ const FORBIDDEN_NPM = [
 // Local modules that pull a heavy library or the daemon's HTTP side.
 const FORBIDDEN_LOCAL = [
   "platform/jwt.ts",
-  "platform/oauth.ts",
+  "tools/platform-auth/oauth.ts",
   "platform/puppeteer.ts",
   "platform/browser.ts",
   "tools/desktop-control/image_codec.ts",
@@ -142,7 +142,7 @@ const SDK_STDIO_CLIENT =
 // Seams of those libraries, and the desktop backends with their FFI bindings:
 // desktop-control opens only this OS's backend, when it starts.
 const LOCAL_ON_FIRST_USE = [
-  "platform/oauth.ts",
+  "tools/platform-auth/oauth.ts",
   "platform/jwt.ts",
   "tools/desktop-control/desktop_x11.ts",
   "tools/desktop-control/desktop_darwin.ts",

@@ -9,7 +9,7 @@ import type {
   DeviceAuthorizationResponse,
   IntrospectionResponse,
   TokenEndpointResponse,
-} from "../../platform/oauth.ts";
+} from "./oauth.ts";
 import { lazy } from "../../platform/lazy.ts";
 import { isLoopback } from "../../platform/http_guards.ts";
 import { messageOf } from "../../platform/errors.ts";
@@ -17,8 +17,8 @@ import type { PlatformConfig } from "./config.ts";
 
 /** oauth4webapi, loaded on the first grant or discovery, not with the server (idle memory). */
 export async function oauthLibrary() {
-  return (await lazy<typeof import("../../platform/oauth.ts")>(
-    "../../platform/oauth.ts",
+  return (await lazy<typeof import("./oauth.ts")>(
+    "./oauth.ts",
     import.meta.url,
   )).oauth;
 }

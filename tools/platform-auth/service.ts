@@ -5,7 +5,7 @@
 
 import type { Logger } from "../../platform/log.ts";
 import { Mutex } from "../../platform/mutex.ts";
-import type { TokenEndpointResponse } from "../../platform/oauth.ts";
+import type { TokenEndpointResponse } from "./oauth.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { ToolError } from "../kit/mod.ts";
 import type { Alerts } from "./alerts.ts";

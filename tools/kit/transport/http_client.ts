@@ -204,7 +204,7 @@ export class HttpClientTransport implements Transport {
   ): Promise<void> {
     const reader = body.getReader();
     const signal = this.#abort?.signal;
-    // Cancelling the body, not only aborting the fetch, frees the connection (platform/sse_fetch.ts).
+    // Cancelling the body, not only aborting the fetch, frees the connection (sse_fetch.ts).
     const cancel = () => reader.cancel().catch(() => {});
     signal?.addEventListener("abort", cancel, { once: true });
     const decoder = new TextDecoder();

@@ -14,7 +14,7 @@ import {
   StreamableHTTPClientTransport,
 } from "../../../platform/mcp_sdk.ts";
 import { publicUrl } from "../../../platform/log.ts";
-import { sseSafeFetch } from "../../../platform/sse_fetch.ts";
+import { sseSafeFetch } from "../../kit/transport/sse_fetch.ts";
 import type {
   BackendHealth,
   EntryPage,
