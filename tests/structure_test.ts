@@ -43,8 +43,9 @@ const POLICY = "tools/kit/policy/";
  * to the most specific key its path starts with; a server's folder to OWN.
  */
 const DEPS: Record<string, readonly string[]> = {
-  // The CLI builds everything and starts a face.
+  // Parses flags and hands over to a command in cli/.
   "main.ts": ["cli/", "tools/registry.ts", KIT, "platform/"],
+  // The commands build the servers, the agents and the routes, and start a face.
   "cli/": [
     "cli/",
     "routes/",
