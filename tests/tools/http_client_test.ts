@@ -1,5 +1,6 @@
-// The gateway's lean streamable HTTP client transport: its SSE parser on
-// every split of the bytes, and a real SDK server answering in SSE and JSON.
+// The kit's lean streamable HTTP client transport (the gateway's upstreams):
+// its SSE parser on every split of the bytes, and a real SDK server answering
+// in SSE and JSON.
 
 import assert from "node:assert/strict";
 import {
@@ -9,8 +10,8 @@ import {
   ListToolsRequestSchema,
   Server,
   WebStandardStreamableHTTPServerTransport,
-} from "../../../platform/mcp_sdk.ts";
-import { HttpClientTransport } from "../../../tools/kit/transport/http_client.ts";
+} from "../../platform/mcp_sdk.ts";
+import { HttpClientTransport } from "../../tools/kit/transport/http_client.ts";
 /** An SDK server with one tool that sends two progress notifications, on a free port. */
 function serve(json: boolean) {
   const seen: Headers[] = [];

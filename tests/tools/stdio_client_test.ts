@@ -1,13 +1,13 @@
-// The gateway's stdio upstream transport: line framing (split lines, CRLF,
-// several messages per chunk, characters split across chunks), the envelope
-// check, and a real child's lifecycle (environment, cwd, stderr lines, a
+// The kit's stdio client transport (the gateway's stdio upstreams): line
+// framing (split lines, CRLF, several messages per chunk, characters split
+// across chunks), the envelope check, and a real child's lifecycle (environment, cwd, stderr lines, a
 // killed child, close with SIGTERM for a child that ignores stdin's end).
 
 import assert from "node:assert/strict";
-import type { JSONRPCMessage } from "../../../platform/mcp_sdk.ts";
-import { readLines } from "../../../platform/line_frames.ts";
-import { StdioUpstreamTransport } from "../../../tools/kit/transport/stdio_client.ts";
-import { tempDir, waitFor } from "../../helpers.ts";
+import type { JSONRPCMessage } from "../../platform/mcp_sdk.ts";
+import { readLines } from "../../platform/line_frames.ts";
+import { StdioUpstreamTransport } from "../../tools/kit/transport/stdio_client.ts";
+import { tempDir, waitFor } from "../helpers.ts";
 
 function byteStream(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
   let next = 0;
