@@ -1,7 +1,8 @@
 // The kit's stdio client transport (the gateway's stdio upstreams): line
 // framing (split lines, CRLF, several messages per chunk, characters split
-// across chunks), the envelope check, and a real child's lifecycle (environment, cwd, stderr lines, a
-// killed child, close with SIGTERM for a child that ignores stdin's end).
+// across chunks), the envelope check, and a real child's lifecycle
+// (environment, cwd, stderr lines, a killed child, close with SIGTERM for a
+// child that ignores stdin's end).
 
 import assert from "node:assert/strict";
 import type { JSONRPCMessage } from "../../platform/mcp_sdk.ts";
