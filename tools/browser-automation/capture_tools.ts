@@ -13,7 +13,7 @@ import { screenshotTarget } from "./screenshot_paths.ts";
 const tool = toolDefiner<BrowserAutomation>();
 
 /** Width and height from a PNG's IHDR chunk. */
-export function pngSize(png: Uint8Array): { width: number; height: number } {
+function pngSize(png: Uint8Array): { width: number; height: number } {
   const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
   return { width: view.getUint32(16), height: view.getUint32(20) };
 }
@@ -102,5 +102,3 @@ export const screenshot = tool({
     );
   },
 });
-
-export const captureTools = [screenshot];

@@ -347,11 +347,3 @@ export const submitForm = tool({
     );
   },
 });
-
-export const interactionTools = [
-  clickElement,
-  typeText,
-  fillForm,
-  submitForm,
-  selectOption,
-];

@@ -16,7 +16,7 @@ const tool = toolDefiner<BrowserAutomation>();
 const PROTOCOLS = new Set(["http:", "https:", "about:", "data:"]);
 
 /** The URL to open, or a ToolError saying what would work. */
-export function parseTarget(raw: string): URL {
+function parseTarget(raw: string): URL {
   let url: URL;
   try {
     url = new URL(raw.trim());
@@ -156,5 +156,3 @@ export const scroll = tool({
     );
   },
 });
-
-export const navigationTools = [navigate, waitFor, scroll];

@@ -169,7 +169,7 @@ function hostOf(domain: string): string {
 }
 
 /** Cookies of the domain, of its subdomains, and of parent domains sent to it. */
-export function cookieMatches(cookieDomain: string, domain: string): boolean {
+function cookieMatches(cookieDomain: string, domain: string): boolean {
   const cookie = cookieDomain.toLowerCase().replace(/^\./, "");
   return cookie === domain || cookie.endsWith(`.${domain}`) ||
     (cookieDomain.startsWith(".") && domain.endsWith(`.${cookie}`));
@@ -233,5 +233,3 @@ export const getCookies = tool({
     );
   },
 });
-
-export const readingTools = [getText, getHtml, getLinks, getCookies];

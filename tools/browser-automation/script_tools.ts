@@ -233,5 +233,3 @@ export const executeJs = tool({
     );
   },
 });
-
-export const scriptTools = [executeJs];

@@ -43,5 +43,3 @@ export const setClipboard = tool({
     );
   },
 });
-
-export const clipboardTools = [getClipboard, setClipboard];

@@ -70,5 +70,3 @@ export const fileWrite = tool({
     };
   },
 });
-
-export const fileTools = [fileRead, fileWrite];

@@ -4,35 +4,9 @@
 import { z } from "zod";
 import { json, toolDefiner } from "../kit/mod.ts";
 import type { DesktopControl } from "./control.ts";
+import { splitKeys } from "./keys.ts";
 
 const tool = toolDefiner<DesktopControl>();
-
-const MODIFIERS = new Set([
-  "ctrl",
-  "control",
-  "shift",
-  "alt",
-  "option",
-  "altgr",
-  "super",
-  "win",
-  "windows",
-  "cmd",
-  "command",
-  "meta",
-]);
-
-/** `["ctrl+shift+T"]` or `["ctrl", "shift", "t"]` → key names; `+` alone is the plus key. */
-export function splitKeys(keys: readonly string[]): string[] {
-  const names = keys.flatMap((key) =>
-    key.length > 1 ? key.split(/\+(?=.)/).map((part) => part.trim()) : [key]
-  );
-  const chord = names.some((name) => MODIFIERS.has(name.toLowerCase()));
-  // In a chord, "T" means the T key: shift must be asked for by name.
-  return names.map((name) =>
-    chord && /^[A-Z]$/.test(name) ? name.toLowerCase() : name
-  );
-}
 
 export const keyboardType = tool({
   name: "keyboard_type",
@@ -97,5 +71,3 @@ export const keyboardShortcut = tool({
     });
   },
 });
-
-export const keyboardTools = [keyboardType, keyboardPress, keyboardShortcut];

@@ -136,5 +136,3 @@ export const mouseDrag = tool({
     );
   },
 });
-
-export const mouseTools = [mouseMove, mouseClick, mouseDrag];

@@ -4,12 +4,12 @@
 import { z } from "zod";
 import { imageBlock, toolDefiner } from "../kit/mod.ts";
 import type { DesktopControl } from "./control.ts";
-import type { Region } from "./desktop.ts";
+import type { Region } from "./backends/port.ts";
 import { downscale } from "./image.ts";
 
 const tool = toolDefiner<DesktopControl>();
 
-export const RegionInput = z.object({
+const RegionInput = z.object({
   x: z.number().finite().min(0).describe("Left edge, screen pixels"),
   y: z.number().finite().min(0).describe("Top edge, screen pixels"),
   width: z.number().finite().min(1).describe("Width, screen pixels"),
@@ -100,5 +100,3 @@ export const screenshot = tool({
     );
   },
 });
-
-export const screenTools = [screenshot];

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import type { DesktopControl } from "./control.ts";
-import type { WindowInfo } from "./desktop.ts";
+import type { WindowInfo } from "./backends/port.ts";
 
 const tool = toolDefiner<DesktopControl>();
 
@@ -43,7 +43,7 @@ export const getWindowList = tool({
 });
 
 /** The window a title names: the exact title, else the one title containing it (any case). */
-export function windowByTitle(
+function windowByTitle(
   windows: readonly WindowInfo[],
   title: string,
 ): WindowInfo {
@@ -110,5 +110,3 @@ export const focusWindow = tool({
     );
   },
 });
-
-export const windowTools = [getWindowList, focusWindow];

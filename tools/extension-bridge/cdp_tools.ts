@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { JsonValue } from "../../platform/store.ts";
 import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import type { ExtensionBridge } from "./bridge.ts";
+import { cdpAllowed } from "./config.ts";
 import {
   daemonReference,
   type TargetInfo,
@@ -12,12 +13,6 @@ import {
 } from "./own_origin.ts";
 
 const tool = toolDefiner<ExtensionBridge>();
-
-/** Whether `method` is listed itself or through its `Domain.*` entry. */
-export function cdpAllowed(method: string, allow: readonly string[]): boolean {
-  const domain = method.split(".")[0];
-  return allow.includes(method) || allow.includes(`${domain}.*`);
-}
 
 export const bridgeCdpCommand = tool({
   name: "bridge_cdp_command",

@@ -18,7 +18,7 @@ import { manifestAt, manifestPermissions, strings } from "./manifest.ts";
 const tool = toolDefiner<ExtensionBridge>();
 
 /** The catalog entry of one extension; a clear error naming the known ids when absent. */
-export async function findExtension(
+async function findExtension(
   bridge: ExtensionBridge,
   browser: Browser,
   id: string,
@@ -168,9 +168,3 @@ function toJsonObject(
   const out: { [key: string]: JsonValue } = JSON.parse(JSON.stringify(value));
   return out;
 }
-
-export const extensionTools = [
-  getExtensionState,
-  listExtensionsTool,
-  getExtensionPermissions,
-];

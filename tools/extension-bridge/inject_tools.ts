@@ -15,15 +15,15 @@ import { extensionId } from "./catalog.ts";
 const tool = toolDefiner<ExtensionBridge>();
 
 /** The files an extension ships to take scripts from the bridge (shipped in extension/). */
-export const RUNNER_FILE = "agentd_runner.js";
-export const MAIN_FILE = "agentd_main.js";
+const RUNNER_FILE = "agentd_runner.js";
+const MAIN_FILE = "agentd_main.js";
 
 /** Chrome's match-pattern grammar: `<all_urls>` or scheme://host/path. */
 const MATCH_PATTERN =
   /^(<all_urls>|(\*|https?|wss?|ftp|file):\/\/(\*|(\*\.)?[^/*:]+(:(\d+|\*))?)?\/.*)$/;
 
 /** The mark of a runner that checks the daemon's pages itself (extension/agentd_runner.js). */
-export const RUNNER_CHECK = "agentd-daemon-check/1";
+const RUNNER_CHECK = "agentd-daemon-check/1";
 
 /** Daemon matchers kept in the extension's storage (several daemons may use one browser). */
 const MAX_DAEMONS = 8;

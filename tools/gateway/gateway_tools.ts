@@ -1,35 +1,25 @@
 // The gateway's eight tools (svc-mcp-gateway), thin over Gateway.
 
 import { z } from "zod";
-import type { CallToolResult, Tool } from "../../platform/mcp_sdk.ts";
 import type { Caller } from "../../platform/identity.ts";
 import type { JsonValue } from "../../platform/store.ts";
-import { describeIssues } from "../../platform/validation.ts";
-import {
-  type CallContext,
-  errorResult,
-  json,
-  type ToolDef,
-  toolDefiner,
-  ToolError,
-} from "../kit/mod.ts";
-import { runDefined } from "../kit/tool_call.ts";
+import { json, type ToolDef, toolDefiner, ToolError } from "../kit/mod.ts";
 import { CredentialHeaders } from "./credentials.ts";
-import { type Gateway, GATEWAY_ID } from "./gateway.ts";
+import type { Gateway } from "./gateway.ts";
 import { byName, type Upstream } from "./upstream.ts";
 import { serverView } from "./views.ts";
 
-const defineTool = toolDefiner<Gateway>();
+const define = toolDefiner<Gateway>();
 
 /**
  * Every gateway tool reads or changes the upstreams: first catch up with
  * registrations other daemons on a shared store made or removed (one
  * version read when nothing changed), as tools/list and routed calls do.
  */
-function defineGatewayTool<I extends z.ZodObject>(
+function tool<I extends z.ZodObject>(
   def: ToolDef<Gateway, I>,
 ): ToolDef<Gateway, I> {
-  return defineTool({
+  return define({
     ...def,
     async handle(gateway, args, call) {
       await gateway.refresh();
@@ -56,7 +46,7 @@ function summary(gateway: Gateway, upstream: Upstream, viewer: Caller) {
   };
 }
 
-export const listServers = defineGatewayTool({
+export const listServers = tool({
   name: "list_servers",
   touches: [],
   title: "List servers",
@@ -73,7 +63,7 @@ export const listServers = defineGatewayTool({
   },
 });
 
-export const registerServer = defineGatewayTool({
+export const registerServer = tool({
   name: "register_server",
   touches: ["upstreams"],
   argKinds: { url: "url" },
@@ -112,7 +102,7 @@ export const registerServer = defineGatewayTool({
   },
 });
 
-export const unregisterServer = defineGatewayTool({
+export const unregisterServer = tool({
   name: "unregister_server",
   touches: ["upstreams"],
   title: "Unregister a server",
@@ -126,7 +116,7 @@ export const unregisterServer = defineGatewayTool({
   },
 });
 
-export const routeToolCall = defineGatewayTool({
+export const routeToolCall = tool({
   name: "route_tool_call",
   touches: [],
   title: "Call a tool on one server",
@@ -145,7 +135,7 @@ export const routeToolCall = defineGatewayTool({
   },
 });
 
-export const broadcastToolCall = defineGatewayTool({
+export const broadcastToolCall = tool({
   name: "broadcast_tool_call",
   touches: [],
   title: "Call a tool on every server",
@@ -159,7 +149,7 @@ export const broadcastToolCall = defineGatewayTool({
   },
 });
 
-export const getServerHealth = defineGatewayTool({
+export const getServerHealth = tool({
   name: "get_server_health",
   touches: [],
   title: "Health of one server",
@@ -174,7 +164,7 @@ export const getServerHealth = defineGatewayTool({
   },
 });
 
-export const getServerTools = defineGatewayTool({
+export const getServerTools = tool({
   name: "get_server_tools",
   touches: [],
   title: "Tools of one server",
@@ -204,7 +194,7 @@ export const getServerTools = defineGatewayTool({
   },
 });
 
-export const discoverServers = defineGatewayTool({
+export const discoverServers = tool({
   name: "discover_servers",
   touches: [],
   title: "Discover servers",
@@ -219,71 +209,3 @@ export const discoverServers = defineGatewayTool({
     return json(await gateway.discovered.discover(args.network));
   },
 });
-
-export const gatewayTools = [
-  listServers,
-  registerServer,
-  unregisterServer,
-  routeToolCall,
-  broadcastToolCall,
-  getServerHealth,
-  getServerTools,
-  discoverServers,
-];
-
-/** The gateway's own tools as tools/list shows them, for the on-demand catalog. */
-export function ownListings(): Tool[] {
-  return gatewayTools.map((def) => {
-    const schema = z.toJSONSchema(def.input.strict(), {
-      target: "draft-2020-12",
-      io: "input",
-    });
-    const listing: Tool = {
-      name: def.name,
-      description: def.description,
-      inputSchema: {
-        type: "object",
-        properties: z.record(z.string(), z.object({}).passthrough()).parse(
-          Reflect.get(schema, "properties") ?? {},
-        ),
-        required: z.array(z.string()).optional().parse(
-          Reflect.get(schema, "required"),
-        ),
-      },
-    };
-    if (def.title !== undefined) listing.title = def.title;
-    if (def.annotations !== undefined) listing.annotations = def.annotations;
-    return listing;
-  });
-}
-
-/** Calls one of the gateway's own tools by name (call_tool in on-demand mode); undefined when none has that name. */
-export function callOwn(
-  gateway: Gateway,
-  name: string,
-  args: Record<string, unknown>,
-  call: CallContext,
-): Promise<CallToolResult> | undefined {
-  const def: ToolDef<Gateway> | undefined = gatewayTools.find((tool) =>
-    tool.name === name
-  );
-  if (!def) return undefined;
-  const parsed = def.input.strict().safeParse(args);
-  if (!parsed.success) {
-    return Promise.resolve(
-      errorResult(
-        `Invalid arguments for ${name}: ${describeIssues(parsed.error)}`,
-      ),
-    );
-  }
-  // The kit's one way to run a defined tool: canonical arguments, its
-  // capabilities judged as gateway.<tool>, then the handler.
-  return runDefined(def, parsed.data, {
-    server: GATEWAY_ID,
-    context: () => gateway,
-    guard: gateway.guard,
-    call,
-    rawArgs: args,
-    connection: call.connection,
-  });
-}

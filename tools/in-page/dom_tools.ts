@@ -94,5 +94,3 @@ export const fillForm = tool({
     return ctx.act(call, "fill_form", "dom.fill", { selector, value, tab_id });
   },
 });
-
-export const domTools = [getDom, getTextContent, waitForElement, fillForm];

@@ -72,5 +72,3 @@ export const getAccessibilityTree = tool({
     });
   },
 });
-
-export const pageTools = [getPageState, executeJs, getAccessibilityTree];

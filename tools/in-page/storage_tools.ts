@@ -134,10 +134,3 @@ export const getSessionStorage = tool({
     });
   },
 });
-
-export const storageTools = [
-  getCookies,
-  setCookies,
-  getLocalStorage,
-  getSessionStorage,
-];

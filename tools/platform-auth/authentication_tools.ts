@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { json, toolDefiner } from "../kit/mod.ts";
 import { type PlatformAuthContext, statusView } from "./context.ts";
-import { PlatformName } from "./platforms.ts";
+import { PlatformName } from "./config.ts";
 
 const tool = toolDefiner<PlatformAuthContext>();
 
@@ -56,5 +56,3 @@ export const getAuthStatus = tool({
     return json(await statusView(ctx, await ctx.auth.require(platform)));
   },
 });
-
-export const authenticationTools = [authenticate, oauthCallback, getAuthStatus];

@@ -5,16 +5,12 @@ import { z } from "zod";
 import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { completeFromCatalogue } from "./catalogue.ts";
-import { type Grant, PlatformConfig } from "./config.ts";
+import { type Grant, PlatformConfig, PlatformName } from "./config.ts";
 import { type PlatformAuthContext, publicView, statusView } from "./context.ts";
 import { checkEndpoints, ENDPOINTS, resolveProvider } from "./provider.ts";
 import type { PlatformRecord } from "./vault.ts";
 
 const tool = toolDefiner<PlatformAuthContext>();
-
-export const PlatformName = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, {
-  message: "a platform name is 1-64 lowercase letters, digits, '.', '_' or '-'",
-}).describe("Platform name, e.g. github");
 
 export const listPlatforms = tool({
   name: "list_platforms",
@@ -231,5 +227,3 @@ export const removePlatform = tool({
     return json({ platform, removed: true });
   },
 });
-
-export const platformTools = [listPlatforms, addPlatform, removePlatform];

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import type { PlatformAuthContext } from "./context.ts";
-import { PlatformName } from "./platforms.ts";
+import { PlatformName } from "./config.ts";
 import { revokeTokens, validateToken } from "./validation.ts";
 import type { TokenSet } from "./vault.ts";
 
@@ -100,10 +100,3 @@ export const validateTokenTool = tool({
     return json(await validateToken(ctx.auth, record, token));
   },
 });
-
-export const tokenTools = [
-  getToken,
-  refreshToken,
-  revokeToken,
-  validateTokenTool,
-];

@@ -1,7 +1,7 @@
 // The clipboard through the OS's own commands: pbcopy/pbpaste on macOS,
 // PowerShell's Get-Clipboard/Set-Clipboard on Windows. Untested here.
 
-import type { Clipboard } from "./desktop.ts";
+import type { Clipboard } from "./port.ts";
 
 const TIMEOUT_MS = 10_000;
 

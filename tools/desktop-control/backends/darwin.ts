@@ -12,7 +12,7 @@ import {
   openApplicationServices,
   openCoreFoundation,
   openCoreGraphics,
-} from "../../ffi/darwin.ts";
+} from "../../../ffi/darwin.ts";
 import {
   type Desktop,
   DesktopUnavailable,
@@ -23,7 +23,7 @@ import {
   type Region,
   type TypeReport,
   type WindowInfo,
-} from "./desktop.ts";
+} from "./port.ts";
 
 /** ANSI-layout virtual key codes (Events.h) for named keys and shortcut letters. */
 const KEYCODES: Record<string, number> = {

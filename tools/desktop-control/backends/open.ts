@@ -3,10 +3,10 @@
 // Only this OS's backend (and its FFI bindings) is imported, and the X11 one
 // only when a display is named: idle memory on headless machines.
 
-import type { DesktopControlConfig } from "./config.ts";
-import { type Clipboard, type Desktop, displayNotSet } from "./desktop.ts";
+import type { DesktopControlConfig } from "../config.ts";
+import { type Clipboard, type Desktop, displayNotSet } from "./port.ts";
 import { CommandClipboard } from "./clipboard_command.ts";
-import { lazy } from "../../platform/lazy.ts";
+import { lazy } from "../../../platform/lazy.ts";
 
 export interface OpenedDesktop {
   desktop: Desktop;
@@ -20,8 +20,8 @@ export async function openDesktop(
   const os = Deno.build.os;
   // macOS and Windows backends are untested (no such machine in CI): AGENTS.md says so.
   if (os === "darwin") {
-    const { DarwinDesktop } = await lazy<typeof import("./desktop_darwin.ts")>(
-      "./desktop_darwin.ts",
+    const { DarwinDesktop } = await lazy<typeof import("./darwin.ts")>(
+      "./darwin.ts",
       import.meta.url,
     );
     return {
@@ -30,8 +30,8 @@ export async function openDesktop(
     };
   }
   if (os === "windows") {
-    const { Win32Desktop } = await lazy<typeof import("./desktop_win32.ts")>(
-      "./desktop_win32.ts",
+    const { Win32Desktop } = await lazy<typeof import("./win32.ts")>(
+      "./win32.ts",
       import.meta.url,
     );
     return {
@@ -42,12 +42,12 @@ export async function openDesktop(
   const name = config.display ?? env.DISPLAY;
   if (name === undefined || name === "") throw displayNotSet();
   const [{ X11Desktop }, { X11Clipboard }] = await Promise.all([
-    lazy<typeof import("./desktop_x11.ts")>(
-      "./desktop_x11.ts",
+    lazy<typeof import("./x11.ts")>(
+      "./x11.ts",
       import.meta.url,
     ),
-    lazy<typeof import("./clipboard_x11.ts")>(
-      "./clipboard_x11.ts",
+    lazy<typeof import("./x11_clipboard.ts")>(
+      "./x11_clipboard.ts",
       import.meta.url,
     ),
   ]);

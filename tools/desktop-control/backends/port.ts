@@ -1,8 +1,8 @@
 // The Desktop port: what the tools need from a desktop, whatever the OS.
-// One backend per OS (desktop_x11.ts, desktop_darwin.ts, desktop_win32.ts);
+// One backend per OS (x11.ts, darwin.ts, win32.ts beside this file);
 // all coordinates here are screen pixels, the tools translate image ones.
 
-import type { JsonValue } from "../../platform/store.ts";
+import type { JsonValue } from "../../../platform/store.ts";
 
 export type Point = {
   x: number;

@@ -11,7 +11,7 @@ import {
   openUser32,
   type User32Library,
   W,
-} from "../../ffi/win32.ts";
+} from "../../../ffi/win32.ts";
 import {
   type Desktop,
   DesktopUnavailable,
@@ -22,7 +22,7 @@ import {
   type Region,
   type TypeReport,
   type WindowInfo,
-} from "./desktop.ts";
+} from "./port.ts";
 
 const VK: Record<string, number> = {
   ctrl: 0x11,

@@ -10,8 +10,8 @@ import type {
   Region,
   TypeReport,
   WindowInfo,
-} from "./desktop.ts";
-import type { JsonValue } from "../../platform/store.ts";
+} from "./port.ts";
+import type { JsonValue } from "../../../platform/store.ts";
 import { XDisplay } from "./x11_display.ts";
 import { X11Capture } from "./x11_capture.ts";
 import { X11Keyboard } from "./x11_keyboard.ts";

@@ -6,8 +6,8 @@ import {
   XImageLayout,
   XRRMonitorInfoLayout,
   XShmSegmentInfoLayout,
-} from "../../ffi/x11.ts";
-import type { Frame, Monitor, Region } from "./desktop.ts";
+} from "../../../ffi/x11.ts";
+import type { Frame, Monitor, Region } from "./port.ts";
 import type { XDisplay } from "./x11_display.ts";
 
 interface ShmImage {

@@ -2,7 +2,7 @@
 // a selection means answering other clients' requests, so a child process
 // owns it (`xclip -quiet` / `xsel --nodetach`) until the next write or stop.
 
-import type { Clipboard } from "./desktop.ts";
+import type { Clipboard } from "./port.ts";
 
 const TIMEOUT_MS = 5000;
 

@@ -16,9 +16,9 @@ import {
   type XextLibrary,
   type XrandrLibrary,
   type XtstLibrary,
-} from "../../ffi/x11.ts";
-import { messageOf } from "../../platform/errors.ts";
-import { DesktopUnavailable, displayNotSet } from "./desktop.ts";
+} from "../../../ffi/x11.ts";
+import { messageOf } from "../../../platform/errors.ts";
+import { DesktopUnavailable, displayNotSet } from "./port.ts";
 
 interface XErrorRecord {
   code: number;

@@ -3,8 +3,8 @@
 // a spare keycode for as long as the server runs (xdotool's trick, without
 // its revert race), and every binding is undone at close.
 
-import { cString, X } from "../../ffi/x11.ts";
-import type { TypeReport } from "./desktop.ts";
+import { cString, X } from "../../../ffi/x11.ts";
+import type { TypeReport } from "./port.ts";
 import type { XDisplay } from "./x11_display.ts";
 
 const SHIFT_L = 0xffe1n;

@@ -6,8 +6,8 @@ import {
   X,
   XClientMessageLayout,
   XWindowAttributesLayout,
-} from "../../ffi/x11.ts";
-import type { WindowInfo } from "./desktop.ts";
+} from "../../../ffi/x11.ts";
+import type { WindowInfo } from "./port.ts";
 import type { XDisplay } from "./x11_display.ts";
 
 interface Attributes {
