@@ -16,7 +16,7 @@ import * as snapshot from "./snapshot_tools.ts";
 
 export { BrowserAutomationConfig };
 
-/** tools/list order: the seed's, then snapshot (an accessibility snapshot on a budget, with refs). */
+/** tools/list order (tests/tools/browser-automation/seed_test.ts pins it), snapshot last; name every tool here. */
 const ORDER = [
   "navigate",
   "screenshot",

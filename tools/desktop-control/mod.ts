@@ -17,7 +17,7 @@ import * as windows from "./window_tools.ts";
 
 export { DesktopControlConfig };
 
-/** tools/list order: the seed's. */
+/** tools/list order (tests/tools/desktop-control/seed_test.ts pins it); name every tool here. */
 const ORDER = [
   "screenshot",
   "mouse_move",

@@ -14,7 +14,7 @@ import * as inject from "./inject_tools.ts";
 
 export { ExtensionBridgeConfig };
 
-/** tools/list order: the seed's. */
+/** tools/list order (tests/tools/extension-bridge/seed_test.ts pins it); name every tool here. */
 const ORDER = [
   "get_extension_state",
   "list_extensions",

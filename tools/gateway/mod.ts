@@ -14,7 +14,7 @@ import * as gatewayTools from "./gateway_tools.ts";
 import { ownCatalog } from "./own_catalog.ts";
 import { forwardedSession } from "./upstream.ts";
 
-/** tools/list order: the seed's. */
+/** tools/list order (tests/tools/gateway/seed_test.ts pins it); name every tool here. */
 const ORDER = [
   "list_servers",
   "register_server",

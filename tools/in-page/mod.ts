@@ -13,7 +13,7 @@ import * as storage from "./storage_tools.ts";
 
 export { InPageConfig };
 
-/** tools/list order: the seed's. */
+/** tools/list order (tests/tools/in-page/seed_test.ts pins it); name every tool here. */
 const ORDER = [
   "get_dom",
   "execute_js",

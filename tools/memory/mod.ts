@@ -13,7 +13,7 @@ import * as entries from "./entry_tools.ts";
 import * as search from "./search_tools.ts";
 import { MemoryService, RESULT_PREFIX } from "./service.ts";
 
-/** tools/list order: the seed's. */
+/** tools/list order: entries, search, conversations; name every tool here. */
 const ORDER = [
   "store_memory",
   "retrieve_memory",

@@ -20,7 +20,7 @@ import { Vault } from "./vault.ts";
 
 export { PlatformAuthConfig };
 
-/** tools/list order: the seed's. */
+/** tools/list order (tests/tools/platform-auth/seed_test.ts pins it); name every tool here. */
 const ORDER = [
   "authenticate",
   "get_token",
