@@ -144,9 +144,9 @@ const SDK_STDIO_CLIENT =
 const LOCAL_ON_FIRST_USE = [
   "tools/platform-auth/oauth.ts",
   "platform/jwt.ts",
-  "tools/desktop-control/desktop_x11.ts",
-  "tools/desktop-control/desktop_darwin.ts",
-  "tools/desktop-control/desktop_win32.ts",
+  "tools/desktop-control/backends/x11.ts",
+  "tools/desktop-control/backends/darwin.ts",
+  "tools/desktop-control/backends/win32.ts",
   "ffi/x11.ts",
   "ffi/darwin.ts",
   "ffi/win32.ts",

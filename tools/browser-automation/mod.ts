@@ -5,22 +5,35 @@
 import { defineServer } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { BrowserAutomation } from "./automation.ts";
-import { screenshot } from "./capture.ts";
+import * as capture from "./capture_tools.ts";
 import { BrowserAutomationConfig } from "./config.ts";
-import {
-  clickElement,
-  fillForm,
-  selectOption,
-  submitForm,
-  typeText,
-} from "./interaction.ts";
-import { navigate, scroll, waitFor } from "./navigation.ts";
-import { getCookies, getHtml, getLinks, getText } from "./reading.ts";
-import { executeJs } from "./script.ts";
+import * as interaction from "./interaction_tools.ts";
+import * as navigation from "./navigation_tools.ts";
+import * as reading from "./reading_tools.ts";
+import * as script from "./script_tools.ts";
 import { RESULT_PREFIX } from "./results.ts";
-import { snapshot } from "./snapshot.ts";
+import * as snapshot from "./snapshot_tools.ts";
 
 export { BrowserAutomationConfig };
+
+/** tools/list order (tests/tools/browser-automation/seed_test.ts pins it), snapshot last; name every tool here. */
+const ORDER = [
+  "navigate",
+  "screenshot",
+  "click_element",
+  "type_text",
+  "get_text",
+  "get_html",
+  "get_links",
+  "fill_form",
+  "submit_form",
+  "wait_for",
+  "execute_js",
+  "get_cookies",
+  "scroll",
+  "select_option",
+  "snapshot",
+];
 
 export const browserAutomationServer = defineServer<BrowserAutomation>({
   id: "browser-automation",
@@ -34,26 +47,15 @@ export const browserAutomationServer = defineServer<BrowserAutomation>({
     "or xpath=//expr. A failed call returns the reason, the page URL and a screenshot. Long text is " +
     "paged with offset.",
   config: BrowserAutomationConfig,
-  // The seed's order.
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
   tools: [
-    navigate,
-    screenshot,
-    clickElement,
-    typeText,
-    getText,
-    getHtml,
-    getLinks,
-    fillForm,
-    submitForm,
-    waitFor,
-    executeJs,
-    getCookies,
-    scroll,
-    selectOption,
-    // Beyond the seed: an accessibility snapshot on a budget, with refs.
-    snapshot,
-  ],
+    ...Object.values(navigation),
+    ...Object.values(capture),
+    ...Object.values(interaction),
+    ...Object.values(reading),
+    ...Object.values(script),
+    ...Object.values(snapshot),
+  ].toSorted((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name)),
   resourceTemplates: [{
     uriTemplate: `${RESULT_PREFIX}{id}`,
     name: "result",

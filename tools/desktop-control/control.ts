@@ -9,8 +9,8 @@ import { messageOf } from "../../platform/errors.ts";
 import type { JsonValue } from "../../platform/store/mod.ts";
 import { type CallContext, ToolError } from "../kit/mod.ts";
 import type { DesktopControlConfig } from "./config.ts";
-import type { OpenedDesktop } from "./backend.ts";
-import type { Clipboard, Desktop, Point } from "./desktop.ts";
+import type { OpenedDesktop } from "./backends/open.ts";
+import type { Clipboard, Desktop, Point } from "./backends/port.ts";
 import { ImageEncoder } from "./image.ts";
 import { FileSandbox } from "./sandbox.ts";
 import {

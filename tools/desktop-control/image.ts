@@ -8,7 +8,7 @@ import {
   type TurboJpegLibrary,
 } from "../../ffi/turbojpeg.ts";
 import { lazy } from "../../platform/lazy.ts";
-import type { Frame } from "./desktop.ts";
+import type { Frame } from "./backends/port.ts";
 
 /** Packed BGRX pixels, 4 bytes each, rows without padding. */
 export interface Pixels {

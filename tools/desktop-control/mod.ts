@@ -4,18 +4,35 @@
 
 import { defineServer } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
-import { localDisplayMissing, openDesktop } from "./backend.ts";
-import { clipboardTools } from "./clipboard.ts";
+import { localDisplayMissing, openDesktop } from "./backends/open.ts";
+import * as clipboard from "./clipboard_tools.ts";
 import { DesktopControlConfig } from "./config.ts";
 import { DesktopControl } from "./control.ts";
 import { DisplayWatch } from "./display_watch.ts";
-import { fileRead, fileWrite } from "./files.ts";
-import { keyboardPress, keyboardShortcut, keyboardType } from "./keyboard.ts";
-import { mouseClick, mouseDrag, mouseMove } from "./mouse.ts";
-import { screenshot } from "./screen.ts";
-import { focusWindow, getWindowList } from "./windows.ts";
+import * as files from "./file_tools.ts";
+import * as keyboard from "./keyboard_tools.ts";
+import * as mouse from "./mouse_tools.ts";
+import * as screen from "./screen_tools.ts";
+import * as windows from "./window_tools.ts";
 
 export { DesktopControlConfig };
+
+/** tools/list order (tests/tools/desktop-control/seed_test.ts pins it); name every tool here. */
+const ORDER = [
+  "screenshot",
+  "mouse_move",
+  "mouse_click",
+  "mouse_drag",
+  "keyboard_type",
+  "keyboard_press",
+  "keyboard_shortcut",
+  "get_window_list",
+  "focus_window",
+  "get_clipboard",
+  "set_clipboard",
+  "file_read",
+  "file_write",
+];
 
 export const desktopControlServer = defineServer<DesktopControl>({
   id: "desktop-control",
@@ -29,22 +46,15 @@ export const desktopControlServer = defineServer<DesktopControl>({
     "window that receives keys; get_clipboard/set_clipboard; file_read/file_write only inside the " +
     "configured allowed roots.",
   config: DesktopControlConfig,
-  // The seed's order.
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
   tools: [
-    screenshot,
-    mouseMove,
-    mouseClick,
-    mouseDrag,
-    keyboardType,
-    keyboardPress,
-    keyboardShortcut,
-    getWindowList,
-    focusWindow,
-    ...clipboardTools,
-    fileRead,
-    fileWrite,
-  ],
+    ...Object.values(screen),
+    ...Object.values(mouse),
+    ...Object.values(keyboard),
+    ...Object.values(windows),
+    ...Object.values(clipboard),
+    ...Object.values(files),
+  ].toSorted((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name)),
   async start(deps) {
     const config = DesktopControlConfig.parse(deps.config);
     // Throws DesktopUnavailable (no display, refused, missing library): the server stays in error.

@@ -2,7 +2,7 @@
 // the image an agent looked at: HiDPI or downscaled, the click lands on the
 // screen pixel under that image pixel.
 
-import type { Point, Region } from "./desktop.ts";
+import type { Point, Region } from "./backends/port.ts";
 
 export interface Shot {
   id: string;

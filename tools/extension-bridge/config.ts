@@ -38,3 +38,9 @@ export const ExtensionBridgeConfig = z.object({
     ),
 });
 export type ExtensionBridgeConfig = z.output<typeof ExtensionBridgeConfig>;
+
+/** Whether `method` is listed itself or through its `Domain.*` entry. */
+export function cdpAllowed(method: string, allow: readonly string[]): boolean {
+  const domain = method.split(".")[0];
+  return allow.includes(method) || allow.includes(`${domain}.*`);
+}

@@ -5,18 +5,24 @@
 
 import { defineServer } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
-import { executeExtensionAction } from "./actions.ts";
+import * as actions from "./action_tools.ts";
 import { ExtensionBridge } from "./bridge.ts";
-import { bridgeCdpCommand } from "./cdp.ts";
+import * as cdp from "./cdp_tools.ts";
 import { ExtensionBridgeConfig } from "./config.ts";
-import {
-  getExtensionPermissions,
-  getExtensionState,
-  listExtensionsTool,
-} from "./extensions.ts";
-import { injectContentScript } from "./inject.ts";
+import * as extensions from "./extension_tools.ts";
+import * as inject from "./inject_tools.ts";
 
 export { ExtensionBridgeConfig };
+
+/** tools/list order (tests/tools/extension-bridge/seed_test.ts pins it); name every tool here. */
+const ORDER = [
+  "get_extension_state",
+  "list_extensions",
+  "execute_extension_action",
+  "inject_content_script",
+  "get_extension_permissions",
+  "bridge_cdp_command",
+];
 
 export const extensionBridgeServer = defineServer<ExtensionBridge>({
   id: "extension-bridge",
@@ -30,16 +36,13 @@ export const extensionBridgeServer = defineServer<ExtensionBridge>({
     "script for match patterns through the owning extension; bridge_cdp_command sends an allowed CDP " +
     "command. Extension ids are 32 letters a-p.",
   config: ExtensionBridgeConfig,
-  // The seed's order.
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
   tools: [
-    getExtensionState,
-    listExtensionsTool,
-    executeExtensionAction,
-    injectContentScript,
-    getExtensionPermissions,
-    bridgeCdpCommand,
-  ],
+    ...Object.values(extensions),
+    ...Object.values(actions),
+    ...Object.values(inject),
+    ...Object.values(cdp),
+  ].toSorted((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name)),
   async start(deps) {
     const config = ExtensionBridgeConfig.parse(deps.config);
     const bridge = new ExtensionBridge(config, {

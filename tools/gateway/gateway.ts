@@ -1,6 +1,6 @@
 // The gateway: upstreams by name, the aggregate tool catalog, routing with
 // replica groups, health checks with alerts, and registrations kept in the
-// store. The MCP tools in tools.ts are thin over this class, which
+// store. The MCP tools in gateway_tools.ts are thin over this class, which
 // coordinates routing.ts, catalog.ts, registered_upstreams.ts,
 // discovered_upstreams.ts, alerts.ts, views.ts.
 
@@ -61,7 +61,7 @@ export interface GatewayOptions {
   secretKey(): Promise<CryptoKey>;
   /**
    * The gateway's own eight tools, listed and called beside the aggregate in
-   * on-demand mode (handed in by mod.ts: tools.ts defines them on this class).
+   * on-demand mode (handed in by mod.ts: gateway_tools.ts defines them on this class).
    */
   ownTools: {
     list(): Tool[];
@@ -329,7 +329,7 @@ export class Gateway implements DynamicTools {
 
   /**
    * Runs a meta-tool under the policy as `gateway.<tool>`; what `call_tool`
-   * reaches is judged where it runs (tools.ts callOwn, Upstream.call).
+   * reaches is judged where it runs (own_catalog.ts callOwn, Upstream.call).
    */
   runOwn(
     tool: string,

@@ -10,8 +10,24 @@ import { GatewayConfig } from "./config.ts";
 import { Announcer, openCoordinationStore } from "./announcements.ts";
 import { Gateway, GATEWAY_ID } from "./gateway.ts";
 import { storeWithDeadline } from "./deadlines.ts";
-import { callOwn, gatewayTools, ownListings } from "./tools.ts";
+import * as gatewayTools from "./gateway_tools.ts";
+import { ownCatalog } from "./own_catalog.ts";
 import { forwardedSession } from "./upstream.ts";
+
+/** tools/list order (tests/tools/gateway/seed_test.ts pins it); name every tool here. */
+const ORDER = [
+  "list_servers",
+  "register_server",
+  "unregister_server",
+  "route_tool_call",
+  "broadcast_tool_call",
+  "get_server_health",
+  "get_server_tools",
+  "discover_servers",
+];
+
+const tools = Object.values(gatewayTools)
+  .toSorted((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name));
 
 export const gatewayServer = defineServer<Gateway>({
   id: GATEWAY_ID,
@@ -25,7 +41,7 @@ export const gatewayServer = defineServer<Gateway>({
     "register_server/unregister_server change it; discover_servers finds servers to register.",
   config: GatewayConfig,
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
-  tools: gatewayTools,
+  tools,
   aggregates: true,
   // Big results upstreams keep as resources (agentd://<server>/results/<id>), read through /mcp.
   resourceTemplates: [{
@@ -64,7 +80,7 @@ export const gatewayServer = defineServer<Gateway>({
         secretKey ??= openSecrets({ env: deps.env, dataDir: deps.dataDir })
           .then((secrets) => secrets.dataKey),
       toolsChanged: deps.toolsChanged,
-      ownTools: { list: ownListings, call: callOwn },
+      ownTools: ownCatalog(tools),
       guard: deps.guard,
       discovery: {
         store: announced,

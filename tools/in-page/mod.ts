@@ -5,18 +5,29 @@
 import { defineServer } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { InPageConfig } from "./config.ts";
-import { fillForm, getDom, getTextContent, waitForElement } from "./dom.ts";
+import * as dom from "./dom_tools.ts";
 import { InPage } from "./in_page.ts";
-import { interceptNetwork } from "./network.ts";
-import { executeJs, getAccessibilityTree, getPageState } from "./page.ts";
-import {
-  getCookies,
-  getLocalStorage,
-  getSessionStorage,
-  setCookies,
-} from "./storage.ts";
+import * as network from "./network_tools.ts";
+import * as page from "./page_tools.ts";
+import * as storage from "./storage_tools.ts";
 
 export { InPageConfig };
+
+/** tools/list order (tests/tools/in-page/seed_test.ts pins it); name every tool here. */
+const ORDER = [
+  "get_dom",
+  "execute_js",
+  "get_page_state",
+  "get_cookies",
+  "set_cookies",
+  "get_local_storage",
+  "get_session_storage",
+  "wait_for_element",
+  "get_accessibility_tree",
+  "intercept_network",
+  "fill_form",
+  "get_text_content",
+];
 
 export const inPageServer = defineServer<InPage>({
   id: "in-page",
@@ -30,22 +41,13 @@ export const inPageServer = defineServer<InPage>({
     "without one it acts on the active tab. When the extension is not connected, calls wait briefly, " +
     "then fail saying how to connect it.",
   config: InPageConfig,
-  // The seed's order.
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
   tools: [
-    getDom,
-    executeJs,
-    getPageState,
-    getCookies,
-    setCookies,
-    getLocalStorage,
-    getSessionStorage,
-    waitForElement,
-    getAccessibilityTree,
-    interceptNetwork,
-    fillForm,
-    getTextContent,
-  ],
+    ...Object.values(dom),
+    ...Object.values(page),
+    ...Object.values(storage),
+    ...Object.values(network),
+  ].toSorted((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name)),
   async start(deps) {
     const config = InPageConfig.parse(deps.config);
     const inPage = new InPage(config, {

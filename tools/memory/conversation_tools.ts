@@ -109,9 +109,3 @@ export const getAgentContext = tool({
     });
   },
 });
-
-export const conversationTools = [
-  storeConversation,
-  getConversationHistory,
-  getAgentContext,
-];

@@ -153,11 +153,3 @@ function resultSession(call: CallContext): string {
   if (call.sessionId) return `session:${call.sessionId}`;
   return call.caller.agent ? `agent:${call.caller.agent}` : "default";
 }
-
-export const entryTools = [
-  storeMemory,
-  retrieveMemory,
-  updateMemory,
-  deleteMemory,
-  listMemories,
-];

@@ -6,12 +6,26 @@ import { openSecrets } from "../../platform/secrets.ts";
 import { defineServer } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { openBackend } from "./backends/open.ts";
-import { conversationTools } from "./conversation_tools.ts";
+import * as conversations from "./conversation_tools.ts";
 import { MemoryConfig } from "./config.ts";
 import { createEmbedder } from "./embedder.ts";
-import { entryTools } from "./entry_tools.ts";
-import { searchTools } from "./search_tools.ts";
+import * as entries from "./entry_tools.ts";
+import * as search from "./search_tools.ts";
 import { MemoryService, RESULT_PREFIX } from "./service.ts";
+
+/** tools/list order: entries, search, conversations; name every tool here. */
+const ORDER = [
+  "store_memory",
+  "retrieve_memory",
+  "update_memory",
+  "delete_memory",
+  "list_memories",
+  "search_memory",
+  "cross_reference",
+  "store_conversation",
+  "get_conversation_history",
+  "get_agent_context",
+];
 
 export const memoryServer = defineServer<MemoryService>({
   id: "memory",
@@ -25,7 +39,11 @@ export const memoryServer = defineServer<MemoryService>({
     "conversations; get_agent_context returns everything stored for an agent. An agent's namespace is its name.",
   config: MemoryConfig,
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
-  tools: [...entryTools, ...searchTools, ...conversationTools],
+  tools: [
+    ...Object.values(entries),
+    ...Object.values(search),
+    ...Object.values(conversations),
+  ].toSorted((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name)),
   resourceTemplates: [{
     uriTemplate: `${RESULT_PREFIX}{id}`,
     name: "result",

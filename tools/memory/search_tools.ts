@@ -85,5 +85,3 @@ export const crossReference = tool({
     });
   },
 });
-
-export const searchTools = [searchMemory, crossReference];

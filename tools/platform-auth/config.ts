@@ -44,6 +44,11 @@ export const ApiKeyProbe = z.object({
     .describe('Text before the key in the header ("" for a bare key)'),
 }).strict();
 
+/** A platform's name as tools take it. */
+export const PlatformName = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, {
+  message: "a platform name is 1-64 lowercase letters, digits, '.', '_' or '-'",
+}).describe("Platform name, e.g. github");
+
 export const PlatformConfig = z.object({
   preset: z.string().min(1).optional()
     .describe(

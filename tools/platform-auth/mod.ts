@@ -8,26 +8,31 @@ import type { Metric } from "../../platform/metrics.ts";
 import { openSecrets } from "../../platform/secrets.ts";
 import type { JsonValue } from "../../platform/store/mod.ts";
 import { createAlerts } from "./alerts.ts";
-import {
-  authenticate,
-  getAuthStatus,
-  oauthCallback,
-} from "./authentication.ts";
+import * as authentication from "./authentication_tools.ts";
 import { Authorizations } from "./authorization.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { PlatformAuthConfig } from "./config.ts";
 import { type PlatformAuthContext, statusView } from "./context.ts";
-import { addPlatform, listPlatforms, removePlatform } from "./platforms.ts";
+import * as platforms from "./platform_tools.ts";
 import { PlatformAuth } from "./service.ts";
-import {
-  getToken,
-  refreshToken,
-  revokeToken,
-  validateTokenTool,
-} from "./tokens.ts";
+import * as tokens from "./token_tools.ts";
 import { Vault } from "./vault.ts";
 
 export { PlatformAuthConfig };
+
+/** tools/list order (tests/tools/platform-auth/seed_test.ts pins it); name every tool here. */
+const ORDER = [
+  "authenticate",
+  "get_token",
+  "refresh_token",
+  "revoke_token",
+  "list_platforms",
+  "add_platform",
+  "remove_platform",
+  "get_auth_status",
+  "oauth_callback",
+  "validate_token",
+];
 
 /** The spec; tests give their own clock to move time. */
 export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
@@ -43,20 +48,12 @@ export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
       "a URL to open, a device code, or a token at once), then get_token whenever a token is needed: it is " +
       "refreshed before expiry. get_auth_status says auth_required when the platform must be authenticated again.",
     config: PlatformAuthConfig,
-    // The seed's order.
     listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
     tools: [
-      authenticate,
-      getToken,
-      refreshToken,
-      revokeToken,
-      listPlatforms,
-      addPlatform,
-      removePlatform,
-      getAuthStatus,
-      oauthCallback,
-      validateTokenTool,
-    ],
+      ...Object.values(authentication),
+      ...Object.values(tokens),
+      ...Object.values(platforms),
+    ].toSorted((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name)),
     async start(deps) {
       const config = PlatformAuthConfig.parse(deps.config);
       const secrets = await openSecrets({

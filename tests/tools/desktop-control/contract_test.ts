@@ -3,7 +3,7 @@
 // meet the same cases on those systems (no such machine in CI yet).
 
 import assert from "node:assert/strict";
-import { openDesktop } from "../../../tools/desktop-control/backend.ts";
+import { openDesktop } from "../../../tools/desktop-control/backends/open.ts";
 import { DesktopControlConfig } from "../../../tools/desktop-control/config.ts";
 import { startXvfb, xTestIgnore } from "./xvfb.ts";
 

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { desktopControlServer } from "../../../tools/desktop-control/mod.ts";
-import { splitKeys } from "../../../tools/desktop-control/keyboard.ts";
+import { splitKeys } from "../../../tools/desktop-control/keys.ts";
 import { imageToScreen } from "../../../tools/desktop-control/shots.ts";
 import { downscale, scaledSize } from "../../../tools/desktop-control/image.ts";
 

@@ -21,12 +21,12 @@ import { startXvfb, xTestIgnore } from "./xvfb.ts";
 
 const X11_MODULES = [
   "ffi/x11.ts",
-  "tools/desktop-control/desktop_x11.ts",
-  "tools/desktop-control/clipboard_x11.ts",
-  "tools/desktop-control/x11_display.ts",
-  "tools/desktop-control/x11_capture.ts",
-  "tools/desktop-control/x11_keyboard.ts",
-  "tools/desktop-control/x11_windows.ts",
+  "tools/desktop-control/backends/x11.ts",
+  "tools/desktop-control/backends/x11_clipboard.ts",
+  "tools/desktop-control/backends/x11_display.ts",
+  "tools/desktop-control/backends/x11_capture.ts",
+  "tools/desktop-control/backends/x11_keyboard.ts",
+  "tools/desktop-control/backends/x11_windows.ts",
 ];
 
 const root = new URL(`file://${ROOT.endsWith("/") ? ROOT : `${ROOT}/`}`).href;
@@ -67,7 +67,7 @@ Deno.test("desktop: without a display the daemon says so in /health and to clien
   }
   const loaded = loadedModules(daemon.stray);
   assert.ok(
-    loaded.has("tools/desktop-control/backend.ts"),
+    loaded.has("tools/desktop-control/backends/open.ts"),
     "the debug log names the modules loaded",
   );
   assert.deepEqual(X11_MODULES.filter((path) => loaded.has(path)), []);

@@ -4,8 +4,8 @@
 
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { cdpAllowed } from "../../../tools/extension-bridge/cdp.ts";
 import {
+  cdpAllowed,
   DEFAULT_CDP_ALLOW,
   ExtensionBridgeConfig,
 } from "../../../tools/extension-bridge/config.ts";

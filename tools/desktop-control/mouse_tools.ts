@@ -1,0 +1,138 @@
+// Mouse tools: move, click, drag. Coordinates are pixels of the caller's
+// latest screenshot unless `coordinates: "screen"` says screen pixels.
+
+import { z } from "zod";
+import { json, toolDefiner } from "../kit/mod.ts";
+import type { DesktopControl } from "./control.ts";
+
+const tool = toolDefiner<DesktopControl>();
+
+const coordinates = z.enum(["image", "screen"]).optional().describe(
+  'What x/y mean: "image" (default) pixels of the screenshot, "screen" pixels of the screen',
+);
+const screenshotId = z.string().min(1).max(64).optional().describe(
+  "The screenshot whose pixels x/y are (default: your latest)",
+);
+const PointInput = z.object({
+  x: z.number().finite().describe("Horizontal position"),
+  y: z.number().finite().describe("Vertical position"),
+}).strict();
+
+function rounded(point: { x: number; y: number }) {
+  return { x: Math.round(point.x), y: Math.round(point.y) };
+}
+
+export const mouseMove = tool({
+  name: "mouse_move",
+  touches: [],
+  description:
+    "Move the pointer to x, y (pixels of your latest screenshot by default).",
+  input: z.object({
+    x: z.number().finite().describe("Horizontal position"),
+    y: z.number().finite().describe("Vertical position"),
+    coordinates,
+    screenshot_id: screenshotId,
+  }),
+  annotations: { destructiveHint: false },
+  handle(ctx, { x, y, coordinates, screenshot_id }, call) {
+    return ctx.act(call, "mouse_move", {
+      x,
+      y,
+      coordinates: coordinates ?? "image",
+    }, () => {
+      const { screen, shot } = ctx.toScreen(
+        call,
+        rounded({ x, y }),
+        coordinates ?? "image",
+        screenshot_id,
+        "x, y",
+      );
+      ctx.desktop.moveMouse(screen);
+      return json({
+        screen,
+        pointer: ctx.desktop.pointer(),
+        screenshot_id: shot?.id ?? null,
+      });
+    });
+  },
+});
+
+export const mouseClick = tool({
+  name: "mouse_click",
+  touches: ["desktop-input"],
+  description:
+    "Click at x, y (pixels of your latest screenshot by default) with the left (default) or right button.",
+  input: z.object({
+    x: z.number().finite().describe("Horizontal position"),
+    y: z.number().finite().describe("Vertical position"),
+    button: z.enum(["left", "right"]).optional().describe(
+      "Mouse button (default left)",
+    ),
+    coordinates,
+    screenshot_id: screenshotId,
+  }),
+  annotations: { destructiveHint: true },
+  handle(ctx, { x, y, button, coordinates, screenshot_id }, call) {
+    const which = button ?? "left";
+    return ctx.act(
+      call,
+      "mouse_click",
+      { x, y, button: which, coordinates: coordinates ?? "image" },
+      () => {
+        const { screen, shot } = ctx.toScreen(
+          call,
+          rounded({ x, y }),
+          coordinates ?? "image",
+          screenshot_id,
+          "x, y",
+        );
+        ctx.desktop.click(screen, which);
+        return json({
+          screen,
+          button: which,
+          pointer: ctx.desktop.pointer(),
+          screenshot_id: shot?.id ?? null,
+        });
+      },
+    );
+  },
+});
+
+export const mouseDrag = tool({
+  name: "mouse_drag",
+  touches: ["desktop-input"],
+  description:
+    "Press the left button at `from`, move to `to` in steps, release: selects text, moves windows and items.",
+  input: z.object({
+    from: PointInput.describe("Start point"),
+    to: PointInput.describe("End point"),
+    coordinates,
+    screenshot_id: screenshotId,
+  }),
+  annotations: { destructiveHint: true },
+  handle(ctx, { from, to, coordinates, screenshot_id }, call) {
+    return ctx.act(
+      call,
+      "mouse_drag",
+      { from, to, coordinates: coordinates ?? "image" },
+      async () => {
+        const space = coordinates ?? "image";
+        const start = ctx.toScreen(
+          call,
+          rounded(from),
+          space,
+          screenshot_id,
+          "from",
+        );
+        const end = ctx.toScreen(call, rounded(to), space, screenshot_id, "to");
+        await ctx.desktop.drag(start.screen, end.screen, "left");
+        return json({
+          from: start.screen,
+          to: end.screen,
+          pointer: ctx.desktop.pointer(),
+          screenshot_id: start.shot?.id ?? null,
+        });
+      },
+    );
+  },
+});

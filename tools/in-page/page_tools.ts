@@ -1,0 +1,74 @@
+// Page-level tools: state (with the tab list), scripts in the page's own
+// world, and the accessibility tree.
+
+import { z } from "zod";
+import { toolDefiner } from "../kit/mod.ts";
+import { type InPage, jsonResult } from "./in_page.ts";
+import { tabParam } from "./params.ts";
+
+const tool = toolDefiner<InPage>();
+
+export const getPageState = tool({
+  name: "get_page_state",
+  touches: [],
+  description:
+    "The tab's URL, title and load state (tab status and document.readyState), scroll and viewport, the page's recent console output, a summary of DOM mutations since it loaded, and the list of open tabs (their tab_id values name a tab for every other tool).",
+  input: z.object({ tab_id: tabParam }),
+  annotations: { readOnlyHint: true },
+  async handle(ctx, { tab_id }, call) {
+    const state = await ctx.act(call, "get_page_state", "page.state", {
+      tab_id,
+    });
+    const tabs = await ctx.act(call, "get_page_state", "tabs.list", {});
+    const structured = {
+      ...state.structuredContent,
+      ...tabs.structuredContent,
+    };
+    return {
+      content: [{ type: "text", text: JSON.stringify(structured, null, 2) }],
+      structuredContent: structured,
+    };
+  },
+});
+
+export const executeJs = tool({
+  name: "execute_js",
+  touches: ["page-script"],
+  description:
+    "Runs JavaScript in the page's own context (its globals, as in the DevTools console) and returns the value as JSON (awaited when a promise; a top-level return makes the script a function body; DOM nodes come back as their HTML). Pages whose Content-Security-Policy forbids eval refuse it.",
+  input: z.object({
+    script: z.string().min(1).max(100_000).describe("JavaScript source"),
+    tab_id: tabParam,
+  }),
+  annotations: { destructiveHint: true, openWorldHint: true },
+  async handle(ctx, { script, tab_id }, call) {
+    const result = await ctx.act(call, "execute_js", "script.run", {
+      script,
+      tab_id,
+    });
+    const found = result.structuredContent ?? {};
+    const text = JSON.stringify(found.value ?? null);
+    if (text.length <= ctx.config.text_budget) return result;
+    return jsonResult({
+      ...found,
+      value: text.slice(0, ctx.config.text_budget),
+      truncated:
+        `the value's JSON has ${text.length} characters; the first ${ctx.config.text_budget} are given as text`,
+    });
+  },
+});
+
+export const getAccessibilityTree = tool({
+  name: "get_accessibility_tree",
+  touches: [],
+  description:
+    "The tab's accessibility tree as the browser computes it (roles, accessible names, values, states), without ignored and unnamed generic nodes. Read through the extension's debugger permission: Chrome shows a 'started debugging this browser' bar while it runs.",
+  input: z.object({ tab_id: tabParam }),
+  annotations: { readOnlyHint: true },
+  handle(ctx, { tab_id }, call) {
+    return ctx.act(call, "get_accessibility_tree", "a11y.tree", {
+      tab_id,
+      max_nodes: Math.floor(ctx.config.text_budget / 40),
+    });
+  },
+});
