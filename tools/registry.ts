@@ -5,7 +5,7 @@
 // config section (config.ts) loads apart, so `serve` validates every section
 // and loads only the servers it runs.
 
-import { lazy } from "../platform/lazy.ts";
+import { type LazyModule, lazyModule } from "../platform/lazy.ts";
 import type { z } from "zod";
 import type { AnyServerSpec } from "./kit/mod.ts";
 
@@ -41,100 +41,138 @@ export interface ServerCatalog {
 }
 
 interface BuiltinServer {
+  /** Its mod.ts and config.ts, which lazy_modules.ts passes to deno compile. */
+  modules: readonly LazyModule<unknown>[];
   spec(): Promise<AnyServerSpec>;
   config(): Promise<z.ZodObject>;
 }
 
+function builtin<S, C>(
+  server: LazyModule<S>,
+  spec: (module: S) => AnyServerSpec,
+  section: LazyModule<C>,
+  config: (module: C) => z.ZodObject,
+): BuiltinServer {
+  return {
+    modules: [server, section],
+    spec: async () => spec(await server.load()),
+    config: async () => config(await section.load()),
+  };
+}
+
 // The gateway first (it aggregates the others), then SERVER_IDS order.
-const builtins: ReadonlyMap<string, BuiltinServer> = new Map<
-  string,
-  BuiltinServer
->([
-  ["gateway", {
-    spec: async () =>
-      (await lazy<typeof import("./gateway/mod.ts")>(
+const builtins: ReadonlyMap<string, BuiltinServer> = new Map([
+  [
+    "gateway",
+    builtin(
+      lazyModule<typeof import("./gateway/mod.ts")>(
         "./gateway/mod.ts",
         import.meta.url,
-      )).gatewayServer,
-    config: async () =>
-      (await lazy<typeof import("./gateway/config.ts")>(
+      ),
+      (module) => module.gatewayServer,
+      lazyModule<typeof import("./gateway/config.ts")>(
         "./gateway/config.ts",
         import.meta.url,
-      )).GatewayConfig,
-  }],
-  ["browser-automation", {
-    spec: async () =>
-      (await lazy<typeof import("./browser-automation/mod.ts")>(
+      ),
+      (module) => module.GatewayConfig,
+    ),
+  ],
+  [
+    "browser-automation",
+    builtin(
+      lazyModule<typeof import("./browser-automation/mod.ts")>(
         "./browser-automation/mod.ts",
         import.meta.url,
-      )).browserAutomationServer,
-    config: async () =>
-      (await lazy<typeof import("./browser-automation/config.ts")>(
+      ),
+      (module) => module.browserAutomationServer,
+      lazyModule<typeof import("./browser-automation/config.ts")>(
         "./browser-automation/config.ts",
         import.meta.url,
-      )).BrowserAutomationConfig,
-  }],
-  ["extension-bridge", {
-    spec: async () =>
-      (await lazy<typeof import("./extension-bridge/mod.ts")>(
+      ),
+      (module) => module.BrowserAutomationConfig,
+    ),
+  ],
+  [
+    "extension-bridge",
+    builtin(
+      lazyModule<typeof import("./extension-bridge/mod.ts")>(
         "./extension-bridge/mod.ts",
         import.meta.url,
-      )).extensionBridgeServer,
-    config: async () =>
-      (await lazy<typeof import("./extension-bridge/config.ts")>(
+      ),
+      (module) => module.extensionBridgeServer,
+      lazyModule<typeof import("./extension-bridge/config.ts")>(
         "./extension-bridge/config.ts",
         import.meta.url,
-      )).ExtensionBridgeConfig,
-  }],
-  ["in-page", {
-    spec: async () =>
-      (await lazy<typeof import("./in-page/mod.ts")>(
+      ),
+      (module) => module.ExtensionBridgeConfig,
+    ),
+  ],
+  [
+    "in-page",
+    builtin(
+      lazyModule<typeof import("./in-page/mod.ts")>(
         "./in-page/mod.ts",
         import.meta.url,
-      )).inPageServer,
-    config: async () =>
-      (await lazy<typeof import("./in-page/config.ts")>(
+      ),
+      (module) => module.inPageServer,
+      lazyModule<typeof import("./in-page/config.ts")>(
         "./in-page/config.ts",
         import.meta.url,
-      )).InPageConfig,
-  }],
-  ["desktop-control", {
-    spec: async () =>
-      (await lazy<typeof import("./desktop-control/mod.ts")>(
+      ),
+      (module) => module.InPageConfig,
+    ),
+  ],
+  [
+    "desktop-control",
+    builtin(
+      lazyModule<typeof import("./desktop-control/mod.ts")>(
         "./desktop-control/mod.ts",
         import.meta.url,
-      )).desktopControlServer,
-    config: async () =>
-      (await lazy<typeof import("./desktop-control/config.ts")>(
+      ),
+      (module) => module.desktopControlServer,
+      lazyModule<typeof import("./desktop-control/config.ts")>(
         "./desktop-control/config.ts",
         import.meta.url,
-      )).DesktopControlConfig,
-  }],
-  ["memory", {
-    spec: async () =>
-      (await lazy<typeof import("./memory/mod.ts")>(
+      ),
+      (module) => module.DesktopControlConfig,
+    ),
+  ],
+  [
+    "memory",
+    builtin(
+      lazyModule<typeof import("./memory/mod.ts")>(
         "./memory/mod.ts",
         import.meta.url,
-      )).memoryServer,
-    config: async () =>
-      (await lazy<typeof import("./memory/config.ts")>(
+      ),
+      (module) => module.memoryServer,
+      lazyModule<typeof import("./memory/config.ts")>(
         "./memory/config.ts",
         import.meta.url,
-      )).MemoryConfig,
-  }],
-  ["platform-auth", {
-    spec: async () =>
-      (await lazy<typeof import("./platform-auth/mod.ts")>(
+      ),
+      (module) => module.MemoryConfig,
+    ),
+  ],
+  [
+    "platform-auth",
+    builtin(
+      lazyModule<typeof import("./platform-auth/mod.ts")>(
         "./platform-auth/mod.ts",
         import.meta.url,
-      )).platformAuthServer,
-    config: async () =>
-      (await lazy<typeof import("./platform-auth/config.ts")>(
+      ),
+      (module) => module.platformAuthServer,
+      lazyModule<typeof import("./platform-auth/config.ts")>(
         "./platform-auth/config.ts",
         import.meta.url,
-      )).PlatformAuthConfig,
-  }],
+      ),
+      (module) => module.PlatformAuthConfig,
+    ),
+  ],
 ]);
+
+/** Every built-in server's modules (lazy_modules.ts lists them for deno compile). */
+export const BUILTIN_SERVER_MODULES: readonly LazyModule<unknown>[] = [
+  ...builtins.values(),
+].flatMap((server) => server.modules);
 
 export const builtinCatalog: ServerCatalog = {
   ids: [...builtins.keys()],
