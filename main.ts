@@ -1,8 +1,9 @@
 // agentd: the CLI. Parses the command line, then starts a face
 // (serve, mcp <server>, doctor). Exit codes: 0 ok, 1 failed, 2 usage error.
 
-// Each command's module is imported when that command runs, so `agentd mcp
-// memory` never reads the daemon's routes, the agent runtime or other servers.
+// Each command's module is imported when that command runs (lazy_modules.ts),
+// so `agentd mcp memory` never reads the daemon's routes, the agent runtime or
+// other servers.
 
 // Deferred: loaded (compiled from the V8 code cache) but not run until a
 // command imports them. Deno 2.9.6 never finds in that cache an npm module

@@ -19,11 +19,11 @@ export interface LazyModule<M> {
 
 const ROOT = new URL("../", import.meta.url).href;
 
-/** `path` (relative to `base`, as in `import`) as a module loaded on first use. */
-export function lazyModule<M>(path: string, base: string): LazyModule<M> {
-  const url = new URL(path, base).href;
+/** `specifier` (relative to `base`, as in `import`) as a module loaded on first use. */
+export function lazyModule<M>(specifier: string, base: string): LazyModule<M> {
+  const url = new URL(specifier, base).href;
   if (!url.startsWith(ROOT)) {
     throw new Error(`${url} is outside the repository (${ROOT})`);
   }
-  return { path: url.slice(ROOT.length), load: () => lazy<M>(url, url) };
+  return { path: url.slice(ROOT.length), load: () => lazy<M>(specifier, base) };
 }

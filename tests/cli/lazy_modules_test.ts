@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { dirname, join, relative } from "node:path";
 import { LAZY_MODULE_PATHS } from "../../lazy_modules.ts";
 import { compileArgs } from "../../compile.ts";
+import { lazyModule } from "../../platform/lazy.ts";
 import { ROOT } from "../helpers.ts";
 
 // Not product code, or not loaded by agentd's own module graph.
@@ -180,4 +181,16 @@ Deno.test("compile: the task and the release workflow build through compile.ts",
     /deno task compile --target \$\{\{ matrix\.target \}\}/,
   );
   assert.doesNotMatch(workflow, /deno compile /);
+});
+
+Deno.test("lazyModule(): its path is from the repository root, and it refuses one outside", () => {
+  const module = lazyModule<typeof import("../helpers.ts")>(
+    "../helpers.ts",
+    import.meta.url,
+  );
+  assert.equal(module.path, "tests/helpers.ts");
+  assert.throws(
+    () => lazyModule("../../../elsewhere.ts", import.meta.url),
+    /outside the repository/,
+  );
 });
