@@ -1,8 +1,9 @@
 // agentd: the CLI. Parses the command line, then starts a face
 // (serve, mcp <server>, doctor). Exit codes: 0 ok, 1 failed, 2 usage error.
 
-// Each command's module is imported when that command runs, so `agentd mcp
-// memory` never reads the daemon's routes, the agent runtime or other servers.
+// Each command's module is imported when that command runs (lazy_modules.ts),
+// so `agentd mcp memory` never reads the daemon's routes, the agent runtime or
+// other servers.
 
 // Deferred: loaded (compiled from the V8 code cache) but not run until a
 // command imports them. Deno 2.9.6 never finds in that cache an npm module
@@ -21,7 +22,7 @@ import {
 } from "./tools/registry.ts";
 import type { AnyServerSpec } from "./tools/kit/mod.ts";
 import { FIRST_STEPS, UsageError } from "./cli/args.ts";
-import { lazy } from "./platform/lazy.ts";
+import { commands } from "./lazy_modules.ts";
 import { messageOf } from "./platform/errors.ts";
 import type { CliContext } from "./cli/context.ts";
 
@@ -91,46 +92,29 @@ export async function main(
         print(`agentd ${VERSION}`);
         return 0;
       case "serve":
-        return await (await lazy<typeof import("./cli/serve.ts")>(
-          "./cli/serve.ts",
-          import.meta.url,
-        )).runServe(rest, ctx);
+        return await (await commands.serve.load()).runServe(rest, ctx);
       case "mcp":
-        return await (await lazy<typeof import("./cli/mcp.ts")>(
-          "./cli/mcp.ts",
-          import.meta.url,
-        )).runMcp(rest, ctx);
+        return await (await commands.mcp.load()).runMcp(rest, ctx);
       case "doctor":
-        return await (await lazy<typeof import("./cli/doctor.ts")>(
-          "./cli/doctor.ts",
-          import.meta.url,
-        )).runDoctor(rest, ctx);
+        return await (await commands.doctor.load()).runDoctor(rest, ctx);
       case "native-host":
-        return await (await lazy<typeof import("./cli/native_host.ts")>(
-          "./cli/native_host.ts",
-          import.meta.url,
-        )).runNativeHost(
+        return await (await commands.nativeHost.load()).runNativeHost(
           rest,
           ctx,
         );
       case "service":
-        return await (await lazy<typeof import("./cli/service.ts")>(
-          "./cli/service.ts",
-          import.meta.url,
-        )).runService(rest, ctx);
+        return await (await commands.service.load()).runService(rest, ctx);
       case "ui":
-        return await (await lazy<typeof import("./cli/ui.ts")>(
-          "./cli/ui.ts",
-          import.meta.url,
-        )).runUi(rest, ctx);
+        return await (await commands.ui.load()).runUi(rest, ctx);
       case "approve":
       case "deny":
       case "approvals":
       case "audit":
-        return await (await lazy<typeof import("./cli/policy.ts")>(
-          "./cli/policy.ts",
-          import.meta.url,
-        )).runPolicyCommand(command, rest, ctx);
+        return await (await commands.policy.load()).runPolicyCommand(
+          command,
+          rest,
+          ctx,
+        );
       default:
         throw new UsageError(
           command.startsWith("-")
@@ -166,14 +150,8 @@ export async function main(
 
 // Already loaded by the command that threw; importing here costs nothing more.
 async function isStartFailure(error: unknown): Promise<boolean> {
-  const { StartupError } = await lazy<typeof import("./cli/boot.ts")>(
-    "./cli/boot.ts",
-    import.meta.url,
-  );
-  const { ServiceError } = await lazy<typeof import("./cli/service.ts")>(
-    "./cli/service.ts",
-    import.meta.url,
-  );
+  const { StartupError } = await commands.boot.load();
+  const { ServiceError } = await commands.service.load();
   return error instanceof StartupError || error instanceof ServiceError;
 }
 

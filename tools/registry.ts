@@ -3,9 +3,10 @@
 // dependencies: puppeteer, FFI, OAuth) is imported only when a command needs
 // that server, so `agentd mcp memory` loads the memory server alone; its
 // config section (config.ts) loads apart, so `serve` validates every section
-// and loads only the servers it runs.
+// and loads only the servers it runs. lazy_modules.ts gathers these modules
+// with the rest loaded on first use, for deno compile.
 
-import { lazy } from "../platform/lazy.ts";
+import { type LazyModule, lazyModule } from "../platform/lazy.ts";
 import type { z } from "zod";
 import type { AnyServerSpec } from "./kit/mod.ts";
 
@@ -41,113 +42,139 @@ export interface ServerCatalog {
 }
 
 interface BuiltinServer {
+  id: string;
+  /** Its mod.ts and config.ts, which lazy_modules.ts passes to deno compile. */
+  modules: readonly LazyModule<unknown>[];
   spec(): Promise<AnyServerSpec>;
   config(): Promise<z.ZodObject>;
 }
 
+function builtin<S, C>(
+  id: string,
+  server: LazyModule<S>,
+  spec: (module: S) => AnyServerSpec,
+  section: LazyModule<C>,
+  config: (module: C) => z.ZodObject,
+): BuiltinServer {
+  return {
+    id,
+    modules: [server, section],
+    spec: async () => spec(await server.load()),
+    config: async () => config(await section.load()),
+  };
+}
+
 // The gateway first (it aggregates the others), then SERVER_IDS order.
-const builtins: ReadonlyMap<string, BuiltinServer> = new Map<
-  string,
-  BuiltinServer
->([
-  ["gateway", {
-    spec: async () =>
-      (await lazy<typeof import("./gateway/mod.ts")>(
-        "./gateway/mod.ts",
-        import.meta.url,
-      )).gatewayServer,
-    config: async () =>
-      (await lazy<typeof import("./gateway/config.ts")>(
-        "./gateway/config.ts",
-        import.meta.url,
-      )).GatewayConfig,
-  }],
-  ["browser-automation", {
-    spec: async () =>
-      (await lazy<typeof import("./browser-automation/mod.ts")>(
-        "./browser-automation/mod.ts",
-        import.meta.url,
-      )).browserAutomationServer,
-    config: async () =>
-      (await lazy<typeof import("./browser-automation/config.ts")>(
-        "./browser-automation/config.ts",
-        import.meta.url,
-      )).BrowserAutomationConfig,
-  }],
-  ["extension-bridge", {
-    spec: async () =>
-      (await lazy<typeof import("./extension-bridge/mod.ts")>(
-        "./extension-bridge/mod.ts",
-        import.meta.url,
-      )).extensionBridgeServer,
-    config: async () =>
-      (await lazy<typeof import("./extension-bridge/config.ts")>(
-        "./extension-bridge/config.ts",
-        import.meta.url,
-      )).ExtensionBridgeConfig,
-  }],
-  ["in-page", {
-    spec: async () =>
-      (await lazy<typeof import("./in-page/mod.ts")>(
-        "./in-page/mod.ts",
-        import.meta.url,
-      )).inPageServer,
-    config: async () =>
-      (await lazy<typeof import("./in-page/config.ts")>(
-        "./in-page/config.ts",
-        import.meta.url,
-      )).InPageConfig,
-  }],
-  ["desktop-control", {
-    spec: async () =>
-      (await lazy<typeof import("./desktop-control/mod.ts")>(
-        "./desktop-control/mod.ts",
-        import.meta.url,
-      )).desktopControlServer,
-    config: async () =>
-      (await lazy<typeof import("./desktop-control/config.ts")>(
-        "./desktop-control/config.ts",
-        import.meta.url,
-      )).DesktopControlConfig,
-  }],
-  ["memory", {
-    spec: async () =>
-      (await lazy<typeof import("./memory/mod.ts")>(
-        "./memory/mod.ts",
-        import.meta.url,
-      )).memoryServer,
-    config: async () =>
-      (await lazy<typeof import("./memory/config.ts")>(
-        "./memory/config.ts",
-        import.meta.url,
-      )).MemoryConfig,
-  }],
-  ["platform-auth", {
-    spec: async () =>
-      (await lazy<typeof import("./platform-auth/mod.ts")>(
-        "./platform-auth/mod.ts",
-        import.meta.url,
-      )).platformAuthServer,
-    config: async () =>
-      (await lazy<typeof import("./platform-auth/config.ts")>(
-        "./platform-auth/config.ts",
-        import.meta.url,
-      )).PlatformAuthConfig,
-  }],
-]);
+const builtins: readonly BuiltinServer[] = [
+  builtin(
+    "gateway",
+    lazyModule<typeof import("./gateway/mod.ts")>(
+      "./gateway/mod.ts",
+      import.meta.url,
+    ),
+    (module) => module.gatewayServer,
+    lazyModule<typeof import("./gateway/config.ts")>(
+      "./gateway/config.ts",
+      import.meta.url,
+    ),
+    (module) => module.GatewayConfig,
+  ),
+  builtin(
+    "browser-automation",
+    lazyModule<typeof import("./browser-automation/mod.ts")>(
+      "./browser-automation/mod.ts",
+      import.meta.url,
+    ),
+    (module) => module.browserAutomationServer,
+    lazyModule<typeof import("./browser-automation/config.ts")>(
+      "./browser-automation/config.ts",
+      import.meta.url,
+    ),
+    (module) => module.BrowserAutomationConfig,
+  ),
+  builtin(
+    "extension-bridge",
+    lazyModule<typeof import("./extension-bridge/mod.ts")>(
+      "./extension-bridge/mod.ts",
+      import.meta.url,
+    ),
+    (module) => module.extensionBridgeServer,
+    lazyModule<typeof import("./extension-bridge/config.ts")>(
+      "./extension-bridge/config.ts",
+      import.meta.url,
+    ),
+    (module) => module.ExtensionBridgeConfig,
+  ),
+  builtin(
+    "in-page",
+    lazyModule<typeof import("./in-page/mod.ts")>(
+      "./in-page/mod.ts",
+      import.meta.url,
+    ),
+    (module) => module.inPageServer,
+    lazyModule<typeof import("./in-page/config.ts")>(
+      "./in-page/config.ts",
+      import.meta.url,
+    ),
+    (module) => module.InPageConfig,
+  ),
+  builtin(
+    "desktop-control",
+    lazyModule<typeof import("./desktop-control/mod.ts")>(
+      "./desktop-control/mod.ts",
+      import.meta.url,
+    ),
+    (module) => module.desktopControlServer,
+    lazyModule<typeof import("./desktop-control/config.ts")>(
+      "./desktop-control/config.ts",
+      import.meta.url,
+    ),
+    (module) => module.DesktopControlConfig,
+  ),
+  builtin(
+    "memory",
+    lazyModule<typeof import("./memory/mod.ts")>(
+      "./memory/mod.ts",
+      import.meta.url,
+    ),
+    (module) => module.memoryServer,
+    lazyModule<typeof import("./memory/config.ts")>(
+      "./memory/config.ts",
+      import.meta.url,
+    ),
+    (module) => module.MemoryConfig,
+  ),
+  builtin(
+    "platform-auth",
+    lazyModule<typeof import("./platform-auth/mod.ts")>(
+      "./platform-auth/mod.ts",
+      import.meta.url,
+    ),
+    (module) => module.platformAuthServer,
+    lazyModule<typeof import("./platform-auth/config.ts")>(
+      "./platform-auth/config.ts",
+      import.meta.url,
+    ),
+    (module) => module.PlatformAuthConfig,
+  ),
+];
+
+/** Every built-in server's modules (lazy_modules.ts lists them for deno compile). */
+export const BUILTIN_SERVER_MODULES: readonly LazyModule<unknown>[] = builtins
+  .flatMap((server) => server.modules);
 
 export const builtinCatalog: ServerCatalog = {
-  ids: [...builtins.keys()],
+  ids: builtins.map((server) => server.id),
   load(ids) {
-    const wanted = [...builtins].filter(([id]) =>
-      ids === undefined || ids.includes(id)
+    const wanted = builtins.filter((server) =>
+      ids === undefined || ids.includes(server.id)
     );
-    return Promise.all(wanted.map(([, server]) => server.spec()));
+    return Promise.all(wanted.map((server) => server.spec()));
   },
   sections() {
     return Promise.all(
-      [...builtins].map(async ([id, server]) => ({
-        id,
+      builtins.map(async (server) => ({
+        id: server.id,
         config: await server.config(),
       })),
     );

@@ -1,0 +1,88 @@
+// Every module agentd imports on first use instead of at start
+// (platform/lazy.ts), each named once: the commands main.ts runs, the
+// built-in servers (tools/registry.ts keeps their loaders), and the modules
+// their own importer loads when a path is first taken. `deno task compile`
+// passes every path here to --include (compile.ts): `deno compile` embeds
+// only what it sees from main.ts, so a module missing here is missing from
+// the binary. tests/cli/lazy_modules_test.ts fails when a lazy() call names a
+// module that is not here, or this names one nobody loads.
+
+import { lazyModule } from "./platform/lazy.ts";
+import { BUILTIN_SERVER_MODULES } from "./tools/registry.ts";
+
+/** main.ts's commands, and cli/boot.ts whose startup errors it tells apart. */
+export const commands = {
+  serve: lazyModule<typeof import("./cli/serve.ts")>(
+    "./cli/serve.ts",
+    import.meta.url,
+  ),
+  mcp: lazyModule<typeof import("./cli/mcp.ts")>(
+    "./cli/mcp.ts",
+    import.meta.url,
+  ),
+  doctor: lazyModule<typeof import("./cli/doctor.ts")>(
+    "./cli/doctor.ts",
+    import.meta.url,
+  ),
+  nativeHost: lazyModule<typeof import("./cli/native_host.ts")>(
+    "./cli/native_host.ts",
+    import.meta.url,
+  ),
+  service: lazyModule<typeof import("./cli/service.ts")>(
+    "./cli/service.ts",
+    import.meta.url,
+  ),
+  ui: lazyModule<typeof import("./cli/ui.ts")>(
+    "./cli/ui.ts",
+    import.meta.url,
+  ),
+  policy: lazyModule<typeof import("./cli/policy.ts")>(
+    "./cli/policy.ts",
+    import.meta.url,
+  ),
+  boot: lazyModule<typeof import("./cli/boot.ts")>(
+    "./cli/boot.ts",
+    import.meta.url,
+  ),
+};
+
+/**
+ * Loaded by the module that needs them, with `lazy<typeof import(...)>`
+ * there; by who and why. Paths from the repository root.
+ */
+const ON_FIRST_USE = [
+  // cli/mcp.ts: Hono and the routes, for `mcp <server> --port` only.
+  "cli/http_face.ts",
+  // cli/http_face.ts and platform-auth's validation: jose, when JWTs are
+  // configured or a token is validated.
+  "platform/jwt.ts",
+  // platform-auth's provider: oauth4webapi, on the first grant or discovery.
+  "tools/platform-auth/oauth.ts",
+  // platform/store/open.ts: the PostgreSQL driver, for a postgres:// store.
+  "platform/store/pg.ts",
+  // platform/browser.ts: puppeteer-core, on the first launch or attach.
+  "platform/puppeteer.ts",
+  // platform/keychain.ts: DPAPI bindings, on Windows only.
+  "ffi/win32_crypt.ts",
+  // agents/a2a/client.ts: @a2a-js/sdk, on the first message to a remote agent.
+  "agents/a2a/sdk_client.ts",
+  // desktop-control's image.ts: the npm image codecs, on the first screenshot
+  // that needs them.
+  "tools/desktop-control/image_codec.ts",
+  // desktop-control's backend.ts: this OS's adapter and its FFI bindings.
+  "tools/desktop-control/backends/x11.ts",
+  "tools/desktop-control/backends/x11_clipboard.ts",
+  "tools/desktop-control/backends/darwin.ts",
+  "tools/desktop-control/backends/win32.ts",
+  // memory's backends/open.ts: hosted mode (MCP client, KV Connect, queue).
+  "tools/memory/backends/open_hosted.ts",
+  // memory's backends/open_hosted.ts: the PostgreSQL driver.
+  "tools/memory/backends/pg.ts",
+];
+
+/** Every module above, from the repository root: deno compile's --include list. */
+export const LAZY_MODULE_PATHS: readonly string[] = [
+  ...Object.values(commands).map((module) => module.path),
+  ...BUILTIN_SERVER_MODULES.map((module) => module.path),
+  ...ON_FIRST_USE,
+];
