@@ -20,6 +20,8 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** Product code: what ships in the binary or the extension. */
 const PRODUCT = [
   "main.ts",
+  "lazy_modules.ts",
+  "compile.ts",
   "cli",
   "routes",
   "agents",
@@ -44,7 +46,11 @@ const POLICY = "tools/kit/policy/";
  */
 const DEPS: Record<string, readonly string[]> = {
   // Parses flags and hands over to a command in cli/.
-  "main.ts": ["cli/", "tools/registry.ts", KIT, "platform/"],
+  "main.ts": ["lazy_modules.ts", "cli/", "tools/registry.ts", KIT, "platform/"],
+  // Every lazily loaded module, named once (main.ts and compile.ts read it).
+  "lazy_modules.ts": ["cli/", "tools/registry.ts", "platform/"],
+  // The compile task: deno compile with the table's modules included.
+  "compile.ts": ["lazy_modules.ts", "platform/"],
   // The commands build the servers, the agents and the routes, and start a face.
   "cli/": [
     "cli/",
