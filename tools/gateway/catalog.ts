@@ -3,7 +3,7 @@
 
 import type { Tool } from "../../platform/mcp_sdk.ts";
 import type { ToolOverride } from "./config.ts";
-import { gatewayName } from "./naming.ts";
+import { gatewayName } from "../kit/tool_names.ts";
 import { byName, type Upstream } from "./upstream.ts";
 
 export interface CatalogEntry {

@@ -3,7 +3,7 @@
 // nested at most once. Apart from upstream.ts, which owns the connection.
 
 import type { Client, Tool } from "../../platform/mcp_sdk.ts";
-import { SEPARATOR } from "./naming.ts";
+import { SEPARATOR } from "../kit/tool_names.ts";
 import type { UpstreamTarget } from "./transports.ts";
 import { withDeadline } from "./deadlines.ts";
 

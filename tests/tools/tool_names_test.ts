@@ -1,7 +1,7 @@
 // Gateway tool names: prefix, 64-character limit, deterministic shortening.
 
 import assert from "node:assert/strict";
-import { gatewayName, MAX_TOOL_NAME } from "../../../tools/gateway/naming.ts";
+import { gatewayName, MAX_TOOL_NAME } from "../../tools/kit/tool_names.ts";
 
 Deno.test("gateway names: <group>__<tool>, untouched up to 64 characters", () => {
   assert.deepEqual(gatewayName("memory", "store_memory"), {
