@@ -10,7 +10,7 @@ import { GatewayConfig } from "./config.ts";
 import { Announcer, openCoordinationStore } from "./announcements.ts";
 import { Gateway, GATEWAY_ID } from "./gateway.ts";
 import { storeWithDeadline } from "./deadlines.ts";
-import { callOwn, gatewayTools, ownListings } from "./tools.ts";
+import { gatewayTools } from "./tools.ts";
 import { forwardedSession } from "./upstream.ts";
 
 export const gatewayServer = defineServer<Gateway>({
@@ -64,7 +64,7 @@ export const gatewayServer = defineServer<Gateway>({
         secretKey ??= openSecrets({ env: deps.env, dataDir: deps.dataDir })
           .then((secrets) => secrets.dataKey),
       toolsChanged: deps.toolsChanged,
-      ownTools: { list: ownListings, call: callOwn },
+      own: deps.own,
       guard: deps.guard,
       discovery: {
         store: announced,

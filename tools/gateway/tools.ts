@@ -1,21 +1,11 @@
 // The gateway's eight tools (svc-mcp-gateway), thin over Gateway.
 
 import { z } from "zod";
-import type { CallToolResult, Tool } from "../../platform/mcp_sdk.ts";
 import type { Caller } from "../../platform/identity.ts";
 import type { JsonValue } from "../../platform/store.ts";
-import { describeIssues } from "../../platform/validation.ts";
-import {
-  type CallContext,
-  errorResult,
-  json,
-  type ToolDef,
-  toolDefiner,
-  ToolError,
-} from "../kit/mod.ts";
-import { runDefined } from "../kit/tool_call.ts";
+import { json, type ToolDef, toolDefiner, ToolError } from "../kit/mod.ts";
 import { CredentialHeaders } from "./credentials.ts";
-import { type Gateway, GATEWAY_ID } from "./gateway.ts";
+import type { Gateway } from "./gateway.ts";
 import { byName, type Upstream } from "./upstream.ts";
 import { serverView } from "./views.ts";
 
@@ -230,60 +220,3 @@ export const gatewayTools = [
   getServerTools,
   discoverServers,
 ];
-
-/** The gateway's own tools as tools/list shows them, for the on-demand catalog. */
-export function ownListings(): Tool[] {
-  return gatewayTools.map((def) => {
-    const schema = z.toJSONSchema(def.input.strict(), {
-      target: "draft-2020-12",
-      io: "input",
-    });
-    const listing: Tool = {
-      name: def.name,
-      description: def.description,
-      inputSchema: {
-        type: "object",
-        properties: z.record(z.string(), z.object({}).passthrough()).parse(
-          Reflect.get(schema, "properties") ?? {},
-        ),
-        required: z.array(z.string()).optional().parse(
-          Reflect.get(schema, "required"),
-        ),
-      },
-    };
-    if (def.title !== undefined) listing.title = def.title;
-    if (def.annotations !== undefined) listing.annotations = def.annotations;
-    return listing;
-  });
-}
-
-/** Calls one of the gateway's own tools by name (call_tool in on-demand mode); undefined when none has that name. */
-export function callOwn(
-  gateway: Gateway,
-  name: string,
-  args: Record<string, unknown>,
-  call: CallContext,
-): Promise<CallToolResult> | undefined {
-  const def: ToolDef<Gateway> | undefined = gatewayTools.find((tool) =>
-    tool.name === name
-  );
-  if (!def) return undefined;
-  const parsed = def.input.strict().safeParse(args);
-  if (!parsed.success) {
-    return Promise.resolve(
-      errorResult(
-        `Invalid arguments for ${name}: ${describeIssues(parsed.error)}`,
-      ),
-    );
-  }
-  // The kit's one way to run a defined tool: canonical arguments, its
-  // capabilities judged as gateway.<tool>, then the handler.
-  return runDefined(def, parsed.data, {
-    server: GATEWAY_ID,
-    context: () => gateway,
-    guard: gateway.guard,
-    call,
-    rawArgs: args,
-    connection: call.connection,
-  });
-}
