@@ -66,8 +66,9 @@ export interface GatewayOptions {
   fetchFn?: typeof fetch;
   /**
    * The process's policy guard: judges calls of external upstreams
-   * (Upstream.call) and the gateway's own tools reached through `call_tool`,
-   * so that every way in meets the same rules.
+   * (Upstream.call) and the meta-tools (the kit judges the gateway's own
+   * tools, also when `call_tool` reaches them), so that every way in meets
+   * the same rules.
    */
   guard?: CallJudge;
 }
@@ -316,11 +317,6 @@ export class Gateway implements DynamicTools {
       { ...entry.defaults, ...args },
       call,
     );
-  }
-
-  /** The process's policy guard, when one runs (see GatewayOptions.guard). */
-  get guard(): CallJudge | undefined {
-    return this.#options.guard;
   }
 
   // ------------------------------------------------------------ routing
