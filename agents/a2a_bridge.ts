@@ -11,17 +11,18 @@ export function a2aHostOf(service: AgentService, store: Store): A2AHost {
   return {
     async findAgent(ref) {
       const agent = await service.repository.findAgent(ref);
-      return agent && a2aAgentOf(agent);
+      return agent && a2aAgentOf(agent, await serversOf([agent]));
     },
     async listAgents() {
-      const all: A2AAgent[] = [];
+      const agents: Agent[] = [];
       let cursor: string | undefined;
       do {
         const page = await service.listAgents({ limit: 100, cursor });
-        all.push(...page.data.map(a2aAgentOf));
+        agents.push(...page.data);
         cursor = page.next_cursor ?? undefined;
       } while (cursor !== undefined);
-      return all;
+      const servers = await serversOf(agents);
+      return agents.map((agent) => a2aAgentOf(agent, servers));
     },
     async runTurn(agent, input, options) {
       const reply = await service.send(agent.id, {
@@ -40,15 +41,34 @@ export function a2aHostOf(service: AgentService, store: Store): A2AHost {
     },
     store,
   };
+
+  /** Each tool's server, from the listings' origins; asked only when an agent has tools. */
+  async function serversOf(
+    agents: readonly Agent[],
+  ): Promise<ReadonlyMap<string, string>> {
+    if (agents.every((agent) => agent.resolved_tools.length === 0)) {
+      return new Map();
+    }
+    return await service.toolServers();
+  }
 }
 
-function a2aAgentOf(agent: Agent): A2AAgent {
+function a2aAgentOf(
+  agent: Agent,
+  servers: ReadonlyMap<string, string>,
+): A2AAgent {
+  const toolServers: Record<string, string> = {};
+  for (const tool of agent.resolved_tools) {
+    const server = servers.get(tool);
+    if (server !== undefined) toolServers[tool] = server;
+  }
   return {
     id: agent.id,
     name: agent.name,
     description: agent.description,
     model: agent.model,
     tools: agent.resolved_tools,
+    toolServers,
     created_at: agent.created_at,
   };
 }

@@ -6,6 +6,7 @@
 import { messageOf } from "../platform/errors.ts";
 import type { Tool } from "../platform/mcp_sdk.ts";
 import type { DirectLink, LinkedCallOptions, Peer } from "../tools/kit/mod.ts";
+import { originOf } from "../tools/kit/tool_names.ts";
 import type { ModelTool } from "./model.ts";
 
 export interface ToolOutcome {
@@ -128,6 +129,7 @@ function modelToolOf(tool: Tool): ModelTool {
       name: tool.name,
       description: tool.description ?? tool.title ?? tool.name,
       parameters: { ...tool.inputSchema },
+      origin: originOf(tool),
     };
     modelTools.set(tool, model);
   }

@@ -10,6 +10,12 @@ export interface ModelTool {
   description: string;
   /** JSON Schema of the arguments (an object schema). */
   parameters: Record<string, unknown>;
+  /**
+   * Which server and which of its tools this is, as the gateway's listing
+   * says in `_meta` (a name may be shortened and cannot be split): what an
+   * agent's `tools` entries resolve against. Never sent to a provider.
+   */
+  origin?: { server: string; tool: string };
 }
 
 export interface ToolCall {

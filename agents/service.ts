@@ -36,7 +36,11 @@ import type {
   TeamExecute,
 } from "./schemas.ts";
 import { executeTeam } from "./teams.ts";
-import { resolveToolEntries } from "./tool_resolution.ts";
+import {
+  availableOf,
+  type AvailableTool,
+  resolveToolEntries,
+} from "./tool_resolution.ts";
 import { runTurn, type TurnEvent, type TurnResult } from "./turn.ts";
 import { Work } from "./work.ts";
 
@@ -466,14 +470,33 @@ export class AgentService {
     }
   }
 
+  /**
+   * The server of each tool an agent can be given, by tool name, as the
+   * listings' origins (`_meta`) say; only local tools when the gateway is
+   * not running.
+   */
+  async toolServers(): Promise<Map<string, string>> {
+    const tools = [...this.#localTools.values()].map((local) => local.tool);
+    if (this.#options.gateway.running()) {
+      tools.push(
+        ...await this.#options.gateway.listTools("").catch(() => []),
+      );
+    }
+    const servers = new Map<string, string>();
+    for (const tool of tools) {
+      if (tool.origin) servers.set(tool.name, tool.origin.server);
+    }
+    return servers;
+  }
+
   async #resolveTools(agent: string, entries: string[]): Promise<string[]> {
     if (entries.length === 0) return [];
-    const local = [...this.#localTools.keys()];
-    let listed: string[];
+    const local = [...this.#localTools.values()].map((local) =>
+      availableOf(local.tool)
+    );
+    let listed: AvailableTool[];
     try {
-      listed = (await this.#options.gateway.listTools(agent)).map((t) =>
-        t.name
-      );
+      listed = (await this.#options.gateway.listTools(agent)).map(availableOf);
     } catch (error) {
       // Without the gateway, only local tools can be given.
       try {

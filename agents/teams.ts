@@ -179,6 +179,7 @@ async function roundRobin(
     const complete: LocalTool = {
       tool: {
         name: "team__complete",
+        origin: { server: "team", tool: "complete" },
         description:
           "Declare the team's task complete; `result` becomes the team's final output.",
         parameters: {
@@ -233,6 +234,7 @@ async function supervised(
   const delegate: LocalTool = {
     tool: {
       name: "team__delegate",
+      origin: { server: "team", tool: "delegate" },
       description:
         "Give a task to a member of your team and get their answer back. Members: " +
         (workers.map((w) => `${w.name} (${w.description || "no description"})`)

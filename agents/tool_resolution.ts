@@ -2,32 +2,43 @@
 // (`memory__store_memory`), a bare tool name when exactly one server has it
 // (`store_memory`), or a server name for all of its tools (`memory`; `gateway`
 // for the gateway's own eight). Unknown or ambiguous entries are one Invalid that
-// lists candidates for each.
+// lists candidates for each. Server and tool come from each listing's origin
+// (its `_meta`), never from splitting a name: a long one is shortened.
 
 import { Invalid } from "./errors.ts";
 import type { JsonValue } from "../platform/store/mod.ts";
+import type { ModelTool } from "./model.ts";
 
-const SEPARATOR = "__";
 const MAX_CANDIDATES = 20;
 
-/** Splits a listed name into its server (group) and bare tool name. */
-export function partsOf(name: string): { server: string; tool: string } {
-  const at = name.indexOf(SEPARATOR);
-  return at < 0
-    ? { server: "gateway", tool: name }
-    : { server: name.slice(0, at), tool: name.slice(at + SEPARATOR.length) };
+/** A tool an agent may be given: its name, and the server and tool it is. */
+export interface AvailableTool {
+  name: string;
+  server: string;
+  tool: string;
+}
+
+/** A listed tool as resolution sees it; one naming no origin is known by its name only. */
+export function availableOf(tool: ModelTool): AvailableTool {
+  return {
+    name: tool.name,
+    server: tool.origin?.server ?? "",
+    tool: tool.origin?.tool ?? tool.name,
+  };
 }
 
 export function resolveToolEntries(
   entries: readonly string[],
-  available: readonly string[],
+  tools: readonly AvailableTool[],
 ): string[] {
+  const available = tools.map((tool) => tool.name);
   const names = new Set(available);
   const byServer = new Map<string, string[]>();
   const byTool = new Map<string, string[]>();
-  for (const name of available) {
-    const { server, tool } = partsOf(name);
-    byServer.set(server, [...byServer.get(server) ?? [], name]);
+  for (const { name, server, tool } of tools) {
+    if (server !== "") {
+      byServer.set(server, [...byServer.get(server) ?? [], name]);
+    }
     byTool.set(tool, [...byTool.get(tool) ?? [], name]);
   }
   const resolved: string[] = [];

@@ -16,7 +16,7 @@ export const REGENERATE = "deno run -A tools/tool_listings.ts";
 
 /** The listings a server's tools give today, in its tools' order. */
 export function listingsOf(spec: AnyServerSpec): Tool[] {
-  return spec.tools.map(listingOf);
+  return spec.tools.map((def) => listingOf(def, spec.id));
 }
 
 /** Where a built-in server's generated listings live. */

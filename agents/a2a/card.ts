@@ -41,12 +41,12 @@ export function a2aCard(agent: A2AAgent, options: CardOptions): JsonObject {
   for (const tool of agent.tools) {
     if (seen.has(tool)) continue;
     seen.add(tool);
-    const group = tool.split("__")[0] ?? tool;
+    const server = agent.toolServers?.[tool];
     skills.push({
       id: tool,
       name: tool,
       description: `Uses the tool ${tool}`,
-      tags: ["tool", group],
+      tags: server === undefined ? ["tool"] : ["tool", server],
     });
   }
   return {

@@ -11,6 +11,12 @@ export interface A2AAgent {
   model: string;
   /** The agent's tool entries (gateway names); shown as skills on its card. */
   tools: string[];
+  /**
+   * The server of each of `tools`, as the gateway's listing names it (its
+   * `_meta` origin; a long name is shortened and cannot be split): a
+   * skill's tag. A tool the gateway does not list now has none.
+   */
+  toolServers?: Readonly<Record<string, string>>;
   created_at: string;
 }
 

@@ -21,6 +21,7 @@ export function a2aMessagingTool(service: A2AService): LocalTool {
   return {
     tool: {
       name: "a2a__send_message",
+      origin: { server: "a2a", tool: "send_message" },
       description:
         "Send a message to another agent. type=request (default) waits for the agent's answer and returns it; " +
         "type=notification only delivers the message to its inbox and returns at once.",

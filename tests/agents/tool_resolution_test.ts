@@ -2,18 +2,47 @@
 
 import assert from "node:assert/strict";
 import { IdSource } from "../../agents/ids.ts";
-import { resolveToolEntries } from "../../agents/tool_resolution.ts";
+import {
+  type AvailableTool,
+  resolveToolEntries,
+} from "../../agents/tool_resolution.ts";
 import { Invalid } from "../../agents/errors.ts";
+import { gatewayName } from "../../tools/kit/tool_names.ts";
+
+/** A tool as the gateway lists it: its gateway name, and the origin its `_meta` names. */
+function listed(server: string, tool: string): AvailableTool {
+  return {
+    name: server === "gateway" ? tool : gatewayName(server, tool).name,
+    server,
+    tool,
+  };
+}
 
 const LISTED = [
-  "list_servers",
-  "route_tool_call",
-  "memory__store_memory",
-  "memory__search_memory",
-  "notes__store_memory",
-  "browser-automation__navigate",
-  "a2a__send_message",
+  listed("gateway", "list_servers"),
+  listed("gateway", "route_tool_call"),
+  listed("memory", "store_memory"),
+  listed("memory", "search_memory"),
+  listed("notes", "store_memory"),
+  listed("browser-automation", "navigate"),
+  listed("a2a", "send_message"),
 ];
+
+Deno.test("tool entries: a shortened gateway name resolves by its server and by its bare tool name, from its origin", () => {
+  const server = "a-very-long-upstream-name-for-shortening";
+  const long = listed(server, "trigger-long-running-operation");
+  assert.ok(long.name.length <= 64);
+  assert.ok(!long.name.endsWith("trigger-long-running-operation"));
+  const tools = [...LISTED, long, listed(server, "echo")];
+  assert.deepEqual(
+    resolveToolEntries(["trigger-long-running-operation"], tools),
+    [long.name],
+  );
+  assert.deepEqual(resolveToolEntries([server], tools), [
+    long.name,
+    `${server}__echo`,
+  ]);
+});
 
 Deno.test("tool entries: gateway names, unique bare names and server names resolve, in order, without duplicates", () => {
   assert.deepEqual(

@@ -360,7 +360,7 @@ function mcpError(code: number, ...parts: string[]) {
   };
 }
 
-Deno.test("kit: tools/list shows names, descriptions, strict 2020-12 input schemas and annotations", async () => {
+Deno.test("kit: tools/list shows names, descriptions, strict 2020-12 input schemas, annotations and each tool's origin", async () => {
   await withKit(async ({ client }) => {
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name), TOOL_NAMES);
@@ -381,6 +381,7 @@ Deno.test("kit: tools/list shows names, descriptions, strict 2020-12 input schem
         additionalProperties: false,
       },
       annotations: { destructiveHint: false, idempotentHint: true },
+      _meta: { "io.agentd/origin": { server: "kit", tool: "note_write" } },
     });
     for (const listed of tools) {
       assert.equal(

@@ -83,6 +83,8 @@ Deno.test("tools/list answers from the generated listing; a tool without one is 
         properties: {},
         additionalProperties: false,
       },
+      // Every listing names its server and tool (tools/kit/tool_names.ts).
+      _meta: { "io.agentd/origin": { server: "listed", tool: "plain" } },
     });
     const said = await client.callTool({
       name: "echo",

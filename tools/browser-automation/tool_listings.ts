@@ -28,6 +28,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "openWorldHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "browser-automation",
+        "tool": "navigate",
+      },
+    },
   },
   {
     "name": "screenshot",
@@ -54,6 +60,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "browser-automation",
+        "tool": "screenshot",
+      },
     },
   },
   {
@@ -87,6 +99,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": true,
       "openWorldHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "browser-automation",
+        "tool": "click_element",
+      },
+    },
   },
   {
     "name": "type_text",
@@ -116,6 +134,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "destructiveHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "browser-automation",
+        "tool": "type_text",
+      },
     },
   },
   {
@@ -148,6 +172,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "browser-automation",
+        "tool": "get_text",
+      },
+    },
   },
   {
     "name": "get_html",
@@ -176,6 +206,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "browser-automation",
+        "tool": "get_html",
+      },
+    },
   },
   {
     "name": "get_links",
@@ -194,6 +230,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "browser-automation",
+        "tool": "get_links",
+      },
     },
   },
   {
@@ -239,6 +281,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "browser-automation",
+        "tool": "fill_form",
+      },
+    },
   },
   {
     "name": "submit_form",
@@ -260,6 +308,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
       "openWorldHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "browser-automation",
+        "tool": "submit_form",
+      },
     },
   },
   {
@@ -292,6 +346,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "browser-automation",
+        "tool": "wait_for",
+      },
+    },
   },
   {
     "name": "execute_js",
@@ -318,6 +378,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": true,
       "openWorldHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "browser-automation",
+        "tool": "execute_js",
+      },
+    },
   },
   {
     "name": "get_cookies",
@@ -338,6 +404,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "browser-automation",
+        "tool": "get_cookies",
+      },
     },
   },
   {
@@ -371,6 +443,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "browser-automation",
+        "tool": "scroll",
+      },
+    },
   },
   {
     "name": "select_option",
@@ -399,6 +477,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "destructiveHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "browser-automation",
+        "tool": "select_option",
+      },
     },
   },
   {
@@ -436,6 +520,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
       "openWorldHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "browser-automation",
+        "tool": "snapshot",
+      },
     },
   },
 ];

@@ -61,6 +61,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "desktop-control",
+        "tool": "screenshot",
+      },
+    },
   },
   {
     "name": "mouse_move",
@@ -103,6 +109,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "destructiveHint": false,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "desktop-control",
+        "tool": "mouse_move",
+      },
     },
   },
   {
@@ -154,6 +166,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "destructiveHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "desktop-control",
+        "tool": "mouse_click",
+      },
     },
   },
   {
@@ -228,6 +246,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "desktop-control",
+        "tool": "mouse_drag",
+      },
+    },
   },
   {
     "name": "keyboard_type",
@@ -252,6 +276,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "desktop-control",
+        "tool": "keyboard_type",
+      },
+    },
   },
   {
     "name": "keyboard_press",
@@ -275,6 +305,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "destructiveHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "desktop-control",
+        "tool": "keyboard_press",
+      },
     },
   },
   {
@@ -305,6 +341,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "desktop-control",
+        "tool": "keyboard_shortcut",
+      },
+    },
   },
   {
     "name": "get_window_list",
@@ -324,6 +366,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "desktop-control",
+        "tool": "get_window_list",
+      },
     },
   },
   {
@@ -352,6 +400,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": false,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "desktop-control",
+        "tool": "focus_window",
+      },
+    },
   },
   {
     "name": "get_clipboard",
@@ -365,6 +419,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "desktop-control",
+        "tool": "get_clipboard",
+      },
     },
   },
   {
@@ -389,6 +449,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "desktop-control",
+        "tool": "set_clipboard",
+      },
+    },
   },
   {
     "name": "file_read",
@@ -412,6 +478,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "desktop-control",
+        "tool": "file_read",
+      },
     },
   },
   {
@@ -441,6 +513,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "destructiveHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "desktop-control",
+        "tool": "file_write",
+      },
     },
   },
 ];

@@ -26,6 +26,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "extension-bridge",
+        "tool": "get_extension_state",
+      },
+    },
   },
   {
     "name": "list_extensions",
@@ -44,6 +50,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "extension-bridge",
+        "tool": "list_extensions",
+      },
     },
   },
   {
@@ -115,6 +127,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
         },
       },
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "extension-bridge",
+        "tool": "execute_extension_action",
+      },
+    },
   },
   {
     "name": "inject_content_script",
@@ -155,6 +173,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "extension-bridge",
+        "tool": "inject_content_script",
+      },
+    },
   },
   {
     "name": "get_extension_permissions",
@@ -177,6 +201,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "extension-bridge",
+        "tool": "get_extension_permissions",
+      },
     },
   },
   {
@@ -239,6 +269,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
             },
           ],
         },
+      },
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "extension-bridge",
+        "tool": "bridge_cdp_command",
       },
     },
   },

@@ -1,9 +1,11 @@
 // The aggregate tool catalog: what the gateway lists at /mcp, keyed by
-// gateway name, and which group and upstream tool each name calls.
+// gateway name, and which group and upstream tool each name calls. Each
+// listing's `_meta` names that group and tool (kit/tool_names.ts), so no
+// reader splits a name.
 
 import type { Tool } from "../../platform/mcp_sdk.ts";
 import type { ToolOverride } from "./config.ts";
-import { gatewayName } from "./naming.ts";
+import { gatewayName, withOrigin } from "../kit/tool_names.ts";
 import { byName, type Upstream } from "./upstream.ts";
 
 export interface CatalogEntry {
@@ -46,11 +48,11 @@ export function buildCatalog(
       const override = options.overrides?.[name];
       if (override?.hidden) continue;
       const defaults = override?.defaults ?? {};
-      const listing: Tool = {
+      const listing: Tool = withOrigin({
         ...tool,
         name,
         inputSchema: withDefaults(tool.inputSchema, defaults),
-      };
+      }, { server: upstream.group, tool: tool.name });
       if (override?.description !== undefined) {
         listing.description = override.description;
       }
@@ -69,11 +71,13 @@ export function buildCatalog(
 }
 
 /** Gateway names of one upstream's tools. */
-export function listingOf(upstream: Upstream): Tool[] {
-  return upstream.tools.map((tool) => ({
-    ...tool,
-    name: gatewayName(upstream.group, tool.name).name,
-  }));
+export function upstreamListings(upstream: Upstream): Tool[] {
+  return upstream.tools.map((tool) =>
+    withOrigin(
+      { ...tool, name: gatewayName(upstream.group, tool.name).name },
+      { server: upstream.group, tool: tool.name },
+    )
+  );
 }
 
 /** The schema as the caller sees it: defaulted arguments are no longer required and carry their default. */

@@ -19,13 +19,14 @@ import {
   type CallContext,
   type CallJudge,
   type DynamicTools,
+  type OwnTools,
   type Peer,
   type SessionPreferences,
   ToolError,
 } from "../kit/mod.ts";
 import type { AdminView, UpstreamState } from "./admin_view.ts";
 import { alert, type AlertEvent } from "./alerts.ts";
-import { buildCatalog, type Catalog, listingOf } from "./catalog.ts";
+import { buildCatalog, type Catalog, upstreamListings } from "./catalog.ts";
 import { type GatewayConfig, upstreamTarget } from "./config.ts";
 import {
   DiscoveredUpstreams,
@@ -34,12 +35,8 @@ import {
 import { RegisteredUpstreams } from "./registered_upstreams.ts";
 import { storeWithDeadline } from "./deadlines.ts";
 import { broadcast, namesOf, ReplicaGroups } from "./routing.ts";
-import {
-  META_LISTINGS,
-  META_NAMES,
-  modeFor,
-  OnDemandTools,
-} from "./on_demand.ts";
+import { META_NAMES, META_TOOLS, modeFor, OnDemandTools } from "./on_demand.ts";
+import { listingOf, runDefinedCall } from "../kit/tool_call.ts";
 import {
   Upstream,
   type UpstreamSource,
@@ -60,24 +57,18 @@ export interface GatewayOptions {
   /** The daemon's secret key, opened on first use: it seals registrations' credentials. */
   secretKey(): Promise<CryptoKey>;
   /**
-   * The gateway's own eight tools, listed and called beside the aggregate in
-   * on-demand mode (handed in by mod.ts: gateway_tools.ts defines them on this class).
+   * The gateway's own eight tools (gateway_tools.ts) as the kit lists and runs them
+   * (ServerDeps.own): in on-demand mode they are searched, described and
+   * called beside the aggregate, through the same catalog and pipeline.
    */
-  ownTools: {
-    list(): Tool[];
-    call(
-      gateway: Gateway,
-      name: string,
-      args: Record<string, unknown>,
-      call: CallContext,
-    ): Promise<CallToolResult> | undefined;
-  };
+  own: OwnTools;
   clock?: () => number;
   fetchFn?: typeof fetch;
   /**
    * The process's policy guard: judges calls of external upstreams
-   * (Upstream.call) and the gateway's own tools reached through `call_tool`,
-   * so that every way in meets the same rules.
+   * (Upstream.call) and the meta-tools (the kit judges the gateway's own
+   * tools, also when `call_tool` reaches them), so that every way in meets
+   * the same rules.
    */
   guard?: CallJudge;
 }
@@ -102,16 +93,14 @@ export class Gateway implements DynamicTools {
   readonly version = VERSION;
   /** Gateway names claimed by two groups: the later group's tool is not listed. */
   readonly collisions = new Map<string, { kept: string; dropped: string }>();
-  #ownListings: Tool[] | undefined;
+  #metaListings: Tool[] | undefined;
   readonly #onDemand = new OnDemandTools({
-    all: () => [
-      ...(this.#ownListings ??= this.#options.ownTools.list()),
-      ...this.list(),
-    ],
+    all: () => [...this.#options.own.list(), ...this.list()],
     key: () => this.#catalogKey,
     call: (name, args, call) =>
-      this.#options.ownTools.call(this, name, args, call) ??
-        this.call(name, args, call),
+      this.#options.own.has(name)
+        ? this.#options.own.call(name, args, call)
+        : this.call(name, args, call),
   });
 
   constructor(options: GatewayOptions) {
@@ -290,7 +279,11 @@ export class Gateway implements DynamicTools {
   ): Tool[] | undefined {
     return modeFor(client, this.config.tools_mode, preferences.tools) ===
         "on_demand"
-      ? [...META_LISTINGS]
+      ? [
+        ...(this.#metaListings ??= META_TOOLS.map((def) =>
+          listingOf(def, GATEWAY_ID)
+        )),
+      ]
       : undefined;
   }
 
@@ -303,14 +296,18 @@ export class Gateway implements DynamicTools {
     args: Record<string, unknown>,
     call: CallContext,
   ): Promise<CallToolResult> {
-    if (META_NAMES.has(name)) {
-      // The meta-tool's own record; what call_tool reaches is judged there.
-      return this.runOwn(
-        name,
-        args,
+    const meta = META_TOOLS.find((def) => def.name === name);
+    if (meta) {
+      // Run as any defined tool, judged as gateway.<tool>; what call_tool
+      // reaches is judged where it runs (the kit for the gateway's own tools,
+      // Upstream.call for an upstream's).
+      return runDefinedCall(meta, args, {
+        server: GATEWAY_ID,
+        context: () => this.#onDemand,
+        guard: this.#options.guard,
         call,
-        () => this.#onDemand.call(name, args, call),
-      );
+        connection: call.connection,
+      });
     }
     const entry = this.#catalog.get(name);
     if (!entry) throw new ToolError(`Unknown tool "${name}"`);
@@ -319,31 +316,6 @@ export class Gateway implements DynamicTools {
       entry.tool,
       { ...entry.defaults, ...args },
       call,
-    );
-  }
-
-  /** The process's policy guard, when one runs (see GatewayOptions.guard). */
-  get guard(): CallJudge | undefined {
-    return this.#options.guard;
-  }
-
-  /**
-   * Runs a meta-tool under the policy as `gateway.<tool>`; what `call_tool`
-   * reaches is judged where it runs (own_catalog.ts callOwn, Upstream.call).
-   */
-  runOwn(
-    tool: string,
-    args: Record<string, unknown>,
-    call: CallContext,
-    run: () => Promise<CallToolResult>,
-  ): Promise<CallToolResult> {
-    const guard = this.#options.guard;
-    if (!guard) return run();
-    return guard.run(
-      { server: GATEWAY_ID, tool, args, caller: call.caller, touches: [] },
-      call,
-      run,
-      call.connection,
     );
   }
 
@@ -418,7 +390,7 @@ export class Gateway implements DynamicTools {
 
   /** Gateway names of one upstream's tools. */
   toolsOf(upstream: Upstream): Tool[] {
-    return listingOf(upstream);
+    return upstreamListings(upstream);
   }
 
   // ------------------------------------------------------------- views

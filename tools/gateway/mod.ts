@@ -11,7 +11,6 @@ import { Announcer, openCoordinationStore } from "./announcements.ts";
 import { Gateway, GATEWAY_ID } from "./gateway.ts";
 import { storeWithDeadline } from "./deadlines.ts";
 import * as gatewayTools from "./gateway_tools.ts";
-import { ownCatalog } from "./own_catalog.ts";
 import { forwardedSession } from "./upstream.ts";
 
 /** tools/list order (tests/tools/gateway/seed_test.ts pins it); name every tool here. */
@@ -80,7 +79,7 @@ export const gatewayServer = defineServer<Gateway>({
         secretKey ??= openSecrets({ env: deps.env, dataDir: deps.dataDir })
           .then((secrets) => secrets.dataKey),
       toolsChanged: deps.toolsChanged,
-      ownTools: ownCatalog(tools),
+      own: deps.own,
       guard: deps.guard,
       discovery: {
         store: announced,

@@ -11,26 +11,17 @@ import type {
 } from "../../platform/mcp_sdk.ts";
 import type { JsonValue } from "../../platform/store/mod.ts";
 import { TextRanker } from "./text_rank.ts";
-import { describeIssues } from "../../platform/validation.ts";
-import { type CallContext, ToolError } from "../kit/mod.ts";
+import {
+  type CallContext,
+  type ToolDef,
+  toolDefiner,
+  ToolError,
+} from "../kit/mod.ts";
+import { originOf } from "../kit/tool_names.ts";
 import type { ToolsMode } from "./config.ts";
 
 /** The experimental client capability choosing the mode per client: `{"mode": "on_demand"}` or `{"mode": "all"}`. */
 export const TOOLS_CAPABILITY = "io.agentd/tools";
-
-const SearchInput = z.strictObject({
-  query: z.string().min(1).max(500)
-    .describe("What the tool should do, in words, e.g. 'store a memory'"),
-  limit: z.number().int().min(1).max(20).default(5),
-});
-const DescribeInput = z.strictObject({
-  name: z.string().min(1).describe("A tool name from search_tools"),
-});
-const CallInput = z.strictObject({
-  name: z.string().min(1).describe("A tool name from search_tools"),
-  arguments: z.record(z.string(), z.unknown()).default({})
-    .describe("The tool's arguments, as describe_tool shows its schema"),
-});
 
 /** What the meta-tools search, describe and call: the gateway's whole catalog. */
 export interface ToolSource {
@@ -45,57 +36,57 @@ export interface ToolSource {
   ): Promise<CallToolResult>;
 }
 
-function listingOf(
-  name: string,
-  title: string,
-  description: string,
-  input: z.ZodObject,
-): Tool {
-  const schema = z.toJSONSchema(input, {
-    target: "draft-2020-12",
-    io: "input",
-  });
-  return {
-    name,
-    title,
-    description,
-    inputSchema: {
-      type: "object",
-      properties: z.record(z.string(), z.object({}).passthrough()).parse(
-        Reflect.get(schema, "properties") ?? {},
-      ),
-      required: z.array(z.string()).optional().parse(
-        Reflect.get(schema, "required"),
-      ),
-    },
-    annotations: { readOnlyHint: name !== "call_tool" },
-  };
-}
+const defineMetaTool = toolDefiner<OnDemandTools>();
 
-export const META_LISTINGS: readonly Tool[] = [
-  listingOf(
-    "search_tools",
-    "Search tools",
-    "Finds tools behind this gateway by what they do: names (<server>__<tool>), one-line descriptions " +
+/** The three meta-tools, defined and run like any other tool (kit/tool_call.ts). */
+export const META_TOOLS: readonly ToolDef<OnDemandTools>[] = [
+  defineMetaTool({
+    name: "search_tools",
+    title: "Search tools",
+    description:
+      "Finds tools behind this gateway by what they do: names (<server>__<tool>), one-line descriptions " +
       "and argument names, best first. Then describe_tool for a full schema and call_tool to run one.",
-    SearchInput,
-  ),
-  listingOf(
-    "describe_tool",
-    "Describe a tool",
-    "The full definition of one tool: description and JSON Schema of its arguments.",
-    DescribeInput,
-  ),
-  listingOf(
-    "call_tool",
-    "Call a tool",
-    "Calls any tool behind this gateway by name with its arguments; returns that tool's result.",
-    CallInput,
-  ),
+    input: z.object({
+      query: z.string().min(1).max(500)
+        .describe("What the tool should do, in words, e.g. 'store a memory'"),
+      limit: z.number().int().min(1).max(20).default(5),
+    }),
+    annotations: { readOnlyHint: true },
+    touches: [],
+    handle: (tools, args) =>
+      Promise.resolve(tools.search(args.query, args.limit)),
+  }),
+  defineMetaTool({
+    name: "describe_tool",
+    title: "Describe a tool",
+    description:
+      "The full definition of one tool: description and JSON Schema of its arguments.",
+    input: z.object({
+      name: z.string().min(1).describe("A tool name from search_tools"),
+    }),
+    annotations: { readOnlyHint: true },
+    touches: [],
+    handle: (tools, args) => Promise.resolve(tools.describe(args.name)),
+  }),
+  defineMetaTool({
+    name: "call_tool",
+    title: "Call a tool",
+    description:
+      "Calls any tool behind this gateway by name with its arguments; returns that tool's result.",
+    input: z.object({
+      name: z.string().min(1).describe("A tool name from search_tools"),
+      arguments: z.record(z.string(), z.unknown()).default({})
+        .describe("The tool's arguments, as describe_tool shows its schema"),
+    }),
+    annotations: { readOnlyHint: false },
+    touches: [],
+    handle: (tools, args, call) =>
+      tools.callTool(args.name, args.arguments, call),
+  }),
 ];
 
 export const META_NAMES: ReadonlySet<string> = new Set(
-  META_LISTINGS.map((tool) => tool.name),
+  META_TOOLS.map((tool) => tool.name),
 );
 
 /**
@@ -116,7 +107,9 @@ export function modeFor(
 }
 
 function documentOf(tool: Tool): string {
-  const name = tool.name.replaceAll("__", " ");
+  // Server and tool as words (`memory store_memory`), from the listing's origin.
+  const origin = originOf(tool);
+  const name = origin ? `${origin.server} ${origin.tool}` : tool.name;
   const properties = Object.entries(tool.inputSchema.properties ?? {}).map((
     [key, value],
   ) => `${key} ${String(Reflect.get(value, "description") ?? "")}`);
@@ -164,68 +157,53 @@ export class OnDemandTools {
     );
   }
 
-  async call(
+  /** search_tools: the best matches for `query`, one line each. */
+  search(query: string, limit: number): CallToolResult {
+    const hits = this.#rankerNow().rank(query, limit);
+    const results = hits.map(({ item, score }) => ({
+      name: item.name,
+      description: brief(item.description),
+      required: item.inputSchema.required ?? [],
+      score,
+    }));
+    const lines = results.map((hit) =>
+      `${hit.name}(${hit.required.join(", ")}): ${hit.description}`
+    );
+    const body: { [key: string]: JsonValue } = { query, results };
+    return {
+      content: [{
+        type: "text",
+        text: lines.length > 0
+          ? `${
+            lines.join("\n")
+          }\n(describe_tool NAME for the schema, call_tool to run)`
+          : `No tool matches "${query}". Try other words.`,
+      }],
+      structuredContent: body,
+    };
+  }
+
+  /** describe_tool: one tool's whole listing. */
+  describe(name: string): CallToolResult {
+    const tool = this.#find(name);
+    return {
+      content: [{ type: "text", text: JSON.stringify(tool) }],
+      structuredContent: { tool: JSON.parse(JSON.stringify(tool)) },
+    };
+  }
+
+  /** call_tool: any tool of the catalog but the meta-tools, by name. */
+  async callTool(
     name: string,
     args: Record<string, unknown>,
     call: CallContext,
   ): Promise<CallToolResult> {
-    if (name === "search_tools") {
-      const input = parsed(name, SearchInput, args);
-      const hits = this.#rankerNow().rank(input.query, input.limit);
-      const results = hits.map(({ item, score }) => ({
-        name: item.name,
-        description: brief(item.description),
-        required: item.inputSchema.required ?? [],
-        score,
-      }));
-      const lines = results.map((hit) =>
-        `${hit.name}(${hit.required.join(", ")}): ${hit.description}`
-      );
-      const body: { [key: string]: JsonValue } = {
-        query: input.query,
-        results,
-      };
-      return {
-        content: [{
-          type: "text",
-          text: lines.length > 0
-            ? `${
-              lines.join("\n")
-            }\n(describe_tool NAME for the schema, call_tool to run)`
-            : `No tool matches "${input.query}". Try other words.`,
-        }],
-        structuredContent: body,
-      };
-    }
-    if (name === "describe_tool") {
-      const input = parsed(name, DescribeInput, args);
-      const tool = this.#find(input.name);
-      return {
-        content: [{ type: "text", text: JSON.stringify(tool) }],
-        structuredContent: { tool: JSON.parse(JSON.stringify(tool)) },
-      };
-    }
-    const input = parsed(name, CallInput, args);
-    if (META_NAMES.has(input.name)) {
+    if (META_NAMES.has(name)) {
       throw new ToolError(
-        `name: call ${input.name} directly, not through call_tool`,
+        `name: call ${name} directly, not through call_tool`,
       );
     }
-    this.#find(input.name);
-    return await this.#source.call(input.name, input.arguments, call);
+    this.#find(name);
+    return await this.#source.call(name, args, call);
   }
-}
-
-function parsed<T extends z.ZodObject>(
-  tool: string,
-  schema: T,
-  args: Record<string, unknown>,
-): z.output<T> {
-  const result = schema.safeParse(args);
-  if (!result.success) {
-    throw new ToolError(
-      `Invalid arguments for ${tool}: ${describeIssues(result.error)}`,
-    );
-  }
-  return result.data;
 }

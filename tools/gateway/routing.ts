@@ -7,7 +7,7 @@ import type { Logger } from "../../platform/log.ts";
 import type { JsonValue } from "../../platform/store/mod.ts";
 import { type CallContext, errorResult, ToolError } from "../kit/mod.ts";
 import type { GatewayConfig } from "./config.ts";
-import { gatewayName } from "./naming.ts";
+import { gatewayName } from "../kit/tool_names.ts";
 import {
   byName,
   CallRefused,

@@ -19,6 +19,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "readOnlyHint": true,
       "openWorldHint": false,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "gateway",
+        "tool": "list_servers",
+      },
+    },
   },
   {
     "name": "register_server",
@@ -82,6 +88,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "readOnlyHint": false,
       "openWorldHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "gateway",
+        "tool": "register_server",
+      },
+    },
   },
   {
     "name": "unregister_server",
@@ -105,6 +117,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
       "idempotentHint": false,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "gateway",
+        "tool": "unregister_server",
+      },
     },
   },
   {
@@ -144,6 +162,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "openWorldHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "gateway",
+        "tool": "route_tool_call",
+      },
+    },
   },
   {
     "name": "broadcast_tool_call",
@@ -177,6 +201,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "openWorldHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "gateway",
+        "tool": "broadcast_tool_call",
+      },
+    },
   },
   {
     "name": "get_server_health",
@@ -200,6 +230,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
       "openWorldHint": false,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "gateway",
+        "tool": "get_server_health",
+      },
     },
   },
   {
@@ -225,6 +261,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "readOnlyHint": true,
       "openWorldHint": false,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "gateway",
+        "tool": "get_server_tools",
+      },
+    },
   },
   {
     "name": "discover_servers",
@@ -245,6 +287,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
       "openWorldHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "gateway",
+        "tool": "discover_servers",
+      },
     },
   },
 ];

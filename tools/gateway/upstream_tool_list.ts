@@ -3,7 +3,7 @@
 // nested at most once. Apart from upstream.ts, which owns the connection.
 
 import type { Client, Tool } from "../../platform/mcp_sdk.ts";
-import { SEPARATOR } from "./naming.ts";
+import { nestedTwice } from "../kit/tool_names.ts";
 import type { UpstreamTarget } from "./transports.ts";
 import { withDeadline } from "./deadlines.ts";
 
@@ -33,7 +33,7 @@ export async function exposedTools(
     (filter === undefined || filter.has(tool.name)) &&
     // Tools nested twice already come from gateways of gateways: dropping
     // them keeps two gateways that register each other from growing forever.
-    tool.name.split(SEPARATOR).length <= 2
+    !nestedTwice(tool.name)
   );
 }
 

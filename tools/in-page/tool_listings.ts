@@ -37,6 +37,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "in-page",
+        "tool": "get_dom",
+      },
+    },
   },
   {
     "name": "execute_js",
@@ -69,6 +75,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": true,
       "openWorldHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "in-page",
+        "tool": "execute_js",
+      },
+    },
   },
   {
     "name": "get_page_state",
@@ -90,6 +102,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "in-page",
+        "tool": "get_page_state",
+      },
     },
   },
   {
@@ -118,6 +136,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "in-page",
+        "tool": "get_cookies",
+      },
     },
   },
   {
@@ -179,6 +203,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "in-page",
+        "tool": "set_cookies",
+      },
+    },
   },
   {
     "name": "get_local_storage",
@@ -206,6 +236,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "in-page",
+        "tool": "get_local_storage",
+      },
+    },
   },
   {
     "name": "get_session_storage",
@@ -232,6 +268,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "in-page",
+        "tool": "get_session_storage",
+      },
     },
   },
   {
@@ -270,6 +312,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "in-page",
+        "tool": "wait_for_element",
+      },
+    },
   },
   {
     "name": "get_accessibility_tree",
@@ -291,6 +339,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "in-page",
+        "tool": "get_accessibility_tree",
+      },
     },
   },
   {
@@ -316,6 +370,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": false,
       "destructiveHint": false,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "in-page",
+        "tool": "intercept_network",
+      },
     },
   },
   {
@@ -354,6 +414,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": false,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "in-page",
+        "tool": "fill_form",
+      },
+    },
   },
   {
     "name": "get_text_content",
@@ -385,6 +451,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "in-page",
+        "tool": "get_text_content",
+      },
     },
   },
 ];

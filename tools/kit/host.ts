@@ -29,6 +29,7 @@ import {
   daemonOrigin,
 } from "../../platform/daemon_origin.ts";
 import type { Guard } from "./policy/guard.ts";
+import { ownListings, runToolCall, toolCatalog } from "./tool_call.ts";
 import type { Caller } from "../../platform/identity.ts";
 
 /** Something connected to this server that wants to hear about changes (one per MCP session). */
@@ -211,6 +212,18 @@ export class HostedServer {
         alone: options.alone ?? false,
         guard: options.guard,
         setPhase: (phase, reason) => this.#movePhase(phase, reason),
+        own: {
+          list: () => ownListings(this),
+          has: (name) => toolCatalog(this).has(name),
+          call: (name, args, call) =>
+            runToolCall(this, {
+              connection: call.connection ?? "",
+              name,
+              args,
+              call,
+              logSession: call.sessionId,
+            }),
+        },
       });
       if (this.phase.phase === "shutdown") {
         // Stopped while a retry was starting it: nobody else will stop it.

@@ -184,6 +184,8 @@ export interface CallJudge {
     execute: () => Promise<CallToolResult>,
     connection?: string,
   ): Promise<CallToolResult>;
+  /** The audit record of a call whose arguments failed validation (it never ran). */
+  recordInvalid?(facts: ToolFacts, session: string | undefined): void;
 }
 
 /** What a server receives when it starts. */
@@ -225,6 +227,25 @@ export interface ServerDeps {
    * with it, since no agentd server at the other end will.
    */
   guard?: CallJudge;
+  /**
+   * The server's own tools (its spec's), for a server that also serves them
+   * another way (the gateway's on-demand catalog): their listings, and a
+   * call through the kit's one pipeline, as tools/call runs them.
+   */
+  own: OwnTools;
+}
+
+/** A server's own defined tools as the kit lists and runs them. */
+export interface OwnTools {
+  /** As tools/list shows them, `_meta` naming each one's origin. */
+  list(): Tool[];
+  has(name: string): boolean;
+  /** Validation, policy and audit, metrics and the tool_call line: what tools/call does. */
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    call: CallContext,
+  ): Promise<CallToolResult>;
 }
 
 /** Another server in this process, reachable over an in-process MCP link. */

@@ -9,9 +9,10 @@ import {
   McpError,
   type Tool,
 } from "../../platform/mcp_sdk_server.ts";
-import type { HostedServer } from "./host.ts";
-import type { DirectLink } from "./mod.ts";
+import type { AnyServerSpec, DirectLink, DynamicTools } from "./mod.ts";
 import { outerCall } from "./policy/guard.ts";
+import type { Logger } from "../../platform/log.ts";
+import { type ToolOrigin, withOrigin } from "./tool_names.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import type { Caller } from "../../platform/identity.ts";
@@ -31,11 +32,29 @@ export const NO_SAMPLING =
 export const NO_ELICITATION =
   "The client does not support elicitation (no `elicitation` capability).";
 
+/**
+ * What a call needs of the server it runs on: HostedServer is one. A port,
+ * so that host.ts can hand its server its own tools (ServerDeps.own) through
+ * this module without the two importing each other.
+ */
+export interface CallHost {
+  readonly spec: AnyServerSpec;
+  readonly log: Logger;
+  readonly guard: CallJudge | undefined;
+  readonly inFlight: { run<T>(work: () => Promise<T>): Promise<T> };
+  retryStart(): Promise<void>;
+  /** The handler context; throws a readable ToolError unless the server runs. */
+  context(): unknown;
+  dynamicTools(): DynamicTools | undefined;
+  countCall(tool: string, ok: boolean, ms: number): void;
+}
+
 export interface ToolEntry {
   def: ToolDef<unknown>;
   /** The strict input parser, built on the tool's first call. */
   input(): z.ZodObject;
-  listing: Tool;
+  /** Its tools/list entry, built at the first list that shows it. */
+  listing(): Tool;
 }
 
 /** The shape MCP requires of a tool's input schema; zod's output always has it. */
@@ -46,11 +65,11 @@ const ObjectSchema = z.looseObject({
 });
 
 /**
- * A tool's tools/list entry derived from its definition. Built-in servers
- * carry these generated ahead (`spec.listings`, tools/tool_listings.ts), so
- * a start converts no schema.
+ * A tool's tools/list entry, derived from its definition: the one way a
+ * listing is built (every server's tools, the gateway's own and its
+ * meta-tools). `_meta` names its origin (tool_names.ts ORIGIN_META).
  */
-export function listingOf(def: ToolDef<unknown>): Tool {
+export function listingOf(def: ToolDef<unknown>, server: string): Tool {
   const listing: Tool = {
     name: def.name,
     description: def.description,
@@ -63,29 +82,44 @@ export function listingOf(def: ToolDef<unknown>): Tool {
   };
   if (def.title !== undefined) listing.title = def.title;
   if (def.annotations !== undefined) listing.annotations = def.annotations;
-  return listing;
+  const origin: ToolOrigin = { server, tool: def.name };
+  return withOrigin(listing, origin);
 }
 
-/** Listings are derived from the spec once per host, not once per session. */
-const catalogs = new WeakMap<HostedServer, Map<string, ToolEntry>>();
+/**
+ * Listings are derived from the spec once per server, at its first
+ * tools/list or call, not once per session. Built-in servers carry theirs
+ * generated ahead by this same listingOf (`spec.listings`,
+ * tools/tool_listings.ts), so a start converts no schema.
+ */
+const catalogs = new WeakMap<AnyServerSpec, Map<string, ToolEntry>>();
 
-export function toolCatalog(host: HostedServer): Map<string, ToolEntry> {
-  let catalog = catalogs.get(host);
+export function toolCatalog(
+  host: { spec: AnyServerSpec },
+): Map<string, ToolEntry> {
+  const spec = host.spec;
+  let catalog = catalogs.get(spec);
   if (catalog) return catalog;
   catalog = new Map();
   const generated = new Map(
-    (host.spec.listings ?? []).map((listing) => [listing.name, listing]),
+    (spec.listings ?? []).map((listing) => [listing.name, listing]),
   );
-  for (const def of host.spec.tools) {
+  for (const def of spec.tools) {
     let input: z.ZodObject | undefined;
+    let listing = generated.get(def.name);
     catalog.set(def.name, {
       def,
       input: () => input ??= def.input.strict(),
-      listing: generated.get(def.name) ?? listingOf(def),
+      listing: () => listing ??= listingOf(def, spec.id),
     });
   }
-  catalogs.set(host, catalog);
+  catalogs.set(spec, catalog);
   return catalog;
+}
+
+/** A server's own tools as its tools/list shows them, in definition order. */
+export function ownListings(host: { spec: AnyServerSpec }): Tool[] {
+  return [...toolCatalog(host).values()].map((entry) => entry.listing());
 }
 
 export interface ToolCallRequest {
@@ -99,7 +133,7 @@ export interface ToolCallRequest {
 }
 
 export async function runToolCall(
-  host: HostedServer,
+  host: CallHost,
   request: ToolCallRequest,
 ): Promise<CallToolResult> {
   const { connection, name, args, call, logSession } = request;
@@ -122,25 +156,17 @@ export async function runToolCall(
   }
   let run: (call: CallContext) => Promise<CallToolResult>;
   if (entry) {
-    const parsed = entry.input().safeParse(args);
-    if (!parsed.success) {
+    const judge = { server: spec.id, guard: host.guard, call };
+    const parsed = validated(entry.def, entry.input(), args, judge);
+    if (!parsed.ok) {
       host.countCall(name, false, 0);
-      host.guard?.recordInvalid({
-        server: spec.id,
-        tool: name,
-        args,
-        caller: call.caller,
-      }, call.sessionId);
-      return errorResult(
-        `Invalid arguments for ${name}: ${describeIssues(parsed.error)}`,
-      );
+      return parsed.result;
     }
     const def = entry.def;
     run = (call) =>
-      runDefined(def, parsed.data, {
-        server: spec.id,
+      runDefined(def, parsed.args, {
+        ...judge,
         context: () => host.context(),
-        guard: host.guard,
         call,
         rawArgs: args,
         connection,
@@ -184,11 +210,60 @@ export async function runToolCall(
 }
 
 /**
+ * A defined tool's arguments checked against its strict input; bad ones are
+ * an isError result naming every bad field, audited as an invalid call.
+ */
+function validated(
+  def: ToolDef<unknown>,
+  input: z.ZodObject,
+  args: Record<string, unknown>,
+  judge: { server: string; guard: CallJudge | undefined; call: CallContext },
+):
+  | { ok: true; args: Record<string, unknown> }
+  | { ok: false; result: CallToolResult } {
+  const parsed = input.safeParse(args);
+  if (parsed.success) return { ok: true, args: parsed.data };
+  judge.guard?.recordInvalid?.({
+    server: judge.server,
+    tool: def.name,
+    args,
+    caller: judge.call.caller,
+  }, judge.call.sessionId);
+  return {
+    ok: false,
+    result: errorResult(
+      `Invalid arguments for ${def.name}: ${describeIssues(parsed.error)}`,
+    ),
+  };
+}
+
+/**
+ * A call of a defined tool that is not in a server's catalog (the gateway's
+ * meta-tools): validated, then runDefined, as tools/call does for a
+ * catalog's tool.
+ */
+export async function runDefinedCall<C>(
+  def: ToolDef<C>,
+  args: Record<string, unknown>,
+  options: {
+    server: string;
+    context: () => C;
+    guard: CallJudge | undefined;
+    call: CallContext;
+    connection?: string;
+  },
+): Promise<CallToolResult> {
+  const parsed = validated(def, def.input.strict(), args, options);
+  if (!parsed.ok) return parsed.result;
+  return await runDefined(def, parsed.args, { ...options, rawArgs: args });
+}
+
+/**
  * One defined tool's validated call under the policy: its path and URL
  * arguments made canonical, judged and audited as `<server>.<tool>` with the
  * tool's declared capabilities, then run with the same canonical values.
  * Every way a ToolDef runs goes through here (the kit's dispatch, the
- * gateway's `call_tool` of its own tools), so none skips a part.
+ * gateway's meta-tools), so none skips a part.
  */
 export async function runDefined<C>(
   def: ToolDef<C>,
@@ -260,7 +335,7 @@ const DEFAULT_TIMEOUT_MS = 60_000;
  * transport bound to `caller` (same dispatch, same errors, timeout and
  * cancellation), without the JSON-RPC round trip and its schema checks.
  */
-export function directLink(host: HostedServer, caller: Caller): DirectLink {
+export function directLink(host: CallHost, caller: Caller): DirectLink {
   const connection = crypto.randomUUID();
   return {
     async callTool(name, args, options) {

@@ -53,6 +53,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": false,
       "idempotentHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "memory",
+        "tool": "store_memory",
+      },
+    },
   },
   {
     "name": "retrieve_memory",
@@ -84,6 +90,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "memory",
+        "tool": "retrieve_memory",
+      },
     },
   },
   {
@@ -124,6 +136,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": true,
       "idempotentHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "memory",
+        "tool": "update_memory",
+      },
+    },
   },
   {
     "name": "delete_memory",
@@ -155,6 +173,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "destructiveHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "memory",
+        "tool": "delete_memory",
+      },
     },
   },
   {
@@ -203,6 +227,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "memory",
+        "tool": "list_memories",
+      },
+    },
   },
   {
     "name": "search_memory",
@@ -240,6 +270,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "memory",
+        "tool": "search_memory",
+      },
     },
   },
   {
@@ -284,6 +320,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "memory",
+        "tool": "cross_reference",
+      },
     },
   },
   {
@@ -347,6 +389,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": false,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "memory",
+        "tool": "store_conversation",
+      },
+    },
   },
   {
     "name": "get_conversation_history",
@@ -376,6 +424,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "memory",
+        "tool": "get_conversation_history",
+      },
+    },
   },
   {
     "name": "get_agent_context",
@@ -400,6 +454,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "memory",
+        "tool": "get_agent_context",
+      },
     },
   },
 ];

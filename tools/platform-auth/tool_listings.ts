@@ -34,6 +34,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "openWorldHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "platform-auth",
+        "tool": "authenticate",
+      },
+    },
   },
   {
     "name": "get_token",
@@ -58,6 +64,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "readOnlyHint": false,
       "idempotentHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "platform-auth",
+        "tool": "get_token",
+      },
+    },
   },
   {
     "name": "refresh_token",
@@ -80,6 +92,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "destructiveHint": false,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "platform-auth",
+        "tool": "refresh_token",
+      },
     },
   },
   {
@@ -104,6 +122,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "platform-auth",
+        "tool": "revoke_token",
+      },
+    },
   },
   {
     "name": "list_platforms",
@@ -117,6 +141,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "platform-auth",
+        "tool": "list_platforms",
+      },
     },
   },
   {
@@ -282,6 +312,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": false,
       "idempotentHint": true,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "platform-auth",
+        "tool": "add_platform",
+      },
+    },
   },
   {
     "name": "remove_platform",
@@ -306,6 +342,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": true,
       "idempotentHint": false,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "platform-auth",
+        "tool": "remove_platform",
+      },
+    },
   },
   {
     "name": "get_auth_status",
@@ -328,6 +370,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "readOnlyHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "platform-auth",
+        "tool": "get_auth_status",
+      },
     },
   },
   {
@@ -360,6 +408,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": false,
     },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "platform-auth",
+        "tool": "oauth_callback",
+      },
+    },
   },
   {
     "name": "validate_token",
@@ -390,6 +444,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
       "openWorldHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "platform-auth",
+        "tool": "validate_token",
+      },
     },
   },
 ];

@@ -42,6 +42,7 @@ function agent(id: string, name: string, description: string): A2AAgent {
     tools: name === "echo"
       ? ["memory__store_memory", "browser-automation"]
       : [],
+    toolServers: name === "echo" ? { "memory__store_memory": "memory" } : {},
     created_at: CREATED,
   };
 }

@@ -8,6 +8,7 @@ import { buildCatalog } from "../../../tools/gateway/catalog.ts";
 import { ToolOverride } from "../../../tools/gateway/config.ts";
 import { Upstream } from "../../../tools/gateway/upstream.ts";
 import { TextRanker } from "../../../tools/gateway/text_rank.ts";
+import { gatewayName, originOf } from "../../../tools/kit/tool_names.ts";
 
 function healthy(name: string, tools: string[]): Upstream {
   const { log } = capturedLog("error");
@@ -61,6 +62,25 @@ Deno.test("catalog: overrides change the description, hide a tool, and default a
   });
   assert.deepEqual(read?.defaults, { namespace: "notes" });
   assert.equal(catalog.get("mem__store")?.listing.description, "Does store.");
+});
+
+Deno.test("catalog: every listing names its group and upstream tool in _meta, a shortened one too; other _meta keys stay", () => {
+  const group = "a-very-long-upstream-name-for-shortening";
+  const upstream = healthy(group, ["trigger-long-running-operation", "echo"]);
+  upstream.tools[1]._meta = { "com.example/kept": 1 };
+  const catalog = buildCatalog([upstream]);
+  const shortened = gatewayName(group, "trigger-long-running-operation");
+  assert.equal(shortened.shortened, true);
+  const long = catalog.get(shortened.name)?.listing;
+  assert.ok(long);
+  assert.deepEqual(originOf(long), {
+    server: group,
+    tool: "trigger-long-running-operation",
+  });
+  assert.deepEqual(catalog.get(`${group}__echo`)?.listing._meta, {
+    "com.example/kept": 1,
+    "io.agentd/origin": { server: group, tool: "echo" },
+  });
 });
 
 Deno.test("catalog: two groups producing one gateway name are a reported collision, the first keeps it", () => {

@@ -87,6 +87,26 @@ Deno.test("on demand: /mcp with every built-in server lists ≤ 8 tools, ≥ 10�
     const servers = await call(lean, "call_tool", { name: "list_servers" });
     assert.notEqual(servers.isError, true, textOf(servers));
     assert.match(textOf(servers), /"memory"/);
+    // ... run as tools/call runs them: bad arguments are refused before the
+    // tool runs and audited as an invalid call of gateway.<tool>.
+    const invalid = await call(lean, "call_tool", {
+      name: "get_server_health",
+      arguments: {},
+    });
+    assert.equal(invalid.isError, true);
+    assert.match(textOf(invalid), /Invalid arguments for get_server_health/);
+    const audited = await api(
+      daemon,
+      "GET",
+      "/admin/policy/audit?server=gateway&tool=get_server_health",
+    );
+    assert.equal(audited.status, 200, audited.text);
+    assert.deepEqual(
+      Object(audited.json).records.map((record: { decision: string }) =>
+        record.decision
+      ),
+      ["invalid"],
+    );
 
     // An agent whose tools are the gateway's: the model sees three tools.
     const created = await api(daemon, "POST", "/v1/agents", {

@@ -41,7 +41,11 @@ Deno.test("gateway start: a stored registration named like a configured group do
     env: {},
     secretKey: () => Promise.reject(new Error("no credentials here")),
     toolsChanged: () => {},
-    ownTools: { list: () => [], call: () => undefined },
+    own: {
+      list: () => [],
+      has: () => false,
+      call: () => Promise.reject(new Error("no own tools here")),
+    },
   });
   try {
     await gateway.start();

@@ -26,8 +26,8 @@ import {
   directLink,
   NO_ELICITATION,
   NO_SAMPLING,
+  ownListings,
   runToolCall,
-  toolCatalog,
 } from "../tool_call.ts";
 import {
   type CallContext,
@@ -74,7 +74,7 @@ async function listTools(
   const dynamic = host.dynamicTools();
   await dynamic?.refresh?.();
   return dynamic?.listFor?.(client, preferences) ?? [
-    ...[...toolCatalog(host).values()].map((entry) => entry.listing),
+    ...ownListings(host),
     ...dynamic?.list() ?? [],
   ];
 }

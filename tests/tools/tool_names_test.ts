@@ -1,7 +1,13 @@
 // Gateway tool names: prefix, 64-character limit, deterministic shortening.
 
 import assert from "node:assert/strict";
-import { gatewayName, MAX_TOOL_NAME } from "../../../tools/gateway/naming.ts";
+import {
+  gatewayName,
+  MAX_TOOL_NAME,
+  ORIGIN_META,
+  originOf,
+  withOrigin,
+} from "../../tools/kit/tool_names.ts";
 
 Deno.test("gateway names: <group>__<tool>, untouched up to 64 characters", () => {
   assert.deepEqual(gatewayName("memory", "store_memory"), {
@@ -32,5 +38,27 @@ Deno.test("gateway names: longer ones are cut with a stable hash, distinct per t
   assert.equal(
     one.name,
     "a-very-long-upstream-name-for-shortening__trigger-long-_bceb0e35",
+  );
+});
+
+Deno.test("origins: withOrigin names server and tool in _meta, keeping other keys; originOf reads only a well-formed one", () => {
+  const listing = withOrigin({
+    name: "x",
+    inputSchema: { type: "object" },
+    _meta: { "com.example/kept": true },
+  }, { server: "memory", tool: "store_memory" });
+  assert.deepEqual(listing._meta, {
+    "com.example/kept": true,
+    [ORIGIN_META]: { server: "memory", tool: "store_memory" },
+  });
+  assert.deepEqual(originOf(listing), {
+    server: "memory",
+    tool: "store_memory",
+  });
+  assert.equal(originOf({}), undefined);
+  assert.equal(originOf({ _meta: { [ORIGIN_META]: "memory" } }), undefined);
+  assert.equal(
+    originOf({ _meta: { [ORIGIN_META]: { server: "memory" } } }),
+    undefined,
   );
 });
