@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { existsSync } from "node:fs";
 import { libraryPath, systemHint } from "../ffi/webview.ts";
-import { UNAVAILABLE_MARK } from "./ui_window.ts";
+import { openWindow, UNAVAILABLE_MARK } from "./ui_window.ts";
 import type { BaseConfig } from "../platform/config.ts";
 import { messageOf } from "../platform/errors.ts";
 import type { Logger } from "../platform/log.ts";
@@ -53,7 +53,19 @@ ${FIRST_STEPS}`;
 
 const DAEMON_READY_MS = 60_000;
 
+/**
+ * The first argument of the window process `agentd ui` starts (not a flag a
+ * person gives): a compiled agentd has no script to `deno run`, so the window
+ * is this same command in both modes.
+ */
+const WINDOW_PROCESS = "--window-process";
+
 export async function runUi(args: string[], ctx: CliContext): Promise<number> {
+  if (args[0] === WINDOW_PROCESS) {
+    const [url, title = "agentd"] = args.slice(1);
+    if (url === undefined) throw new UsageError("no URL for the window", "ui");
+    return openWindow(url, title);
+  }
   const { values, positionals } = parseFlags("ui", args, uiFlags);
   if (values.help === true) {
     ctx.print(UI_HELP);
@@ -103,10 +115,12 @@ export async function runUi(args: string[], ctx: CliContext): Promise<number> {
       ? "--browser was given"
       : windowUnavailable(ctx.env);
     if (reason === undefined) {
-      const window = spawnAgentd([], {
-        script: fromFileUrl(new URL("./ui_window.ts", import.meta.url)),
-        args: [login, `agentd dashboard — ${url}`],
-      });
+      const window = spawnAgentd([
+        "ui",
+        WINDOW_PROCESS,
+        login,
+        `agentd dashboard — ${url}`,
+      ]);
       const output = forwardOutput(window, log);
       const ended = await Promise.race([
         window.status.then((status) => ({ status })),
@@ -357,20 +371,20 @@ async function untilSignal(
   await signal.received;
 }
 
-/** `deno run -A [--config …] <script> <args>`: this same agentd (or a file of it) as a child. */
-function spawnAgentd(
-  args: string[],
-  options: { script?: string; args?: string[] } = {},
-): Deno.ChildProcess {
+/**
+ * This same agentd as a child with `args`: the binary itself when compiled,
+ * else `deno run -A [--config …] <main> <args>`.
+ */
+function spawnAgentd(args: string[]): Deno.ChildProcess {
   const main = fromFileUrl(Deno.mainModule);
   const config = denoConfigFor(dirname(main));
   return new Deno.Command(Deno.execPath(), {
-    args: [
+    args: Deno.build.standalone ? args : [
       "run",
       "-A",
       ...(config ? ["--config", config] : []),
-      options.script ?? main,
-      ...(options.args ?? args),
+      main,
+      ...args,
     ],
     stdin: "null",
     stdout: "null",

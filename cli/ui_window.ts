@@ -1,7 +1,7 @@
 // The window process of `agentd ui`: one native webview on a URL. It runs
 // alone because webview_run blocks the thread until the window closes.
 //
-//   deno run -A cli/ui_window.ts <url> <title>
+// `agentd ui` starts it as `agentd ui --window-process <url> <title>`.
 
 import { SizeHint, Webview, WebviewUnavailable } from "../ffi/webview.ts";
 
@@ -10,7 +10,8 @@ export const UNAVAILABLE_MARK = "webview unavailable: ";
 export const WINDOW_WIDTH = 1280;
 export const WINDOW_HEIGHT = 800;
 
-function openWindow(url: string, title: string): number {
+/** Opens the window and blocks until it closes; 3 when no window can open. */
+export function openWindow(url: string, title: string): number {
   let view: Webview;
   try {
     view = new Webview({ env: Deno.env.toObject() });
@@ -25,13 +26,4 @@ function openWindow(url: string, title: string): number {
   view.run();
   view.destroy();
   return 0;
-}
-
-if (import.meta.main) {
-  const [url, title = "agentd"] = Deno.args;
-  if (url === undefined) {
-    console.error("usage: ui_window.ts <url> [title]");
-    Deno.exit(2);
-  }
-  Deno.exit(openWindow(url, title));
 }
