@@ -15,6 +15,7 @@ import { outerCall } from "./guard.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import type { Caller } from "../../platform/identity.ts";
+import type { Logger } from "../../platform/log.ts";
 import { linkedSession } from "./mcp_identity.ts";
 import { canonicalPath, canonicalUrl } from "../../platform/canonical.ts";
 import {
@@ -61,6 +62,13 @@ export function listingOf(def: ToolDef<unknown>): Tool {
       }),
     ),
   };
+  if (def.output !== undefined) {
+    // `input`: unknown keys pass, in the listed schema as in the kit's check
+    // (zod's "output" would forbid them where zod's parse lets them through).
+    listing.outputSchema = ObjectSchema.parse(
+      z.toJSONSchema(def.output, { target: "draft-2020-12", io: "input" }),
+    );
+  }
   if (def.title !== undefined) listing.title = def.title;
   if (def.annotations !== undefined) listing.annotations = def.annotations;
   return listing;
@@ -144,6 +152,7 @@ export async function runToolCall(
         call,
         rawArgs: args,
         connection,
+        log: host.log,
       });
   } else {
     run = (call) => {
@@ -186,7 +195,9 @@ export async function runToolCall(
 /**
  * One defined tool's validated call under the policy: its path and URL
  * arguments made canonical, judged and audited as `<server>.<tool>` with the
- * tool's declared capabilities, then run with the same canonical values.
+ * tool's declared capabilities, then run with the same canonical values, and
+ * its result checked against its output schema (the audit sees the answer
+ * the caller gets).
  * Every way a ToolDef runs goes through here (the kit's dispatch, the
  * gateway's `call_tool` of its own tools), so none skips a part.
  */
@@ -201,6 +212,8 @@ export async function runDefined<C>(
     /** The arguments as sent: audited when the tool has no path or URL argument. */
     rawArgs: Record<string, unknown>;
     connection?: string;
+    /** Where a result that breaks the tool's output schema is reported (a bug of ours). */
+    log?: Logger;
   },
 ): Promise<CallToolResult> {
   const { guard, call } = options;
@@ -208,7 +221,12 @@ export async function runDefined<C>(
   const canonical = def.argKinds === undefined
     ? parsed
     : await canonicalArgs(def, parsed, options.context);
-  const handle = () => def.handle(options.context(), canonical, call);
+  const handle = async () =>
+    checkedOutput(
+      def,
+      await def.handle(options.context(), canonical, call),
+      options.log,
+    );
   if (!guard) return await handle();
   return await guard.run(
     {
@@ -225,6 +243,56 @@ export async function runDefined<C>(
     handle,
     options.connection,
   );
+}
+
+/**
+ * A result as the MCP SDK's McpServer lets it leave: a tool with an output
+ * schema answers `structuredContent` that conforms, or the caller gets the
+ * SDK's error result (`MCP error -32602: Output validation error: ...`).
+ * Error results are not checked. The tool broke its own contract, so the
+ * daemon's log says so too.
+ */
+export function checkedOutput<C>(
+  def: ToolDef<C>,
+  result: CallToolResult,
+  log: Logger | undefined,
+): CallToolResult {
+  if (def.output === undefined || result.isError === true) return result;
+  let problem: string | undefined;
+  if (!result.structuredContent) {
+    problem =
+      `Tool ${def.name} has an output schema but no structured content was provided`;
+  } else {
+    const parsed = def.output.safeParse(result.structuredContent);
+    if (!parsed.success) {
+      problem = `Invalid structured content for tool ${def.name}: ${
+        sdkIssues(parsed.error)
+      }`;
+    }
+  }
+  if (problem === undefined) return result;
+  log?.error("tool_output_invalid", { tool: def.name, error: problem });
+  return errorResult(
+    new McpError(ErrorCode.InvalidParams, `Output validation error: ${problem}`)
+      .message,
+  );
+}
+
+/** zod's issues as the SDK words them: `<message> at <a.b[0]>`, one per line. */
+function sdkIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => {
+    if (issue.path.length === 0) return issue.message;
+    const path = issue.path.reduce<string>(
+      (at, segment, index) =>
+        index === 0
+          ? String(segment)
+          : typeof segment === "number"
+          ? `${at}[${segment}]`
+          : `${at}.${String(segment)}`,
+      "",
+    );
+    return `${issue.message} at ${path}`;
+  }).join("\n");
 }
 
 /** A validated call's arguments with its path and URL arguments canonical. */
