@@ -63,15 +63,22 @@ export function listingOf(def: ToolDef<unknown>): Tool {
     ),
   };
   if (def.output !== undefined) {
-    // `input`: unknown keys pass, in the listed schema as in the kit's check
-    // (zod's "output" would forbid them where zod's parse lets them through).
-    listing.outputSchema = ObjectSchema.parse(
-      z.toJSONSchema(def.output, { target: "draft-2020-12", io: "input" }),
-    );
+    listing.outputSchema = outputSchemaOf(def.output);
   }
   if (def.title !== undefined) listing.title = def.title;
   if (def.annotations !== undefined) listing.annotations = def.annotations;
   return listing;
+}
+
+/**
+ * A tool's `outputSchema` as tools/list shows it. Converted as zod parses
+ * (`io: "input"`): keys the schema does not name pass in the listed schema as
+ * in the kit's check (`"output"` would forbid them in the listing only).
+ */
+export function outputSchemaOf(output: z.ZodObject): Tool["outputSchema"] {
+  return ObjectSchema.parse(
+    z.toJSONSchema(output, { target: "draft-2020-12", io: "input" }),
+  );
 }
 
 /** Listings are derived from the spec once per host, not once per session. */
@@ -252,8 +259,8 @@ export async function runDefined<C>(
  * Error results are not checked. The tool broke its own contract, so the
  * daemon's log says so too.
  */
-export function checkedOutput<C>(
-  def: ToolDef<C>,
+export function checkedOutput(
+  def: Pick<ToolDef<unknown>, "name" | "output">,
   result: CallToolResult,
   log: Logger | undefined,
 ): CallToolResult {
