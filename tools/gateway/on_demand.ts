@@ -13,6 +13,7 @@ import type { JsonValue } from "../../platform/store.ts";
 import { TextRanker } from "../../platform/text_rank.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import { type CallContext, ToolError } from "../kit/mod.ts";
+import { checkedOutput, outputSchemaOf } from "../kit/tool_call.ts";
 import type { ToolsMode } from "./config.ts";
 
 /** The experimental client capability choosing the mode per client: `{"mode": "on_demand"}` or `{"mode": "all"}`. */
@@ -30,6 +31,23 @@ const CallInput = z.strictObject({
   name: z.string().min(1).describe("A tool name from search_tools"),
   arguments: z.record(z.string(), z.unknown()).default({})
     .describe("The tool's arguments, as describe_tool shows its schema"),
+});
+
+const SearchOutput = z.object({
+  query: z.string(),
+  results: z.array(z.object({
+    name: z.string(),
+    description: z.string(),
+    required: z.array(z.string()),
+    score: z.number(),
+  })),
+});
+const DescribeOutput = z.object({
+  // The tool's tools/list entry, as the gateway lists it.
+  tool: z.looseObject({
+    name: z.string(),
+    inputSchema: z.looseObject({ type: z.literal("object") }),
+  }),
 });
 
 /** What the meta-tools search, describe and call: the gateway's whole catalog. */
@@ -50,12 +68,13 @@ function listingOf(
   title: string,
   description: string,
   input: z.ZodObject,
+  output?: z.ZodObject,
 ): Tool {
   const schema = z.toJSONSchema(input, {
     target: "draft-2020-12",
     io: "input",
   });
-  return {
+  const listing: Tool = {
     name,
     title,
     description,
@@ -70,6 +89,11 @@ function listingOf(
     },
     annotations: { readOnlyHint: name !== "call_tool" },
   };
+  // call_tool answers whatever the tool it calls answers: no schema.
+  if (output !== undefined) {
+    listing.outputSchema = outputSchemaOf(output);
+  }
+  return listing;
 }
 
 export const META_LISTINGS: readonly Tool[] = [
@@ -79,12 +103,14 @@ export const META_LISTINGS: readonly Tool[] = [
     "Finds tools behind this gateway by what they do: names (<server>__<tool>), one-line descriptions " +
       "and argument names, best first. Then describe_tool for a full schema and call_tool to run one.",
     SearchInput,
+    SearchOutput,
   ),
   listingOf(
     "describe_tool",
     "Describe a tool",
     "The full definition of one tool: description and JSON Schema of its arguments.",
     DescribeInput,
+    DescribeOutput,
   ),
   listingOf(
     "call_tool",
@@ -185,7 +211,7 @@ export class OnDemandTools {
         query: input.query,
         results,
       };
-      return {
+      return checkedOutput({ name, output: SearchOutput }, {
         content: [{
           type: "text",
           text: lines.length > 0
@@ -195,15 +221,15 @@ export class OnDemandTools {
             : `No tool matches "${input.query}". Try other words.`,
         }],
         structuredContent: body,
-      };
+      }, undefined);
     }
     if (name === "describe_tool") {
       const input = parsed(name, DescribeInput, args);
       const tool = this.#find(input.name);
-      return {
+      return checkedOutput({ name, output: DescribeOutput }, {
         content: [{ type: "text", text: JSON.stringify(tool) }],
         structuredContent: { tool: JSON.parse(JSON.stringify(tool)) },
-      };
+      }, undefined);
     }
     const input = parsed(name, CallInput, args);
     if (META_NAMES.has(input.name)) {
