@@ -18,7 +18,11 @@ import { inPageServer } from "../../tools/in-page/mod.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
 import { connectInProcess } from "../../tools/kit/transport/sdk_server.ts";
 import { capturedLog, waitFor } from "../helpers.ts";
-import { callTool } from "../tools/in-page/harness.ts";
+import {
+  callTool,
+  domAnswer,
+  domTextAnswer,
+} from "../tools/in-page/harness.ts";
 
 const ORIGIN = `chrome-extension://${PINNED_EXTENSION_ID}/`;
 
@@ -106,7 +110,7 @@ Deno.test("security: an unpaired relay peer may not send large frames", async ()
       type: "result",
       id: frame.id,
       ok: true,
-      value: { html },
+      value: domAnswer(html),
     });
     const result = await call;
     assert.equal(result.isError, false, result.text);
@@ -157,14 +161,14 @@ Deno.test("security: a relay result counts only from the connection its call wen
       type: "result",
       id: frame.id,
       ok: true,
-      value: { text: "forged by another connection" },
+      value: domTextAnswer("forged by another connection", "h1"),
     });
     // And an id nobody has open.
     await older.writer.write({
       type: "result",
       id: 999_999,
       ok: true,
-      value: { text: "stray" },
+      value: domTextAnswer("stray", "h1"),
     });
     await waitFor(
       () => ({
@@ -181,7 +185,7 @@ Deno.test("security: a relay result counts only from the connection its call wen
       type: "result",
       id: frame.id,
       ok: true,
-      value: { text: "from the right connection" },
+      value: domTextAnswer("from the right connection", "h1"),
     });
     const result = await call;
     assert.equal(result.isError, false, result.text);

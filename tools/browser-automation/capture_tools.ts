@@ -33,6 +33,17 @@ export const screenshot = tool({
       "File to write the PNG to, inside an allowed screenshot directory",
     ),
   }),
+  output: z.object({
+    url: z.string(),
+    title: z.string(),
+    width: z.number().int(),
+    height: z.number().int(),
+    full_page: z.boolean(),
+    path: z.string().nullable(),
+    bytes: z.number().int(),
+    // Over the inline budget: the PNG as a resource of the session.
+    resource_uri: z.string().optional(),
+  }),
   annotations: { readOnlyHint: true },
   handle(ctx, { full_page, path }, call) {
     return ctx.act(

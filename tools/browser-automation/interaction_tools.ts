@@ -36,6 +36,12 @@ export const clickElement = tool({
     x: z.number().min(0).optional().describe("Viewport x in pixels (with y)"),
     y: z.number().min(0).optional().describe("Viewport y in pixels (with x)"),
   }),
+  output: z.object({
+    clicked: z.string(),
+    navigated: z.boolean(),
+    url: z.string(),
+    title: z.string(),
+  }),
   annotations: { destructiveHint: true, openWorldHint: true },
   handle(ctx, { selector, x, y }, call) {
     return ctx.act(
@@ -100,6 +106,12 @@ export const typeText = tool({
     selector: selectorParam,
     text: z.string().max(100_000).describe("Text to type"),
   }),
+  output: z.object({
+    typed_chars: z.number().int(),
+    selector: z.string(),
+    value: z.string().nullable(),
+    navigated: z.boolean(),
+  }),
   annotations: { destructiveHint: true },
   handle(ctx, { selector, text }, call) {
     return ctx.act(
@@ -158,6 +170,10 @@ export const selectOption = tool({
   input: z.object({
     selector: selectorParam,
     value: z.string().describe("The option's value, or its visible label"),
+  }),
+  output: z.object({
+    selector: z.string(),
+    selected: z.object({ value: z.string(), label: z.string() }),
   }),
   annotations: { destructiveHint: true },
   handle(ctx, { selector, value }, call) {
@@ -247,6 +263,11 @@ export const fillForm = tool({
       value: z.string().max(100_000).describe("Value to set"),
     })).min(1).max(200).describe("Fields to fill, in order"),
   }),
+  output: z.object({
+    filled: z.array(z.object({ selector: z.string(), kind: z.string() })),
+    count: z.number().int(),
+    url: z.string(),
+  }),
   annotations: { destructiveHint: true },
   handle(ctx, { fields }, call) {
     return ctx.act(
@@ -297,6 +318,14 @@ export const submitForm = tool({
     selector: selectorParam.optional().describe(
       `The form, a field in it, or the submit button to use: ${SELECTOR_HELP}`,
     ),
+  }),
+  output: z.object({
+    submitted: z.literal(true),
+    method: z.string(),
+    action: z.string(),
+    navigated: z.boolean(),
+    url: z.string(),
+    title: z.string(),
   }),
   annotations: { destructiveHint: true, openWorldHint: true },
   handle(ctx, { selector }, call) {

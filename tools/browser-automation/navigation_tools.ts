@@ -47,6 +47,12 @@ export const navigate = tool({
       "Absolute URL: https://…, http://…, about:blank or data:…",
     ),
   }),
+  output: z.object({
+    url: z.string(),
+    title: z.string(),
+    status: z.number().int().nullable(),
+    load_ms: z.number().int(),
+  }),
   annotations: { openWorldHint: true },
   handle(ctx, { url }, call) {
     const step = { tool: "navigate", log: { url }, leavesPage: true };
@@ -88,6 +94,12 @@ export const waitFor = tool({
     timeout: z.number().int().min(0).max(WAIT_FOR_MAX_MS).optional().describe(
       "Milliseconds to wait (default: the server's action timeout, 30000)",
     ),
+  }),
+  output: z.object({
+    found: z.literal(true),
+    selector: z.string(),
+    waited_ms: z.number().int(),
+    url: z.string(),
   }),
   annotations: { readOnlyHint: true },
   handle(ctx, { selector, timeout }, call) {
@@ -131,6 +143,15 @@ export const scroll = tool({
     amount: z.number().positive().max(10_000_000).optional().describe(
       "Pixels to scroll (default: the viewport height)",
     ),
+  }),
+  output: z.object({
+    direction: z.enum(["up", "down"]),
+    amount: z.number(),
+    previous_scroll_y: z.number(),
+    scroll_y: z.number(),
+    max_scroll_y: z.number(),
+    at_top: z.boolean(),
+    at_bottom: z.boolean(),
   }),
   annotations: { readOnlyHint: true },
   handle(ctx, { direction, amount }, call) {

@@ -18,6 +18,14 @@ import { findAll, findElement, SELECTOR_HELP } from "./selectors.ts";
 
 const tool = toolDefiner<BrowserAutomation>();
 
+/** pagedText's part of an answer: one page of the text and where the next starts. */
+const paged = {
+  text: z.string(),
+  offset: z.number().int(),
+  total_chars: z.number().int(),
+  next_offset: z.number().int().nullable(),
+};
+
 const offsetParam = z.number().int().min(0).optional().describe(
   "Character offset to start from, to page through long results (next_offset of the previous call)",
 );
@@ -32,6 +40,12 @@ export const getText = tool({
       `Element to read (body for the whole page): ${SELECTOR_HELP}`,
     ),
     offset: offsetParam,
+  }),
+  output: z.object({
+    url: z.string(),
+    selector: z.string(),
+    matches: z.number().int(),
+    ...paged,
   }),
   annotations: { readOnlyHint: true },
   handle(ctx, { selector, offset }, call) {
@@ -66,6 +80,13 @@ export const getHtml = tool({
       `Element to read (default: the whole page): ${SELECTOR_HELP}`,
     ),
     offset: offsetParam,
+  }),
+  output: z.object({
+    url: z.string(),
+    selector: z.string().nullable(),
+    // Over the budget: the whole HTML as a resource of the session.
+    resource_uri: z.string().optional(),
+    ...paged,
   }),
   annotations: { readOnlyHint: true },
   handle(ctx, { selector, offset }, call) {
@@ -111,6 +132,19 @@ export const getLinks = tool({
     include_hidden: z.boolean().optional().describe(
       "Also list links a user cannot see (default false)",
     ),
+  }),
+  output: z.object({
+    url: z.string(),
+    count: z.number().int(),
+    total: z.number().int(),
+    hidden_left_out: z.number().int(),
+    links: z.array(z.object({
+      text: z.string(),
+      href: z.string(),
+      // With include_hidden only.
+      visible: z.boolean().optional(),
+    })),
+    truncated: z.string().optional(),
   }),
   annotations: { readOnlyHint: true },
   handle(ctx, { include_hidden }, call) {
@@ -184,6 +218,21 @@ export const getCookies = tool({
     domain: z.string().min(1).optional().describe(
       "Domain to filter by, e.g. example.com (a URL works too)",
     ),
+  }),
+  output: z.object({
+    domain: z.string().nullable(),
+    count: z.number().int(),
+    total: z.number().int(),
+    cookies: z.array(z.object({
+      name: z.string(),
+      value: z.string(),
+      domain: z.string(),
+      path: z.string(),
+      expires: z.string().nullable(),
+      http_only: z.boolean(),
+      secure: z.boolean(),
+      same_site: z.string().nullable(),
+    })),
   }),
   annotations: { readOnlyHint: true },
   handle(ctx, { domain }, call) {

@@ -19,6 +19,14 @@ export const executeJs = tool({
       "JavaScript, e.g. document.title, or await fetch('/api').then(r => r.json())",
     ),
   }),
+  // The value (any JSON) as `result`, or over the budget the start of its
+  // JSON text as `result_json` with `truncated`.
+  output: z.object({
+    type: z.string(),
+    result: z.unknown().optional(),
+    truncated: z.literal(true).optional(),
+    result_json: z.string().optional(),
+  }),
   annotations: { destructiveHint: true, openWorldHint: true },
   handle(ctx, { script }, call) {
     return ctx.act(

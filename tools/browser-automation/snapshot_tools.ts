@@ -37,6 +37,14 @@ export const snapshot = tool({
     diff: z.boolean().default(false)
       .describe("Only what changed since the previous snapshot of this tab"),
   }),
+  output: z.object({
+    snapshot: z.number().int(),
+    url: z.string(),
+    lines: z.number().int(),
+    shown: z.number().int(),
+    cut: z.boolean(),
+    approx_tokens: z.number().int(),
+  }),
   annotations: { readOnlyHint: true, openWorldHint: true },
   handle(ctx, { selector, max_tokens, diff }, call) {
     return ctx.act(

@@ -25,6 +25,41 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "url": {
+          "type": "string",
+        },
+        "title": {
+          "type": "string",
+        },
+        "status": {
+          "anyOf": [
+            {
+              "type": "integer",
+              "minimum": -9007199254740991,
+              "maximum": 9007199254740991,
+            },
+            {
+              "type": "null",
+            },
+          ],
+        },
+        "load_ms": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+      },
+      "required": [
+        "url",
+        "title",
+        "status",
+        "load_ms",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "openWorldHint": true,
     },
@@ -57,6 +92,54 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       },
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "url": {
+          "type": "string",
+        },
+        "title": {
+          "type": "string",
+        },
+        "width": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "height": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "full_page": {
+          "type": "boolean",
+        },
+        "path": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "bytes": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "resource_uri": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "url",
+        "title",
+        "width",
+        "height",
+        "full_page",
+        "path",
+        "bytes",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -95,6 +178,30 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "clicked": {
+          "type": "string",
+        },
+        "navigated": {
+          "type": "boolean",
+        },
+        "url": {
+          "type": "string",
+        },
+        "title": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "clicked",
+        "navigated",
+        "url",
+        "title",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": true,
       "openWorldHint": true,
@@ -131,6 +238,35 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "typed_chars": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "selector": {
+          "type": "string",
+        },
+        "value": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "navigated": {
+          "type": "boolean",
+        },
+      },
+      "required": [
+        "typed_chars",
+        "selector",
+        "value",
+        "navigated",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "destructiveHint": true,
@@ -169,6 +305,57 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "url": {
+          "type": "string",
+        },
+        "selector": {
+          "type": "string",
+        },
+        "matches": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "text": {
+          "type": "string",
+        },
+        "offset": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "total_chars": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "next_offset": {
+          "anyOf": [
+            {
+              "type": "integer",
+              "minimum": -9007199254740991,
+              "maximum": 9007199254740991,
+            },
+            {
+              "type": "null",
+            },
+          ],
+        },
+      },
+      "required": [
+        "url",
+        "selector",
+        "matches",
+        "text",
+        "offset",
+        "total_chars",
+        "next_offset",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "readOnlyHint": true,
     },
@@ -203,6 +390,57 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "url": {
+          "type": "string",
+        },
+        "selector": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "resource_uri": {
+          "type": "string",
+        },
+        "text": {
+          "type": "string",
+        },
+        "offset": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "total_chars": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "next_offset": {
+          "anyOf": [
+            {
+              "type": "integer",
+              "minimum": -9007199254740991,
+              "maximum": 9007199254740991,
+            },
+            {
+              "type": "null",
+            },
+          ],
+        },
+      },
+      "required": [
+        "url",
+        "selector",
+        "text",
+        "offset",
+        "total_chars",
+        "next_offset",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "readOnlyHint": true,
     },
@@ -227,6 +465,61 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       },
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "url": {
+          "type": "string",
+        },
+        "count": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "total": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "hidden_left_out": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "links": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "text": {
+                "type": "string",
+              },
+              "href": {
+                "type": "string",
+              },
+              "visible": {
+                "type": "boolean",
+              },
+            },
+            "required": [
+              "text",
+              "href",
+            ],
+          },
+        },
+        "truncated": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "url",
+        "count",
+        "total",
+        "hidden_left_out",
+        "links",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -278,6 +571,43 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "filled": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "selector": {
+                "type": "string",
+              },
+              "kind": {
+                "type": "string",
+              },
+            },
+            "required": [
+              "selector",
+              "kind",
+            ],
+          },
+        },
+        "count": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "url": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "filled",
+        "count",
+        "url",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": true,
     },
@@ -304,6 +634,39 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       },
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "submitted": {
+          "type": "boolean",
+          "const": true,
+        },
+        "method": {
+          "type": "string",
+        },
+        "action": {
+          "type": "string",
+        },
+        "navigated": {
+          "type": "boolean",
+        },
+        "url": {
+          "type": "string",
+        },
+        "title": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "submitted",
+        "method",
+        "action",
+        "navigated",
+        "url",
+        "title",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "destructiveHint": true,
@@ -343,6 +706,33 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "found": {
+          "type": "boolean",
+          "const": true,
+        },
+        "selector": {
+          "type": "string",
+        },
+        "waited_ms": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "url": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "found",
+        "selector",
+        "waited_ms",
+        "url",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "readOnlyHint": true,
     },
@@ -374,6 +764,26 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "type": {
+          "type": "string",
+        },
+        "result": {},
+        "truncated": {
+          "type": "boolean",
+          "const": true,
+        },
+        "result_json": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "type",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": true,
       "openWorldHint": true,
@@ -401,6 +811,82 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       },
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "domain": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "count": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "total": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "cookies": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "name": {
+                "type": "string",
+              },
+              "value": {
+                "type": "string",
+              },
+              "domain": {
+                "type": "string",
+              },
+              "path": {
+                "type": "string",
+              },
+              "expires": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "http_only": {
+                "type": "boolean",
+              },
+              "secure": {
+                "type": "boolean",
+              },
+              "same_site": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+            },
+            "required": [
+              "name",
+              "value",
+              "domain",
+              "path",
+              "expires",
+              "http_only",
+              "secure",
+              "same_site",
+            ],
+          },
+        },
+      },
+      "required": [
+        "domain",
+        "count",
+        "total",
+        "cookies",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -440,6 +926,46 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "direction": {
+          "type": "string",
+          "enum": [
+            "up",
+            "down",
+          ],
+        },
+        "amount": {
+          "type": "number",
+        },
+        "previous_scroll_y": {
+          "type": "number",
+        },
+        "scroll_y": {
+          "type": "number",
+        },
+        "max_scroll_y": {
+          "type": "number",
+        },
+        "at_top": {
+          "type": "boolean",
+        },
+        "at_bottom": {
+          "type": "boolean",
+        },
+      },
+      "required": [
+        "direction",
+        "amount",
+        "previous_scroll_y",
+        "scroll_y",
+        "max_scroll_y",
+        "at_top",
+        "at_bottom",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "readOnlyHint": true,
     },
@@ -474,6 +1000,34 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "selector": {
+          "type": "string",
+        },
+        "selected": {
+          "type": "object",
+          "properties": {
+            "value": {
+              "type": "string",
+            },
+            "label": {
+              "type": "string",
+            },
+          },
+          "required": [
+            "value",
+            "label",
+          ],
+        },
+      },
+      "required": [
+        "selector",
+        "selected",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "destructiveHint": true,
@@ -515,6 +1069,46 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       },
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "snapshot": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "url": {
+          "type": "string",
+        },
+        "lines": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "shown": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "cut": {
+          "type": "boolean",
+        },
+        "approx_tokens": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+      },
+      "required": [
+        "snapshot",
+        "url",
+        "lines",
+        "shown",
+        "cut",
+        "approx_tokens",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "title": "Accessibility snapshot",
     "annotations": {

@@ -13,6 +13,7 @@ export const getClipboard = tool({
   description:
     "Read the clipboard's text (empty when it holds nothing or no text).",
   input: z.object({}),
+  output: z.object({ text: z.string(), chars: z.number().int() }),
   annotations: { readOnlyHint: true },
   handle(ctx, _args, call) {
     return ctx.act(call, "get_clipboard", {}, async () => {
@@ -30,6 +31,7 @@ export const setClipboard = tool({
   input: z.object({
     text: z.string().max(10_000_000).describe("Text to put on the clipboard"),
   }),
+  output: z.object({ chars: z.number().int(), via: z.string() }),
   annotations: { destructiveHint: true },
   handle(ctx, { text }, call) {
     return ctx.act(

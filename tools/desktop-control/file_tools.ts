@@ -18,6 +18,12 @@ export const fileRead = tool({
   input: z.object({
     path: z.string().min(1).max(4096).describe("File to read"),
   }),
+  output: z.object({
+    path: z.string(),
+    bytes: z.number().int(),
+    encoding: z.enum(["utf-8", "base64"]),
+    content: z.string(),
+  }),
   annotations: { readOnlyHint: true },
   async handle(ctx, { path }, call) {
     const result = await ctx.fileOp(
@@ -50,6 +56,11 @@ export const fileWrite = tool({
   input: z.object({
     path: z.string().min(1).max(4096).describe("File to write"),
     content: z.string().describe("The file's new content (UTF-8 text)"),
+  }),
+  output: z.object({
+    path: z.string(),
+    bytes: z.number().int(),
+    created: z.boolean(),
   }),
   annotations: { destructiveHint: true },
   async handle(ctx, { path, content }, call) {

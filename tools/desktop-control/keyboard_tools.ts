@@ -17,6 +17,10 @@ export const keyboardType = tool({
   input: z.object({
     text: z.string().min(1).max(100_000).describe("Text to type"),
   }),
+  output: z.object({
+    typed_chars: z.number().int(),
+    remapped_chars: z.number().int(),
+  }),
   annotations: { destructiveHint: true },
   handle(ctx, { text }, call) {
     return ctx.act(call, "keyboard_type", { chars: [...text].length }, () => {
@@ -39,6 +43,7 @@ export const keyboardPress = tool({
   input: z.object({
     key: z.string().min(1).max(64).describe("Key name"),
   }),
+  output: z.object({ pressed: z.array(z.string()) }),
   annotations: { destructiveHint: true },
   handle(ctx, { key }, call) {
     return ctx.act(call, "keyboard_press", { key }, () => {
@@ -61,6 +66,7 @@ export const keyboardShortcut = tool({
       "Keys of the combination",
     ),
   }),
+  output: z.object({ pressed: z.array(z.string()) }),
   annotations: { destructiveHint: true },
   handle(ctx, { keys }, call) {
     const names = splitKeys(keys);

@@ -18,6 +18,14 @@ const PointInput = z.object({
   y: z.number().finite().describe("Vertical position"),
 }).strict();
 
+const Point = z.object({ x: z.number(), y: z.number() });
+
+/** Where the pointer went, in screen pixels, and the screenshot x/y were read in. */
+const moved = {
+  pointer: Point,
+  screenshot_id: z.string().nullable(),
+};
+
 function rounded(point: { x: number; y: number }) {
   return { x: Math.round(point.x), y: Math.round(point.y) };
 }
@@ -33,6 +41,7 @@ export const mouseMove = tool({
     coordinates,
     screenshot_id: screenshotId,
   }),
+  output: z.object({ screen: Point, ...moved }),
   annotations: { destructiveHint: false },
   handle(ctx, { x, y, coordinates, screenshot_id }, call) {
     return ctx.act(call, "mouse_move", {
@@ -70,6 +79,11 @@ export const mouseClick = tool({
     ),
     coordinates,
     screenshot_id: screenshotId,
+  }),
+  output: z.object({
+    screen: Point,
+    button: z.enum(["left", "right"]),
+    ...moved,
   }),
   annotations: { destructiveHint: true },
   handle(ctx, { x, y, button, coordinates, screenshot_id }, call) {
@@ -109,6 +123,7 @@ export const mouseDrag = tool({
     coordinates,
     screenshot_id: screenshotId,
   }),
+  output: z.object({ from: Point, to: Point, ...moved }),
   annotations: { destructiveHint: true },
   handle(ctx, { from, to, coordinates, screenshot_id }, call) {
     return ctx.act(

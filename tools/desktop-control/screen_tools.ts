@@ -37,6 +37,22 @@ export const screenshot = tool({
       "Image format (default jpeg, or the configured screenshot_format)",
     ),
   }),
+  output: z.object({
+    id: z.string(),
+    format: z.enum(["png", "jpeg"]),
+    width: z.number().int(),
+    height: z.number().int(),
+    bytes: z.number().int(),
+    region: z.object({
+      x: z.number(),
+      y: z.number(),
+      width: z.number(),
+      height: z.number(),
+    }),
+    scale: z.number(),
+    screen: z.object({ width: z.number(), height: z.number() }),
+    coordinates: z.string(),
+  }),
   annotations: { readOnlyHint: true },
   handle(ctx, { region, format }, call) {
     const chosen = format ?? ctx.config.screenshot_format;

@@ -58,6 +58,92 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "id": {
+          "type": "string",
+        },
+        "format": {
+          "type": "string",
+          "enum": [
+            "png",
+            "jpeg",
+          ],
+        },
+        "width": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "height": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "bytes": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "region": {
+          "type": "object",
+          "properties": {
+            "x": {
+              "type": "number",
+            },
+            "y": {
+              "type": "number",
+            },
+            "width": {
+              "type": "number",
+            },
+            "height": {
+              "type": "number",
+            },
+          },
+          "required": [
+            "x",
+            "y",
+            "width",
+            "height",
+          ],
+        },
+        "scale": {
+          "type": "number",
+        },
+        "screen": {
+          "type": "object",
+          "properties": {
+            "width": {
+              "type": "number",
+            },
+            "height": {
+              "type": "number",
+            },
+          },
+          "required": [
+            "width",
+            "height",
+          ],
+        },
+        "coordinates": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "id",
+        "format",
+        "width",
+        "height",
+        "bytes",
+        "region",
+        "scale",
+        "screen",
+        "coordinates",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "readOnlyHint": true,
     },
@@ -106,6 +192,53 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "screen": {
+          "type": "object",
+          "properties": {
+            "x": {
+              "type": "number",
+            },
+            "y": {
+              "type": "number",
+            },
+          },
+          "required": [
+            "x",
+            "y",
+          ],
+        },
+        "pointer": {
+          "type": "object",
+          "properties": {
+            "x": {
+              "type": "number",
+            },
+            "y": {
+              "type": "number",
+            },
+          },
+          "required": [
+            "x",
+            "y",
+          ],
+        },
+        "screenshot_id": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+      },
+      "required": [
+        "screen",
+        "pointer",
+        "screenshot_id",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "destructiveHint": false,
@@ -163,6 +296,61 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "screen": {
+          "type": "object",
+          "properties": {
+            "x": {
+              "type": "number",
+            },
+            "y": {
+              "type": "number",
+            },
+          },
+          "required": [
+            "x",
+            "y",
+          ],
+        },
+        "button": {
+          "type": "string",
+          "enum": [
+            "left",
+            "right",
+          ],
+        },
+        "pointer": {
+          "type": "object",
+          "properties": {
+            "x": {
+              "type": "number",
+            },
+            "y": {
+              "type": "number",
+            },
+          },
+          "required": [
+            "x",
+            "y",
+          ],
+        },
+        "screenshot_id": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+      },
+      "required": [
+        "screen",
+        "button",
+        "pointer",
+        "screenshot_id",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "destructiveHint": true,
@@ -243,6 +431,69 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "from": {
+          "type": "object",
+          "properties": {
+            "x": {
+              "type": "number",
+            },
+            "y": {
+              "type": "number",
+            },
+          },
+          "required": [
+            "x",
+            "y",
+          ],
+        },
+        "to": {
+          "type": "object",
+          "properties": {
+            "x": {
+              "type": "number",
+            },
+            "y": {
+              "type": "number",
+            },
+          },
+          "required": [
+            "x",
+            "y",
+          ],
+        },
+        "pointer": {
+          "type": "object",
+          "properties": {
+            "x": {
+              "type": "number",
+            },
+            "y": {
+              "type": "number",
+            },
+          },
+          "required": [
+            "x",
+            "y",
+          ],
+        },
+        "screenshot_id": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+      },
+      "required": [
+        "from",
+        "to",
+        "pointer",
+        "screenshot_id",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": true,
     },
@@ -273,6 +524,26 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "typed_chars": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "remapped_chars": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+      },
+      "required": [
+        "typed_chars",
+        "remapped_chars",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": true,
     },
@@ -302,6 +573,21 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "pressed": {
+          "type": "array",
+          "items": {
+            "type": "string",
+          },
+        },
+      },
+      "required": [
+        "pressed",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "destructiveHint": true,
@@ -338,6 +624,21 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "pressed": {
+          "type": "array",
+          "items": {
+            "type": "string",
+          },
+        },
+      },
+      "required": [
+        "pressed",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": true,
     },
@@ -363,6 +664,122 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       },
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "windows": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "id": {
+                "type": "string",
+              },
+              "title": {
+                "type": "string",
+              },
+              "app": {
+                "type": "string",
+              },
+              "pid": {
+                "anyOf": [
+                  {
+                    "type": "integer",
+                    "minimum": -9007199254740991,
+                    "maximum": 9007199254740991,
+                  },
+                  {
+                    "type": "null",
+                  },
+                ],
+              },
+              "x": {
+                "type": "number",
+              },
+              "y": {
+                "type": "number",
+              },
+              "width": {
+                "type": "number",
+              },
+              "height": {
+                "type": "number",
+              },
+              "visible": {
+                "type": "boolean",
+              },
+              "focused": {
+                "type": "boolean",
+              },
+            },
+            "required": [
+              "id",
+              "title",
+              "app",
+              "pid",
+              "x",
+              "y",
+              "width",
+              "height",
+              "visible",
+              "focused",
+            ],
+          },
+        },
+        "count": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "focused": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "monitors": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "name": {
+                "type": "string",
+              },
+              "primary": {
+                "type": "boolean",
+              },
+              "x": {
+                "type": "number",
+              },
+              "y": {
+                "type": "number",
+              },
+              "width": {
+                "type": "number",
+              },
+              "height": {
+                "type": "number",
+              },
+            },
+            "required": [
+              "name",
+              "primary",
+              "x",
+              "y",
+              "width",
+              "height",
+            ],
+          },
+        },
+      },
+      "required": [
+        "windows",
+        "count",
+        "focused",
+        "monitors",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -397,6 +814,95 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "focused": {
+          "type": "boolean",
+          "const": true,
+        },
+        "via": {
+          "type": "string",
+        },
+        "window": {
+          "anyOf": [
+            {
+              "type": "object",
+              "properties": {
+                "id": {
+                  "type": "string",
+                },
+                "title": {
+                  "type": "string",
+                },
+                "app": {
+                  "type": "string",
+                },
+                "pid": {
+                  "anyOf": [
+                    {
+                      "type": "integer",
+                      "minimum": -9007199254740991,
+                      "maximum": 9007199254740991,
+                    },
+                    {
+                      "type": "null",
+                    },
+                  ],
+                },
+                "x": {
+                  "type": "number",
+                },
+                "y": {
+                  "type": "number",
+                },
+                "width": {
+                  "type": "number",
+                },
+                "height": {
+                  "type": "number",
+                },
+                "visible": {
+                  "type": "boolean",
+                },
+                "focused": {
+                  "type": "boolean",
+                },
+              },
+              "required": [
+                "id",
+                "title",
+                "app",
+                "pid",
+                "x",
+                "y",
+                "width",
+                "height",
+                "visible",
+                "focused",
+              ],
+            },
+            {
+              "type": "object",
+              "properties": {
+                "id": {
+                  "type": "string",
+                },
+              },
+              "required": [
+                "id",
+              ],
+            },
+          ],
+        },
+      },
+      "required": [
+        "focused",
+        "via",
+        "window",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": false,
     },
@@ -416,6 +922,24 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "properties": {},
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "text": {
+          "type": "string",
+        },
+        "chars": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+      },
+      "required": [
+        "text",
+        "chars",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -446,6 +970,24 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "chars": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "via": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "chars",
+        "via",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": true,
     },
@@ -475,6 +1017,36 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "string",
+        },
+        "bytes": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "encoding": {
+          "type": "string",
+          "enum": [
+            "utf-8",
+            "base64",
+          ],
+        },
+        "content": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "path",
+        "bytes",
+        "encoding",
+        "content",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -510,6 +1082,28 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "string",
+        },
+        "bytes": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "created": {
+          "type": "boolean",
+        },
+      },
+      "required": [
+        "path",
+        "bytes",
+        "created",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "destructiveHint": true,

@@ -8,6 +8,19 @@ import type { WindowInfo } from "./backends/port.ts";
 
 const tool = toolDefiner<DesktopControl>();
 
+const WindowOut = z.object({
+  id: z.string(),
+  title: z.string(),
+  app: z.string(),
+  pid: z.number().int().nullable(),
+  x: z.number(),
+  y: z.number(),
+  width: z.number(),
+  height: z.number(),
+  visible: z.boolean(),
+  focused: z.boolean(),
+});
+
 function windowJson(window: WindowInfo) {
   return { ...window };
 }
@@ -22,6 +35,19 @@ export const getWindowList = tool({
     include_hidden: z.boolean().optional().describe(
       "Also list hidden, minimised and untitled windows (default false)",
     ),
+  }),
+  output: z.object({
+    windows: z.array(WindowOut),
+    count: z.number().int(),
+    focused: z.string().nullable(),
+    monitors: z.array(z.object({
+      name: z.string(),
+      primary: z.boolean(),
+      x: z.number(),
+      y: z.number(),
+      width: z.number(),
+      height: z.number(),
+    })),
   }),
   annotations: { readOnlyHint: true },
   handle(ctx, { include_hidden }, call) {
@@ -79,6 +105,12 @@ export const focusWindow = tool({
     title: z.string().min(1).max(1024).optional().describe(
       "Window title, or a part of it",
     ),
+  }),
+  output: z.object({
+    focused: z.literal(true),
+    via: z.string(),
+    // The window as listed, or only its id when it is no longer listed.
+    window: z.union([WindowOut, z.object({ id: z.string() })]),
   }),
   annotations: { destructiveHint: false },
   handle(ctx, { window_id, title }, call) {

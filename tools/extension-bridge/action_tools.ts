@@ -28,6 +28,13 @@ export const executeExtensionAction = tool({
       "Arguments of the action (an object)",
     ),
   }),
+  output: z.object({
+    extension_id: z.string(),
+    action: z.string(),
+    via: z.enum(["builtin", "extension"]),
+    // Whatever the action returned (any JSON).
+    result: z.unknown(),
+  }),
   handle(bridge, { extension_id, action, args }) {
     return bridge.counted("execute_extension_action", async () => {
       const browser = await bridge.browser();

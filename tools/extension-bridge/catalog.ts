@@ -39,6 +39,24 @@ export interface ExtensionEntry {
   companion: boolean;
 }
 
+/** entryJson's shape, as the tools answer it. */
+export const ExtensionOut = z.object({
+  id: z.string(),
+  name: z.string().nullable(),
+  version: z.string().nullable(),
+  enabled: z.boolean(),
+  description: z.string().nullable(),
+  type: z.string().nullable(),
+  install_type: z.string().nullable(),
+  permissions: z.array(z.string()),
+  host_permissions: z.array(z.string()),
+  path: z.string().nullable(),
+  targets: z.array(z.object({ type: z.string(), url: z.string() })),
+  service_worker_running: z.boolean(),
+  sources: z.array(z.string()),
+  companion: z.boolean(),
+});
+
 export function entryJson(entry: ExtensionEntry): { [key: string]: JsonValue } {
   return { ...entry, targets: entry.targets.map((target) => ({ ...target })) };
 }

@@ -27,6 +27,11 @@ export const bridgeCdpCommand = tool({
       "The command's parameters (an object)",
     ),
   }),
+  output: z.object({
+    command: z.string(),
+    // The command's reply as the browser gave it (any JSON).
+    result: z.unknown(),
+  }),
   handle(bridge, { command, params }) {
     return bridge.counted("bridge_cdp_command", async () => {
       if (!cdpAllowed(command, bridge.config.cdp_allow)) {

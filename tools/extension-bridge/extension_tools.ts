@@ -11,6 +11,7 @@ import {
   entryJson,
   type ExtensionEntry,
   extensionId,
+  ExtensionOut,
   listExtensions,
 } from "./catalog.ts";
 import { manifestAt, manifestPermissions, strings } from "./manifest.ts";
@@ -64,6 +65,11 @@ export const listExtensionsTool = tool({
       "Only enabled extensions (default false: all)",
     ),
   }),
+  output: z.object({
+    count: z.number().int(),
+    companion_id: z.string().nullable(),
+    extensions: z.array(ExtensionOut),
+  }),
   annotations: { readOnlyHint: true },
   handle(bridge, { enabled_only }) {
     return bridge.counted("list_extensions", async () => {
@@ -87,6 +93,18 @@ export const getExtensionState = tool({
   description:
     "Current state of one extension: enabled, version, manifest, its service worker (running or idle) and other open contexts, and the actions execute_extension_action offers for it.",
   input: z.object({ extension_id: extensionId }),
+  output: z.object({
+    ...ExtensionOut.shape,
+    manifest_version: z.number().nullable(),
+    service_worker: z.object({
+      script: z.string().nullable(),
+      running: z.boolean(),
+      url: z.string().nullable(),
+    }),
+    actions: z.array(z.string()),
+    // The extension's manifest.json as it is.
+    manifest: z.looseObject({}),
+  }),
   annotations: { readOnlyHint: true },
   handle(bridge, { extension_id }) {
     return bridge.counted("get_extension_state", async () => {
@@ -125,6 +143,24 @@ export const getExtensionPermissions = tool({
   description:
     "Permissions of one extension: declared in its manifest (required and optional API permissions, host permissions) and granted now (chrome.permissions.getAll in the extension; null while disabled).",
   input: z.object({ extension_id: extensionId }),
+  output: z.object({
+    extension_id: z.string(),
+    name: z.string().nullable(),
+    enabled: z.boolean(),
+    permissions: z.array(z.string()),
+    host_permissions: z.array(z.string()),
+    optional_permissions: z.array(z.string()),
+    optional_host_permissions: z.array(z.string()),
+    // chrome.permissions.getAll() in the extension; null while disabled.
+    granted: z.object({
+      permissions: z.array(z.string()),
+      origins: z.array(z.string()),
+    }).nullable(),
+    management: z.object({
+      permissions: z.array(z.string()),
+      host_permissions: z.array(z.string()),
+    }).nullable(),
+  }),
   annotations: { readOnlyHint: true },
   handle(bridge, { extension_id }) {
     return bridge.counted("get_extension_permissions", async () => {

@@ -88,6 +88,15 @@ export const injectContentScript = tool({
       "Match patterns, e.g. https://*.example.com/* (no port: any port)",
     ),
   }),
+  output: z.object({
+    extension_id: z.string(),
+    script_id: z.string(),
+    matches: z.array(z.string()),
+    run_at: z.literal("document_idle"),
+    granted_origins: z.array(z.string()),
+    excluded_matches: z.array(z.string()).optional(),
+    note: z.string().optional(),
+  }),
   handle(bridge, { extension_id, script, matches }) {
     return bridge.counted("inject_content_script", async () => {
       const browser = await bridge.browser();

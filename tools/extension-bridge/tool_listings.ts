@@ -23,6 +23,158 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "id": {
+          "type": "string",
+        },
+        "name": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "version": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "enabled": {
+          "type": "boolean",
+        },
+        "description": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "type": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "install_type": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "permissions": {
+          "type": "array",
+          "items": {
+            "type": "string",
+          },
+        },
+        "host_permissions": {
+          "type": "array",
+          "items": {
+            "type": "string",
+          },
+        },
+        "path": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "targets": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "type": {
+                "type": "string",
+              },
+              "url": {
+                "type": "string",
+              },
+            },
+            "required": [
+              "type",
+              "url",
+            ],
+          },
+        },
+        "service_worker_running": {
+          "type": "boolean",
+        },
+        "sources": {
+          "type": "array",
+          "items": {
+            "type": "string",
+          },
+        },
+        "companion": {
+          "type": "boolean",
+        },
+        "manifest_version": {
+          "type": [
+            "number",
+            "null",
+          ],
+        },
+        "service_worker": {
+          "type": "object",
+          "properties": {
+            "script": {
+              "type": [
+                "string",
+                "null",
+              ],
+            },
+            "running": {
+              "type": "boolean",
+            },
+            "url": {
+              "type": [
+                "string",
+                "null",
+              ],
+            },
+          },
+          "required": [
+            "script",
+            "running",
+            "url",
+          ],
+        },
+        "actions": {
+          "type": "array",
+          "items": {
+            "type": "string",
+          },
+        },
+        "manifest": {
+          "type": "object",
+          "properties": {},
+          "additionalProperties": {},
+        },
+      },
+      "required": [
+        "id",
+        "name",
+        "version",
+        "enabled",
+        "description",
+        "type",
+        "install_type",
+        "permissions",
+        "host_permissions",
+        "path",
+        "targets",
+        "service_worker_running",
+        "sources",
+        "companion",
+        "manifest_version",
+        "service_worker",
+        "actions",
+        "manifest",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "readOnlyHint": true,
     },
@@ -47,6 +199,136 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       },
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "count": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "companion_id": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "extensions": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "id": {
+                "type": "string",
+              },
+              "name": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "version": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "enabled": {
+                "type": "boolean",
+              },
+              "description": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "type": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "install_type": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "permissions": {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                },
+              },
+              "host_permissions": {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                },
+              },
+              "path": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "targets": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "properties": {
+                    "type": {
+                      "type": "string",
+                    },
+                    "url": {
+                      "type": "string",
+                    },
+                  },
+                  "required": [
+                    "type",
+                    "url",
+                  ],
+                },
+              },
+              "service_worker_running": {
+                "type": "boolean",
+              },
+              "sources": {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                },
+              },
+              "companion": {
+                "type": "boolean",
+              },
+            },
+            "required": [
+              "id",
+              "name",
+              "version",
+              "enabled",
+              "description",
+              "type",
+              "install_type",
+              "permissions",
+              "host_permissions",
+              "path",
+              "targets",
+              "service_worker_running",
+              "sources",
+              "companion",
+            ],
+          },
+        },
+      },
+      "required": [
+        "count",
+        "companion_id",
+        "extensions",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -127,6 +409,32 @@ export const TOOL_LISTINGS: readonly Tool[] = [
         },
       },
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "extension_id": {
+          "type": "string",
+        },
+        "action": {
+          "type": "string",
+        },
+        "via": {
+          "type": "string",
+          "enum": [
+            "builtin",
+            "extension",
+          ],
+        },
+        "result": {},
+      },
+      "required": [
+        "extension_id",
+        "action",
+        "via",
+        "result",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "_meta": {
       "io.agentd/origin": {
         "server": "extension-bridge",
@@ -173,6 +481,50 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "extension_id": {
+          "type": "string",
+        },
+        "script_id": {
+          "type": "string",
+        },
+        "matches": {
+          "type": "array",
+          "items": {
+            "type": "string",
+          },
+        },
+        "run_at": {
+          "type": "string",
+          "const": "document_idle",
+        },
+        "granted_origins": {
+          "type": "array",
+          "items": {
+            "type": "string",
+          },
+        },
+        "excluded_matches": {
+          "type": "array",
+          "items": {
+            "type": "string",
+          },
+        },
+        "note": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "extension_id",
+        "script_id",
+        "matches",
+        "run_at",
+        "granted_origins",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "_meta": {
       "io.agentd/origin": {
         "server": "extension-bridge",
@@ -198,6 +550,115 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "extension_id": {
+          "type": "string",
+        },
+        "name": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "enabled": {
+          "type": "boolean",
+        },
+        "permissions": {
+          "type": "array",
+          "items": {
+            "type": "string",
+          },
+        },
+        "host_permissions": {
+          "type": "array",
+          "items": {
+            "type": "string",
+          },
+        },
+        "optional_permissions": {
+          "type": "array",
+          "items": {
+            "type": "string",
+          },
+        },
+        "optional_host_permissions": {
+          "type": "array",
+          "items": {
+            "type": "string",
+          },
+        },
+        "granted": {
+          "anyOf": [
+            {
+              "type": "object",
+              "properties": {
+                "permissions": {
+                  "type": "array",
+                  "items": {
+                    "type": "string",
+                  },
+                },
+                "origins": {
+                  "type": "array",
+                  "items": {
+                    "type": "string",
+                  },
+                },
+              },
+              "required": [
+                "permissions",
+                "origins",
+              ],
+            },
+            {
+              "type": "null",
+            },
+          ],
+        },
+        "management": {
+          "anyOf": [
+            {
+              "type": "object",
+              "properties": {
+                "permissions": {
+                  "type": "array",
+                  "items": {
+                    "type": "string",
+                  },
+                },
+                "host_permissions": {
+                  "type": "array",
+                  "items": {
+                    "type": "string",
+                  },
+                },
+              },
+              "required": [
+                "permissions",
+                "host_permissions",
+              ],
+            },
+            {
+              "type": "null",
+            },
+          ],
+        },
+      },
+      "required": [
+        "extension_id",
+        "name",
+        "enabled",
+        "permissions",
+        "host_permissions",
+        "optional_permissions",
+        "optional_host_permissions",
+        "granted",
+        "management",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -270,6 +731,20 @@ export const TOOL_LISTINGS: readonly Tool[] = [
           ],
         },
       },
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "command": {
+          "type": "string",
+        },
+        "result": {},
+      },
+      "required": [
+        "command",
+        "result",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "_meta": {
       "io.agentd/origin": {

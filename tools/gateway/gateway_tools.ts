@@ -31,6 +31,21 @@ function tool<I extends z.ZodObject>(
 const Args = z.record(z.string(), z.unknown())
   .describe("Arguments of the upstream tool, as its inputSchema describes");
 
+const StateOut = z.enum(["connecting", "healthy", "unhealthy", "stopped"]);
+
+/** summary()'s shape: an upstream as list_servers and register_server show it. */
+const SummaryOut = z.object({
+  name: z.string(),
+  group: z.string(),
+  source: z.enum(["builtin", "config", "registered", "discovered"]),
+  transport: z.enum(["in-process", "http", "stdio"]),
+  url: z.string().nullable(),
+  state: StateOut,
+  since: z.string(),
+  credentials: z.boolean(),
+  tools: z.array(z.string()),
+});
+
 function summary(gateway: Gateway, upstream: Upstream, viewer: Caller) {
   const view = serverView(upstream, viewer);
   return {
@@ -54,6 +69,7 @@ export const listServers = tool({
     "Lists every upstream MCP server behind this gateway: name, replica group, where it comes from " +
     "(builtin, config, registered), transport, URL or command, state and its tools' gateway names.",
   input: z.object({}),
+  output: z.object({ servers: z.array(SummaryOut), count: z.number().int() }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   handle(gateway, _args, call) {
     const servers = [...gateway.upstreams.values()]
@@ -87,6 +103,7 @@ export const registerServer = tool({
     headers: CredentialHeaders.optional()
       .describe("Headers the server needs, e.g. an API key header"),
   }),
+  output: z.object({ registered: SummaryOut }),
   annotations: { readOnlyHint: false, openWorldHint: true },
   async handle(gateway, args, call) {
     const upstream = await gateway.registered.register(
@@ -109,6 +126,7 @@ export const unregisterServer = tool({
   description:
     "Removes a server added with register_server and its tools. Built-in and config-file servers cannot be removed here.",
   input: z.object({ name: z.string().min(1) }),
+  output: z.object({ unregistered: z.string() }),
   annotations: { destructiveHint: true, idempotentHint: false },
   async handle(gateway, args) {
     await gateway.registered.unregister(args.name);
@@ -143,6 +161,22 @@ export const broadcastToolCall = tool({
     "Calls `tool` on every upstream that has it, in parallel, each with its own timeout, and returns " +
     "one result per upstream (ok, error, timeout or down). Partial failures are reported, not fatal.",
   input: z.object({ tool: z.string().min(1), args: Args }),
+  // One entry per upstream: its content and structured content as it
+  // answered (ok, error), or why it did not (down, refused, timeout).
+  output: z.object({
+    tool: z.string(),
+    succeeded: z.number().int(),
+    failed: z.number().int(),
+    results: z.array(z.object({
+      server: z.string(),
+      group: z.string(),
+      status: z.enum(["ok", "error", "down", "refused", "timeout"]),
+      content: z.array(z.looseObject({ type: z.string() })).optional(),
+      structured_content: z.looseObject({}).optional(),
+      error: z.string().optional(),
+      duration_ms: z.number().int(),
+    })),
+  }),
   annotations: { openWorldHint: true },
   handle(gateway, args, call) {
     return gateway.broadcast(args.tool, args.args, call);
@@ -157,6 +191,27 @@ export const getServerHealth = tool({
     "State (connecting, healthy, unhealthy, stopped), since when, last check, latency, last error, " +
     "calls, errors, in-flight calls and restarts of one upstream.",
   input: z.object({ name: z.string().min(1) }),
+  output: z.object({
+    name: z.string(),
+    group: z.string(),
+    source: z.enum(["builtin", "config", "registered", "discovered"]),
+    transport: z.enum(["in-process", "http", "stdio"]),
+    target: z.string().nullable(),
+    credentials: z.boolean(),
+    state: StateOut,
+    since: z.string(),
+    last_check: z.string().nullable(),
+    latency_ms: z.number().nullable(),
+    last_error: z.string().nullable(),
+    calls: z.number().int(),
+    errors: z.number().int(),
+    error_rate: z.number(),
+    in_flight: z.number().int(),
+    tools: z.number().int(),
+    pid: z.number().int().nullable(),
+    restarts: z.number().int(),
+    reroutes: z.number().int(),
+  }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   handle(gateway, args, call) {
     const view = serverView(gateway.get(args.name), call.caller);
@@ -171,6 +226,16 @@ export const getServerTools = tool({
   description:
     "The tools one upstream exposes through the gateway: gateway name, upstream name, description and input schema.",
   input: z.object({ name: z.string().min(1) }),
+  output: z.object({
+    server: z.string(),
+    state: StateOut,
+    tools: z.array(z.object({
+      name: z.string(),
+      upstream_name: z.string(),
+      description: z.string(),
+      input_schema: z.looseObject({ type: z.literal("object") }),
+    })),
+  }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   handle(gateway, args) {
     const upstream = gateway.get(args.name);
@@ -204,6 +269,22 @@ export const discoverServers = tool({
     "(probed with initialize; nothing else is ever scanned). `network`: store, loopback, hosts or a " +
     "configured network name; all when omitted. Found servers are listed, not registered.",
   input: z.object({ network: z.string().min(1).optional() }),
+  output: z.object({
+    network: z.string(),
+    servers: z.array(z.object({
+      url: z.string(),
+      reachable: z.boolean(),
+      server_name: z.string().optional(),
+      server_version: z.string().optional(),
+      protocol_version: z.string().optional(),
+      latency_ms: z.number(),
+      error: z.string().optional(),
+      source: z.string(),
+      announced_by: z.string().optional(),
+      registered_as: z.string().nullable(),
+    })),
+    reachable: z.number().int(),
+  }),
   annotations: { readOnlyHint: true, openWorldHint: true },
   async handle(gateway, args) {
     return json(await gateway.discovered.discover(args.network));

@@ -23,6 +23,23 @@ import type { ToolsMode } from "./config.ts";
 /** The experimental client capability choosing the mode per client: `{"mode": "on_demand"}` or `{"mode": "all"}`. */
 export const TOOLS_CAPABILITY = "io.agentd/tools";
 
+const SearchOutput = z.object({
+  query: z.string(),
+  results: z.array(z.object({
+    name: z.string(),
+    description: z.string(),
+    required: z.array(z.string()),
+    score: z.number(),
+  })),
+});
+const DescribeOutput = z.object({
+  // The tool's tools/list entry, as the gateway lists it.
+  tool: z.looseObject({
+    name: z.string(),
+    inputSchema: z.looseObject({ type: z.literal("object") }),
+  }),
+});
+
 /** What the meta-tools search, describe and call: the gateway's whole catalog. */
 export interface ToolSource {
   /** Every tool callable here: the gateway's own and every upstream's. */
@@ -51,6 +68,7 @@ export const META_TOOLS: readonly ToolDef<OnDemandTools>[] = [
         .describe("What the tool should do, in words, e.g. 'store a memory'"),
       limit: z.number().int().min(1).max(20).default(5),
     }),
+    output: SearchOutput,
     annotations: { readOnlyHint: true },
     touches: [],
     handle: (tools, args) =>
@@ -64,6 +82,7 @@ export const META_TOOLS: readonly ToolDef<OnDemandTools>[] = [
     input: z.object({
       name: z.string().min(1).describe("A tool name from search_tools"),
     }),
+    output: DescribeOutput,
     annotations: { readOnlyHint: true },
     touches: [],
     handle: (tools, args) => Promise.resolve(tools.describe(args.name)),

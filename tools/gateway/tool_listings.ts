@@ -14,6 +14,90 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "servers": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "name": {
+                "type": "string",
+              },
+              "group": {
+                "type": "string",
+              },
+              "source": {
+                "type": "string",
+                "enum": [
+                  "builtin",
+                  "config",
+                  "registered",
+                  "discovered",
+                ],
+              },
+              "transport": {
+                "type": "string",
+                "enum": [
+                  "in-process",
+                  "http",
+                  "stdio",
+                ],
+              },
+              "url": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "state": {
+                "type": "string",
+                "enum": [
+                  "connecting",
+                  "healthy",
+                  "unhealthy",
+                  "stopped",
+                ],
+              },
+              "since": {
+                "type": "string",
+              },
+              "credentials": {
+                "type": "boolean",
+              },
+              "tools": {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                },
+              },
+            },
+            "required": [
+              "name",
+              "group",
+              "source",
+              "transport",
+              "url",
+              "state",
+              "since",
+              "credentials",
+              "tools",
+            ],
+          },
+        },
+        "count": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+      },
+      "required": [
+        "servers",
+        "count",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "title": "List servers",
     "annotations": {
       "readOnlyHint": true,
@@ -83,6 +167,81 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "registered": {
+          "type": "object",
+          "properties": {
+            "name": {
+              "type": "string",
+            },
+            "group": {
+              "type": "string",
+            },
+            "source": {
+              "type": "string",
+              "enum": [
+                "builtin",
+                "config",
+                "registered",
+                "discovered",
+              ],
+            },
+            "transport": {
+              "type": "string",
+              "enum": [
+                "in-process",
+                "http",
+                "stdio",
+              ],
+            },
+            "url": {
+              "type": [
+                "string",
+                "null",
+              ],
+            },
+            "state": {
+              "type": "string",
+              "enum": [
+                "connecting",
+                "healthy",
+                "unhealthy",
+                "stopped",
+              ],
+            },
+            "since": {
+              "type": "string",
+            },
+            "credentials": {
+              "type": "boolean",
+            },
+            "tools": {
+              "type": "array",
+              "items": {
+                "type": "string",
+              },
+            },
+          },
+          "required": [
+            "name",
+            "group",
+            "source",
+            "transport",
+            "url",
+            "state",
+            "since",
+            "credentials",
+            "tools",
+          ],
+        },
+      },
+      "required": [
+        "registered",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "title": "Register a server",
     "annotations": {
       "readOnlyHint": false,
@@ -112,6 +271,18 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "unregistered": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "unregistered",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "title": "Unregister a server",
     "annotations": {
@@ -197,6 +368,89 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "tool": {
+          "type": "string",
+        },
+        "succeeded": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "failed": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "results": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "server": {
+                "type": "string",
+              },
+              "group": {
+                "type": "string",
+              },
+              "status": {
+                "type": "string",
+                "enum": [
+                  "ok",
+                  "error",
+                  "down",
+                  "refused",
+                  "timeout",
+                ],
+              },
+              "content": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "properties": {
+                    "type": {
+                      "type": "string",
+                    },
+                  },
+                  "required": [
+                    "type",
+                  ],
+                  "additionalProperties": {},
+                },
+              },
+              "structured_content": {
+                "type": "object",
+                "properties": {},
+                "additionalProperties": {},
+              },
+              "error": {
+                "type": "string",
+              },
+              "duration_ms": {
+                "type": "integer",
+                "minimum": -9007199254740991,
+                "maximum": 9007199254740991,
+              },
+            },
+            "required": [
+              "server",
+              "group",
+              "status",
+              "duration_ms",
+            ],
+          },
+        },
+      },
+      "required": [
+        "tool",
+        "succeeded",
+        "failed",
+        "results",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "title": "Call a tool on every server",
     "annotations": {
       "openWorldHint": true,
@@ -225,6 +479,140 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "name": {
+          "type": "string",
+        },
+        "group": {
+          "type": "string",
+        },
+        "source": {
+          "type": "string",
+          "enum": [
+            "builtin",
+            "config",
+            "registered",
+            "discovered",
+          ],
+        },
+        "transport": {
+          "type": "string",
+          "enum": [
+            "in-process",
+            "http",
+            "stdio",
+          ],
+        },
+        "target": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "credentials": {
+          "type": "boolean",
+        },
+        "state": {
+          "type": "string",
+          "enum": [
+            "connecting",
+            "healthy",
+            "unhealthy",
+            "stopped",
+          ],
+        },
+        "since": {
+          "type": "string",
+        },
+        "last_check": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "latency_ms": {
+          "type": [
+            "number",
+            "null",
+          ],
+        },
+        "last_error": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "calls": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "errors": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "error_rate": {
+          "type": "number",
+        },
+        "in_flight": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "tools": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "pid": {
+          "anyOf": [
+            {
+              "type": "integer",
+              "minimum": -9007199254740991,
+              "maximum": 9007199254740991,
+            },
+            {
+              "type": "null",
+            },
+          ],
+        },
+        "restarts": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "reroutes": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+      },
+      "required": [
+        "name",
+        "group",
+        "source",
+        "transport",
+        "target",
+        "credentials",
+        "state",
+        "since",
+        "last_check",
+        "latency_ms",
+        "last_error",
+        "calls",
+        "errors",
+        "error_rate",
+        "in_flight",
+        "tools",
+        "pid",
+        "restarts",
+        "reroutes",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "title": "Health of one server",
     "annotations": {
@@ -256,6 +644,65 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "server": {
+          "type": "string",
+        },
+        "state": {
+          "type": "string",
+          "enum": [
+            "connecting",
+            "healthy",
+            "unhealthy",
+            "stopped",
+          ],
+        },
+        "tools": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "name": {
+                "type": "string",
+              },
+              "upstream_name": {
+                "type": "string",
+              },
+              "description": {
+                "type": "string",
+              },
+              "input_schema": {
+                "type": "object",
+                "properties": {
+                  "type": {
+                    "type": "string",
+                    "const": "object",
+                  },
+                },
+                "required": [
+                  "type",
+                ],
+                "additionalProperties": {},
+              },
+            },
+            "required": [
+              "name",
+              "upstream_name",
+              "description",
+              "input_schema",
+            ],
+          },
+        },
+      },
+      "required": [
+        "server",
+        "state",
+        "tools",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "title": "Tools of one server",
     "annotations": {
       "readOnlyHint": true,
@@ -282,6 +729,73 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       },
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "network": {
+          "type": "string",
+        },
+        "servers": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "url": {
+                "type": "string",
+              },
+              "reachable": {
+                "type": "boolean",
+              },
+              "server_name": {
+                "type": "string",
+              },
+              "server_version": {
+                "type": "string",
+              },
+              "protocol_version": {
+                "type": "string",
+              },
+              "latency_ms": {
+                "type": "number",
+              },
+              "error": {
+                "type": "string",
+              },
+              "source": {
+                "type": "string",
+              },
+              "announced_by": {
+                "type": "string",
+              },
+              "registered_as": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+            },
+            "required": [
+              "url",
+              "reachable",
+              "latency_ms",
+              "source",
+              "registered_as",
+            ],
+          },
+        },
+        "reachable": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+      },
+      "required": [
+        "network",
+        "servers",
+        "reachable",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "title": "Discover servers",
     "annotations": {

@@ -24,6 +24,14 @@ export const getDom = tool({
     ),
     tab_id: tabParam,
   }),
+  output: z.object({
+    url: z.string(),
+    selector: z.string().nullable(),
+    include_styles: z.boolean(),
+    elements: z.number().int(),
+    html: z.string(),
+    truncated: z.boolean(),
+  }),
   annotations: { readOnlyHint: true },
   handle(ctx, { selector, include_styles, tab_id }, call) {
     return ctx.act(call, "get_dom", "dom.get", {
@@ -45,6 +53,14 @@ export const getTextContent = tool({
       "CSS selector of the element (body for the whole page)",
     ),
     tab_id: tabParam,
+  }),
+  output: z.object({
+    url: z.string(),
+    selector: z.string(),
+    matches: z.number().int(),
+    text: z.string(),
+    length: z.number().int(),
+    truncated: z.boolean(),
   }),
   annotations: { readOnlyHint: true },
   handle(ctx, { selector, tab_id }, call) {
@@ -68,6 +84,18 @@ export const waitForElement = tool({
     ),
     tab_id: tabParam,
   }),
+  output: z.object({
+    url: z.string(),
+    selector: z.string(),
+    found: z.literal(true),
+    waited_ms: z.number().int(),
+    element: z.object({
+      tag: z.string(),
+      id: z.string().nullable(),
+      text: z.string(),
+      visible: z.boolean(),
+    }),
+  }),
   annotations: { readOnlyHint: true },
   handle(ctx, { selector, timeout, tab_id }, call) {
     const timeoutMs = timeout ?? 5_000;
@@ -88,6 +116,11 @@ export const fillForm = tool({
     selector: selectorParam.describe("CSS selector of the field"),
     value: z.string().max(100_000).describe("Value to put in the field"),
     tab_id: tabParam,
+  }),
+  output: z.object({
+    url: z.string(),
+    selector: z.string(),
+    value: z.string(),
   }),
   annotations: { destructiveHint: false },
   handle(ctx, { selector, value, tab_id }, call) {

@@ -19,6 +19,24 @@ export const interceptNetwork = tool({
       "URL pattern, e.g. https://example.com/api/*",
     ),
   }),
+  output: z.object({
+    pattern: z.string(),
+    active_patterns: z.array(z.string()),
+    count: z.number().int(),
+    total: z.number().int(),
+    requests: z.array(z.object({
+      request_id: z.string(),
+      pattern: z.string(),
+      url: z.string(),
+      method: z.string(),
+      type: z.string(),
+      tab_id: z.number().int(),
+      started: z.string(),
+      status: z.number().int().nullable(),
+      error: z.string().nullable(),
+      duration_ms: z.number().nullable(),
+    })),
+  }),
   annotations: { readOnlyHint: false, destructiveHint: false },
   async handle(ctx, { pattern }, call) {
     const result = await ctx.act(

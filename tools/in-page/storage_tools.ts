@@ -21,6 +21,22 @@ export const getCookies = tool({
     ),
     tab_id: tabParam,
   }),
+  output: z.object({
+    domain: z.string().nullable(),
+    count: z.number().int(),
+    total: z.number().int(),
+    cookies: z.array(z.object({
+      name: z.string(),
+      value: z.string(),
+      domain: z.string(),
+      path: z.string(),
+      secure: z.boolean(),
+      http_only: z.boolean(),
+      same_site: z.string(),
+      expires: z.string().nullable(),
+    })),
+    truncated: z.literal(true).optional(),
+  }),
   annotations: { readOnlyHint: true },
   async handle(ctx, { domain, tab_id }, call) {
     const result = await ctx.act(call, "get_cookies", "cookies.get", {
@@ -64,6 +80,14 @@ export const setCookies = tool({
   input: z.object({
     cookies: z.array(cookieToSet).min(1).max(100).describe("Cookies to set"),
   }),
+  output: z.object({
+    set: z.array(z.object({
+      name: z.string(),
+      domain: z.string(),
+      path: z.string(),
+      url: z.string(),
+    })),
+  }),
   annotations: { destructiveHint: true },
   handle(ctx, { cookies }, call) {
     const daemon = ctx.ownOrigin();
@@ -99,6 +123,19 @@ function cookieNameAndDomain(
   };
 }
 
+/** One key's value, or every entry (within the text budget). */
+const StorageOut = z.object({
+  url: z.string(),
+  origin: z.string(),
+  key: z.string().optional(),
+  found: z.boolean().optional(),
+  value: z.string().nullable().optional(),
+  count: z.number().int().optional(),
+  total: z.number().int().optional(),
+  entries: z.record(z.string(), z.string()).optional(),
+  truncated: z.boolean().optional(),
+});
+
 const keyParam = z.string().min(1).max(2048).optional().describe(
   "One key to read (default: every entry)",
 );
@@ -108,6 +145,7 @@ export const getLocalStorage = tool({
   touches: ["cookies-storage"],
   description: "localStorage of the tab's origin: every entry, or one key.",
   input: z.object({ key: keyParam, tab_id: tabParam }),
+  output: StorageOut,
   annotations: { readOnlyHint: true },
   handle(ctx, { key, tab_id }, call) {
     return ctx.act(call, "get_local_storage", "storage.get", {
@@ -124,6 +162,7 @@ export const getSessionStorage = tool({
   touches: ["cookies-storage"],
   description: "sessionStorage of the tab: every entry, or one key.",
   input: z.object({ key: keyParam, tab_id: tabParam }),
+  output: StorageOut,
   annotations: { readOnlyHint: true },
   handle(ctx, { key, tab_id }, call) {
     return ctx.act(call, "get_session_storage", "storage.get", {

@@ -34,6 +34,43 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "url": {
+          "type": "string",
+        },
+        "selector": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "include_styles": {
+          "type": "boolean",
+        },
+        "elements": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "html": {
+          "type": "string",
+        },
+        "truncated": {
+          "type": "boolean",
+        },
+      },
+      "required": [
+        "url",
+        "selector",
+        "include_styles",
+        "elements",
+        "html",
+        "truncated",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "readOnlyHint": true,
     },
@@ -71,6 +108,32 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "tab_id": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "url": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "value": {},
+        "truncated": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "tab_id",
+        "url",
+        "value",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": true,
       "openWorldHint": true,
@@ -99,6 +162,199 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       },
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "url": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "title": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "active": {
+          "type": "boolean",
+        },
+        "window_id": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "tab_id": {
+          "anyOf": [
+            {
+              "type": "integer",
+              "minimum": -9007199254740991,
+              "maximum": 9007199254740991,
+            },
+            {
+              "type": "null",
+            },
+          ],
+        },
+        "status": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "refused": {
+          "type": "string",
+        },
+        "tab_status": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "ready_state": {
+          "type": "string",
+        },
+        "referrer": {
+          "type": "string",
+        },
+        "visibility": {
+          "type": "string",
+        },
+        "scroll": {
+          "type": "object",
+          "properties": {
+            "x": {
+              "type": "number",
+            },
+            "y": {
+              "type": "number",
+            },
+          },
+          "required": [
+            "x",
+            "y",
+          ],
+        },
+        "viewport": {
+          "type": "object",
+          "properties": {
+            "width": {
+              "type": "number",
+            },
+            "height": {
+              "type": "number",
+            },
+          },
+          "required": [
+            "width",
+            "height",
+          ],
+        },
+        "elements": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "forms": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "links": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "console": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "text": {
+                "type": "string",
+              },
+            },
+            "required": [
+              "text",
+            ],
+            "additionalProperties": {},
+          },
+        },
+        "console_total": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "mutations": {
+          "type": "object",
+          "properties": {},
+          "additionalProperties": {},
+        },
+        "tabs": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "tab_id": {
+                "anyOf": [
+                  {
+                    "type": "integer",
+                    "minimum": -9007199254740991,
+                    "maximum": 9007199254740991,
+                  },
+                  {
+                    "type": "null",
+                  },
+                ],
+              },
+              "window_id": {
+                "type": "integer",
+                "minimum": -9007199254740991,
+                "maximum": 9007199254740991,
+              },
+              "url": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "title": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "active": {
+                "type": "boolean",
+              },
+              "status": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+            },
+            "required": [
+              "tab_id",
+              "window_id",
+              "url",
+              "title",
+              "active",
+              "status",
+            ],
+          },
+        },
+      },
+      "required": [
+        "url",
+        "title",
+        "active",
+        "window_id",
+        "tabs",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -133,6 +389,83 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       },
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "domain": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "count": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "total": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "cookies": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "name": {
+                "type": "string",
+              },
+              "value": {
+                "type": "string",
+              },
+              "domain": {
+                "type": "string",
+              },
+              "path": {
+                "type": "string",
+              },
+              "secure": {
+                "type": "boolean",
+              },
+              "http_only": {
+                "type": "boolean",
+              },
+              "same_site": {
+                "type": "string",
+              },
+              "expires": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+            },
+            "required": [
+              "name",
+              "value",
+              "domain",
+              "path",
+              "secure",
+              "http_only",
+              "same_site",
+              "expires",
+            ],
+          },
+        },
+        "truncated": {
+          "type": "boolean",
+          "const": true,
+        },
+      },
+      "required": [
+        "domain",
+        "count",
+        "total",
+        "cookies",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -200,6 +533,41 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "set": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "name": {
+                "type": "string",
+              },
+              "domain": {
+                "type": "string",
+              },
+              "path": {
+                "type": "string",
+              },
+              "url": {
+                "type": "string",
+              },
+            },
+            "required": [
+              "name",
+              "domain",
+              "path",
+              "url",
+            ],
+          },
+        },
+      },
+      "required": [
+        "set",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": true,
     },
@@ -233,6 +601,56 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "url": {
+          "type": "string",
+        },
+        "origin": {
+          "type": "string",
+        },
+        "key": {
+          "type": "string",
+        },
+        "found": {
+          "type": "boolean",
+        },
+        "value": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "count": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "total": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "entries": {
+          "type": "object",
+          "propertyNames": {
+            "type": "string",
+          },
+          "additionalProperties": {
+            "type": "string",
+          },
+        },
+        "truncated": {
+          "type": "boolean",
+        },
+      },
+      "required": [
+        "url",
+        "origin",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "readOnlyHint": true,
     },
@@ -265,6 +683,56 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       },
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "url": {
+          "type": "string",
+        },
+        "origin": {
+          "type": "string",
+        },
+        "key": {
+          "type": "string",
+        },
+        "found": {
+          "type": "boolean",
+        },
+        "value": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "count": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "total": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "entries": {
+          "type": "object",
+          "propertyNames": {
+            "type": "string",
+          },
+          "additionalProperties": {
+            "type": "string",
+          },
+        },
+        "truncated": {
+          "type": "boolean",
+        },
+      },
+      "required": [
+        "url",
+        "origin",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -309,6 +777,60 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "url": {
+          "type": "string",
+        },
+        "selector": {
+          "type": "string",
+        },
+        "found": {
+          "type": "boolean",
+          "const": true,
+        },
+        "waited_ms": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "element": {
+          "type": "object",
+          "properties": {
+            "tag": {
+              "type": "string",
+            },
+            "id": {
+              "type": [
+                "string",
+                "null",
+              ],
+            },
+            "text": {
+              "type": "string",
+            },
+            "visible": {
+              "type": "boolean",
+            },
+          },
+          "required": [
+            "tag",
+            "id",
+            "text",
+            "visible",
+          ],
+        },
+      },
+      "required": [
+        "url",
+        "selector",
+        "found",
+        "waited_ms",
+        "element",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "readOnlyHint": true,
     },
@@ -336,6 +858,39 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       },
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "tab_id": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "url": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "tree": {},
+        "count": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "truncated": {
+          "type": "boolean",
+        },
+      },
+      "required": [
+        "tab_id",
+        "url",
+        "tree",
+        "count",
+        "truncated",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -366,6 +921,105 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "pattern": {
+          "type": "string",
+        },
+        "active_patterns": {
+          "type": "array",
+          "items": {
+            "type": "string",
+          },
+        },
+        "count": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "total": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "requests": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "request_id": {
+                "type": "string",
+              },
+              "pattern": {
+                "type": "string",
+              },
+              "url": {
+                "type": "string",
+              },
+              "method": {
+                "type": "string",
+              },
+              "type": {
+                "type": "string",
+              },
+              "tab_id": {
+                "type": "integer",
+                "minimum": -9007199254740991,
+                "maximum": 9007199254740991,
+              },
+              "started": {
+                "type": "string",
+              },
+              "status": {
+                "anyOf": [
+                  {
+                    "type": "integer",
+                    "minimum": -9007199254740991,
+                    "maximum": 9007199254740991,
+                  },
+                  {
+                    "type": "null",
+                  },
+                ],
+              },
+              "error": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "duration_ms": {
+                "type": [
+                  "number",
+                  "null",
+                ],
+              },
+            },
+            "required": [
+              "request_id",
+              "pattern",
+              "url",
+              "method",
+              "type",
+              "tab_id",
+              "started",
+              "status",
+              "error",
+              "duration_ms",
+            ],
+          },
+        },
+      },
+      "required": [
+        "pattern",
+        "active_patterns",
+        "count",
+        "total",
+        "requests",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": false,
@@ -411,6 +1065,26 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "url": {
+          "type": "string",
+        },
+        "selector": {
+          "type": "string",
+        },
+        "value": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "url",
+        "selector",
+        "value",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": false,
     },
@@ -448,6 +1122,42 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "url": {
+          "type": "string",
+        },
+        "selector": {
+          "type": "string",
+        },
+        "matches": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "text": {
+          "type": "string",
+        },
+        "length": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "truncated": {
+          "type": "boolean",
+        },
+      },
+      "required": [
+        "url",
+        "selector",
+        "matches",
+        "text",
+        "length",
+        "truncated",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,

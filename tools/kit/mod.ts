@@ -103,6 +103,14 @@ export interface ToolDef<C, I extends z.ZodObject = z.ZodObject> {
   description: string;
   /** Validated before the handler runs; unknown keys are rejected. */
   input: I;
+  /**
+   * What a successful result's `structuredContent` holds: listed as the
+   * tool's `outputSchema` and checked before the answer leaves (as the MCP
+   * SDK's McpServer does; a mismatch answers an error and is logged). Every
+   * tool that returns `structuredContent` declares it. Keys it does not name
+   * pass, here and in the listed schema alike.
+   */
+  output?: z.ZodObject;
   annotations?: ToolAnnotations;
   /**
    * What the tool touches (platform/policy.ts CAPABILITIES): agents are

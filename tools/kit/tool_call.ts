@@ -80,10 +80,24 @@ export function listingOf(def: ToolDef<unknown>, server: string): Tool {
       }),
     ),
   };
+  if (def.output !== undefined) {
+    listing.outputSchema = outputSchemaOf(def.output);
+  }
   if (def.title !== undefined) listing.title = def.title;
   if (def.annotations !== undefined) listing.annotations = def.annotations;
   const origin: ToolOrigin = { server, tool: def.name };
   return withOrigin(listing, origin);
+}
+
+/**
+ * A tool's `outputSchema` as tools/list shows it. Converted as zod parses
+ * (`io: "input"`): keys the schema does not name pass in the listed schema as
+ * in the kit's check (`"output"` would forbid them in the listing only).
+ */
+export function outputSchemaOf(output: z.ZodObject): Tool["outputSchema"] {
+  return ObjectSchema.parse(
+    z.toJSONSchema(output, { target: "draft-2020-12", io: "input" }),
+  );
 }
 
 /**
@@ -170,6 +184,7 @@ export async function runToolCall(
         call,
         rawArgs: args,
         connection,
+        log: host.log,
       });
   } else {
     run = (call) => {
@@ -261,7 +276,9 @@ export async function runDefinedCall<C>(
 /**
  * One defined tool's validated call under the policy: its path and URL
  * arguments made canonical, judged and audited as `<server>.<tool>` with the
- * tool's declared capabilities, then run with the same canonical values.
+ * tool's declared capabilities, then run with the same canonical values, and
+ * its result checked against its output schema (the audit sees the answer
+ * the caller gets).
  * Every way a ToolDef runs goes through here (the kit's dispatch, the
  * gateway's meta-tools), so none skips a part.
  */
@@ -276,6 +293,8 @@ export async function runDefined<C>(
     /** The arguments as sent: audited when the tool has no path or URL argument. */
     rawArgs: Record<string, unknown>;
     connection?: string;
+    /** Where a result that breaks the tool's output schema is reported (a bug of ours). */
+    log?: Logger;
   },
 ): Promise<CallToolResult> {
   const { guard, call } = options;
@@ -283,7 +302,12 @@ export async function runDefined<C>(
   const canonical = def.argKinds === undefined
     ? parsed
     : await canonicalArgs(def, parsed, options.context);
-  const handle = () => def.handle(options.context(), canonical, call);
+  const handle = async () =>
+    checkedOutput(
+      def,
+      await def.handle(options.context(), canonical, call),
+      options.log,
+    );
   if (!guard) return await handle();
   return await guard.run(
     {
@@ -300,6 +324,56 @@ export async function runDefined<C>(
     handle,
     options.connection,
   );
+}
+
+/**
+ * A result as the MCP SDK's McpServer lets it leave: a tool with an output
+ * schema answers `structuredContent` that conforms, or the caller gets the
+ * SDK's error result (`MCP error -32602: Output validation error: ...`).
+ * Error results are not checked. The tool broke its own contract, so the
+ * daemon's log says so too.
+ */
+export function checkedOutput(
+  def: Pick<ToolDef<unknown>, "name" | "output">,
+  result: CallToolResult,
+  log: Logger | undefined,
+): CallToolResult {
+  if (def.output === undefined || result.isError === true) return result;
+  let problem: string | undefined;
+  if (!result.structuredContent) {
+    problem =
+      `Tool ${def.name} has an output schema but no structured content was provided`;
+  } else {
+    const parsed = def.output.safeParse(result.structuredContent);
+    if (!parsed.success) {
+      problem = `Invalid structured content for tool ${def.name}: ${
+        sdkIssues(parsed.error)
+      }`;
+    }
+  }
+  if (problem === undefined) return result;
+  log?.error("tool_output_invalid", { tool: def.name, error: problem });
+  return errorResult(
+    new McpError(ErrorCode.InvalidParams, `Output validation error: ${problem}`)
+      .message,
+  );
+}
+
+/** zod's issues as the SDK words them: `<message> at <a.b[0]>`, one per line. */
+function sdkIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => {
+    if (issue.path.length === 0) return issue.message;
+    const path = issue.path.reduce<string>(
+      (at, segment, index) =>
+        index === 0
+          ? String(segment)
+          : typeof segment === "number"
+          ? `${at}[${segment}]`
+          : `${at}.${String(segment)}`,
+      "",
+    );
+    return `${issue.message} at ${path}`;
+  }).join("\n");
 }
 
 /** A validated call's arguments with its path and URL arguments canonical. */

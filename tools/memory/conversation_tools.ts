@@ -2,7 +2,14 @@
 
 import { z } from "zod";
 import { json, toolDefiner } from "../kit/mod.ts";
-import { entryJson, messageJson, namespace, sessionId } from "./schemas.ts";
+import {
+  entryJson,
+  EntryOut,
+  messageJson,
+  MessageOut,
+  namespace,
+  sessionId,
+} from "./schemas.ts";
 import type { MemoryService } from "./service.ts";
 
 const tool = toolDefiner<MemoryService>();
@@ -42,6 +49,11 @@ export const storeConversation = tool({
       "Messages in order: {role, content, ...} or a string (role user)",
     ),
   }),
+  output: z.object({
+    session_id: z.string(),
+    stored: z.number().int(),
+    total: z.number().int(),
+  }),
   annotations: { destructiveHint: false },
   async handle(memory, args, call) {
     const messages = args.messages.map((message) => {
@@ -67,6 +79,11 @@ export const getConversationHistory = tool({
       "How many of the latest messages (default 50)",
     ),
   }),
+  output: z.object({
+    session_id: z.string(),
+    count: z.number().int(),
+    messages: z.array(MessageOut),
+  }),
   annotations: { readOnlyHint: true },
   async handle(memory, args, call) {
     const messages = await memory.history(
@@ -89,6 +106,16 @@ export const getAgentContext = tool({
     "Everything stored for an agent: the entries of its namespace and its conversations (bounded; page with list_memories for more).",
   input: z.object({
     agent_name: namespace.describe("The agent's name (its namespace)"),
+  }),
+  output: z.object({
+    agent: z.string(),
+    entries: z.array(EntryOut),
+    more_entries: z.boolean(),
+    conversations: z.array(z.object({
+      session_id: z.string(),
+      messages: z.array(MessageOut),
+    })),
+    more_conversations: z.boolean(),
   }),
   annotations: { readOnlyHint: true },
   async handle(memory, args, call) {

@@ -6,6 +6,8 @@ import { resourceLink } from "../kit/session_results.ts";
 import {
   entryJson,
   entryMeta,
+  EntryMetaOut,
+  EntryOut,
   key,
   namespace,
   tags,
@@ -24,6 +26,12 @@ export const storeMemory = tool({
   description:
     "Store a value under a key in a namespace. Overwrites an existing key and says so (keeping its tags unless tags are given). Tag it 'sensitive' to encrypt it at rest.",
   input: z.object({ namespace, key, value, tags: tags.optional() }),
+  output: z.object({
+    stored: z.literal(true),
+    replaced: z.boolean(),
+    message: z.string(),
+    entry: EntryMetaOut,
+  }),
   annotations: { destructiveHint: false, idempotentHint: true },
   async handle(memory, args, call) {
     const { entry, replaced } = await memory.store(call.caller, args);
@@ -43,6 +51,7 @@ export const retrieveMemory = tool({
   touches: [],
   description: "Read one entry (value, tags, times) by namespace and key.",
   input: z.object({ namespace, key }),
+  output: EntryOut,
   annotations: { readOnlyHint: true },
   async handle(memory, args, call) {
     return json(
@@ -57,6 +66,7 @@ export const updateMemory = tool({
   description:
     "Replace the value of an existing entry; fails if the key does not exist (use store_memory to create).",
   input: z.object({ namespace, key, value }),
+  output: z.object({ updated: z.literal(true), entry: EntryMetaOut }),
   annotations: { destructiveHint: true, idempotentHint: true },
   async handle(memory, args, call) {
     const entry = await memory.update(
@@ -74,6 +84,11 @@ export const deleteMemory = tool({
   touches: [],
   description: "Delete one entry; fails if the key does not exist.",
   input: z.object({ namespace, key }),
+  output: z.object({
+    deleted: z.literal(true),
+    namespace: z.string(),
+    key: z.string(),
+  }),
   annotations: { destructiveHint: true },
   async handle(memory, args, call) {
     await memory.delete(call.caller, args.namespace, args.key);
@@ -97,6 +112,14 @@ export const listMemories = tool({
     cursor: z.string().min(1).max(2000).optional().describe(
       "next_cursor from the previous page",
     ),
+  }),
+  output: z.object({
+    namespace: z.string(),
+    count: z.number().int(),
+    entries: z.array(EntryOut),
+    next_cursor: z.string().nullable(),
+    // When the page is over list_budget: the whole page as a resource.
+    resource_uri: z.string().optional(),
   }),
   annotations: { readOnlyHint: true },
   async handle(memory, args, call) {

@@ -105,3 +105,36 @@ function toJson(value: unknown): JsonValue {
   }
   return null;
 }
+
+// What the tools answer (their `output` schemas).
+
+/** entryMeta's shape. */
+export const EntryMetaOut = z.object({
+  namespace: z.string(),
+  key: z.string(),
+  tags: z.array(z.string()),
+  sensitive: z.boolean(),
+  value_length: z.number().int(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+/** entryJson's shape (`value_truncated` when the value was cut). */
+export const EntryOut = z.object({
+  namespace: z.string(),
+  key: z.string(),
+  value: z.string(),
+  value_truncated: z.string().optional(),
+  tags: z.array(z.string()),
+  sensitive: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+/** messageJson's shape. */
+export const MessageOut = z.object({
+  role: z.string(),
+  content: z.string(),
+  at: z.string(),
+  extra: z.record(z.string(), z.unknown()).optional(),
+});

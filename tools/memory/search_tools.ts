@@ -16,6 +16,23 @@ const limit = z.number().int().min(1).max(50).optional().describe(
   "Most hits to return (default 10)",
 );
 
+const HitOut = z.object({
+  namespace: z.string(),
+  key: z.string(),
+  value: z.string(),
+  value_truncated: z.string().optional(),
+  tags: z.array(z.string()),
+  score: z.number(),
+  matched: z.array(z.enum(["lexical", "vector"])),
+});
+
+/** outcomeJson's part of an answer. */
+const outcomeOut = {
+  mode: z.enum(["hybrid", "lexical"]),
+  hits: z.array(HitOut),
+  note: z.string().optional(),
+};
+
 function hitJson(hit: SearchHit): { [key: string]: JsonValue } {
   return {
     namespace: hit.namespace,
@@ -42,6 +59,11 @@ export const searchMemory = tool({
   description:
     "Search a namespace by meaning and by words (hybrid: BM25 + vectors, fused by reciprocal rank). Best hits first.",
   input: z.object({ namespace, query, limit }),
+  output: z.object({
+    namespace: z.string(),
+    query: z.string(),
+    ...outcomeOut,
+  }),
   annotations: { readOnlyHint: true },
   async handle(memory, args, call) {
     const outcome = await memory.search(
@@ -69,6 +91,11 @@ export const crossReference = tool({
       "Namespaces to search",
     ),
     limit,
+  }),
+  output: z.object({
+    query: z.string(),
+    by_namespace: z.record(z.string(), z.number().int()),
+    ...outcomeOut,
   }),
   annotations: { readOnlyHint: true },
   async handle(memory, args, call) {

@@ -49,6 +49,68 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "stored": {
+          "type": "boolean",
+          "const": true,
+        },
+        "replaced": {
+          "type": "boolean",
+        },
+        "message": {
+          "type": "string",
+        },
+        "entry": {
+          "type": "object",
+          "properties": {
+            "namespace": {
+              "type": "string",
+            },
+            "key": {
+              "type": "string",
+            },
+            "tags": {
+              "type": "array",
+              "items": {
+                "type": "string",
+              },
+            },
+            "sensitive": {
+              "type": "boolean",
+            },
+            "value_length": {
+              "type": "integer",
+              "minimum": -9007199254740991,
+              "maximum": 9007199254740991,
+            },
+            "created_at": {
+              "type": "string",
+            },
+            "updated_at": {
+              "type": "string",
+            },
+          },
+          "required": [
+            "namespace",
+            "key",
+            "tags",
+            "sensitive",
+            "value_length",
+            "created_at",
+            "updated_at",
+          ],
+        },
+      },
+      "required": [
+        "stored",
+        "replaced",
+        "message",
+        "entry",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": false,
       "idempotentHint": true,
@@ -87,6 +149,48 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "namespace": {
+          "type": "string",
+        },
+        "key": {
+          "type": "string",
+        },
+        "value": {
+          "type": "string",
+        },
+        "value_truncated": {
+          "type": "string",
+        },
+        "tags": {
+          "type": "array",
+          "items": {
+            "type": "string",
+          },
+        },
+        "sensitive": {
+          "type": "boolean",
+        },
+        "created_at": {
+          "type": "string",
+        },
+        "updated_at": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "namespace",
+        "key",
+        "value",
+        "tags",
+        "sensitive",
+        "created_at",
+        "updated_at",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -132,6 +236,60 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "updated": {
+          "type": "boolean",
+          "const": true,
+        },
+        "entry": {
+          "type": "object",
+          "properties": {
+            "namespace": {
+              "type": "string",
+            },
+            "key": {
+              "type": "string",
+            },
+            "tags": {
+              "type": "array",
+              "items": {
+                "type": "string",
+              },
+            },
+            "sensitive": {
+              "type": "boolean",
+            },
+            "value_length": {
+              "type": "integer",
+              "minimum": -9007199254740991,
+              "maximum": 9007199254740991,
+            },
+            "created_at": {
+              "type": "string",
+            },
+            "updated_at": {
+              "type": "string",
+            },
+          },
+          "required": [
+            "namespace",
+            "key",
+            "tags",
+            "sensitive",
+            "value_length",
+            "created_at",
+            "updated_at",
+          ],
+        },
+      },
+      "required": [
+        "updated",
+        "entry",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": true,
       "idempotentHint": true,
@@ -170,6 +328,27 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "deleted": {
+          "type": "boolean",
+          "const": true,
+        },
+        "namespace": {
+          "type": "string",
+        },
+        "key": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "deleted",
+        "namespace",
+        "key",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "destructiveHint": true,
@@ -224,6 +403,79 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "namespace": {
+          "type": "string",
+        },
+        "count": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "entries": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "namespace": {
+                "type": "string",
+              },
+              "key": {
+                "type": "string",
+              },
+              "value": {
+                "type": "string",
+              },
+              "value_truncated": {
+                "type": "string",
+              },
+              "tags": {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                },
+              },
+              "sensitive": {
+                "type": "boolean",
+              },
+              "created_at": {
+                "type": "string",
+              },
+              "updated_at": {
+                "type": "string",
+              },
+            },
+            "required": [
+              "namespace",
+              "key",
+              "value",
+              "tags",
+              "sensitive",
+              "created_at",
+              "updated_at",
+            ],
+          },
+        },
+        "next_cursor": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "resource_uri": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "namespace",
+        "count",
+        "entries",
+        "next_cursor",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "readOnlyHint": true,
     },
@@ -267,6 +519,81 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "namespace": {
+          "type": "string",
+        },
+        "query": {
+          "type": "string",
+        },
+        "mode": {
+          "type": "string",
+          "enum": [
+            "hybrid",
+            "lexical",
+          ],
+        },
+        "hits": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "namespace": {
+                "type": "string",
+              },
+              "key": {
+                "type": "string",
+              },
+              "value": {
+                "type": "string",
+              },
+              "value_truncated": {
+                "type": "string",
+              },
+              "tags": {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                },
+              },
+              "score": {
+                "type": "number",
+              },
+              "matched": {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                  "enum": [
+                    "lexical",
+                    "vector",
+                  ],
+                },
+              },
+            },
+            "required": [
+              "namespace",
+              "key",
+              "value",
+              "tags",
+              "score",
+              "matched",
+            ],
+          },
+        },
+        "note": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "namespace",
+        "query",
+        "mode",
+        "hits",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -317,6 +644,89 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "query": {
+          "type": "string",
+        },
+        "by_namespace": {
+          "type": "object",
+          "propertyNames": {
+            "type": "string",
+          },
+          "additionalProperties": {
+            "type": "integer",
+            "minimum": -9007199254740991,
+            "maximum": 9007199254740991,
+          },
+        },
+        "mode": {
+          "type": "string",
+          "enum": [
+            "hybrid",
+            "lexical",
+          ],
+        },
+        "hits": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "namespace": {
+                "type": "string",
+              },
+              "key": {
+                "type": "string",
+              },
+              "value": {
+                "type": "string",
+              },
+              "value_truncated": {
+                "type": "string",
+              },
+              "tags": {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                },
+              },
+              "score": {
+                "type": "number",
+              },
+              "matched": {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                  "enum": [
+                    "lexical",
+                    "vector",
+                  ],
+                },
+              },
+            },
+            "required": [
+              "namespace",
+              "key",
+              "value",
+              "tags",
+              "score",
+              "matched",
+            ],
+          },
+        },
+        "note": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "query",
+        "by_namespace",
+        "mode",
+        "hits",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -386,6 +796,30 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "session_id": {
+          "type": "string",
+        },
+        "stored": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "total": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+      },
+      "required": [
+        "session_id",
+        "stored",
+        "total",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": false,
     },
@@ -421,6 +855,54 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "session_id": {
+          "type": "string",
+        },
+        "count": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "messages": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "role": {
+                "type": "string",
+              },
+              "content": {
+                "type": "string",
+              },
+              "at": {
+                "type": "string",
+              },
+              "extra": {
+                "type": "object",
+                "propertyNames": {
+                  "type": "string",
+                },
+                "additionalProperties": {},
+              },
+            },
+            "required": [
+              "role",
+              "content",
+              "at",
+            ],
+          },
+        },
+      },
+      "required": [
+        "session_id",
+        "count",
+        "messages",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "readOnlyHint": true,
     },
@@ -451,6 +933,116 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "agent": {
+          "type": "string",
+        },
+        "entries": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "namespace": {
+                "type": "string",
+              },
+              "key": {
+                "type": "string",
+              },
+              "value": {
+                "type": "string",
+              },
+              "value_truncated": {
+                "type": "string",
+              },
+              "tags": {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                },
+              },
+              "sensitive": {
+                "type": "boolean",
+              },
+              "created_at": {
+                "type": "string",
+              },
+              "updated_at": {
+                "type": "string",
+              },
+            },
+            "required": [
+              "namespace",
+              "key",
+              "value",
+              "tags",
+              "sensitive",
+              "created_at",
+              "updated_at",
+            ],
+          },
+        },
+        "more_entries": {
+          "type": "boolean",
+        },
+        "conversations": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "session_id": {
+                "type": "string",
+              },
+              "messages": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "properties": {
+                    "role": {
+                      "type": "string",
+                    },
+                    "content": {
+                      "type": "string",
+                    },
+                    "at": {
+                      "type": "string",
+                    },
+                    "extra": {
+                      "type": "object",
+                      "propertyNames": {
+                        "type": "string",
+                      },
+                      "additionalProperties": {},
+                    },
+                  },
+                  "required": [
+                    "role",
+                    "content",
+                    "at",
+                  ],
+                },
+              },
+            },
+            "required": [
+              "session_id",
+              "messages",
+            ],
+          },
+        },
+        "more_conversations": {
+          "type": "boolean",
+        },
+      },
+      "required": [
+        "agent",
+        "entries",
+        "more_entries",
+        "conversations",
+        "more_conversations",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,

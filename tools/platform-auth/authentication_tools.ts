@@ -2,7 +2,13 @@
 
 import { z } from "zod";
 import { json, toolDefiner } from "../kit/mod.ts";
-import { type PlatformAuthContext, statusView } from "./context.ts";
+import {
+  GrantOut,
+  type PlatformAuthContext,
+  StatusOut,
+  statusView,
+  StatusViewOut,
+} from "./context.ts";
 import { PlatformName } from "./config.ts";
 
 const tool = toolDefiner<PlatformAuthContext>();
@@ -18,6 +24,23 @@ export const authenticate = tool({
     platform: PlatformName,
     method: z.enum(["oauth", "api_key"]).optional()
       .describe("oauth (default for OAuth platforms) or api_key"),
+  }),
+  // What the grant's start gave: an authorization URL to open, a device
+  // code to enter, a token at once (client credentials), or a probed API key.
+  output: z.object({
+    platform: z.string(),
+    method: z.enum(["oauth", "api_key"]),
+    grant: GrantOut.optional(),
+    status: StatusOut.optional(),
+    probe_status: z.number().int().optional(),
+    authorization_url: z.string().optional(),
+    redirect_uri: z.string().optional(),
+    browser: z.string().optional(),
+    verification_uri: z.string().optional(),
+    verification_uri_complete: z.string().nullable().optional(),
+    user_code: z.string().optional(),
+    expires_at: z.string().nullable().optional(),
+    next: z.string().optional(),
   }),
   annotations: { openWorldHint: true },
   async handle(ctx, { platform, method }) {
@@ -39,6 +62,14 @@ export const oauthCallback = tool({
       "The state from the same redirect",
     ),
   }),
+  output: z.object({
+    platform: z.string(),
+    status: z.literal("active"),
+    token_type: z.string(),
+    scope: z.string().nullable(),
+    expires_at: z.string().nullable(),
+    refresh_token: z.boolean(),
+  }),
   annotations: { destructiveHint: false },
   async handle(ctx, { code, state }) {
     return json(await ctx.flows.complete(new URLSearchParams({ code, state })));
@@ -51,6 +82,7 @@ export const getAuthStatus = tool({
   description:
     "Authentication status of a platform: not_authenticated, pending, active, expired, auth_required (its refresh was rejected: authenticate again) or revoked, with expiry and next refresh.",
   input: z.object({ platform: PlatformName }),
+  output: StatusViewOut,
   annotations: { readOnlyHint: true },
   async handle(ctx, { platform }) {
     return json(await statusView(ctx, await ctx.auth.require(platform)));

@@ -1,10 +1,16 @@
 // What every platform-auth tool receives: the token keeper, the flows in
 // progress, and the views shared by tools, /health and the callback route.
 
+import { z } from "zod";
 import type { JsonValue } from "../../platform/store/mod.ts";
 import type { Authorizations } from "./authorization.ts";
 import type { PlatformAuth } from "./service.ts";
-import type { AuthStatus, PlatformRecord, TokenSet } from "./vault.ts";
+import {
+  AUTH_STATUSES,
+  type AuthStatus,
+  type PlatformRecord,
+  type TokenSet,
+} from "./vault.ts";
 
 export interface PlatformAuthContext {
   auth: PlatformAuth;
@@ -30,6 +36,42 @@ export function liveStatus(
   }
   return record.status;
 }
+
+export const GrantOut = z.enum([
+  "authorization_code",
+  "device_code",
+  "client_credentials",
+  "api_key",
+]);
+export const StatusOut = z.enum(AUTH_STATUSES);
+
+/** publicView's shape. */
+export const PublicViewOut = z.object({
+  platform: z.string(),
+  grant: GrantOut,
+  status: StatusOut,
+  client_id: z.string().nullable(),
+  client_secret: z.enum(["unset", "set (write-only)"]),
+  api_key: z.enum(["unset", "set (write-only)"]).optional(),
+  // The platform's settings without its secrets.
+  settings: z.looseObject({}),
+  added_at: z.string(),
+});
+
+/** statusView's shape. */
+export const StatusViewOut = z.object({
+  platform: z.string(),
+  grant: GrantOut,
+  status: StatusOut,
+  reason: z.string().nullable(),
+  authenticated: z.boolean(),
+  expires_at: z.string().nullable(),
+  expires_in_s: z.number().int().nullable(),
+  refresh_at: z.string().nullable(),
+  has_refresh_token: z.boolean(),
+  scope: z.string().nullable(),
+  updated_at: z.string().nullable(),
+});
 
 /** A platform without any secret: for list_platforms and add_platform. */
 export function publicView(

@@ -6,7 +6,13 @@ import { json, toolDefiner, ToolError } from "../kit/mod.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { completeFromCatalogue } from "./catalogue.ts";
 import { type Grant, PlatformConfig, PlatformName } from "./config.ts";
-import { type PlatformAuthContext, publicView, statusView } from "./context.ts";
+import {
+  type PlatformAuthContext,
+  publicView,
+  PublicViewOut,
+  statusView,
+  StatusViewOut,
+} from "./context.ts";
 import { checkEndpoints, ENDPOINTS, resolveProvider } from "./provider.ts";
 import type { PlatformRecord } from "./vault.ts";
 
@@ -18,6 +24,13 @@ export const listPlatforms = tool({
   description:
     "List configured platforms with their grant, client id, scopes and authentication status. Secrets are never shown.",
   input: z.object({}),
+  output: z.object({
+    platforms: z.array(z.object({
+      ...PublicViewOut.shape,
+      ...StatusViewOut.shape,
+    })),
+    count: z.number().int(),
+  }),
   annotations: { readOnlyHint: true },
   async handle(ctx) {
     const platforms = [];
@@ -74,6 +87,12 @@ export const addPlatform = tool({
   input: z.object({
     platform: PlatformName,
     config: PlatformConfig.describe("The platform's configuration"),
+  }),
+  output: z.object({
+    ...PublicViewOut.shape,
+    replaced: z.boolean(),
+    tokens_dropped: z.literal(true).optional(),
+    note: z.string().optional(),
   }),
   annotations: { destructiveHint: false, idempotentHint: true },
   async handle(ctx, { platform, config }) {
@@ -216,6 +235,7 @@ export const removePlatform = tool({
   description:
     "Remove a platform and its stored tokens from this server (tokens are not revoked at the provider: call revoke_token first for that).",
   input: z.object({ platform: PlatformName }),
+  output: z.object({ platform: z.string(), removed: z.literal(true) }),
   annotations: { destructiveHint: true, idempotentHint: false },
   async handle(ctx, { platform }) {
     await ctx.auth.require(platform);

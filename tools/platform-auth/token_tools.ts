@@ -10,6 +10,13 @@ import type { TokenSet } from "./vault.ts";
 
 const tool = toolDefiner<PlatformAuthContext>();
 
+const TokenOut = z.object({
+  platform: z.string(),
+  token_type: z.string(),
+  scope: z.string().nullable(),
+  expires_at: z.string().nullable(),
+});
+
 function tokenView(platform: string, tokens: TokenSet) {
   return {
     platform,
@@ -29,6 +36,7 @@ export const getToken = tool({
     "Return a valid access token for the platform (an API key for api_key platforms), refreshing it first when it is about to expire. " +
     "Concurrent calls share one refresh.",
   input: z.object({ platform: PlatformName }),
+  output: z.object({ ...TokenOut.shape, access_token: z.string() }),
   annotations: { readOnlyHint: false, idempotentHint: true },
   async handle(ctx, { platform }) {
     const record = await ctx.auth.require(platform);
@@ -63,6 +71,11 @@ export const refreshToken = tool({
   description:
     "Refresh the platform's token now with its refresh token (or client credentials). A rejected refresh marks the platform auth_required.",
   input: z.object({ platform: PlatformName }),
+  output: z.object({
+    ...TokenOut.shape,
+    refreshed: z.literal(true),
+    status: z.literal("active"),
+  }),
   annotations: { destructiveHint: false },
   async handle(ctx, { platform }) {
     const tokens = await ctx.auth.refresh(platform, "on_demand");
@@ -77,6 +90,12 @@ export const revokeToken = tool({
   description:
     "Revoke the platform's tokens at the provider (RFC 7009; the refresh token first) and delete them here. The platform stays configured.",
   input: z.object({ platform: PlatformName }),
+  output: z.object({
+    platform: z.string(),
+    status: z.literal("revoked"),
+    at_provider: z.boolean(),
+    detail: z.string().optional(),
+  }),
   annotations: { destructiveHint: true },
   async handle(ctx, { platform }) {
     const record = await ctx.auth.require(platform);
@@ -93,6 +112,14 @@ export const validateTokenTool = tool({
   input: z.object({
     platform: PlatformName,
     token: z.string().min(1).max(16_384).describe("The token to check"),
+  }),
+  output: z.object({
+    platform: z.string(),
+    valid: z.boolean(),
+    state: z.enum(["valid", "expired", "revoked", "invalid"]),
+    method: z.enum(["probe", "introspection", "jwks", "expiry"]),
+    expires_at: z.string().nullable(),
+    detail: z.string().optional(),
   }),
   annotations: { readOnlyHint: true, openWorldHint: true },
   async handle(ctx, { platform, token }) {

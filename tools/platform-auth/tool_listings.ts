@@ -31,6 +31,81 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "platform": {
+          "type": "string",
+        },
+        "method": {
+          "type": "string",
+          "enum": [
+            "oauth",
+            "api_key",
+          ],
+        },
+        "grant": {
+          "type": "string",
+          "enum": [
+            "authorization_code",
+            "device_code",
+            "client_credentials",
+            "api_key",
+          ],
+        },
+        "status": {
+          "type": "string",
+          "enum": [
+            "not_authenticated",
+            "pending",
+            "active",
+            "expired",
+            "auth_required",
+            "revoked",
+          ],
+        },
+        "probe_status": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "authorization_url": {
+          "type": "string",
+        },
+        "redirect_uri": {
+          "type": "string",
+        },
+        "browser": {
+          "type": "string",
+        },
+        "verification_uri": {
+          "type": "string",
+        },
+        "verification_uri_complete": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "user_code": {
+          "type": "string",
+        },
+        "expires_at": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "next": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "platform",
+        "method",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "openWorldHint": true,
     },
@@ -59,6 +134,40 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "platform": {
+          "type": "string",
+        },
+        "token_type": {
+          "type": "string",
+        },
+        "scope": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "expires_at": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "access_token": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "platform",
+        "token_type",
+        "scope",
+        "expires_at",
+        "access_token",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": false,
@@ -90,6 +199,46 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "platform": {
+          "type": "string",
+        },
+        "token_type": {
+          "type": "string",
+        },
+        "scope": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "expires_at": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "refreshed": {
+          "type": "boolean",
+          "const": true,
+        },
+        "status": {
+          "type": "string",
+          "const": "active",
+        },
+      },
+      "required": [
+        "platform",
+        "token_type",
+        "scope",
+        "expires_at",
+        "refreshed",
+        "status",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": false,
     },
@@ -119,6 +268,30 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "platform": {
+          "type": "string",
+        },
+        "status": {
+          "type": "string",
+          "const": "revoked",
+        },
+        "at_provider": {
+          "type": "boolean",
+        },
+        "detail": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "platform",
+        "status",
+        "at_provider",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": true,
     },
@@ -138,6 +311,145 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "properties": {},
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "platforms": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "platform": {
+                "type": "string",
+              },
+              "grant": {
+                "type": "string",
+                "enum": [
+                  "authorization_code",
+                  "device_code",
+                  "client_credentials",
+                  "api_key",
+                ],
+              },
+              "status": {
+                "type": "string",
+                "enum": [
+                  "not_authenticated",
+                  "pending",
+                  "active",
+                  "expired",
+                  "auth_required",
+                  "revoked",
+                ],
+              },
+              "client_id": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "client_secret": {
+                "type": "string",
+                "enum": [
+                  "unset",
+                  "set (write-only)",
+                ],
+              },
+              "api_key": {
+                "type": "string",
+                "enum": [
+                  "unset",
+                  "set (write-only)",
+                ],
+              },
+              "settings": {
+                "type": "object",
+                "properties": {},
+                "additionalProperties": {},
+              },
+              "added_at": {
+                "type": "string",
+              },
+              "reason": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "authenticated": {
+                "type": "boolean",
+              },
+              "expires_at": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "expires_in_s": {
+                "anyOf": [
+                  {
+                    "type": "integer",
+                    "minimum": -9007199254740991,
+                    "maximum": 9007199254740991,
+                  },
+                  {
+                    "type": "null",
+                  },
+                ],
+              },
+              "refresh_at": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "has_refresh_token": {
+                "type": "boolean",
+              },
+              "scope": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+              "updated_at": {
+                "type": [
+                  "string",
+                  "null",
+                ],
+              },
+            },
+            "required": [
+              "platform",
+              "grant",
+              "status",
+              "client_id",
+              "client_secret",
+              "settings",
+              "added_at",
+              "reason",
+              "authenticated",
+              "expires_at",
+              "expires_in_s",
+              "refresh_at",
+              "has_refresh_token",
+              "scope",
+              "updated_at",
+            ],
+          },
+        },
+        "count": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+      },
+      "required": [
+        "platforms",
+        "count",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -308,6 +620,83 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "platform": {
+          "type": "string",
+        },
+        "grant": {
+          "type": "string",
+          "enum": [
+            "authorization_code",
+            "device_code",
+            "client_credentials",
+            "api_key",
+          ],
+        },
+        "status": {
+          "type": "string",
+          "enum": [
+            "not_authenticated",
+            "pending",
+            "active",
+            "expired",
+            "auth_required",
+            "revoked",
+          ],
+        },
+        "client_id": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "client_secret": {
+          "type": "string",
+          "enum": [
+            "unset",
+            "set (write-only)",
+          ],
+        },
+        "api_key": {
+          "type": "string",
+          "enum": [
+            "unset",
+            "set (write-only)",
+          ],
+        },
+        "settings": {
+          "type": "object",
+          "properties": {},
+          "additionalProperties": {},
+        },
+        "added_at": {
+          "type": "string",
+        },
+        "replaced": {
+          "type": "boolean",
+        },
+        "tokens_dropped": {
+          "type": "boolean",
+          "const": true,
+        },
+        "note": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "platform",
+        "grant",
+        "status",
+        "client_id",
+        "client_secret",
+        "settings",
+        "added_at",
+        "replaced",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": false,
       "idempotentHint": true,
@@ -338,6 +727,23 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "platform": {
+          "type": "string",
+        },
+        "removed": {
+          "type": "boolean",
+          "const": true,
+        },
+      },
+      "required": [
+        "platform",
+        "removed",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": true,
       "idempotentHint": false,
@@ -367,6 +773,96 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "platform": {
+          "type": "string",
+        },
+        "grant": {
+          "type": "string",
+          "enum": [
+            "authorization_code",
+            "device_code",
+            "client_credentials",
+            "api_key",
+          ],
+        },
+        "status": {
+          "type": "string",
+          "enum": [
+            "not_authenticated",
+            "pending",
+            "active",
+            "expired",
+            "auth_required",
+            "revoked",
+          ],
+        },
+        "reason": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "authenticated": {
+          "type": "boolean",
+        },
+        "expires_at": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "expires_in_s": {
+          "anyOf": [
+            {
+              "type": "integer",
+              "minimum": -9007199254740991,
+              "maximum": 9007199254740991,
+            },
+            {
+              "type": "null",
+            },
+          ],
+        },
+        "refresh_at": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "has_refresh_token": {
+          "type": "boolean",
+        },
+        "scope": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "updated_at": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+      },
+      "required": [
+        "platform",
+        "grant",
+        "status",
+        "reason",
+        "authenticated",
+        "expires_at",
+        "expires_in_s",
+        "refresh_at",
+        "has_refresh_token",
+        "scope",
+        "updated_at",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,
@@ -405,6 +901,45 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
     },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "platform": {
+          "type": "string",
+        },
+        "status": {
+          "type": "string",
+          "const": "active",
+        },
+        "token_type": {
+          "type": "string",
+        },
+        "scope": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "expires_at": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "refresh_token": {
+          "type": "boolean",
+        },
+      },
+      "required": [
+        "platform",
+        "status",
+        "token_type",
+        "scope",
+        "expires_at",
+        "refresh_token",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
     "annotations": {
       "destructiveHint": false,
     },
@@ -440,6 +975,52 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "platform": {
+          "type": "string",
+        },
+        "valid": {
+          "type": "boolean",
+        },
+        "state": {
+          "type": "string",
+          "enum": [
+            "valid",
+            "expired",
+            "revoked",
+            "invalid",
+          ],
+        },
+        "method": {
+          "type": "string",
+          "enum": [
+            "probe",
+            "introspection",
+            "jwks",
+            "expiry",
+          ],
+        },
+        "expires_at": {
+          "type": [
+            "string",
+            "null",
+          ],
+        },
+        "detail": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "platform",
+        "valid",
+        "state",
+        "method",
+        "expires_at",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "annotations": {
       "readOnlyHint": true,

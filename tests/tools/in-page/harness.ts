@@ -42,6 +42,38 @@ export async function callTool(
   return { isError: result.isError === true, text, structured };
 }
 
+// What the extension answers, for tests that script it over the relay: the
+// tools' output schemas hold a scripted answer to the real extension's shape.
+
+/** The extension's dom.text answer (get_text_content). */
+export function domTextAnswer(text: string, selector = "p") {
+  return {
+    url: "https://example.test/",
+    selector,
+    matches: 1,
+    text,
+    length: text.length,
+    truncated: false,
+  };
+}
+
+/** The extension's dom.get answer (get_dom). */
+export function domAnswer(html: string) {
+  return {
+    url: "https://example.test/",
+    selector: null,
+    include_styles: false,
+    elements: 1,
+    html,
+    truncated: false,
+  };
+}
+
+/** The extension's script.run answer (execute_js). */
+export function scriptAnswer(value: number | string | null) {
+  return { tab_id: 1, url: "https://example.test/", value };
+}
+
 /** Calls and asserts success; returns structuredContent. */
 export async function ok(
   client: Client,

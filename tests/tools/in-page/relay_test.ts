@@ -19,7 +19,7 @@ import { inPageServer } from "../../../tools/in-page/mod.ts";
 import { HostedServer } from "../../../tools/kit/host.ts";
 import { connectInProcess } from "../../../tools/kit/transport/sdk_server.ts";
 import { capturedLog, waitFor } from "../../helpers.ts";
-import { callTool } from "./harness.ts";
+import { callTool, domTextAnswer, scriptAnswer } from "./harness.ts";
 
 const ORIGIN = `chrome-extension://${PINNED_EXTENSION_ID}/`;
 
@@ -250,7 +250,7 @@ Deno.test("relay: a paired host relays calls and results; wrong tokens, foreign 
         type: "result",
         id: call.id,
         ok: true,
-        value: { text: "from the page" },
+        value: domTextAnswer("from the page", "#x"),
       });
       const second: unknown = await host.reader.read();
       assert.ok(
@@ -317,7 +317,7 @@ Deno.test("relay: a call waits for the extension to connect; shutdown answers pe
       type: "result",
       id: call.id,
       ok: true,
-      value: { value: 1 },
+      value: scriptAnswer(1),
     });
     const result = await waiting;
     assert.equal(result.isError, false, result.text);
@@ -375,7 +375,7 @@ Deno.test("relay: two browsers connected: calls go to the newest, and to the oth
         type: "result",
         id: call.id,
         ok: true,
-        value: { text },
+        value: domTextAnswer(text),
       });
     };
     const [first] = await Promise.all([
