@@ -24,12 +24,11 @@ const CALLS_PER_ROUND = 4;
 const SENDERS = 10;
 const MIB = 1024 * 1024;
 /**
- * Rounds (840 calls each) until the RSS settles. It rises from ~250 MiB after
- * round 0 to ~370 at round 9 and 380–450 at round 14, then stays there (455
- * MiB at round 74): V8 grows its heap to about 3× the live heap for this
- * allocation rate (~190 MiB committed plus pooled pages, for ~58 MiB live)
- * and glibc's main arena to ~120 MiB (half of it free). Not a leak: the JS
- * heap after a full GC is flat from round 9 (figures: RELIABILITY.md).
+ * Rounds (840 calls each) until the RSS settles: V8 grows its heap to
+ * several times the live heap for this allocation rate and glibc's arena
+ * keeps its free chunks (RSS peak of a round 300–400 MiB for ~42 MiB live).
+ * Not a leak: the JS heap after a full GC is flat from round 5, the
+ * sessions' event stores included (figures: RELIABILITY.md).
  */
 export const WARM_ROUNDS = 15;
 /** After the warm-up the RSS (the peak of the last round against that of the last warm-up round) may grow by at most this much. */
