@@ -217,7 +217,7 @@ if (import.meta.main) {
         console.log("  grew by count:");
         for (const [label, g] of top(grown, (g) => g.count, 30)) {
           console.log(
-            `  ${String(g.count).padStart(+8)} ${
+            `  ${String(g.count).padStart(8)} ${
               (g.bytes / MIB).toFixed(2).padStart(8)
             } MiB  ${label}`,
           );
@@ -225,7 +225,7 @@ if (import.meta.main) {
         console.log("  grew by bytes:");
         for (const [label, g] of top(grown, (g) => g.bytes, 15)) {
           console.log(
-            `  ${String(g.count).padStart(+8)} ${
+            `  ${String(g.count).padStart(8)} ${
               (g.bytes / MIB).toFixed(2).padStart(8)
             } MiB  ${label}`,
           );

@@ -77,9 +77,10 @@ Deno.test("event store: 200 full sessions hold in the heap what their stores cou
       (held / KIB).toFixed(0)
     } KiB held, ${(counted / KIB).toFixed(0)} KiB counted`,
   );
-  // The count is what the heap holds (within a tenth, plus the 200 stores themselves)…
+  // The count is what the heap holds (within a fifth, plus the 200 stores
+  // themselves; a response as an object tree took 1.4–1.7× its JSON)…
   assert.ok(
-    held <= counted * 1.1 + sessions * KIB,
+    held <= counted * 1.2 + sessions * KIB,
     `held ${held} bytes, counted ${counted}`,
   );
   // … and it stays within the cap of every session.
