@@ -94,7 +94,7 @@ async function inspect<T>(
 }
 
 /**
- * Evaluated in the daemon: `Deno.memoryUsage()` plus, from glibc's
+ * Evaluated in the daemon (Linux, glibc 2.33+): `Deno.memoryUsage()` plus, from glibc's
  * `mallinfo2()` (all arenas), the heap it holds from the system (`arena`,
  * `mmapped`) and how much of that is in use or free.
  */
