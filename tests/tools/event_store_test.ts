@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import { MemoryEventStore } from "../../tools/kit/transport/http_server.ts";
+import { EVENT_STORE_BYTES } from "../../tools/kit/transport/event_store.ts";
 import type { JSONRPCMessage } from "../../platform/mcp_sdk.ts";
 
 function response(id: number, size: number): JSONRPCMessage {
@@ -53,4 +54,38 @@ Deno.test("event store: small events are bounded by count", async () => {
   const store = new MemoryEventStore(50);
   for (let i = 0; i < 1_000; i++) await store.storeEvent("a", response(i, 1));
   assert.equal(store.count, 50);
+});
+
+Deno.test("event store: 200 full sessions hold in the heap what their stores count, at most the byte cap each", async () => {
+  // A heap figure needs a process of its own with a callable gc().
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--v8-flags=--expose-gc",
+      new URL("../fixtures/event_store_heap.ts", import.meta.url).pathname,
+    ],
+    stderr: "inherit",
+  }).output();
+  assert.equal(output.code, 0);
+  const { sessions, held, counted, events } = JSON.parse(
+    new TextDecoder().decode(output.stdout),
+  );
+  const KIB = 1024;
+  console.log(
+    `${sessions} sessions, ${events} events: ${
+      (held / KIB).toFixed(0)
+    } KiB held, ${(counted / KIB).toFixed(0)} KiB counted`,
+  );
+  // The count is what the heap holds (within a fifth, plus the 200 stores
+  // themselves; a response as an object tree took 1.4–1.7× its JSON)…
+  assert.ok(
+    held <= counted * 1.2 + sessions * KIB,
+    `held ${held} bytes, counted ${counted}`,
+  );
+  // … and it stays within the cap of every session.
+  assert.ok(
+    counted <= sessions * EVENT_STORE_BYTES,
+    `${counted} bytes counted`,
+  );
 });
