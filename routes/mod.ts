@@ -185,8 +185,8 @@ function mountV1(
   app.route("/v1/teams", teamRoutes(agents));
   app.route("/v1/runs", runRoutes(agents));
   if (a2a) {
-    app.route(A2A_PATH, a2aRoutes({ host: a2a.host, log, service: a2a }));
-    app.route("/.well-known", wellKnownRoutes({ host: a2a.host }));
+    app.route(A2A_PATH, a2aRoutes(a2a));
+    app.route("/.well-known", wellKnownRoutes(a2a));
   }
   let document: Record<string, unknown> | undefined;
   const openapi = () => document ??= openApiDocument();

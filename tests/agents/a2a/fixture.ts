@@ -163,9 +163,9 @@ export function a2aApp(
   }
   app.route(
     "/v1/a2a",
-    a2aRoutes({ host, log: silentLog, fetchFn: options.fetchFn, service }),
+    a2aRoutes(service),
   );
-  app.route("/.well-known", wellKnownRoutes({ host }));
+  app.route("/.well-known", wellKnownRoutes(service));
   app.notFound((c) =>
     errorResponse(404, `Nothing at ${c.req.method} ${c.req.path}`)
   );
