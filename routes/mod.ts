@@ -27,7 +27,7 @@ import { healthRoutes } from "./health.ts";
 import { policyRoutes } from "./policy.ts";
 import { mcpRoutes, singleMcpRoute } from "./mcp.ts";
 import { metricsRoutes } from "./metrics.ts";
-import { OAUTH_CALLBACK_PATH, oauthRoutes } from "./oauth.ts";
+import { callbackPaths, callbackRoute } from "./callbacks.ts";
 import { agentRoutes } from "./agents.ts";
 import { A2A_PATH, a2aRoutes, wellKnownRoutes } from "./a2a.ts";
 import { dashboardRoutes } from "./dashboard.ts";
@@ -102,8 +102,10 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   );
   app.use(originGuard({ allowedOrigins: options.allowedOrigins }));
   // Before the caller guard: the browser a provider redirects carries no
-  // bearer token; the one-time state is what authorizes this request.
-  app.route(OAUTH_CALLBACK_PATH, oauthRoutes(options.hosts));
+  // bearer token; what the server checks (a one-time state) authorizes it.
+  for (const path of callbackPaths(options.hosts)) {
+    app.route(path, callbackRoute(options.hosts, path));
+  }
   // The dashboard's session cookie stands in for the daemon token.
   const sessions = options.sessions ?? new DashboardSessions();
   app.use(
