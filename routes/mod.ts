@@ -1,23 +1,20 @@
 // The HTTP face: guards first, then one sub-app per resource, one error shape.
 
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { AgentService } from "../agents/service.ts";
 import type { A2AService } from "../agents/a2a/mod.ts";
 import { errorResponse } from "../platform/http_errors.ts";
 import {
-  bodyGuard,
-  callerGuard,
+  bodyCheck,
+  callerCheck,
+  type Check,
   type GuardVariables,
-  hostAdmission,
-  hostGuard,
-  originGuard,
+  hostCheck,
+  originCheck,
 } from "../platform/http_guards.ts";
 import type { JwtVerifier } from "../platform/jwt.ts";
-import {
-  credentialsProblem,
-  unauthenticatedIsOperator,
-} from "../platform/identity.ts";
+import { credentialsProblem } from "../platform/identity.ts";
 import type { Logger } from "../platform/log.ts";
 import type { Store } from "../platform/store.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
@@ -37,7 +34,6 @@ import { openApiDocument } from "./openapi.ts";
 import { runRoutes, teamRoutes } from "./teams.ts";
 import { asHttpError, jsonRequestsOnly } from "./v1_http.ts";
 import { MemoRouter } from "./memo_router.ts";
-import { withFastLists } from "./v1_fast.ts";
 
 export interface AppOptions {
   hosts: readonly HostedServer[];
@@ -82,9 +78,32 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>({ router: new MemoRouter() });
   const log = options.log.child({ component: "http" });
 
+  // Before the caller check: the browser a provider redirects carries no
+  // bearer token; what the server checks (a one-time state) authorizes it.
+  const callbacks = new Set(callbackPaths(options.hosts));
+  // The dashboard's session cookie stands in for the daemon token.
+  const sessions = options.sessions ?? new DashboardSessions();
+  const caller = sessionOrToken(sessions, callerCheck(credentials));
+  const checks: Check[] = [
+    hostCheck({
+      bindHost: options.bindHost,
+      allowedHosts: options.allowedHosts,
+    }),
+    originCheck({ allowedOrigins: options.allowedOrigins }),
+    (c) =>
+      callbacks.has(c.req.path) &&
+        (c.req.method === "GET" || c.req.method === "HEAD")
+        ? undefined
+        : caller(c),
+    bodyCheck(options.maxBodyBytes),
+  ];
+  // Every request: logged, then the guards in order, in one middleware.
   app.use(async (c, next) => {
     const started = performance.now();
-    await next();
+    const verdict = firstRefusal(c, checks);
+    const refused = verdict instanceof Promise ? await verdict : verdict;
+    if (refused === undefined) await next();
+    else c.res = refused;
     const fields = {
       method: c.req.method,
       path: c.req.path,
@@ -94,27 +113,9 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     if (c.res.status >= 500) log.warn("request", fields);
     else log.debug("request", fields);
   });
-  app.use(
-    hostGuard({
-      bindHost: options.bindHost,
-      allowedHosts: options.allowedHosts,
-    }),
-  );
-  app.use(originGuard({ allowedOrigins: options.allowedOrigins }));
-  // Before the caller guard: the browser a provider redirects carries no
-  // bearer token; what the server checks (a one-time state) authorizes it.
-  for (const path of callbackPaths(options.hosts)) {
+  for (const path of callbacks) {
     app.route(path, callbackRoute(options.hosts, path));
   }
-  // The dashboard's session cookie stands in for the daemon token.
-  const sessions = options.sessions ?? new DashboardSessions();
-  app.use(
-    sessionOrToken(
-      sessions,
-      callerGuard(credentials),
-    ),
-  );
-  app.use(bodyGuard(options.maxBodyBytes));
 
   app.route(
     "/health",
@@ -164,14 +165,6 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     log.error("unhandled", { method: c.req.method, path: c.req.path, error });
     return errorResponse(500, "Internal error; see the daemon log");
   });
-  if (options.layout === "daemon" && options.agents) {
-    app.fetch = withFastLists(app.fetch, {
-      agents: options.agents,
-      admitsHost: hostAdmission(options),
-      tokenRequired: !unauthenticatedIsOperator(credentials),
-      log,
-    });
-  }
   return app;
 }
 
@@ -182,7 +175,8 @@ function mountV1(
   a2a: A2AService | undefined,
   log: Logger,
 ): void {
-  app.use("/v1/*", jsonRequestsOnly);
+  // Only the methods that send a body: a GET passes through one layer less.
+  app.on(["POST", "PUT", "PATCH"], "/v1/*", jsonRequestsOnly);
   app.route("/v1/agents", agentRoutes(agents, log));
   app.route("/v1/teams", teamRoutes(agents));
   app.route("/v1/runs", runRoutes(agents));
@@ -194,4 +188,25 @@ function mountV1(
   const openapi = () => document ??= openApiDocument();
   app.get("/v1/openapi.json", (c) => c.json(openapi()));
   app.route("/docs", docsRoutes(openapi));
+}
+
+/**
+ * The first of `checks` that refuses the request, else undefined; a promise
+ * only once a check answers with one (most requests need none).
+ */
+function firstRefusal(
+  c: Context<AppEnv>,
+  checks: readonly Check[],
+  from = 0,
+): Response | undefined | Promise<Response | undefined> {
+  for (let i = from; i < checks.length; i++) {
+    const verdict = checks[i](c);
+    if (verdict instanceof Promise) {
+      return verdict.then((refused) =>
+        refused ?? firstRefusal(c, checks, i + 1)
+      );
+    }
+    if (verdict !== undefined) return verdict;
+  }
+  return undefined;
 }

@@ -28,7 +28,7 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
  * not application/json, so without a daemon token this is what keeps pages
  * from starting agent turns.
  */
-export const jsonRequestsOnly: MiddlewareHandler = async (c, next) => {
+export const jsonRequestsOnly: MiddlewareHandler = (c, next) => {
   if (BODY_METHODS.has(c.req.method)) {
     const type = c.req.header("content-type");
     if (type === undefined || !JSON_TYPE.test(type.trim())) {
@@ -40,7 +40,7 @@ export const jsonRequestsOnly: MiddlewareHandler = async (c, next) => {
       );
     }
   }
-  await next();
+  return next();
 };
 
 /** The request body, parsed and validated; nothing is done with a body that fails. */
