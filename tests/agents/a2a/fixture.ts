@@ -22,14 +22,14 @@ import type {
 import { A2AService } from "../../../agents/a2a/mod.ts";
 import { ProviderError } from "../../../agents/model.ts";
 import { errorResponse } from "../../../platform/http_errors.ts";
-import { asHttpError } from "../../../routes/v1_http.ts";
+import { asHttpError } from "../../../routes/api/v1_http.ts";
 import {
   callerGuard,
   type GuardVariables,
 } from "../../../platform/http_guards.ts";
 import { createLogger } from "../../../platform/log.ts";
 import type { Store } from "../../../platform/store.ts";
-import { a2aRoutes, wellKnownRoutes } from "../../../routes/a2a.ts";
+import { a2aRoutes, wellKnownRoutes } from "../../../routes/api/a2a.ts";
 
 const CREATED = "2026-01-01T00:00:00.000Z";
 

@@ -1,7 +1,7 @@
 // The dashboard's HTML shell and styles. Nothing here holds data or
 // secrets: the script (dashboard_script.ts) fills the panels from the API.
 
-import { DASHBOARD_SCRIPT } from "./dashboard_script.ts";
+import { DASHBOARD_SCRIPT } from "./src/dashboard.ts";
 
 const STYLE = `
 :root { color-scheme: light dark; --muted: #6b7280; --line: #d1d5db66; --accent: #2563eb; --bad: #dc2626; --good: #15803d; --warn: #b45309; --panel: #8881; }

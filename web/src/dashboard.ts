@@ -4,8 +4,8 @@
 // manages platform connections through the servers' MCP endpoints
 // (dashboard_mcp_script.ts; Approvals and Audit: dashboard_policy_script.ts).
 
-import { MCP_SCRIPT } from "./dashboard_mcp_script.ts";
-import { POLICY_SCRIPT } from "./dashboard_policy_script.ts";
+import { MCP_SCRIPT } from "./dashboard_mcp.ts";
+import { POLICY_SCRIPT } from "./dashboard_policy.ts";
 
 export const DASHBOARD_SCRIPT = String.raw`
 "use strict";

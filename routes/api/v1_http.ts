@@ -5,17 +5,17 @@
 
 import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
-import { AgentError, type AgentErrorKind } from "../agents/errors.ts";
-import { ProviderError } from "../agents/model.ts";
-import { pageTag } from "../agents/catalog_view.ts";
-import { ListQuery } from "../agents/schemas.ts";
+import { AgentError, type AgentErrorKind } from "../../agents/errors.ts";
+import { ProviderError } from "../../agents/model.ts";
+import { pageTag } from "../../agents/catalog_view.ts";
+import { ListQuery } from "../../agents/schemas.ts";
 import {
   errorBody,
   type ErrorStatus,
   HttpError,
-} from "../platform/http_errors.ts";
-import type { GuardVariables } from "../platform/http_guards.ts";
-import { StoreUnavailable } from "../platform/store.ts";
+} from "../../platform/http_errors.ts";
+import type { GuardVariables } from "../../platform/http_guards.ts";
+import { StoreUnavailable } from "../../platform/store.ts";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;|$)/i;
 

@@ -17,15 +17,15 @@
 import { type Context, Hono } from "hono";
 import { basePath } from "hono/route";
 import { z } from "zod";
-import type { CardPlace } from "../agents/a2a/cards.ts";
-import { handleJsonRpc } from "../agents/a2a/jsonrpc.ts";
-import type { RpcReply } from "../agents/a2a/rpc.ts";
-import type { A2AService } from "../agents/a2a/mod.ts";
-import { describeIssues } from "../platform/validation.ts";
-import { HttpError } from "../platform/http_errors.ts";
-import type { GuardVariables } from "../platform/http_guards.ts";
-import type { Caller } from "../platform/identity.ts";
-import type { JsonValue } from "../platform/store.ts";
+import type { CardPlace } from "../../agents/a2a/cards.ts";
+import { handleJsonRpc } from "../../agents/a2a/jsonrpc.ts";
+import type { RpcReply } from "../../agents/a2a/rpc.ts";
+import type { A2AService } from "../../agents/a2a/mod.ts";
+import { describeIssues } from "../../platform/validation.ts";
+import { HttpError } from "../../platform/http_errors.ts";
+import type { GuardVariables } from "../../platform/http_guards.ts";
+import type { Caller } from "../../platform/identity.ts";
+import type { JsonValue } from "../../platform/store.ts";
 
 type A2AEnv = { Variables: GuardVariables };
 
