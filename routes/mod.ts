@@ -175,8 +175,7 @@ function mountV1(
   a2a: A2AService | undefined,
   log: Logger,
 ): void {
-  // Only the methods that send a body: a GET passes through one layer less.
-  app.on(["POST", "PUT", "PATCH"], "/v1/*", jsonRequestsOnly);
+  app.use("/v1/*", jsonRequestsOnly);
   app.route("/v1/agents", agentRoutes(agents, log));
   app.route("/v1/teams", teamRoutes(agents));
   app.route("/v1/runs", runRoutes(agents));
