@@ -96,6 +96,9 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
         ? undefined
         : caller(c),
     bodyCheck(options.maxBodyBytes),
+    ...(options.layout === "daemon" && options.agents
+      ? [jsonRequestsOnly]
+      : []),
   ];
   // Every request: logged, then the guards in order, in one middleware.
   app.use(async (c, next) => {
@@ -175,7 +178,6 @@ function mountV1(
   a2a: A2AService | undefined,
   log: Logger,
 ): void {
-  app.use("/v1/*", jsonRequestsOnly);
   app.route("/v1/agents", agentRoutes(agents, log));
   app.route("/v1/teams", teamRoutes(agents));
   app.route("/v1/runs", runRoutes(agents));

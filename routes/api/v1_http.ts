@@ -11,10 +11,11 @@ import { pageTag } from "../../agents/catalog_view.ts";
 import { ListQuery } from "../../agents/schemas.ts";
 import {
   errorBody,
+  errorResponse,
   type ErrorStatus,
   HttpError,
 } from "../../platform/http_errors.ts";
-import type { GuardVariables } from "../../platform/http_guards.ts";
+import type { Check, GuardVariables } from "../../platform/http_guards.ts";
 import { StoreUnavailable } from "../../platform/store.ts";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;|$)/i;
@@ -26,21 +27,20 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
  * reads it or starts work: a web page (another localhost port included) may
  * send text/plain, a form or an untyped Blob without a CORS preflight, but
  * not application/json, so without a daemon token this is what keeps pages
- * from starting agent turns.
+ * from starting agent turns. One of the app's checks (routes/mod.ts).
  */
-export const jsonRequestsOnly: MiddlewareHandler = (c, next) => {
-  if (BODY_METHODS.has(c.req.method)) {
-    const type = c.req.header("content-type");
-    if (type === undefined || !JSON_TYPE.test(type.trim())) {
-      throw new HttpError(
-        415,
-        type === undefined
-          ? "The request has no Content-Type; send Content-Type: application/json"
-          : `Content-Type "${type}" is not JSON; send Content-Type: application/json`,
-      );
-    }
+export const jsonRequestsOnly: Check = (c) => {
+  if (!BODY_METHODS.has(c.req.method) || !c.req.path.startsWith("/v1/")) {
+    return undefined;
   }
-  return next();
+  const type = c.req.header("content-type");
+  if (type !== undefined && JSON_TYPE.test(type.trim())) return undefined;
+  return errorResponse(
+    415,
+    type === undefined
+      ? "The request has no Content-Type; send Content-Type: application/json"
+      : `Content-Type "${type}" is not JSON; send Content-Type: application/json`,
+  );
 };
 
 /** The request body, parsed and validated; nothing is done with a body that fails. */
