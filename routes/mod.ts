@@ -100,11 +100,29 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       ? [jsonRequestsOnly]
       : []),
   ];
+  /** The one error shape, for whatever a check or a route throws. */
+  const failed = (error: unknown, c: Context<AppEnv>): Response => {
+    const http = asHttpError(error);
+    if (http) {
+      return errorResponse(http.status, http.message, {
+        details: http.details,
+        code: http.code,
+      });
+    }
+    if (error instanceof HTTPException) return error.getResponse();
+    log.error("unhandled", { method: c.req.method, path: c.req.path, error });
+    return errorResponse(500, "Internal error; see the daemon log");
+  };
   // Every request: logged, then the guards in order, in one middleware.
   app.use(async (c, next) => {
     const started = performance.now();
-    const verdict = firstRefusal(c, checks);
-    const refused = verdict instanceof Promise ? await verdict : verdict;
+    let refused: Response | undefined;
+    try {
+      const verdict = firstRefusal(c, checks);
+      refused = verdict instanceof Promise ? await verdict : verdict;
+    } catch (error) {
+      refused = failed(error, c);
+    }
     if (refused === undefined) await next();
     else c.res = refused;
     const fields = {
@@ -156,18 +174,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.notFound((c) =>
     errorResponse(404, `Nothing at ${c.req.method} ${c.req.path}`)
   );
-  app.onError((error, c) => {
-    const http = asHttpError(error);
-    if (http) {
-      return errorResponse(http.status, http.message, {
-        details: http.details,
-        code: http.code,
-      });
-    }
-    if (error instanceof HTTPException) return error.getResponse();
-    log.error("unhandled", { method: c.req.method, path: c.req.path, error });
-    return errorResponse(500, "Internal error; see the daemon log");
-  });
+  app.onError(failed);
   return app;
 }
 
