@@ -32,7 +32,7 @@ import { DashboardSessions, sessionOrToken } from "../web/dashboard_session.ts";
 import { docsRoutes } from "../web/docs.ts";
 import { openApiDocument } from "./api/openapi.ts";
 import { runRoutes, teamRoutes } from "./api/teams.ts";
-import { asHttpError, jsonRequestsOnly } from "./api/v1_http.ts";
+import { asHttpError, jsonRequestsOnly, plainLists } from "./api/v1_http.ts";
 import { MemoRouter } from "./memo_router.ts";
 
 export interface AppOptions {
@@ -100,6 +100,9 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       ? [jsonRequestsOnly]
       : []),
   ];
+  const lists = options.layout === "daemon" && options.agents
+    ? plainLists(options.agents)
+    : undefined;
   /** The one error shape, for whatever a check or a route throws. */
   const failed = (error: unknown, c: Context<AppEnv>): Response => {
     const http = asHttpError(error);
@@ -123,8 +126,18 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     } catch (error) {
       refused = failed(error, c);
     }
-    if (refused === undefined) await next();
-    else c.res = refused;
+    if (refused !== undefined) c.res = refused;
+    else {
+      const plain = lists?.(c);
+      if (plain === undefined) await next();
+      else {
+        try {
+          c.res = await plain;
+        } catch (error) {
+          c.res = failed(error, c);
+        }
+      }
+    }
     const fields = {
       method: c.req.method,
       path: c.req.path,

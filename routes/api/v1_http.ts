@@ -9,6 +9,7 @@ import { AgentError, type AgentErrorKind } from "../../agents/errors.ts";
 import { ProviderError } from "../../agents/model.ts";
 import { pageTag } from "../../agents/catalog_view.ts";
 import { ListQuery } from "../../agents/schemas.ts";
+import type { AgentService } from "../../agents/service.ts";
 import {
   errorBody,
   errorResponse,
@@ -130,6 +131,25 @@ function tagListed(header: string, tag: string): boolean {
 export const NO_LIST_QUERY: z.infer<typeof ListQuery> = Object.freeze(
   ListQuery.parse({}),
 );
+
+/**
+ * The answer to a GET of the whole list of agents or of teams (no query
+ * string), once the guards passed: the page the routes would answer, without
+ * their layer; undefined for any other request.
+ */
+export function plainLists(
+  service: Pick<AgentService, "listAgents" | "listTeams">,
+): (c: Context) => Promise<Response> | undefined {
+  const lists = new Map<string, () => Promise<object>>([
+    ["/v1/agents", () => service.listAgents(NO_LIST_QUERY)],
+    ["/v1/teams", () => service.listTeams(NO_LIST_QUERY)],
+  ]);
+  return (c) => {
+    if (c.req.method !== "GET" || c.req.url.includes("?")) return undefined;
+    const list = lists.get(c.req.path);
+    return list?.().then((page) => pageResponse(c, page));
+  };
+}
 
 /** `queryOf(c, ListQuery)`, without a parse when the URL has no query string. */
 export function listQueryOf(c: Context): z.infer<typeof ListQuery> {
