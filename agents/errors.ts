@@ -1,5 +1,5 @@
 // What went wrong in the agent runtime, in its own words. The kind names the
-// error code clients see (and run records keep); routes/v1_http.ts alone
+// error code clients see (and run records keep); routes/api/v1_http.ts alone
 // decides the HTTP status of each kind.
 
 import type { JsonValue } from "../platform/store/mod.ts";

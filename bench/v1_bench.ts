@@ -16,11 +16,11 @@
 //            and run with the repository's deno.json (same Hono version)
 //
 // The bench process drives both with fetch (keep-alive, Deno's connection
-// pool). On the GET path agentd checks the Host (no token is configured and
-// the bench sends no Origin or body, so nothing else is left for its guards),
-// logs the request, and answers from its in-process view of the agents before
-// Hono (routes/v1_fast.ts; agents/catalog_view.ts: the version key is got
-// again only when SQLite's WAL-index header says a commit finished since,
+// pool). On the GET path agentd runs its guards as checks in one middleware
+// with the request log (no token is configured and the bench sends no Origin
+// or body, so none needs a promise), and answers from its in-process view of
+// the agents (agents/catalog_view.ts: the version key is got again only when
+// SQLite's WAL-index header says a commit finished since,
 // platform/store/kv_change_mark.ts; the page serialized once per version).
 //
 // The agent turn runs against tests/agents/model_server.ts, started in this

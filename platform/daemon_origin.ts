@@ -20,7 +20,7 @@ export interface DaemonOrigin {
 }
 
 /**
- * Cookies the daemon sets (routes/dashboard_session.ts `SESSION_COOKIE`).
+ * Cookies the daemon sets (web/dashboard_session.ts `SESSION_COOKIE`).
  * Cookies are not port-scoped: any page of a loopback host sends them to the
  * daemon, so they are hidden and refused on every host that reaches it,
  * whatever the port.

@@ -1,10 +1,15 @@
 // Guards every HTTP request passes before routing: Host and Origin checks
 // against DNS rebinding, a body size limit and the bearer token.
 
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { errorResponse } from "./http_errors.ts";
-import { type Caller, type Credentials, resolveCaller } from "./identity.ts";
+import {
+  type Caller,
+  type Credentials,
+  resolveCaller,
+  unauthenticatedIsOperator,
+} from "./identity.ts";
 import { isLoopback, isWildcard } from "./hosts.ts";
 
 export { isLoopback, isWildcard };
@@ -29,7 +34,7 @@ function normalizedName(name: string): string {
   return hostnameOf(lower.startsWith("[") ? lower : `[${lower}]`) ?? lower;
 }
 
-/** Host headers whose verdict `hostGuard` keeps. */
+/** Host headers whose verdict `hostCheck` keeps. */
 const MAX_VERDICTS = 64;
 
 export interface HostGuardOptions {
@@ -74,20 +79,39 @@ export function hostAdmission(
   };
 }
 
-/** Rejects requests whose Host is not a name this daemon answers to (403; see hostAdmission). */
-export function hostGuard(options: HostGuardOptions): MiddlewareHandler {
-  const admitted = hostAdmission(options);
+/**
+ * One guard's verdict on a request: a refusal, or undefined to let it
+ * through; a promise only when it must wait (a JWT to verify, a body to
+ * read). The daemon runs its guards in order in one middleware
+ * (routes/mod.ts); `guard()` makes one a middleware of its own.
+ */
+export type Check = (
+  c: Context<{ Variables: GuardVariables }>,
+) => Response | undefined | Promise<Response | undefined>;
+
+/** A check as a Hono middleware. */
+export function guard(
+  check: Check,
+): MiddlewareHandler<{ Variables: GuardVariables }> {
   return async (c, next) => {
-    const header = c.req.header("host");
-    if (!admitted(header)) {
-      return errorResponse(
-        403,
-        `Host "${
-          header ?? ""
-        }" is not allowed. Use localhost, or add the name to allowed_hosts.`,
-      );
-    }
+    const refused = await check(c);
+    if (refused !== undefined) return refused;
     await next();
+  };
+}
+
+/** Refuses requests whose Host is not a name this daemon answers to (403; see hostAdmission). */
+export function hostCheck(options: HostGuardOptions): Check {
+  const admitted = hostAdmission(options);
+  return (c) => {
+    const header = c.req.header("host");
+    if (admitted(header)) return undefined;
+    return errorResponse(
+      403,
+      `Host "${
+        header ?? ""
+      }" is not allowed. Use localhost, or add the name to allowed_hosts.`,
+    );
   };
 }
 
@@ -96,20 +120,20 @@ export interface OriginGuardOptions {
   allowedOrigins: readonly string[];
 }
 
-/** Rejects browser requests from origins other than loopback or the allowed list (403). */
-export function originGuard(options: OriginGuardOptions): MiddlewareHandler {
+/** Refuses browser requests from origins other than loopback or the allowed list (403). */
+export function originCheck(options: OriginGuardOptions): Check {
   const allowed = new Set(
     options.allowedOrigins.map((origin) => origin.toLowerCase()),
   );
-  return async (c, next) => {
+  return (c) => {
     const origin = c.req.header("origin");
-    if (origin !== undefined && !originAllowed(origin, allowed)) {
-      return errorResponse(
-        403,
-        `Origin "${origin}" is not allowed. Add it to allowed_origins to let that page call agentd.`,
-      );
+    if (origin === undefined || originAllowed(origin, allowed)) {
+      return undefined;
     }
-    await next();
+    return errorResponse(
+      403,
+      `Origin "${origin}" is not allowed. Add it to allowed_origins to let that page call agentd.`,
+    );
   };
 }
 
@@ -126,7 +150,7 @@ function originAllowed(origin: string, allowed: ReadonlySet<string>): boolean {
 }
 
 /** 413 for bodies over `maxBytes`, whether announced by Content-Length or streamed. */
-export function bodyGuard(maxBytes: number): MiddlewareHandler {
+export function bodyCheck(maxBytes: number): Check {
   const tooLarge = () =>
     errorResponse(
       413,
@@ -136,21 +160,22 @@ export function bodyGuard(maxBytes: number): MiddlewareHandler {
       },
     );
   const streamed = bodyLimit({ maxSize: maxBytes, onError: tooLarge });
-  return (c, next) => {
-    // Hono's check reads `request.body`, which turns a body Deno already
-    // holds whole into a stream that every later read must go through: an
-    // announced length is checked here without touching the body.
+  const passed = () => Promise.resolve();
+  return (c) => {
     const request = c.req.raw;
     const length = request.headers.get("content-length");
     if (
       length === null || request.headers.has("transfer-encoding") ||
       request.method === "GET" || request.method === "HEAD"
     ) {
-      return streamed(c, next);
+      // Hono's check reads `request.body`, which turns a body Deno already
+      // holds whole into a stream that every later read must go through:
+      // only a body of unknown length (or a GET's) is read up to the limit,
+      // after which the request holds the body read.
+      if (request.body === null) return undefined;
+      return streamed(c, passed).then((refused) => refused ?? undefined);
     }
-    return parseInt(length, 10) > maxBytes
-      ? Promise.resolve(tooLarge())
-      : next();
+    return parseInt(length, 10) > maxBytes ? tooLarge() : undefined;
   };
 }
 
@@ -164,15 +189,21 @@ export interface GuardVariables {
  * With a daemon token, every request needs a valid token (401 without);
  * without one, a request without a token is an unbound local caller.
  */
-export function callerGuard(
+export function callerCheck(
   credentials: Credentials,
-): MiddlewareHandler<{ Variables: GuardVariables }> {
-  return async (c, next) => {
-    const resolution = await resolveCaller(
-      c.req.header("authorization"),
-      credentials,
-    );
-    if (!resolution.ok) {
+): Check {
+  const local = unauthenticatedIsOperator(credentials);
+  return (c) => {
+    const header = c.req.header("authorization");
+    if (header === undefined && local) {
+      c.set("caller", {}); // resolveCaller's answer, without its promise
+      return undefined;
+    }
+    return resolveCaller(header, credentials).then((resolution) => {
+      if (resolution.ok) {
+        c.set("caller", resolution.caller);
+        return undefined;
+      }
       const invalid = resolution.status === 400;
       return errorResponse(resolution.status, resolution.message, {
         code: invalid ? "invalid_request" : "unauthorized",
@@ -184,8 +215,12 @@ export function callerGuard(
             : 'Bearer realm="agentd", error="invalid_token"',
         },
       });
-    }
-    c.set("caller", resolution.caller);
-    await next();
+    });
   };
+}
+
+export function callerGuard(
+  credentials: Credentials,
+): MiddlewareHandler<{ Variables: GuardVariables }> {
+  return guard(callerCheck(credentials));
 }

@@ -1,43 +1,39 @@
 // The HTTP face: guards first, then one sub-app per resource, one error shape.
 
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { AgentService } from "../agents/service.ts";
 import type { A2AService } from "../agents/a2a/mod.ts";
 import { errorResponse } from "../platform/http_errors.ts";
 import {
-  bodyGuard,
-  callerGuard,
+  bodyCheck,
+  callerCheck,
+  type Check,
   type GuardVariables,
-  hostAdmission,
-  hostGuard,
-  originGuard,
+  hostCheck,
+  originCheck,
 } from "../platform/http_guards.ts";
 import type { JwtVerifier } from "../platform/jwt.ts";
-import {
-  credentialsProblem,
-  unauthenticatedIsOperator,
-} from "../platform/identity.ts";
+import { credentialsProblem } from "../platform/identity.ts";
 import type { Logger } from "../platform/log.ts";
 import type { Store } from "../platform/store/mod.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
 import type { McpHttpEndpoint } from "../tools/kit/transport/http_server.ts";
-import { adminPage, adminRoutes } from "./admin.ts";
-import { healthRoutes } from "./health.ts";
-import { policyRoutes } from "./policy.ts";
-import { mcpRoutes, singleMcpRoute } from "./mcp.ts";
-import { metricsRoutes } from "./metrics.ts";
-import { OAUTH_CALLBACK_PATH, oauthRoutes } from "./oauth.ts";
-import { agentRoutes } from "./agents.ts";
-import { A2A_PATH, a2aRoutes, wellKnownRoutes } from "./a2a.ts";
-import { dashboardRoutes } from "./dashboard.ts";
-import { DashboardSessions, sessionOrToken } from "./dashboard_session.ts";
-import { docsRoutes } from "./docs.ts";
-import { openApiDocument } from "./openapi.ts";
-import { runRoutes, teamRoutes } from "./teams.ts";
-import { asHttpError, jsonRequestsOnly } from "./v1_http.ts";
+import { adminPage, adminRoutes } from "../web/admin.ts";
+import { healthRoutes } from "./api/health.ts";
+import { policyRoutes } from "./api/policy.ts";
+import { mcpRoutes, singleMcpRoute } from "./api/mcp.ts";
+import { metricsRoutes } from "./api/metrics.ts";
+import { callbackPaths, callbackRoute } from "./callbacks.ts";
+import { agentRoutes } from "./api/agents.ts";
+import { A2A_PATH, a2aRoutes, wellKnownRoutes } from "./api/a2a.ts";
+import { dashboardRoutes } from "../web/dashboard.ts";
+import { DashboardSessions, sessionOrToken } from "../web/dashboard_session.ts";
+import { docsRoutes } from "../web/docs.ts";
+import { openApiDocument } from "./api/openapi.ts";
+import { runRoutes, teamRoutes } from "./api/teams.ts";
+import { asHttpError, jsonRequestsOnly, plainLists } from "./api/v1_http.ts";
 import { MemoRouter } from "./memo_router.ts";
-import { withFastLists } from "./v1_fast.ts";
 
 export interface AppOptions {
   hosts: readonly HostedServer[];
@@ -82,9 +78,66 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>({ router: new MemoRouter() });
   const log = options.log.child({ component: "http" });
 
+  // Before the caller check: the browser a provider redirects carries no
+  // bearer token; what the server checks (a one-time state) authorizes it.
+  const callbacks = new Set(callbackPaths(options.hosts));
+  // The dashboard's session cookie stands in for the daemon token.
+  const sessions = options.sessions ?? new DashboardSessions();
+  const caller = sessionOrToken(sessions, callerCheck(credentials));
+  const checks: Check[] = [
+    hostCheck({
+      bindHost: options.bindHost,
+      allowedHosts: options.allowedHosts,
+    }),
+    originCheck({ allowedOrigins: options.allowedOrigins }),
+    (c) =>
+      callbacks.has(c.req.path) &&
+        (c.req.method === "GET" || c.req.method === "HEAD")
+        ? undefined
+        : caller(c),
+    bodyCheck(options.maxBodyBytes),
+    ...(options.layout === "daemon" && options.agents
+      ? [jsonRequestsOnly]
+      : []),
+  ];
+  const lists = options.layout === "daemon" && options.agents
+    ? plainLists(options.agents)
+    : undefined;
+  /** The one error shape, for whatever a check or a route throws. */
+  const failed = (error: unknown, c: Context<AppEnv>): Response => {
+    const http = asHttpError(error);
+    if (http) {
+      return errorResponse(http.status, http.message, {
+        details: http.details,
+        code: http.code,
+      });
+    }
+    if (error instanceof HTTPException) return error.getResponse();
+    log.error("unhandled", { method: c.req.method, path: c.req.path, error });
+    return errorResponse(500, "Internal error; see the daemon log");
+  };
+  // Every request: logged, then the guards in order, in one middleware.
   app.use(async (c, next) => {
     const started = performance.now();
-    await next();
+    let refused: Response | undefined;
+    try {
+      const verdict = firstRefusal(c, checks);
+      refused = verdict instanceof Promise ? await verdict : verdict;
+    } catch (error) {
+      refused = failed(error, c);
+    }
+    if (refused !== undefined) c.res = refused;
+    else {
+      const plain = lists?.(c);
+      if (plain === undefined) await next();
+      else {
+        try {
+          c.res = await plain;
+        } catch (error) {
+          c.res = failed(error, c);
+        }
+      }
+    }
     const fields = {
       method: c.req.method,
       path: c.req.path,
@@ -94,25 +147,9 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     if (c.res.status >= 500) log.warn("request", fields);
     else log.debug("request", fields);
   });
-  app.use(
-    hostGuard({
-      bindHost: options.bindHost,
-      allowedHosts: options.allowedHosts,
-    }),
-  );
-  app.use(originGuard({ allowedOrigins: options.allowedOrigins }));
-  // Before the caller guard: the browser a provider redirects carries no
-  // bearer token; the one-time state is what authorizes this request.
-  app.route(OAUTH_CALLBACK_PATH, oauthRoutes(options.hosts));
-  // The dashboard's session cookie stands in for the daemon token.
-  const sessions = options.sessions ?? new DashboardSessions();
-  app.use(
-    sessionOrToken(
-      sessions,
-      callerGuard(credentials),
-    ),
-  );
-  app.use(bodyGuard(options.maxBodyBytes));
+  for (const path of callbacks) {
+    app.route(path, callbackRoute(options.hosts, path));
+  }
 
   app.route(
     "/health",
@@ -150,26 +187,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.notFound((c) =>
     errorResponse(404, `Nothing at ${c.req.method} ${c.req.path}`)
   );
-  app.onError((error, c) => {
-    const http = asHttpError(error);
-    if (http) {
-      return errorResponse(http.status, http.message, {
-        details: http.details,
-        code: http.code,
-      });
-    }
-    if (error instanceof HTTPException) return error.getResponse();
-    log.error("unhandled", { method: c.req.method, path: c.req.path, error });
-    return errorResponse(500, "Internal error; see the daemon log");
-  });
-  if (options.layout === "daemon" && options.agents) {
-    app.fetch = withFastLists(app.fetch, {
-      agents: options.agents,
-      admitsHost: hostAdmission(options),
-      tokenRequired: !unauthenticatedIsOperator(credentials),
-      log,
-    });
-  }
+  app.onError(failed);
   return app;
 }
 
@@ -180,16 +198,36 @@ function mountV1(
   a2a: A2AService | undefined,
   log: Logger,
 ): void {
-  app.use("/v1/*", jsonRequestsOnly);
   app.route("/v1/agents", agentRoutes(agents, log));
   app.route("/v1/teams", teamRoutes(agents));
   app.route("/v1/runs", runRoutes(agents));
   if (a2a) {
-    app.route(A2A_PATH, a2aRoutes({ host: a2a.host, log, service: a2a }));
-    app.route("/.well-known", wellKnownRoutes({ host: a2a.host }));
+    app.route(A2A_PATH, a2aRoutes(a2a));
+    app.route("/.well-known", wellKnownRoutes(a2a));
   }
   let document: Record<string, unknown> | undefined;
   const openapi = () => document ??= openApiDocument();
   app.get("/v1/openapi.json", (c) => c.json(openapi()));
   app.route("/docs", docsRoutes(openapi));
+}
+
+/**
+ * The first of `checks` that refuses the request, else undefined; a promise
+ * only once a check answers with one (most requests need none).
+ */
+function firstRefusal(
+  c: Context<AppEnv>,
+  checks: readonly Check[],
+  from = 0,
+): Response | undefined | Promise<Response | undefined> {
+  for (let i = from; i < checks.length; i++) {
+    const verdict = checks[i](c);
+    if (verdict instanceof Promise) {
+      return verdict.then((refused) =>
+        refused ?? firstRefusal(c, checks, i + 1)
+      );
+    }
+    if (verdict !== undefined) return verdict;
+  }
+  return undefined;
 }

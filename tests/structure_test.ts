@@ -24,6 +24,7 @@ const PRODUCT = [
   "compile.ts",
   "cli",
   "routes",
+  "web",
   "agents",
   "tools",
   "platform",
@@ -65,7 +66,17 @@ const DEPS: Record<string, readonly string[]> = {
     "ffi/",
   ],
   // Hono sub-apps: the agents runtime, the kit's hosts and HTTP transport.
-  "routes/": ["routes/", "agents/", KIT, TRANSPORT, POLICY, "platform/"],
+  "routes/": [
+    "routes/",
+    "web/",
+    "agents/",
+    KIT,
+    TRANSPORT,
+    POLICY,
+    "platform/",
+  ],
+  // The pages (dashboard, admin, docs) and their bundled browser code.
+  "web/": ["web/", KIT, "platform/"],
   // Agents reach tools only as an MCP client of the gateway (a DirectLink).
   "agents/": ["agents/", KIT, "platform/"],
   "tools/registry.ts": [FACE, KIT, "platform/"],
@@ -393,7 +404,7 @@ Deno.test("structure: the rules catch what they must", () => {
     ["tools/memory/backends/kv.ts", "tools/memory/model.ts", true],
     ["cli/boot.ts", "tools/memory/mod.ts", true],
     ["cli/boot.ts", "tools/memory/service.ts", false],
-    ["routes/admin.ts", "tools/gateway/mod.ts", false],
+    ["web/admin.ts", "tools/gateway/mod.ts", false],
     ["agents/service.ts", "tools/kit/transport/sdk_server.ts", false],
     ["agents/service.ts", "routes/mod.ts", false],
     ["tools/registry.ts", "tools/in-page/config.ts", true],

@@ -214,11 +214,21 @@ export class Envelopes {
     });
   }
 
-  /** Envelopes addressed to `agent`, newest first unless `order` is "asc". */
+  /**
+   * Envelopes addressed to `agent`, newest first unless `order` is "asc". A
+   * caller bound to an agent reads only that agent's inbox.
+   */
   async inbox(
     agent: A2AAgent,
     page: { limit: number; cursor?: string; order: "asc" | "desc" },
+    caller?: Caller,
   ): Promise<InboxPage> {
+    const bound = caller?.agent;
+    if (bound !== undefined && bound !== agent.name) {
+      throw new Forbidden(
+        `This token belongs to agent "${bound}"; it reads only that agent's messages`,
+      );
+    }
     let listed;
     try {
       listed = await this.#host.store.list(["inbox", agent.id], {

@@ -2,7 +2,7 @@
 // name picks the dialect: v1.0 methods (`SendMessage`, …) get v1.0 shapes,
 // 0.3 methods (`message/send`, …) get 0.3 shapes, at the same URL. An
 // `A2A-Version` header, when sent, must name 1.0 or 0.3. JSON-RPC errors are
-// replies like results (routes/a2a.ts sends both with HTTP 200, as the A2A
+// replies like results (routes/api/a2a.ts sends both with HTTP 200, as the A2A
 // SDKs expect).
 
 import { z } from "zod";

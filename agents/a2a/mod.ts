@@ -1,9 +1,10 @@
 // The A2A layer of agentd: agent cards, the seed's message envelopes with
 // inboxes, and an A2A server (JSON-RPC, protocol 1.0 and 0.3) per agent,
-// all over the A2AHost contract (host.ts). routes/a2a.ts is its HTTP face;
+// all over the A2AHost contract (host.ts). routes/api/a2a.ts is its HTTP face;
 // tool.ts lets agents message each other.
 
 import type { Logger } from "../../platform/log.ts";
+import { AgentCards } from "./cards.ts";
 import { RemoteAgents, type RemoteAgentsOptions } from "./client.ts";
 import { Envelopes } from "./envelope.ts";
 import type { A2AHost } from "./host.ts";
@@ -22,6 +23,8 @@ export class A2AService {
   readonly host: A2AHost;
   readonly log: Logger;
   readonly remote: RemoteAgents;
+  /** Local agents and the cards of local and remote ones. */
+  readonly cards: AgentCards;
   readonly envelopes: Envelopes;
   readonly tasks: TaskStore;
   /** The turns running as tasks in this process. */
@@ -34,6 +37,7 @@ export class A2AService {
       ...options.remote,
       fetchFn: options.fetchFn,
     });
+    this.cards = new AgentCards(this.host, this.remote);
     this.envelopes = new Envelopes({
       host: this.host,
       remote: this.remote,

@@ -1,5 +1,5 @@
 // What one A2A JSON-RPC call answers, in protocol terms: one JSON-RPC message,
-// or a stream of them for the streaming methods. routes/a2a.ts writes them as
+// or a stream of them for the streaming methods. routes/api/a2a.ts writes them as
 // an HTTP body or as server-sent events.
 
 import type { JsonValue } from "../../platform/store/mod.ts";

@@ -4,7 +4,7 @@
 
 import { Hono } from "hono";
 import type { GuardVariables } from "../../platform/http_guards.ts";
-import { type AdminPage, adminRoutes } from "../../routes/admin.ts";
+import { type AdminPage, adminRoutes } from "../../web/admin.ts";
 import {
   adminSection,
   type AdminView,

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import type { GuardVariables } from "../../platform/http_guards.ts";
 import { MemoryStore } from "../../platform/store/memory.ts";
-import { adminPage, adminRoutes } from "../../routes/admin.ts";
+import { adminPage, adminRoutes } from "../../web/admin.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
 import type { AdminSection } from "../../tools/kit/admin.ts";
 import { defineServer } from "../../tools/kit/mod.ts";

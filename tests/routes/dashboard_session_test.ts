@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { createLogger } from "../../platform/log.ts";
 import { createApp } from "../../routes/mod.ts";
-import { DashboardSessions } from "../../routes/dashboard_session.ts";
+import { DashboardSessions } from "../../web/dashboard_session.ts";
 
 const TOKEN = "dashboard-token-0123456789abcdef";
 const ALICE = "alice-token-0123456789abcdef";

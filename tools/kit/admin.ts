@@ -1,5 +1,5 @@
 // What a server shows on `/admin`: plain JSON (the same data programs read
-// from `/admin` as JSON) that routes/admin.ts renders generically as HTML.
+// from `/admin` as JSON) that web/admin.ts renders generically as HTML.
 
 import type { JsonValue } from "../../platform/store/mod.ts";
 

@@ -16,9 +16,9 @@ const PHASES: Phase[] = ["start", "running", "error", "shutdown"];
 import type { AdminSection } from "./admin.ts";
 import {
   type AnyServerSpec,
+  type CallbackOutcome,
   type DynamicTools,
   identityOf,
-  type OAuthCallbackOutcome,
   type Peer,
   type ServerRuntime,
   ToolError,
@@ -401,16 +401,21 @@ export class HostedServer {
     }
   }
 
-  /** The server's `/oauth/callback` handler, while it runs. */
-  oauthCallback():
-    | ((params: URLSearchParams) => Promise<OAuthCallbackOutcome>)
-    | undefined {
+  /** The server's handler of a callback path it declares (ServerSpec.callbacks), while it runs. */
+  callback(
+    path: string,
+  ): ((params: URLSearchParams) => Promise<CallbackOutcome>) | undefined {
     const runtime = this.#runtime;
-    const handler = runtime?.oauthCallback;
-    if (this.phase.phase !== "running" || handler === undefined) {
+    const callback = Object.hasOwn(this.spec.callbacks ?? {}, path)
+      ? this.spec.callbacks?.[path]
+      : undefined;
+    if (
+      this.phase.phase !== "running" || runtime === undefined ||
+      callback === undefined
+    ) {
       return undefined;
     }
-    return (params) => handler.call(runtime, params);
+    return (params) => callback.answer(runtime.context, params);
   }
 
   async health(): Promise<ServerHealth> {

@@ -298,12 +298,19 @@ export interface DynamicTools {
   ): Promise<ToolResult>;
 }
 
-/** What the person who was redirected to `/oauth/callback` is told. */
-export interface OAuthCallbackOutcome {
+/** What the person a browser redirect brought to a server's callback path is told. */
+export interface CallbackOutcome {
   ok: boolean;
+  /** The page's heading ("Connected"). */
+  title: string;
   /** One sentence: what happened and what to do; never a token. */
   message: string;
-  platform?: string;
+}
+
+/** A path of the daemon's HTTP face that a server answers for browser redirects (ServerSpec.callbacks). */
+export interface CallbackDef<C> {
+  /** Completes the redirect from its query parameters, while the server runs. */
+  answer(context: C, params: URLSearchParams): Promise<CallbackOutcome>;
 }
 
 /** A started server: its context for handlers, what `/health` adds, how to stop. */
@@ -320,13 +327,6 @@ export interface ServerRuntime<C> {
   admin?(viewer: Caller): AdminSection | Promise<AdminSection>;
   /** Tools beyond the spec's own, e.g. the gateway's `<server>__<tool>` names. */
   dynamicTools?: DynamicTools;
-  /**
-   * Completes an OAuth redirect that reached the daemon's `/oauth/callback`
-   * (its query parameters). Set by the one server that runs OAuth flows
-   * (platform-auth); routes/oauth.ts reaches it through the host, so routes
-   * never import a server's folder.
-   */
-  oauthCallback?(params: URLSearchParams): Promise<OAuthCallbackOutcome>;
   /**
    * An MCP session ended (deleted, evicted, timed out, shut down): drop what
    * was kept for it (`CallContext.sessionId`). Also told of the sessions of
@@ -354,6 +354,14 @@ export interface ServerSpec<C> {
   prompts?: readonly PromptDef<C>[];
   /** Started after every other server, which it receives as `deps.peers` (the gateway). */
   aggregates?: boolean;
+  /**
+   * GET paths of the daemon's HTTP face that a browser is redirected to and
+   * this server answers (platform-auth's `/oauth/callback`), by path. They
+   * need no daemon token (the browser carries none: the handler checks what
+   * the request brings, e.g. a one-time state) but pass the Host and Origin
+   * guards; the person sees a short page with the outcome.
+   */
+  callbacks?: { readonly [path: string]: CallbackDef<C> };
   /** The Start phase: open what the server needs and build the handler context. */
   start(deps: ServerDeps): Promise<ServerRuntime<C>>;
 }

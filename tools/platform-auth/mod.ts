@@ -34,6 +34,9 @@ const ORDER = [
   "validate_token",
 ];
 
+/** Where the daemon's HTTP face takes providers' redirects for this server. */
+const CALLBACK_PATH = "/oauth/callback";
+
 /** The spec; tests give their own clock to move time. */
 export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
   const clock = options.clock ?? systemClock;
@@ -54,6 +57,18 @@ export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
       ...Object.values(tokens),
       ...Object.values(platforms),
     ].toSorted((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name)),
+    callbacks: {
+      [CALLBACK_PATH]: {
+        async answer(context, params) {
+          const outcome = await context.flows.answer(params);
+          return {
+            ok: outcome.ok,
+            title: outcome.ok ? "Connected" : "Authorization failed",
+            message: outcome.message,
+          };
+        },
+      },
+    },
     async start(deps) {
       const config = PlatformAuthConfig.parse(deps.config);
       const secrets = await openSecrets({
@@ -86,7 +101,7 @@ export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
           config.redirect_uri ??
             (deps.address() === undefined
               ? undefined
-              : `${deps.address()}/oauth/callback`),
+              : `${deps.address()}${CALLBACK_PATH}`),
       );
       const context: PlatformAuthContext = { auth, flows };
       const platforms = await vault.platforms();
@@ -100,7 +115,6 @@ export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
         context,
         health: () => health(context),
         metrics: () => metrics(auth),
-        oauthCallback: (params) => flows.answer(params),
         async stop() {
           await flows.stop();
           await auth.stop();

@@ -22,14 +22,14 @@ import type {
 import { A2AService } from "../../../agents/a2a/mod.ts";
 import { ProviderError } from "../../../agents/model.ts";
 import { errorResponse } from "../../../platform/http_errors.ts";
-import { asHttpError } from "../../../routes/v1_http.ts";
+import { asHttpError } from "../../../routes/api/v1_http.ts";
 import {
   callerGuard,
   type GuardVariables,
 } from "../../../platform/http_guards.ts";
 import { createLogger } from "../../../platform/log.ts";
 import type { Store } from "../../../platform/store/mod.ts";
-import { a2aRoutes, wellKnownRoutes } from "../../../routes/a2a.ts";
+import { a2aRoutes, wellKnownRoutes } from "../../../routes/api/a2a.ts";
 
 const CREATED = "2026-01-01T00:00:00.000Z";
 
@@ -164,9 +164,9 @@ export function a2aApp(
   }
   app.route(
     "/v1/a2a",
-    a2aRoutes({ host, log: silentLog, fetchFn: options.fetchFn, service }),
+    a2aRoutes(service),
   );
-  app.route("/.well-known", wellKnownRoutes({ host }));
+  app.route("/.well-known", wellKnownRoutes(service));
   app.notFound((c) =>
     errorResponse(404, `Nothing at ${c.req.method} ${c.req.path}`)
   );

@@ -12,7 +12,7 @@ import {
   StreamableHTTPClientTransport,
   WebStandardStreamableHTTPServerTransport,
 } from "../../../platform/mcp_sdk.ts";
-import type { AdminPage } from "../../../routes/admin.ts";
+import type { AdminPage } from "../../../web/admin.ts";
 import type {
   AdminServer,
   AdminTool,

@@ -1,6 +1,6 @@
 // One platform-auth server in this process: the spec on a given clock and
 // store, an in-process MCP client, /oauth/callback served on loopback by
-// routes/oauth.ts, and every raw log line kept for the secrets check.
+// routes/callbacks.ts, and every raw log line kept for the secrets check.
 
 import assert from "node:assert/strict";
 import { Hono } from "hono";
@@ -13,7 +13,9 @@ import { HostedServer } from "../../../tools/kit/host.ts";
 import { connectInProcess } from "../../../tools/kit/transport/sdk_server.ts";
 import { createPlatformAuthServer } from "../../../tools/platform-auth/mod.ts";
 import type { Clock } from "../../../tools/platform-auth/clock.ts";
-import { OAUTH_CALLBACK_PATH, oauthRoutes } from "../../../routes/oauth.ts";
+import { callbackRoute } from "../../../routes/callbacks.ts";
+
+const OAUTH_CALLBACK_PATH = "/oauth/callback";
 
 export interface CallResult {
   isError: boolean;
@@ -56,7 +58,7 @@ export function callbackListener(): {
   // Read at request time: the host starts after the listener.
   const hosts: HostedServer[] = [];
   const app = new Hono();
-  app.route(OAUTH_CALLBACK_PATH, oauthRoutes(hosts));
+  app.route(OAUTH_CALLBACK_PATH, callbackRoute(hosts, OAUTH_CALLBACK_PATH));
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     (request) => app.fetch(request),

@@ -1,6 +1,8 @@
-// /oauth/callback in the daemon's app: reached without the daemon token (a
-// browser carries none) but behind the Host guard, handed to the server
-// through its runtime hook, 404 when no running server takes callbacks.
+// A server's declared callback path (ServerSpec.callbacks, platform-auth's
+// /oauth/callback) in the daemon's app: reached without the daemon token (a
+// browser carries none) but behind the Host guard, handed to the running
+// server, 404 naming the server when it does not run; a path no server
+// declares is not opened.
 
 import assert from "node:assert/strict";
 import { createLogger } from "../../../platform/log.ts";
@@ -18,23 +20,26 @@ function callbackSpec(seen: URLSearchParams[]) {
     title: "Callbacks",
     version: "1.0.0",
     tools: [],
-    start() {
-      return Promise.resolve({
-        context: null,
-        oauthCallback(params: URLSearchParams) {
+    callbacks: {
+      "/oauth/callback": {
+        answer(_context, params) {
           seen.push(params);
           const ok = params.get("state") === "good";
           return Promise.resolve({
             ok,
+            title: ok ? "Connected" : "Authorization failed",
             message: ok ? "Connected <now>" : "Unknown state",
           });
         },
-      });
+      },
+    },
+    start() {
+      return Promise.resolve({ context: null });
     },
   });
 }
 
-Deno.test("/oauth/callback: no bearer needed, Host guarded, handled by the runtime hook", async () => {
+Deno.test("/oauth/callback: no bearer needed, Host guarded, handled by the server that declares it", async () => {
   const log = createLogger({ sink: () => {} });
   const store = new MemoryStore();
   const seen: URLSearchParams[] = [];
@@ -91,9 +96,18 @@ Deno.test("/oauth/callback: no bearer needed, Host guarded, handled by the runti
     await foreign.body?.cancel();
     assert.equal(seen.length, 2, "a refused Host never reaches the server");
 
-    const none = await get([], "code=c4&state=good");
-    assert.equal(none.status, 404);
-    assert.match((await none.json()).error.message, /platform-auth/);
+    const undeclared = await get([], "code=c4&state=good");
+    assert.equal(undeclared.status, 401, "no server declares it: token needed");
+    await undeclared.body?.cancel();
+
+    await host.stop(1_000);
+    const stopped = await get([host], "code=c5&state=good");
+    assert.equal(stopped.status, 404);
+    assert.match(
+      (await stopped.json()).error.message,
+      /No server that answers \/oauth\/callback is running \(callbacks: shutdown\)/,
+    );
+    assert.equal(seen.length, 2);
   } finally {
     await host.stop(1_000);
     await store.close();

@@ -7,7 +7,7 @@ import { z } from "zod";
 import {
   envelopeRecordSchema,
   envelopeSchema,
-} from "../agents/a2a/envelope.ts";
+} from "../../agents/a2a/envelope.ts";
 
 export interface OperationSpec {
   method: "get" | "post" | "delete";

@@ -1,7 +1,8 @@
 // The dashboard's HTML shell and styles. Nothing here holds data or
-// secrets: the script (dashboard_script.ts) fills the panels from the API.
+// secrets: the script (web/src/dashboard.ts, bundled into scripts.ts) fills
+// the panels from the API.
 
-import { DASHBOARD_SCRIPT } from "./dashboard_script.ts";
+import { DASHBOARD_SCRIPT } from "./scripts.ts";
 
 const STYLE = `
 :root { color-scheme: light dark; --muted: #6b7280; --line: #d1d5db66; --accent: #2563eb; --bad: #dc2626; --good: #15803d; --warn: #b45309; --panel: #8881; }
@@ -74,8 +75,6 @@ export function renderDashboard(options: {
   refreshMs: number;
 }): string {
   const { nonce } = options;
-  const config = JSON.stringify({ refreshMs: options.refreshMs })
-    .replaceAll("<", "\\u003c");
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -91,7 +90,7 @@ export function renderDashboard(options: {
 <header class="top"><h1>agentd</h1><span id="version">${
     options.version.replace(/[^0-9A-Za-z.+-]/g, "")
   }</span><span id="status" role="status" aria-live="polite">Loading…</span></header>
-<main>
+<main data-refresh-ms="${Math.round(options.refreshMs)}">
 <section class="panel wide" id="approvals" aria-labelledby="approvals-h"><h2 id="approvals-h">Approvals</h2><div class="body"><p class="empty">Loading…</p></div>
 <p id="approvals-state" role="status" aria-live="polite"></p>
 </section>
@@ -126,8 +125,7 @@ export function renderDashboard(options: {
 </section>
 <section class="panel wide" id="gateway" aria-labelledby="gateway-h"><h2 id="gateway-h">Gateway</h2><div class="body"><p class="empty">Loading…</p></div></section>
 </main>
-<script nonce="${nonce}">const DASHBOARD = ${config};
-${DASHBOARD_SCRIPT}</script>
+<script nonce="${nonce}">${DASHBOARD_SCRIPT}</script>
 </body>
 </html>
 `;

@@ -10,6 +10,7 @@ import type { GuardVariables } from "../platform/http_guards.ts";
 import type { Caller } from "../platform/identity.ts";
 import type { JsonValue } from "../platform/store/mod.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
+import { ADMIN_SCRIPT } from "./scripts.ts";
 import type {
   AdminColumn,
   AdminFormat,
@@ -310,41 +311,16 @@ tr.empty td { color: var(--muted); font-style: italic; }
 #refresh.stale { color: #dc2626; }
 `;
 
-/**
- * Re-fetches the page's `<main>` and swaps it in, so one renderer serves
- * both. Only the fragment is parsed: re-parsing the whole page would trip
- * the CSP on its nonce'd `<style>`.
- */
-function refreshScript(refreshMs: number): string {
-  return `
-const status = document.getElementById("refresh");
-async function refresh() {
-  try {
-    const response = await fetch(location.pathname + "?format=fragment", { cache: "no-store" });
-    if (!response.ok) throw new Error("HTTP " + response.status);
-    const next = new DOMParser().parseFromString(await response.text(), "text/html").getElementById("admin");
-    const current = document.getElementById("admin");
-    if (next && current) current.replaceWith(document.adoptNode(next));
-    status.textContent = "Refreshes every ${refreshMs / 1000} s";
-    status.classList.remove("stale");
-  } catch (error) {
-    status.textContent = "Refresh failed (" + error.message + "); showing older data";
-    status.classList.add("stale");
-  }
-  setTimeout(refresh, ${refreshMs});
-}
-setTimeout(refresh, ${refreshMs});
-`;
-}
-
 function renderPage(
   page: AdminPage,
   options: { nonce: string; refreshMs: number },
 ): string {
   const { nonce, refreshMs } = options;
   const refresh = refreshMs > 0
-    ? `<p id="refresh">Refreshes every ${refreshMs / 1000} s</p>
-<script nonce="${nonce}">${refreshScript(refreshMs)}</script>`
+    ? `<p id="refresh" data-refresh-ms="${refreshMs}">Refreshes every ${
+      refreshMs / 1000
+    } s</p>
+<script nonce="${nonce}">${ADMIN_SCRIPT}</script>`
     : "";
   return `<!doctype html>
 <html lang="en">

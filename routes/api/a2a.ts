@@ -17,34 +17,19 @@
 import { type Context, Hono } from "hono";
 import { basePath } from "hono/route";
 import { z } from "zod";
-import { a2aCard, legacyCard, seedCard } from "../agents/a2a/card.ts";
-import {
-  isRemoteAddress,
-  RemoteAgentError,
-  RemoteAgentForbidden,
-} from "../agents/a2a/client.ts";
-import type { A2AAgent, A2AHost } from "../agents/a2a/host.ts";
-import { handleJsonRpc } from "../agents/a2a/jsonrpc.ts";
-import type { RpcReply } from "../agents/a2a/rpc.ts";
-import { A2AService } from "../agents/a2a/mod.ts";
-import { describeIssues } from "../platform/validation.ts";
-import { HttpError } from "../platform/http_errors.ts";
-import type { GuardVariables } from "../platform/http_guards.ts";
-import type { Caller } from "../platform/identity.ts";
-import type { Logger } from "../platform/log.ts";
-import type { JsonValue } from "../platform/store/mod.ts";
+import type { CardPlace } from "../../agents/a2a/cards.ts";
+import { handleJsonRpc } from "../../agents/a2a/jsonrpc.ts";
+import type { RpcReply } from "../../agents/a2a/rpc.ts";
+import type { A2AService } from "../../agents/a2a/mod.ts";
+import { describeIssues } from "../../platform/validation.ts";
+import { HttpError } from "../../platform/http_errors.ts";
+import type { GuardVariables } from "../../platform/http_guards.ts";
+import type { Caller } from "../../platform/identity.ts";
+import type { JsonValue } from "../../platform/store/mod.ts";
 
 type A2AEnv = { Variables: GuardVariables };
 
 export const A2A_PATH = "/v1/a2a";
-
-export interface A2ARoutesOptions {
-  host: A2AHost;
-  log: Logger;
-  fetchFn?: typeof fetch;
-  /** One service shared with the agents' a2a tool (and closed at shutdown); built from host, log and fetchFn when omitted. */
-  service?: A2AService;
-}
 
 const inboxQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
@@ -52,8 +37,7 @@ const inboxQuery = z.object({
   order: z.enum(["asc", "desc"]).default("desc"),
 });
 
-export function a2aRoutes(options: A2ARoutesOptions): Hono<A2AEnv> {
-  const a2a = options.service ?? new A2AService(options);
+export function a2aRoutes(a2a: A2AService): Hono<A2AEnv> {
   const app = new Hono<A2AEnv>();
 
   app.post("/message", async (c) => {
@@ -67,57 +51,39 @@ export function a2aRoutes(options: A2ARoutesOptions): Hono<A2AEnv> {
       : c.json(result.accepted, 202);
   });
 
-  app.get("/:agent_url/card", async (c) => {
-    const ref = c.req.param("agent_url");
-    if (isRemoteAddress(ref)) {
-      try {
-        const card = await a2a.remote.card(ref, c.req.raw.signal);
-        return c.json(card.seed);
-      } catch (error) {
-        if (error instanceof RemoteAgentForbidden) {
-          throw new HttpError(403, error.message, { address: ref });
-        }
-        if (error instanceof RemoteAgentError) {
-          throw new HttpError(502, error.message, {
-            address: ref,
-            reason: error.reason,
-          });
-        }
-        throw error;
-      }
-    }
-    const agent = await findAgent(options.host, ref);
-    const endpoint = `${originOf(c)}${basePath(c)}/${
-      encodeURIComponent(agent.name)
-    }`;
+  app.get("/:agent_url/card", async (c) =>
+    c.json(
+      await a2a.cards.seed(
+        c.req.param("agent_url"),
+        placeOf(c, basePath(c)),
+        c.req.raw.signal,
+      ),
+    ));
+
+  app.get("/:agent/.well-known/agent-card.json", async (c) => {
+    const agent = await a2a.cards.agent(c.req.param("agent"));
     return c.json(
-      seedCard(a2aCard(agent, { endpoint, baseUrl: originOf(c) })),
+      a2a.cards.forClient(
+        agent,
+        placeOf(c, basePath(c)),
+        c.req.header("a2a-version"),
+      ),
+      200,
+      { vary: "A2A-Version" },
     );
   });
 
-  app.get("/:agent/.well-known/agent-card.json", async (c) => {
-    const agent = await findAgent(options.host, c.req.param("agent"));
-    return cardResponse(c, agent, basePath(c));
-  });
-
   app.get("/:agent/messages", async (c) => {
-    const agent = await findAgent(options.host, c.req.param("agent"));
-    const bound = callerOf(c).agent;
-    if (bound !== undefined && bound !== agent.name) {
-      throw new HttpError(
-        403,
-        `This token belongs to agent "${bound}"; it reads only that agent's messages`,
-      );
-    }
+    const agent = await a2a.cards.agent(c.req.param("agent"));
     const query = inboxQuery.safeParse(c.req.query());
     if (!query.success) {
       throw new HttpError(400, `Invalid query: ${describeIssues(query.error)}`);
     }
-    return c.json(await a2a.envelopes.inbox(agent, query.data));
+    return c.json(await a2a.envelopes.inbox(agent, query.data, callerOf(c)));
   });
 
   app.post("/:agent", async (c) => {
-    const agent = await findAgent(options.host, c.req.param("agent"));
+    const agent = await a2a.cards.agent(c.req.param("agent"));
     const reply = await handleJsonRpc(a2a, agent, {
       body: await c.req.text().catch(() => undefined),
       version: c.req.header("a2a-version"),
@@ -129,7 +95,6 @@ export function a2aRoutes(options: A2ARoutesOptions): Hono<A2AEnv> {
 }
 
 export interface WellKnownOptions {
-  host: A2AHost;
   /** The agent (name or id) whose card the daemon's origin serves; default the first agent. */
   defaultAgent?: string;
   /** Where a2aRoutes are mounted; default /v1/a2a. */
@@ -137,37 +102,24 @@ export interface WellKnownOptions {
 }
 
 /** `/.well-known/agent-card.json` (mount at `/.well-known`): the default agent's A2A card. */
-export function wellKnownRoutes(options: WellKnownOptions): Hono<A2AEnv> {
+export function wellKnownRoutes(
+  a2a: A2AService,
+  options: WellKnownOptions = {},
+): Hono<A2AEnv> {
   const app = new Hono<A2AEnv>();
   app.get("/agent-card.json", async (c) => {
-    const agent = options.defaultAgent
-      ? await findAgent(options.host, options.defaultAgent)
-      : (await options.host.listAgents())[0];
-    if (!agent) {
-      throw new HttpError(
-        404,
-        "No agents here yet: create one with POST /v1/agents",
-      );
-    }
-    return cardResponse(c, agent, options.a2aPath ?? A2A_PATH);
+    const agent = await a2a.cards.defaultAgent(options.defaultAgent);
+    return c.json(
+      a2a.cards.forClient(
+        agent,
+        placeOf(c, options.a2aPath ?? A2A_PATH),
+        c.req.header("a2a-version"),
+      ),
+      200,
+      { vary: "A2A-Version" },
+    );
   });
   return app;
-}
-
-/** The card for the client's protocol version: v1.0 for `A2A-Version: 1.x`, else 0.3 (v1.0 interfaces embedded). */
-function cardResponse(
-  c: Context<A2AEnv>,
-  agent: A2AAgent,
-  a2aPath: string,
-): Response {
-  const baseUrl = originOf(c);
-  const endpoint = `${baseUrl}${a2aPath}/${encodeURIComponent(agent.name)}`;
-  const card = a2aCard(agent, { endpoint, baseUrl });
-  const version = c.req.header("a2a-version")?.trim() ?? "";
-  const v1 = /^1(\.|$)/.test(version);
-  return c.json(v1 ? card : legacyCard(card, endpoint), 200, {
-    vary: "A2A-Version",
-  });
 }
 
 /**
@@ -193,16 +145,8 @@ function rpcResponse(reply: RpcReply): Response {
   });
 }
 
-async function findAgent(host: A2AHost, ref: string): Promise<A2AAgent> {
-  const agent = await host.findAgent(ref);
-  if (!agent) {
-    throw new HttpError(404, `No agent "${ref}" here (name or id)`);
-  }
-  return agent;
-}
-
-function originOf(c: Context<A2AEnv>): string {
-  return new URL(c.req.url).origin;
+function placeOf(c: Context<A2AEnv>, a2aPath: string): CardPlace {
+  return { origin: new URL(c.req.url).origin, a2aPath };
 }
 
 function callerOf(c: Context<A2AEnv>): Caller {

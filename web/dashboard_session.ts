@@ -2,10 +2,9 @@
 // daemon token asks for a one-time code; the browser or window opens
 // /dashboard/login?code=…, which trades it for an HttpOnly session cookie.
 
-import type { MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import { errorResponse } from "../platform/http_errors.ts";
-import type { GuardVariables } from "../platform/http_guards.ts";
+import type { Check } from "../platform/http_guards.ts";
 
 export const SESSION_COOKIE = "agentd_session";
 export const LOGIN_PATH = "/dashboard/login";
@@ -70,33 +69,34 @@ export class DashboardSessions {
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
- * Runs `tokenGuard` unless the request is the login itself or carries a live
+ * Runs `tokenCheck` unless the request is the login itself or carries a live
  * session cookie and no Authorization header. A cookie-authenticated request
  * that changes something must come from the daemon's own origin (no CSRF).
  */
 export function sessionOrToken(
   sessions: DashboardSessions,
-  tokenGuard: MiddlewareHandler<{ Variables: GuardVariables }>,
-): MiddlewareHandler<{ Variables: GuardVariables }> {
-  return async (c, next) => {
+  tokenCheck: Check,
+): Check {
+  return (c) => {
     if (c.req.path === LOGIN_PATH && c.req.method === "GET") {
       c.set("caller", {});
-      return await next();
+      return undefined;
     }
-    const session = getCookie(c, SESSION_COOKIE);
+    if (c.req.header("authorization") !== undefined) return tokenCheck(c);
     if (
-      c.req.header("authorization") === undefined && sessions.valid(session)
+      c.req.header("cookie") === undefined ||
+      !sessions.valid(getCookie(c, SESSION_COOKIE))
     ) {
-      if (!SAFE_METHODS.has(c.req.method) && !sameOrigin(c.req.raw)) {
-        return errorResponse(
-          403,
-          "A dashboard session may change things only from the dashboard's own page (Origin missing or different)",
-        );
-      }
-      c.set("caller", {});
-      return await next();
+      return tokenCheck(c);
     }
-    return await tokenGuard(c, next);
+    if (!SAFE_METHODS.has(c.req.method) && !sameOrigin(c.req.raw)) {
+      return errorResponse(
+        403,
+        "A dashboard session may change things only from the dashboard's own page (Origin missing or different)",
+      );
+    }
+    c.set("caller", {});
+    return undefined;
   };
 }
 

@@ -2,11 +2,11 @@
 // Handlers translate HTTP to calls on the agent service; errors are thrown.
 
 import { Hono } from "hono";
-import type { AgentService } from "../agents/service.ts";
-import { AgentCreate, SendRequest } from "../agents/schemas.ts";
-import { HttpError } from "../platform/http_errors.ts";
-import type { GuardVariables } from "../platform/http_guards.ts";
-import type { Logger } from "../platform/log.ts";
+import type { AgentService } from "../../agents/service.ts";
+import { AgentCreate, SendRequest } from "../../agents/schemas.ts";
+import { HttpError } from "../../platform/http_errors.ts";
+import type { GuardVariables } from "../../platform/http_guards.ts";
+import type { Logger } from "../../platform/log.ts";
 import {
   asHttpError,
   eventStream,

@@ -2,9 +2,9 @@
 // a team (the reply is the finished run); read runs.
 
 import { Hono } from "hono";
-import type { AgentService } from "../agents/service.ts";
-import { RunListQuery, TeamCreate, TeamExecute } from "../agents/schemas.ts";
-import type { GuardVariables } from "../platform/http_guards.ts";
+import type { AgentService } from "../../agents/service.ts";
+import { RunListQuery, TeamCreate, TeamExecute } from "../../agents/schemas.ts";
+import type { GuardVariables } from "../../platform/http_guards.ts";
 import {
   jsonBody,
   listQueryOf,

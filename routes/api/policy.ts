@@ -4,10 +4,10 @@
 
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { errorResponse } from "../platform/http_errors.ts";
-import type { GuardVariables } from "../platform/http_guards.ts";
-import type { Guard } from "../tools/kit/policy/guard.ts";
-import { ToolError } from "../tools/kit/mod.ts";
+import { errorResponse } from "../../platform/http_errors.ts";
+import type { GuardVariables } from "../../platform/http_guards.ts";
+import type { Guard } from "../../tools/kit/policy/guard.ts";
+import { ToolError } from "../../tools/kit/mod.ts";
 
 type PolicyEnv = { Variables: GuardVariables };
 

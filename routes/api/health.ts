@@ -1,10 +1,10 @@
 // GET /health: the daemon's and each server's phase, for people and probes.
 
 import { Hono } from "hono";
-import type { GuardVariables } from "../platform/http_guards.ts";
-import type { HostedServer, ServerHealth } from "../tools/kit/host.ts";
-import type { Store } from "../platform/store/mod.ts";
-import { storeReachable } from "../platform/store/open.ts";
+import type { GuardVariables } from "../../platform/http_guards.ts";
+import type { HostedServer, ServerHealth } from "../../tools/kit/host.ts";
+import type { Store } from "../../platform/store/mod.ts";
+import { storeReachable } from "../../platform/store/open.ts";
 
 export type DaemonStatus = "ok" | "degraded" | "error" | "shutting_down";
 

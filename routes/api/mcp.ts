@@ -2,9 +2,9 @@
 // server runs alone. Session and protocol handling live in tools/kit/transport/http_server.ts.
 
 import { Hono } from "hono";
-import type { GuardVariables } from "../platform/http_guards.ts";
-import { HttpError } from "../platform/http_errors.ts";
-import type { McpHttpEndpoint } from "../tools/kit/transport/http_server.ts";
+import type { GuardVariables } from "../../platform/http_guards.ts";
+import { HttpError } from "../../platform/http_errors.ts";
+import type { McpHttpEndpoint } from "../../tools/kit/transport/http_server.ts";
 
 /** `/mcp/:server` for every enabled server, and the gateway's aggregate at `/mcp`. */
 export function mcpRoutes(

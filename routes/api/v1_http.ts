@@ -5,17 +5,19 @@
 
 import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
-import { AgentError, type AgentErrorKind } from "../agents/errors.ts";
-import { ProviderError } from "../agents/model.ts";
-import { pageTag } from "../agents/catalog_view.ts";
-import { ListQuery } from "../agents/schemas.ts";
+import { AgentError, type AgentErrorKind } from "../../agents/errors.ts";
+import { ProviderError } from "../../agents/model.ts";
+import { pageTag } from "../../agents/catalog_view.ts";
+import { ListQuery } from "../../agents/schemas.ts";
+import type { AgentService } from "../../agents/service.ts";
 import {
   errorBody,
+  errorResponse,
   type ErrorStatus,
   HttpError,
-} from "../platform/http_errors.ts";
-import type { GuardVariables } from "../platform/http_guards.ts";
-import { StoreUnavailable } from "../platform/store/mod.ts";
+} from "../../platform/http_errors.ts";
+import type { Check, GuardVariables } from "../../platform/http_guards.ts";
+import { StoreUnavailable } from "../../platform/store/mod.ts";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;|$)/i;
 
@@ -26,21 +28,20 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
  * reads it or starts work: a web page (another localhost port included) may
  * send text/plain, a form or an untyped Blob without a CORS preflight, but
  * not application/json, so without a daemon token this is what keeps pages
- * from starting agent turns.
+ * from starting agent turns. One of the app's checks (routes/mod.ts).
  */
-export const jsonRequestsOnly: MiddlewareHandler = async (c, next) => {
-  if (BODY_METHODS.has(c.req.method)) {
-    const type = c.req.header("content-type");
-    if (type === undefined || !JSON_TYPE.test(type.trim())) {
-      throw new HttpError(
-        415,
-        type === undefined
-          ? "The request has no Content-Type; send Content-Type: application/json"
-          : `Content-Type "${type}" is not JSON; send Content-Type: application/json`,
-      );
-    }
+export const jsonRequestsOnly: Check = (c) => {
+  if (!BODY_METHODS.has(c.req.method) || !c.req.path.startsWith("/v1/")) {
+    return undefined;
   }
-  await next();
+  const type = c.req.header("content-type");
+  if (type !== undefined && JSON_TYPE.test(type.trim())) return undefined;
+  return errorResponse(
+    415,
+    type === undefined
+      ? "The request has no Content-Type; send Content-Type: application/json"
+      : `Content-Type "${type}" is not JSON; send Content-Type: application/json`,
+  );
 };
 
 /** The request body, parsed and validated; nothing is done with a body that fails. */
@@ -130,6 +131,25 @@ function tagListed(header: string, tag: string): boolean {
 export const NO_LIST_QUERY: z.infer<typeof ListQuery> = Object.freeze(
   ListQuery.parse({}),
 );
+
+/**
+ * The answer to a GET of the whole list of agents or of teams (no query
+ * string), once the guards passed: the page the routes would answer, without
+ * their layer; undefined for any other request.
+ */
+export function plainLists(
+  service: Pick<AgentService, "listAgents" | "listTeams">,
+): (c: Context) => Promise<Response> | undefined {
+  const lists = new Map<string, () => Promise<object>>([
+    ["/v1/agents", () => service.listAgents(NO_LIST_QUERY)],
+    ["/v1/teams", () => service.listTeams(NO_LIST_QUERY)],
+  ]);
+  return (c) => {
+    if (c.req.method !== "GET" || c.req.url.includes("?")) return undefined;
+    const list = lists.get(c.req.path);
+    return list?.().then((page) => pageResponse(c, page));
+  };
+}
 
 /** `queryOf(c, ListQuery)`, without a parse when the URL has no query string. */
 export function listQueryOf(c: Context): z.infer<typeof ListQuery> {

@@ -1,10 +1,10 @@
 // GET /metrics: Prometheus text for every server plus the process.
 
 import { Hono } from "hono";
-import { errorResponse } from "../platform/http_errors.ts";
-import type { GuardVariables } from "../platform/http_guards.ts";
-import { type Metric, renderPrometheus } from "../platform/metrics.ts";
-import type { HostedServer } from "../tools/kit/host.ts";
+import { errorResponse } from "../../platform/http_errors.ts";
+import type { GuardVariables } from "../../platform/http_guards.ts";
+import { type Metric, renderPrometheus } from "../../platform/metrics.ts";
+import type { HostedServer } from "../../tools/kit/host.ts";
 
 export function metricsRoutes(
   options: { hosts: readonly HostedServer[]; startedAt: number },

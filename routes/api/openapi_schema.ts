@@ -3,7 +3,7 @@
 // referenced from there, and query schemas turned into parameters.
 
 import { z } from "zod";
-import { isRecord } from "../platform/validation.ts";
+import { isRecord } from "../../platform/validation.ts";
 
 type Json = Record<string, unknown>;
 

@@ -14,8 +14,8 @@ import {
   Team,
   TeamCreate,
   TeamExecute,
-} from "../agents/schemas.ts";
-import { VERSION } from "../platform/version.ts";
+} from "../../agents/schemas.ts";
+import { VERSION } from "../../platform/version.ts";
 import { A2A_OPERATIONS, type OperationSpec } from "./openapi_a2a.ts";
 import { SchemaCatalog } from "./openapi_schema.ts";
 
