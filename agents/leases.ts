@@ -1,7 +1,7 @@
 // Run leases: while a run executes here, its ["active_run", id] record says
 // who runs it and when it last said so. A daemon sharing the store marks a
 // run interrupted only when its lease is stale or its process is gone, so a
-// live peer's runs survive another daemon's start (ARCHITECTURE §7).
+// live peer's runs survive another daemon's start (docs/multi_daemon.md).
 
 import { messageOf } from "../platform/errors.ts";
 import type { Logger } from "../platform/log.ts";

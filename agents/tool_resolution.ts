@@ -1,4 +1,4 @@
-// An agent's `tools` entries → tool names (ARCHITECTURE §5): a gateway name
+// An agent's `tools` entries → tool names: a gateway name
 // (`memory__store_memory`), a bare tool name when exactly one server has it
 // (`store_memory`), or a server name for all of its tools (`memory`; `gateway`
 // for the gateway's own eight). Unknown or ambiguous entries are one Invalid that

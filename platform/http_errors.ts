@@ -1,4 +1,4 @@
-// The HTTP error shape of ARCHITECTURE §5:
+// The one HTTP error shape of every route:
 // {"error":{"code":"not_found","message":"…","details":…}}
 
 import type { JsonValue } from "./store/mod.ts";

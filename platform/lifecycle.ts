@@ -1,4 +1,4 @@
-// Lifecycle: the seed's phases per server, in-flight call tracking for
+// Lifecycle: each server's phases (starting, running, error, stopping), in-flight call tracking for
 // draining, and the process-level shutdown on SIGINT/SIGTERM.
 
 export type Phase = "start" | "running" | "error" | "shutdown";

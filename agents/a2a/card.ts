@@ -3,8 +3,8 @@
 //   to clients announcing `A2A-Version: 1.x`;
 // - the 0.3 card with the v1.0 interfaces embedded (`legacyCard`), served
 //   there to clients sending no version or 0.3 (as @a2a-js/sdk's server does);
-// - the seed's card (`seedCard`) at GET /v1/a2a/{agent_url}/card: the v1.0
-//   card plus `protocols` and `endpoints`, where `capabilities` is the seed's
+// - agentd's card (`agentdCard`) at GET /v1/a2a/{agent_url}/card: the v1.0
+//   card plus `protocols` and `endpoints`, where `capabilities` is an
 //   array of names (the A2A capability flags that are on, then the skill ids)
 //   instead of A2A's object — the only field the two disagree on.
 
@@ -130,8 +130,8 @@ export interface CardSummary {
   interfaces: AgentInterface[];
   /** The JSON-RPC interface to talk to: v1.0 preferred. */
   endpoint: string;
-  /** The seed's view of the card. */
-  seed: JsonObject;
+  /** agentd's view of the card (GET /v1/a2a/{agent_url}/card). */
+  agentd: JsonObject;
 }
 
 /** Reads an A2A card of either version; throws an Error saying what is missing. */
@@ -182,7 +182,7 @@ export function readCard(raw: unknown): CardSummary {
   const names = Array.isArray(card.capabilities)
     ? card.capabilities
     : capabilityNames(card.capabilities ?? {}, card.skills ?? []);
-  const seed: JsonObject = {
+  const agentd: JsonObject = {
     ...object.data,
     name: card.name,
     version: threePart(card.version ?? "0.0.0"),
@@ -191,12 +191,12 @@ export function readCard(raw: unknown): CardSummary {
     endpoints: { a2a: preferred.url },
     supportedInterfaces: interfaces.map((i) => ({ ...i })),
   };
-  return { name: card.name, interfaces, endpoint: preferred.url, seed };
+  return { name: card.name, interfaces, endpoint: preferred.url, agentd };
 }
 
-/** The seed's card of a local agent: its v1.0 card with the seed's fields. */
-export function seedCard(card: JsonObject): JsonObject {
-  return readCard(card).seed;
+/** agentd's card of a local agent: its v1.0 card with `protocols`, `endpoints` and listed capabilities. */
+export function agentdCard(card: JsonObject): JsonObject {
+  return readCard(card).agentd;
 }
 
 /** The A2A flags that are on (`streaming`, `push_notifications`, `extended_agent_card`), then the skill ids. */

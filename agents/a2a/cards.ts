@@ -6,7 +6,7 @@
 
 import type { JsonValue } from "../../platform/store/mod.ts";
 import { Forbidden, NotFound, UpstreamFailed } from "../errors.ts";
-import { a2aCard, legacyCard, seedCard } from "./card.ts";
+import { a2aCard, agentdCard, legacyCard } from "./card.ts";
 import {
   isRemoteAddress,
   RemoteAgentError,
@@ -52,21 +52,21 @@ export class AgentCards {
   }
 
   /**
-   * The seed's card of `ref`: a local agent's name or id, or an http(s)
+   * agentd's card of `ref`: a local agent's name or id, or an http(s)
    * address of a remote agent, whose card is read (Forbidden when the config
    * does not allow it, UpstreamFailed when it cannot be read).
    */
-  async seed(
+  async agentd(
     ref: string,
     place: CardPlace,
     signal?: AbortSignal,
   ): Promise<JsonObject> {
     if (!isRemoteAddress(ref)) {
       const agent = await this.agent(ref);
-      return seedCard(a2aCard(agent, cardOptions(agent, place)));
+      return agentdCard(a2aCard(agent, cardOptions(agent, place)));
     }
     try {
-      return (await this.#remote.card(ref, signal)).seed;
+      return (await this.#remote.card(ref, signal)).agentd;
     } catch (error) {
       if (error instanceof RemoteAgentForbidden) {
         throw new Forbidden(error.message, { address: ref });

@@ -1,4 +1,4 @@
-// The seed's A2A message envelope: validated, recorded in the store (with
+// agentd's A2A message envelope (POST /v1/a2a/message): validated, recorded in the store (with
 // an id and timestamps) and delivered. A `request` runs the receiving
 // agent's turn and is answered by a `response` envelope; `notification`,
 // `response` and `error` envelopes land in the receiver's inbox. A remote

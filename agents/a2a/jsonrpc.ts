@@ -207,7 +207,7 @@ type Begun =
   | { task: TaskRecord; done: Promise<TaskRecord> };
 
 /**
- * Starts the task a message asks for. A message carrying a seed envelope
+ * Starts the task a message asks for. A message carrying an agentd envelope
  * other than a request is only recorded in the agent's inbox and answered
  * with a message; a request envelope is also recorded, then run as a task.
  */

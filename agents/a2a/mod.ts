@@ -1,4 +1,4 @@
-// The A2A layer of agentd: agent cards, the seed's message envelopes with
+// The A2A layer of agentd: agent cards, agentd's message envelopes with
 // inboxes, and an A2A server (JSON-RPC, protocol 1.0 and 0.3) per agent,
 // all over the A2AHost contract (host.ts). routes/api/a2a.ts is its HTTP face;
 // tool.ts lets agents message each other.

@@ -18,7 +18,7 @@ import {
 export type Dialect = "1.0" | "0.3";
 type JsonObject = { [key: string]: JsonValue };
 
-/** Where an A2A message carries a seed envelope's fields between daemons. */
+/** Where an A2A message carries an agentd envelope's fields between daemons. */
 export const ENVELOPE_METADATA_KEY = "agentd.envelope";
 
 const metadataSchema = z.record(z.string(), z.json());

@@ -104,7 +104,7 @@ function scriptable(tab: chrome.tabs.Tab, params: Params): number {
 /**
  * Sends a DOM action to the tab's content script. A tab whose script is gone
  * (navigated mid-way, opened before the extension loaded) gets it injected
- * again, then the action is retried once: the seed's "re-inject" move.
+ * again, then the action is retried once: the "re-inject" move.
  */
 async function inPage(
   params: Params,

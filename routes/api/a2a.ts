@@ -1,10 +1,10 @@
-// /v1/a2a: agent cards, the seed's A2A message envelopes and inboxes, and
+// /v1/a2a: agent cards, agentd's A2A message envelopes and inboxes, and
 // each agent's A2A JSON-RPC endpoint (protocol 1.0 and 0.3).
 //
-//   GET  /v1/a2a/{agent_url}/card                    seed card; {agent_url} is a local
+//   GET  /v1/a2a/{agent_url}/card                    agentd card; {agent_url} is a local
 //                                                   agent's name or id, or a URL-encoded
 //                                                   http(s) address of a remote agent
-//   POST /v1/a2a/message                             seed envelope → 200 response envelope
+//   POST /v1/a2a/message                             agentd envelope → 200 response envelope
 //                                                   (request) or 202 {id, status}
 //   GET  /v1/a2a/{agent}/messages?limit&cursor&order inbox → {data, next_cursor}
 //   POST /v1/a2a/{agent}                             A2A JSON-RPC (an agent named "message"
@@ -53,7 +53,7 @@ export function a2aRoutes(a2a: A2AService): Hono<A2AEnv> {
 
   app.get("/:agent_url/card", async (c) =>
     c.json(
-      await a2a.cards.seed(
+      await a2a.cards.agentd(
         c.req.param("agent_url"),
         placeOf(c, basePath(c)),
         c.req.raw.signal,

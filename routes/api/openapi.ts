@@ -50,7 +50,7 @@ export const V1_OPERATIONS: OperationSpec[] = [
     tag: "agents",
     summary: "Create an agent",
     description:
-      "Tools are resolved now (ARCHITECTURE §5): a gateway name, a bare tool name one server has, " +
+      "Tools are resolved now: a gateway name, a bare tool name one server has, " +
       "or a server name for all its tools; unknown or ambiguous entries are a 400 listing candidates. " +
       "Names are unique (409).",
     body: AgentCreate,

@@ -1,5 +1,5 @@
 // The A2A endpoints in the OpenAPI document: the message envelope and its
-// record from the schemas agents/a2a validates with, the seed's agent card and
+// record from the schemas agents/a2a validates with, agentd's agent card and
 // A2A JSON-RPC from their documented shapes; and the operation shape both
 // halves of the document use.
 
@@ -41,7 +41,7 @@ export const SeedAgentCard = z.object({
 }).catchall(z.unknown()).meta({
   id: "SeedAgentCard",
   description:
-    "The seed's card; the other fields are those of an A2A v1.0 AgentCard (supportedInterfaces, skills, …)",
+    "agentd's card (`protocols`, `endpoints` and `capabilities` as a list of names); the other fields are those of an A2A v1.0 AgentCard (supportedInterfaces, skills, …)",
 });
 
 export const A2AMessage = envelopeSchema.meta({ id: "A2AMessage" });
@@ -106,7 +106,7 @@ export const A2A_OPERATIONS: OperationSpec[] = [
     params: [agentUrl],
     responses: {
       200: [
-        "The card in the seed's shape (also a valid A2A v1.0 AgentCard)",
+        "agentd's card (its A2A v1.0 AgentCard plus `protocols` and `endpoints`)",
         SeedAgentCard,
       ],
       404: [],

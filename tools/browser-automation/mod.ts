@@ -71,7 +71,7 @@ export const browserAutomationServer = defineServer<BrowserAutomation>({
   }],
   async start(deps) {
     const parsed = BrowserAutomationConfig.parse(deps.config);
-    // The seed's Start phase launches the browser; a daemon hosting many
+    // The start phase launches the browser; a daemon hosting many
     // servers keeps it lazy so nobody pays for a browser nobody drives.
     const config = {
       ...parsed,

@@ -1,4 +1,4 @@
-// `snapshot` (beyond the seed): the tab's accessibility tree as indented
+// `snapshot` (beyond the documented tool set): the tab's accessibility tree as indented
 // lines, iframes included, each element with a ref (refs.ts) that selectors
 // accept; a subtree by selector or ref; a max_tokens budget with the cut
 // stated; and a diff against the tab's previous snapshot.

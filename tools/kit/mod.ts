@@ -97,7 +97,7 @@ export const linkedSession = new AsyncLocalStorage<string | undefined>();
 export type ToolResult = CallToolResult;
 
 export interface ToolDef<C, I extends z.ZodObject = z.ZodObject> {
-  /** The seed's name, letter for letter. */
+  /** The tool's name as clients call it (pinned by each server's seed_test.ts). */
   name: string;
   title?: string;
   description: string;
@@ -339,7 +339,7 @@ export interface ServerRuntime<C> {
 export interface ServerSpec<C> {
   /** The server id: `memory`, `browser-automation`, ... (the `/mcp/<id>` path and gateway prefix). */
   id: string;
-  /** `svc-<id>`, as in the seed. */
+  /** `svc-<id>`. */
   namespace: string;
   title: string;
   version: string;
@@ -366,7 +366,7 @@ export interface ServerSpec<C> {
   start(deps: ServerDeps): Promise<ServerRuntime<C>>;
 }
 
-/** The seed's "Server identity" shape: name, type (tool server), namespace. */
+/** A server's identity: name, type (tool server), namespace. */
 export interface ServerIdentity {
   [key: string]: string;
   name: string;
