@@ -2,7 +2,7 @@
 // clicks, typing, forms, screenshots, scripts and cookies on Chromium or
 // Chrome over CDP, attached to the user's browser or launched on demand.
 
-import { defineServer } from "../kit/mod.ts";
+import { defineServer, gatherTools } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { BrowserAutomation } from "./automation.ts";
 import * as capture from "./capture_tools.ts";
@@ -48,14 +48,15 @@ export const browserAutomationServer = defineServer<BrowserAutomation>({
     "paged with offset.",
   config: BrowserAutomationConfig,
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
-  tools: [
-    ...Object.values(navigation),
-    ...Object.values(capture),
-    ...Object.values(interaction),
-    ...Object.values(reading),
-    ...Object.values(script),
-    ...Object.values(snapshot),
-  ].toSorted((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name)),
+  tools: gatherTools(
+    ORDER,
+    navigation,
+    capture,
+    interaction,
+    reading,
+    script,
+    snapshot,
+  ),
   resourceTemplates: [{
     uriTemplate: `${RESULT_PREFIX}{id}`,
     name: "result",

@@ -2,7 +2,7 @@
 // keyboard, windows and clipboard of the desktop session through the Desktop
 // port (X11 via ffi/x11.ts), and files inside configured roots.
 
-import { defineServer } from "../kit/mod.ts";
+import { defineServer, gatherTools } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { localDisplayMissing, openDesktop } from "./backends/open.ts";
 import * as clipboard from "./clipboard_tools.ts";
@@ -47,14 +47,7 @@ export const desktopControlServer = defineServer<DesktopControl>({
     "configured allowed roots.",
   config: DesktopControlConfig,
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
-  tools: [
-    ...Object.values(screen),
-    ...Object.values(mouse),
-    ...Object.values(keyboard),
-    ...Object.values(windows),
-    ...Object.values(clipboard),
-    ...Object.values(files),
-  ].toSorted((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name)),
+  tools: gatherTools(ORDER, screen, mouse, keyboard, windows, clipboard, files),
   async start(deps) {
     const config = DesktopControlConfig.parse(deps.config);
     // Throws DesktopUnavailable (no display, refused, missing library): the server stays in error.

@@ -3,7 +3,7 @@
 // configured port: list and inspect them, run actions in their service
 // workers, register content scripts, and send allowed CDP commands.
 
-import { defineServer } from "../kit/mod.ts";
+import { defineServer, gatherTools } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
 import * as actions from "./action_tools.ts";
 import { ExtensionBridge } from "./bridge.ts";
@@ -37,12 +37,7 @@ export const extensionBridgeServer = defineServer<ExtensionBridge>({
     "command. Extension ids are 32 letters a-p.",
   config: ExtensionBridgeConfig,
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
-  tools: [
-    ...Object.values(extensions),
-    ...Object.values(actions),
-    ...Object.values(inject),
-    ...Object.values(cdp),
-  ].toSorted((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name)),
+  tools: gatherTools(ORDER, extensions, actions, inject, cdp),
   async start(deps) {
     const config = ExtensionBridgeConfig.parse(deps.config);
     const bridge = new ExtensionBridge(config, {

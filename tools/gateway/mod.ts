@@ -3,7 +3,7 @@
 // upstream; alone it is `agentd mcp gateway --port 8765 --config FILE`.
 
 import { openSecrets } from "../../platform/secrets.ts";
-import { defineServer } from "../kit/mod.ts";
+import { defineServer, gatherTools } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { adminSection } from "./admin_view.ts";
 import { GatewayConfig } from "./config.ts";
@@ -25,8 +25,7 @@ const ORDER = [
   "discover_servers",
 ];
 
-const tools = Object.values(gatewayTools)
-  .toSorted((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name));
+const tools = gatherTools(ORDER, gatewayTools);
 
 export const gatewayServer = defineServer<Gateway>({
   id: GATEWAY_ID,

@@ -2,7 +2,7 @@
 // session (their logins, their tabs) through the companion extension, which
 // reaches this server over `agentd native-host` and the relay.
 
-import { defineServer } from "../kit/mod.ts";
+import { defineServer, gatherTools } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { InPageConfig } from "./config.ts";
 import * as dom from "./dom_tools.ts";
@@ -42,12 +42,7 @@ export const inPageServer = defineServer<InPage>({
     "then fail saying how to connect it.",
   config: InPageConfig,
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
-  tools: [
-    ...Object.values(dom),
-    ...Object.values(page),
-    ...Object.values(storage),
-    ...Object.values(network),
-  ].toSorted((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name)),
+  tools: gatherTools(ORDER, dom, page, storage, network),
   async start(deps) {
     const config = InPageConfig.parse(deps.config);
     const inPage = new InPage(config, {

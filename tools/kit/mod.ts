@@ -395,6 +395,40 @@ export function identityLine(identity: ServerIdentity): string {
  */
 export type AnyServerSpec = ServerSpec<unknown>;
 
+/**
+ * A server's tools gathered from its `*_tools.ts` modules (`import * as
+ * group`, each exporting only tools), in `order`, the tools/list order: no
+ * hand-kept arrays to go stale. A tool missing from `order`, a name there
+ * with no tool, or two tools of one name fail at load, never as a list
+ * silently reordered or short.
+ */
+export function gatherTools<C>(
+  order: readonly string[],
+  ...groups: Readonly<Record<string, ToolDef<C>>>[]
+): ToolDef<C>[] {
+  const byName = new Map<string, ToolDef<C>>();
+  const problems: string[] = [];
+  for (const group of groups) {
+    for (const def of Object.values(group)) {
+      if (byName.has(def.name)) problems.push(`two tools named ${def.name}`);
+      if (!order.includes(def.name)) {
+        problems.push(`${def.name} is not in the order`);
+      }
+      byName.set(def.name, def);
+    }
+  }
+  const tools: ToolDef<C>[] = [];
+  for (const name of order) {
+    const def = byName.get(name);
+    if (def === undefined) problems.push(`no tool named ${name}`);
+    else tools.push(def);
+  }
+  if (problems.length > 0) {
+    throw new Error(`Cannot gather tools: ${problems.join("; ")}`);
+  }
+  return tools;
+}
+
 export function defineServer<C>(spec: ServerSpec<C>): ServerSpec<C> {
   return spec;
 }

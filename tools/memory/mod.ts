@@ -3,7 +3,7 @@
 // shared by several daemons.
 
 import { openSecrets } from "../../platform/secrets.ts";
-import { defineServer } from "../kit/mod.ts";
+import { defineServer, gatherTools } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { openBackend } from "./backends/open.ts";
 import * as conversations from "./conversation_tools.ts";
@@ -39,11 +39,7 @@ export const memoryServer = defineServer<MemoryService>({
     "conversations; get_agent_context returns everything stored for an agent. An agent's namespace is its name.",
   config: MemoryConfig,
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
-  tools: [
-    ...Object.values(entries),
-    ...Object.values(search),
-    ...Object.values(conversations),
-  ].toSorted((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name)),
+  tools: gatherTools(ORDER, entries, search, conversations),
   resourceTemplates: [{
     uriTemplate: `${RESULT_PREFIX}{id}`,
     name: "result",

@@ -2,7 +2,7 @@
 // API keys, an encrypted credential store and tokens refreshed before they
 // expire, so agents and other servers never implement authentication.
 
-import { defineServer } from "../kit/mod.ts";
+import { defineServer, gatherTools } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
 import type { Metric } from "../../platform/metrics.ts";
 import { openSecrets } from "../../platform/secrets.ts";
@@ -52,11 +52,7 @@ export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
       "refreshed before expiry. get_auth_status says auth_required when the platform must be authenticated again.",
     config: PlatformAuthConfig,
     listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
-    tools: [
-      ...Object.values(authentication),
-      ...Object.values(tokens),
-      ...Object.values(platforms),
-    ].toSorted((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name)),
+    tools: gatherTools(ORDER, authentication, tokens, platforms),
     callbacks: {
       [CALLBACK_PATH]: {
         async answer(context, params) {
