@@ -25,43 +25,28 @@ export class AgentError extends Error {
   }
 }
 
-/** The request names something wrongly or breaks a rule of the resource. */
-export class Invalid extends AgentError {
-  constructor(message: string, details?: JsonValue) {
-    super("invalid_request", message, details);
-  }
+/** The base of the error classes below: an AgentError of one kind. */
+function ofKind(kind: AgentErrorKind) {
+  return class extends AgentError {
+    constructor(message: string, details?: JsonValue) {
+      super(kind, message, details);
+    }
+  };
 }
+
+/** The request names something wrongly or breaks a rule of the resource. */
+export class Invalid extends ofKind("invalid_request") {}
 
 /** The caller may not do this (an agent's token acting for another agent). */
-export class Forbidden extends AgentError {
-  constructor(message: string, details?: JsonValue) {
-    super("forbidden", message, details);
-  }
-}
+export class Forbidden extends ofKind("forbidden") {}
 
-export class NotFound extends AgentError {
-  constructor(message: string, details?: JsonValue) {
-    super("not_found", message, details);
-  }
-}
+export class NotFound extends ofKind("not_found") {}
 
 /** The request clashes with what is stored (a taken name, a team of deleted agents). */
-export class Conflict extends AgentError {
-  constructor(message: string, details?: JsonValue) {
-    super("conflict", message, details);
-  }
-}
+export class Conflict extends ofKind("conflict") {}
 
 /** Something the runtime needs is not there now (shutting down, gateway or storage down); retry later. */
-export class Unavailable extends AgentError {
-  constructor(message: string, details?: JsonValue) {
-    super("unavailable", message, details);
-  }
-}
+export class Unavailable extends ofKind("unavailable") {}
 
 /** Another party (an agent's turn, a remote agent) failed to answer. */
-export class UpstreamFailed extends AgentError {
-  constructor(message: string, details?: JsonValue) {
-    super("bad_gateway", message, details);
-  }
-}
+export class UpstreamFailed extends ofKind("bad_gateway") {}

@@ -10,7 +10,8 @@ import type {
 } from "../model.ts";
 import { endpointModel } from "./endpoint_model.ts";
 import type { Endpoint } from "./http.ts";
-import { finishToolCalls, type PartialToolCall } from "./tool_calls.ts";
+import { modelResponse, type WireAnswer } from "./answer.ts";
+import type { PartialToolCall } from "./tool_calls.ts";
 import type { SseEvent } from "../../platform/sse.ts";
 
 export interface AnthropicModelOptions {
@@ -264,26 +265,14 @@ async function readStream(
 
 function finish(
   endpoint: Endpoint,
-  answer: {
-    content: string;
-    calls: PartialToolCall[];
-    stop: string | null | undefined;
-    usage: WireUsage | null | undefined;
-  },
+  answer: WireAnswer<WireUsage>,
 ): ModelResponse {
-  const truncated = answer.stop === "max_tokens";
-  const toolCalls = finishToolCalls(endpoint.provider, answer.calls, truncated);
   const u = answer.usage;
-  return {
+  return modelResponse(endpoint.provider, {
     content: answer.content,
-    tool_calls: toolCalls,
-    finish: truncated
-      ? "max_tokens"
-      : toolCalls.length > 0
-      ? "tool_calls"
-      : answer.stop === "end_turn" || answer.stop === "stop_sequence"
-      ? "end_turn"
-      : "other",
+    calls: answer.calls,
+    truncated: answer.stop === "max_tokens",
+    endTurn: answer.stop === "end_turn" || answer.stop === "stop_sequence",
     usage: {
       // Cached prompt tokens are still input the model read.
       input_tokens: (u?.input_tokens ?? 0) +
@@ -291,5 +280,5 @@ function finish(
         (u?.cache_read_input_tokens ?? 0),
       output_tokens: u?.output_tokens ?? 0,
     },
-  };
+  });
 }

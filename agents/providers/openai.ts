@@ -6,11 +6,11 @@ import type {
   ModelMessage,
   ModelRequest,
   ModelResponse,
-  Usage,
 } from "../model.ts";
 import { endpointModel } from "./endpoint_model.ts";
 import type { Endpoint } from "./http.ts";
-import { finishToolCalls, type PartialToolCall } from "./tool_calls.ts";
+import { modelResponse, type WireAnswer } from "./answer.ts";
+import type { PartialToolCall } from "./tool_calls.ts";
 
 export interface OpenAIModelOptions {
   /** `<provider>/<name>` */
@@ -134,7 +134,7 @@ function parseCompletion(endpoint: Endpoint, json: unknown): ModelResponse {
   return finish(endpoint, {
     content: choice.message.content ?? "",
     calls,
-    reason: choice.finish_reason,
+    stop: choice.finish_reason,
     usage: parsed.data.usage,
   });
 }
@@ -206,45 +206,26 @@ async function readStream(
   return finish(endpoint, {
     content,
     calls: calls.filter((c) => c !== undefined),
-    reason,
+    stop: reason,
     usage,
   });
 }
 
 function finish(
   endpoint: Endpoint,
-  answer: {
-    content: string;
-    calls: PartialToolCall[];
-    reason: string | null | undefined;
-    usage: z.output<typeof WireUsage> | null | undefined;
-  },
+  answer: WireAnswer<z.output<typeof WireUsage>>,
 ): ModelResponse {
-  const toolCalls = finishToolCalls(
-    endpoint.provider,
-    answer.calls,
-    answer.reason === "length",
-  );
-  const usage: Usage = {
-    input_tokens: answer.usage?.prompt_tokens ?? 0,
-    output_tokens: answer.usage?.completion_tokens ?? 0,
-  };
-  return {
+  return modelResponse(endpoint.provider, {
     content: answer.content,
-    tool_calls: toolCalls,
-    finish: finishOf(answer.reason, toolCalls.length > 0),
-    usage,
-  };
-}
-
-function finishOf(
-  reason: string | null | undefined,
-  hasCalls: boolean,
-): ModelResponse["finish"] {
-  if (reason === "length") return "max_tokens";
-  // Some compatible servers say "stop" even when they return tool calls.
-  if (hasCalls) return "tool_calls";
-  return reason === "stop" ? "end_turn" : "other";
+    calls: answer.calls,
+    truncated: answer.stop === "length",
+    // Some compatible servers say "stop" even when they return tool calls.
+    endTurn: answer.stop === "stop",
+    usage: {
+      input_tokens: answer.usage?.prompt_tokens ?? 0,
+      output_tokens: answer.usage?.completion_tokens ?? 0,
+    },
+  });
 }
 
 function parseJson(endpoint: Endpoint, text: string): unknown {
