@@ -25,14 +25,7 @@ export interface Embedding {
  * ciphertext envelope (`enc:v1:<base64 iv>:<base64 ciphertext>`) and no
  * embedding or searchable text is kept.
  */
-export interface StoredEntry {
-  namespace: string;
-  key: string;
-  value: string;
-  tags: string[];
-  sensitive: boolean;
-  created_at: string;
-  updated_at: string;
+export interface StoredEntry extends MemoryEntry {
   embedding: Embedding | null;
 }
 

@@ -53,12 +53,7 @@ export class EmbeddingJob {
       if (vector) stored.embedding = { embedder: this.#embedder.id, vector };
     } catch (error) {
       // Stored without a vector; the background job embeds it later.
-      this.#lastError = messageOf(error);
-      this.#log.warn("memory_embedding_failed", {
-        embedder: this.#embedder.id,
-        error: messageOf(error),
-      });
-      this.schedule(this.#intervalMs);
+      this.#failed("memory_embedding_failed", error);
     }
   }
 
@@ -77,27 +72,10 @@ export class EmbeddingJob {
     while (this.#later.length > 0) {
       const batch = this.#later.splice(0, 64);
       try {
-        const vectors = await this.#embedder.embed(
-          batch.map((entry) => indexText(entry)),
-        );
-        for (const [i, entry] of batch.entries()) {
-          const vector = vectors[i];
-          if (!vector) continue;
-          await this.#backend.setEmbedding(
-            entry.namespace,
-            entry.key,
-            entry.updated_at,
-            { embedder: this.#embedder.id, vector },
-          );
-        }
+        await this.#embedBatch(batch);
       } catch (error) {
         // Stored without a vector; the background job embeds them later.
-        this.#lastError = messageOf(error);
-        this.#log.warn("memory_embedding_failed", {
-          embedder: this.#embedder.id,
-          error: messageOf(error),
-        });
-        this.schedule(this.#intervalMs);
+        this.#failed("memory_embedding_failed", error);
       }
     }
   }
@@ -127,22 +105,7 @@ export class EmbeddingJob {
           64,
         );
         if (batch.length === 0) break;
-        const vectors = await this.#embedder.embed(
-          batch.map((entry) => indexText(entry)),
-        );
-        for (const [i, entry] of batch.entries()) {
-          const vector = vectors[i];
-          if (!vector) continue;
-          await this.#backend.setEmbedding(
-            entry.namespace,
-            entry.key,
-            entry.updated_at,
-            {
-              embedder: this.#embedder.id,
-              vector,
-            },
-          );
-        }
+        await this.#embedBatch(batch);
         done += batch.length;
         this.#stats.reindexed += batch.length;
       }
@@ -154,12 +117,34 @@ export class EmbeddingJob {
         });
       }
     } catch (error) {
-      this.#lastError = messageOf(error);
-      this.#log.warn("memory_reindex_failed", {
-        embedder: this.#embedder.id,
-        error: messageOf(error),
-      });
-      this.schedule(this.#intervalMs);
+      this.#failed("memory_reindex_failed", error);
     }
+  }
+
+  /** Embeds the entries' texts and stores each vector the embedder returned. */
+  async #embedBatch(batch: StoredEntry[]): Promise<void> {
+    const vectors = await this.#embedder.embed(
+      batch.map((entry) => indexText(entry)),
+    );
+    for (const [i, entry] of batch.entries()) {
+      const vector = vectors[i];
+      if (!vector) continue;
+      await this.#backend.setEmbedding(
+        entry.namespace,
+        entry.key,
+        entry.updated_at,
+        { embedder: this.#embedder.id, vector },
+      );
+    }
+  }
+
+  /** Keeps and logs the error, and retries at the next interval. */
+  #failed(event: string, error: unknown): void {
+    this.#lastError = messageOf(error);
+    this.#log.warn(event, {
+      embedder: this.#embedder.id,
+      error: messageOf(error),
+    });
+    this.schedule(this.#intervalMs);
   }
 }

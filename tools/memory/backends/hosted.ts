@@ -287,11 +287,7 @@ export class HostedBackend extends ForwardingBackend {
     if (!this.#outage.active && this.#remote) {
       try {
         const result = await call(this.#remote);
-        await fill?.(result).catch((error: unknown) =>
-          this.#log.warn("memory_cache_write_failed", {
-            error: messageOf(error),
-          })
-        );
+        if (fill) await this.#updateCache(fill(result));
         return result;
       } catch (error) {
         if (!isUnavailable(error)) throw error;
@@ -304,6 +300,17 @@ export class HostedBackend extends ForwardingBackend {
     return result;
   }
 
+  /** A cache write after the remote answered: its failure is logged, not the call's. */
+  #updateCache(write: Promise<unknown>): Promise<void> {
+    return write.then(
+      () => {},
+      (error: unknown) =>
+        this.#log.warn("memory_cache_write_failed", {
+          error: messageOf(error),
+        }),
+    );
+  }
+
   async #write<R>(
     op: QueuedOp,
     remoteCall: Call<R>,
@@ -313,11 +320,7 @@ export class HostedBackend extends ForwardingBackend {
     if (!this.#outage.active && this.#remote) {
       try {
         const result = await remoteCall(this.#remote);
-        await throughCache(this.#cache).catch((error: unknown) =>
-          this.#log.warn("memory_cache_write_failed", {
-            error: messageOf(error),
-          })
-        );
+        await this.#updateCache(throughCache(this.#cache));
         return result;
       } catch (error) {
         if (!isUnavailable(error)) throw error;

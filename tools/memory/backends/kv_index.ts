@@ -37,7 +37,7 @@ import type {
 import { SearchIndex } from "../search_index.ts";
 import { BATCH, type PartRef, SnapshotReadFailed } from "./kv_index_parts.ts";
 import type { Embedding, StoredEntry } from "../model.ts";
-import { decodeEntry, listAll, valueOf } from "./kv_records.ts";
+import { listAll, tryDecode, valueOf } from "./kv_records.ts";
 import { encodeJournal } from "./entry_codec.ts";
 import {
   indexEntry,
@@ -351,17 +351,18 @@ export class IndexStore {
     key: string,
     value: StoreValue,
   ): StoredEntry | null {
-    try {
-      return decodeEntry(namespace, key, value);
-    } catch (error) {
-      // One bad record must not keep the server down; get() still reports it.
-      this.#logger?.warn("memory_entry_unreadable", {
-        namespace,
-        entry: key,
-        error,
-      });
-      return null;
-    }
+    // One bad record must not keep the server down; get() still reports it.
+    return tryDecode(
+      namespace,
+      key,
+      value,
+      (error) =>
+        this.#logger?.warn("memory_entry_unreadable", {
+          namespace,
+          entry: key,
+          error,
+        }),
+    );
   }
 
   #consider(namespace: string): void {

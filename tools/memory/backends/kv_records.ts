@@ -160,14 +160,17 @@ export function dequantise(i8: Int8Array, scale: number): Float32Array {
   return vector;
 }
 
+/** The entry, or null when the record does not decode (`unreadable` hears why). */
 export function tryDecode(
   namespace: string,
   key: string,
   value: StoreValue,
+  unreadable?: (error: unknown) => void,
 ): StoredEntry | null {
   try {
     return decodeEntry(namespace, key, value);
-  } catch {
+  } catch (error) {
+    unreadable?.(error);
     return null;
   }
 }
