@@ -12,6 +12,7 @@ import type {
 } from "../../../platform/store/mod.ts";
 import type { MemoryBackend } from "./port.ts";
 import type { Message, StoredEntry } from "../model.ts";
+import { MessageOut } from "../schemas.ts";
 
 const EmbeddingJson = z
   .object({ embedder: z.string(), vector: z.array(z.number()) })
@@ -25,12 +26,6 @@ const EntryJson = z.object({
   created_at: z.string(),
   updated_at: z.string(),
   embedding: EmbeddingJson,
-});
-const MessageJson = z.object({
-  role: z.string(),
-  content: z.string(),
-  at: z.string(),
-  extra: z.record(z.string(), z.unknown()).optional(),
 });
 export const QueuedOp = z.discriminatedUnion("op", [
   z.object({
@@ -49,7 +44,7 @@ export const QueuedOp = z.discriminatedUnion("op", [
     op: z.literal("append"),
     namespace: z.string(),
     session_id: z.string(),
-    messages: z.array(MessageJson),
+    messages: z.array(MessageOut),
   }),
   z.object({
     op: z.literal("embedding"),
@@ -296,9 +291,9 @@ function newer(a: string, b: string): boolean {
 
 function containsRun(
   history: Message[],
-  run: z.infer<typeof MessageJson>[],
+  run: z.infer<typeof MessageOut>[],
 ): boolean {
-  const same = (a: Message, b: z.infer<typeof MessageJson>) =>
+  const same = (a: Message, b: z.infer<typeof MessageOut>) =>
     a.role === b.role && a.content === b.content &&
     Date.parse(a.at) === Date.parse(b.at);
   for (let start = 0; start + run.length <= history.length; start++) {

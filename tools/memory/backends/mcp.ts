@@ -25,6 +25,8 @@ import type {
   StoredEntry,
 } from "../model.ts";
 import { openEntry, sealEntry } from "../service_access.ts";
+// The central server answers with its tools' output shapes.
+import { EntryOut, MessageOut } from "../schemas.ts";
 import {
   BackendUnavailable,
   EntryNotFound,
@@ -40,24 +42,8 @@ const NOT_FOUND = /No entry "/;
 /** HTTP answers that mean "not reachable right now" (or the JWT was refused), not "this write is wrong". */
 const UNAVAILABLE_STATUS = new Set([401, 403, 404, 408, 429]);
 
-const EntryJson = z.object({
-  namespace: z.string(),
-  key: z.string(),
-  value: z.string(),
-  tags: z.array(z.string()),
-  sensitive: z.boolean(),
-  created_at: z.string(),
-  updated_at: z.string(),
-  value_truncated: z.string().optional(),
-});
-const MessageJson = z.object({
-  role: z.string(),
-  content: z.string(),
-  at: z.string(),
-  extra: z.record(z.string(), z.unknown()).optional(),
-});
 const ListResult = z.object({
-  entries: z.array(EntryJson),
+  entries: z.array(EntryOut),
   next_cursor: z.string().nullable(),
 });
 const SearchResult = z.object({
@@ -69,7 +55,7 @@ const SearchResult = z.object({
 });
 const StoreResult = z.object({ replaced: z.boolean() });
 const ConversationResult = z.object({ total: z.number() });
-const HistoryResult = z.object({ messages: z.array(MessageJson) });
+const HistoryResult = z.object({ messages: z.array(MessageOut) });
 const ContextResult = z.object({
   conversations: z.array(z.object({ session_id: z.string() })),
 });
@@ -114,7 +100,7 @@ export class McpBackend implements MemoryBackend {
       if (NOT_FOUND.test(answer.text)) return null;
       throw new Error(answer.text);
     }
-    return await this.#stored(EntryJson.parse(answer.data));
+    return await this.#stored(EntryOut.parse(answer.data));
   }
 
   async put(
@@ -339,7 +325,7 @@ export class McpBackend implements MemoryBackend {
   }
 
   /** A central entry as this daemon stores it: sensitive values sealed with the local key. */
-  async #stored(json: z.infer<typeof EntryJson>): Promise<StoredEntry> {
+  async #stored(json: z.infer<typeof EntryOut>): Promise<StoredEntry> {
     const entry = {
       namespace: json.namespace,
       key: json.key,
