@@ -16,6 +16,7 @@ import {
 import {
   type Desktop,
   DesktopUnavailable,
+  dragPath,
   type Frame,
   type Monitor,
   type MouseButton,
@@ -212,14 +213,11 @@ export class DarwinDesktop implements Desktop {
   async drag(from: Point, to: Point, button: MouseButton): Promise<void> {
     const [down, up, number] = BUTTONS[button];
     this.#mouse(down, from, number);
-    for (let i = 1; i <= 10; i++) {
-      const point = {
-        x: from.x + ((to.x - from.x) * i) / 10,
-        y: from.y + ((to.y - from.y) * i) / 10,
-      };
-      this.#mouse(CG.kCGEventLeftMouseDragged, point, number);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await dragPath(
+      from,
+      to,
+      (point) => this.#mouse(CG.kCGEventLeftMouseDragged, point, number),
+    );
     this.#mouse(up, to, number);
   }
 

@@ -15,6 +15,7 @@ import {
 import {
   type Desktop,
   DesktopUnavailable,
+  dragPath,
   type Frame,
   type Monitor,
   type MouseButton,
@@ -213,13 +214,11 @@ export class Win32Desktop implements Desktop {
     const [down, up] = BUTTON_FLAGS[button];
     this.moveMouse(from);
     this.#mouse(down);
-    for (let i = 1; i <= 10; i++) {
-      this.moveMouse({
-        x: Math.round(from.x + ((to.x - from.x) * i) / 10),
-        y: Math.round(from.y + ((to.y - from.y) * i) / 10),
-      });
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await dragPath(
+      from,
+      to,
+      ({ x, y }) => this.moveMouse({ x: Math.round(x), y: Math.round(y) }),
+    );
     this.#mouse(up);
   }
 
