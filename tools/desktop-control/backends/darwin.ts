@@ -25,6 +25,7 @@ import {
   type TypeReport,
   type WindowInfo,
 } from "./port.ts";
+import { messageOf } from "../../../platform/errors.ts";
 
 /** ANSI-layout virtual key codes (Events.h) for named keys and shortcut letters. */
 const KEYCODES: Record<string, number> = {
@@ -108,9 +109,7 @@ export class DarwinDesktop implements Desktop {
       ax = openApplicationServices();
     } catch (error) {
       throw new DesktopUnavailable(
-        `Cannot load CoreGraphics: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `Cannot load CoreGraphics: ${messageOf(error)}`,
         "macos_frameworks",
       );
     }

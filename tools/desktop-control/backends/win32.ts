@@ -24,6 +24,7 @@ import {
   type TypeReport,
   type WindowInfo,
 } from "./port.ts";
+import { messageOf } from "../../../platform/errors.ts";
 
 const VK: Record<string, number> = {
   ctrl: 0x11,
@@ -92,9 +93,7 @@ export class Win32Desktop implements Desktop {
       gdi32 = openGdi32();
     } catch (error) {
       throw new DesktopUnavailable(
-        `Cannot load user32/gdi32: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `Cannot load user32/gdi32: ${messageOf(error)}`,
         "win32_libraries",
       );
     }
