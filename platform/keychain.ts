@@ -53,59 +53,54 @@ async function run(
   }
 }
 
-const secretService: Keychain = {
-  name: "secret-service",
-  async read({ account }) {
-    const result = await run("secret-tool", [
-      "lookup",
-      "service",
-      SERVICE,
-      "account",
-      account,
-    ]);
-    return result?.ok && result.stdout !== "" ? result.stdout : undefined;
-  },
-  async write({ account }, secret) {
-    // The secret goes on stdin, never on the command line.
-    const result = await run("secret-tool", [
-      "store",
-      "--label=agentd master key",
-      "service",
-      SERVICE,
-      "account",
-      account,
-    ], secret);
-    return result?.ok ?? false;
-  },
-};
+/**
+ * A keychain reached through its command line tool: the secret is what the
+ * `lookup` command prints; the `store` command reads it on stdin, never on
+ * the command line.
+ */
+function commandKeychain(
+  name: string,
+  program: string,
+  lookup: (account: string) => string[],
+  store: (account: string, secret: string) => [string[], string],
+): Keychain {
+  return {
+    name,
+    async read({ account }) {
+      const result = await run(program, lookup(account));
+      return result?.ok && result.stdout !== "" ? result.stdout : undefined;
+    },
+    async write({ account }, secret) {
+      const result = await run(program, ...store(account, secret));
+      return result?.ok ?? false;
+    },
+  };
+}
 
-const macKeychain: Keychain = {
-  name: "macos-keychain",
-  async read({ account }) {
-    const result = await run("security", [
-      "find-generic-password",
-      "-s",
-      SERVICE,
-      "-a",
-      account,
-      "-w",
-    ]);
-    return result?.ok && result.stdout !== "" ? result.stdout : undefined;
-  },
-  async write({ account }, secret) {
-    // -w as the last flag without a value makes security prompt on stdin.
-    const result = await run("security", [
-      "add-generic-password",
-      "-s",
-      SERVICE,
-      "-a",
-      account,
-      "-U",
-      "-w",
-    ], `${secret}\n${secret}\n`);
-    return result?.ok ?? false;
-  },
-};
+const secretService = commandKeychain(
+  "secret-service",
+  "secret-tool",
+  (account) => ["lookup", "service", SERVICE, "account", account],
+  (account, secret) => [[
+    "store",
+    "--label=agentd master key",
+    "service",
+    SERVICE,
+    "account",
+    account,
+  ], secret],
+);
+
+const macKeychain = commandKeychain(
+  "macos-keychain",
+  "security",
+  (account) => ["find-generic-password", "-s", SERVICE, "-a", account, "-w"],
+  // -w as the last flag without a value makes security prompt on stdin.
+  (account, secret) => [
+    ["add-generic-password", "-s", SERVICE, "-a", account, "-U", "-w"],
+    `${secret}\n${secret}\n`,
+  ],
+);
 
 /** DATA_BLOB on 64-bit Windows: a u32 length, padding, a pointer. */
 function dataBlob(bytes: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {

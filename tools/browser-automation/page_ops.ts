@@ -4,6 +4,7 @@
 import type { HTTPRequest, Page } from "../../platform/puppeteer.ts";
 import type { JsonValue } from "../../platform/store/mod.ts";
 import type { ToolResult } from "../kit/mod.ts";
+import { messageOf } from "../../platform/errors.ts";
 
 /**
  * `promise`, or `fallback` once `ms` pass. The promise keeps running; its
@@ -123,7 +124,7 @@ export async function withNavigation<T>(
 
 /** The first line of an error's message, without puppeteer's class prefix. */
 export function reasonOf(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return message.split("\n")[0].replace(/^(Protocol|Timeout)Error: /, "")
     .trim();
 }

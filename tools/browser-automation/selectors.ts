@@ -5,6 +5,7 @@
 import type { ElementHandle, Page } from "../../platform/puppeteer.ts";
 import { ToolError } from "../kit/mod.ts";
 import { isRef, resolveRef } from "./refs.ts";
+import { messageOf } from "../../platform/errors.ts";
 
 /** A double-quoted argument for puppeteer's `::-p-text("…")`. */
 function quoted(value: string): string {
@@ -97,7 +98,7 @@ export function selectorError(
   timeoutMs: number,
 ): ToolError {
   if (error instanceof ToolError) return error;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   if (error instanceof Error && error.name === "TimeoutError") {
     return noMatch(selector, timeoutMs);
   }

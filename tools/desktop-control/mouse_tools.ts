@@ -2,8 +2,9 @@
 // latest screenshot unless `coordinates: "screen"` says screen pixels.
 
 import { z } from "zod";
-import { json, toolDefiner } from "../kit/mod.ts";
+import { type CallContext, json, toolDefiner } from "../kit/mod.ts";
 import type { DesktopControl } from "./control.ts";
+import type { Shot } from "./shots.ts";
 
 const tool = toolDefiner<DesktopControl>();
 
@@ -30,6 +31,31 @@ function rounded(point: { x: number; y: number }) {
   return { x: Math.round(point.x), y: Math.round(point.y) };
 }
 
+/** The screen point of a tool's `x`, `y` (image pixels unless `coordinates` says screen). */
+function screenPoint(
+  ctx: DesktopControl,
+  call: CallContext,
+  input: {
+    x: number;
+    y: number;
+    coordinates?: "image" | "screen";
+    screenshot_id?: string;
+  },
+) {
+  return ctx.toScreen(
+    call,
+    rounded(input),
+    input.coordinates ?? "image",
+    input.screenshot_id,
+    "x, y",
+  );
+}
+
+/** The `moved` part of an answer: where the pointer is now, and the screenshot used. */
+function movedTo(ctx: DesktopControl, shot: Shot | undefined) {
+  return { pointer: ctx.desktop.pointer(), screenshot_id: shot?.id ?? null };
+}
+
 export const mouseMove = tool({
   name: "mouse_move",
   touches: [],
@@ -43,25 +69,16 @@ export const mouseMove = tool({
   }),
   output: z.object({ screen: Point, ...moved }),
   annotations: { destructiveHint: false },
-  handle(ctx, { x, y, coordinates, screenshot_id }, call) {
+  handle(ctx, input, call) {
+    const { x, y, coordinates } = input;
     return ctx.act(call, "mouse_move", {
       x,
       y,
       coordinates: coordinates ?? "image",
     }, () => {
-      const { screen, shot } = ctx.toScreen(
-        call,
-        rounded({ x, y }),
-        coordinates ?? "image",
-        screenshot_id,
-        "x, y",
-      );
+      const { screen, shot } = screenPoint(ctx, call, input);
       ctx.desktop.moveMouse(screen);
-      return json({
-        screen,
-        pointer: ctx.desktop.pointer(),
-        screenshot_id: shot?.id ?? null,
-      });
+      return json({ screen, ...movedTo(ctx, shot) });
     });
   },
 });
@@ -86,27 +103,17 @@ export const mouseClick = tool({
     ...moved,
   }),
   annotations: { destructiveHint: true },
-  handle(ctx, { x, y, button, coordinates, screenshot_id }, call) {
-    const which = button ?? "left";
+  handle(ctx, input, call) {
+    const { x, y, coordinates } = input;
+    const which = input.button ?? "left";
     return ctx.act(
       call,
       "mouse_click",
       { x, y, button: which, coordinates: coordinates ?? "image" },
       () => {
-        const { screen, shot } = ctx.toScreen(
-          call,
-          rounded({ x, y }),
-          coordinates ?? "image",
-          screenshot_id,
-          "x, y",
-        );
+        const { screen, shot } = screenPoint(ctx, call, input);
         ctx.desktop.click(screen, which);
-        return json({
-          screen,
-          button: which,
-          pointer: ctx.desktop.pointer(),
-          screenshot_id: shot?.id ?? null,
-        });
+        return json({ screen, button: which, ...movedTo(ctx, shot) });
       },
     );
   },
@@ -144,8 +151,7 @@ export const mouseDrag = tool({
         return json({
           from: start.screen,
           to: end.screen,
-          pointer: ctx.desktop.pointer(),
-          screenshot_id: start.shot?.id ?? null,
+          ...movedTo(ctx, start.shot),
         });
       },
     );

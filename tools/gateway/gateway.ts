@@ -82,7 +82,8 @@ export class Gateway implements DynamicTools {
   readonly #log: Logger;
   readonly #clock: () => number;
   readonly upstreams = new Map<string, Upstream>();
-  readonly #groups: ReplicaGroups;
+  /** Upstreams by replica group: `route_tool_call` routes through them. */
+  readonly groups: ReplicaGroups;
   #catalog: Catalog = new Map();
   #catalogKey = "";
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -135,7 +136,7 @@ export class Gateway implements DynamicTools {
       log: this.#log,
       fetchFn: options.fetchFn,
     });
-    this.#groups = new ReplicaGroups(this.upstreams, {
+    this.groups = new ReplicaGroups(this.upstreams, {
       config: this.config,
       log: this.#log,
     });
@@ -241,7 +242,7 @@ export class Gateway implements DynamicTools {
 
   #alert(event: AlertEvent, upstream: Upstream): void {
     alert(event, upstream, {
-      replicas: this.#groups.members(upstream.group),
+      replicas: this.groups.members(upstream.group),
       webhook: this.config.alert_webhook,
       log: this.#log,
       fetchFn: this.#options.fetchFn,
@@ -311,7 +312,7 @@ export class Gateway implements DynamicTools {
     }
     const entry = this.#catalog.get(name);
     if (!entry) throw new ToolError(`Unknown tool "${name}"`);
-    return this.#groups.call(
+    return this.groups.call(
       entry.group,
       entry.tool,
       { ...entry.defaults, ...args },
@@ -320,16 +321,6 @@ export class Gateway implements DynamicTools {
   }
 
   // ------------------------------------------------------------ routing
-
-  /** `route_tool_call`: `server` is an upstream name or a replica group. */
-  route(
-    server: string,
-    tool: string,
-    args: Record<string, unknown>,
-    call: CallContext,
-  ): Promise<CallToolResult> {
-    return this.#groups.route(server, tool, args, call);
-  }
 
   /** `broadcast_tool_call`: every healthy upstream with the tool, in parallel; one result each. */
   broadcast(

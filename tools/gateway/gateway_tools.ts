@@ -149,7 +149,7 @@ export const routeToolCall = tool({
   }),
   annotations: { openWorldHint: true },
   handle(gateway, args, call) {
-    return gateway.route(args.server, args.tool, args.args, call);
+    return gateway.groups.route(args.server, args.tool, args.args, call);
   },
 });
 

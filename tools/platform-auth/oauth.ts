@@ -5,11 +5,4 @@
 import * as oauth from "oauth4webapi";
 
 export { oauth };
-export type {
-  AuthorizationServer,
-  Client,
-  ClientAuth,
-  DeviceAuthorizationResponse,
-  IntrospectionResponse,
-  TokenEndpointResponse,
-} from "oauth4webapi";
+export type * from "oauth4webapi";

@@ -1,9 +1,33 @@
 // The clipboard through the OS's own commands: pbcopy/pbpaste on macOS,
-// PowerShell's Get-Clipboard/Set-Clipboard on Windows. Untested here.
+// PowerShell's Get-Clipboard/Set-Clipboard on Windows (untested here); and
+// printClipboard, the read that x11_clipboard.ts uses too (tested there).
 
 import type { Clipboard } from "./port.ts";
 
 const TIMEOUT_MS = 10_000;
+
+/**
+ * Runs a command that prints the clipboard: its text, or what it said on
+ * stderr when it failed. `env`, when given, is its whole environment.
+ */
+export async function printClipboard(
+  command: string,
+  args: string[],
+  options: { timeoutMs: number; env?: Record<string, string> },
+): Promise<{ text: string } | { failed: string }> {
+  const output = await new Deno.Command(command, {
+    args,
+    ...(options.env === undefined ? {} : { env: options.env, clearEnv: true }),
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(options.timeoutMs),
+  }).output();
+  const decoder = new TextDecoder();
+  return output.success
+    ? { text: decoder.decode(output.stdout) }
+    : { failed: decoder.decode(output.stderr).trim() };
+}
 
 export class CommandClipboard implements Clipboard {
   readonly via: string;
@@ -33,19 +57,13 @@ export class CommandClipboard implements Clipboard {
 
   async read(): Promise<string> {
     const [command, args] = this.#read;
-    const output = await new Deno.Command(command, {
-      args,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    }).output();
-    if (!output.success) {
-      throw new Error(
-        `${command} failed: ${new TextDecoder().decode(output.stderr).trim()}`,
-      );
+    const printed = await printClipboard(command, args, {
+      timeoutMs: TIMEOUT_MS,
+    });
+    if ("failed" in printed) {
+      throw new Error(`${command} failed: ${printed.failed}`);
     }
-    return new TextDecoder().decode(output.stdout);
+    return printed.text;
   }
 
   async write(text: string): Promise<void> {

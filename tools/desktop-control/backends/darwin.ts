@@ -16,6 +16,7 @@ import {
 import {
   type Desktop,
   DesktopUnavailable,
+  dragPath,
   type Frame,
   type Monitor,
   type MouseButton,
@@ -24,6 +25,7 @@ import {
   type TypeReport,
   type WindowInfo,
 } from "./port.ts";
+import { messageOf } from "../../../platform/errors.ts";
 
 /** ANSI-layout virtual key codes (Events.h) for named keys and shortcut letters. */
 const KEYCODES: Record<string, number> = {
@@ -107,9 +109,7 @@ export class DarwinDesktop implements Desktop {
       ax = openApplicationServices();
     } catch (error) {
       throw new DesktopUnavailable(
-        `Cannot load CoreGraphics: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `Cannot load CoreGraphics: ${messageOf(error)}`,
         "macos_frameworks",
       );
     }
@@ -212,14 +212,11 @@ export class DarwinDesktop implements Desktop {
   async drag(from: Point, to: Point, button: MouseButton): Promise<void> {
     const [down, up, number] = BUTTONS[button];
     this.#mouse(down, from, number);
-    for (let i = 1; i <= 10; i++) {
-      const point = {
-        x: from.x + ((to.x - from.x) * i) / 10,
-        y: from.y + ((to.y - from.y) * i) / 10,
-      };
-      this.#mouse(CG.kCGEventLeftMouseDragged, point, number);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await dragPath(
+      from,
+      to,
+      (point) => this.#mouse(CG.kCGEventLeftMouseDragged, point, number),
+    );
     this.#mouse(up, to, number);
   }
 

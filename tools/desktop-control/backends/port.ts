@@ -77,6 +77,27 @@ export interface Desktop {
   close(): void;
 }
 
+/**
+ * The pointer's path of a drag while the button is held: ten steps from
+ * `from` to `to`, 5 ms apart (apps start a drag only after the pointer moves
+ * while held). `move` gets each point, fractional; the backend rounds it if
+ * its API takes whole pixels.
+ */
+export async function dragPath(
+  from: Point,
+  to: Point,
+  move: (point: Point) => void,
+): Promise<void> {
+  const steps = 10;
+  for (let i = 1; i <= steps; i++) {
+    move({
+      x: from.x + ((to.x - from.x) * i) / steps,
+      y: from.y + ((to.y - from.y) * i) / steps,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 /** A desktop that cannot be used as is: missing display, permission or library; says how to fix. */
 export class DesktopUnavailable extends Error {
   override name = "DesktopUnavailable";

@@ -15,6 +15,7 @@ import {
 import {
   type Desktop,
   DesktopUnavailable,
+  dragPath,
   type Frame,
   type Monitor,
   type MouseButton,
@@ -23,6 +24,7 @@ import {
   type TypeReport,
   type WindowInfo,
 } from "./port.ts";
+import { messageOf } from "../../../platform/errors.ts";
 
 const VK: Record<string, number> = {
   ctrl: 0x11,
@@ -91,9 +93,7 @@ export class Win32Desktop implements Desktop {
       gdi32 = openGdi32();
     } catch (error) {
       throw new DesktopUnavailable(
-        `Cannot load user32/gdi32: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `Cannot load user32/gdi32: ${messageOf(error)}`,
         "win32_libraries",
       );
     }
@@ -213,13 +213,11 @@ export class Win32Desktop implements Desktop {
     const [down, up] = BUTTON_FLAGS[button];
     this.moveMouse(from);
     this.#mouse(down);
-    for (let i = 1; i <= 10; i++) {
-      this.moveMouse({
-        x: Math.round(from.x + ((to.x - from.x) * i) / 10),
-        y: Math.round(from.y + ((to.y - from.y) * i) / 10),
-      });
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await dragPath(
+      from,
+      to,
+      ({ x, y }) => this.moveMouse({ x: Math.round(x), y: Math.round(y) }),
+    );
     this.#mouse(up);
   }
 

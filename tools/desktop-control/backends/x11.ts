@@ -11,6 +11,7 @@ import type {
   TypeReport,
   WindowInfo,
 } from "./port.ts";
+import { dragPath } from "./port.ts";
 import type { JsonValue } from "../../../platform/store/mod.ts";
 import { XDisplay } from "./x11_display.ts";
 import { X11Capture } from "./x11_capture.ts";
@@ -95,15 +96,16 @@ export class X11Desktop implements Desktop {
     fake.XTestFakeMotionEvent(d.pointer, -1, from.x, from.y, 0n);
     fake.XTestFakeButtonEvent(d.pointer, BUTTONS[button], 1, 0n);
     d.sync();
-    // Intermediate motion: apps start a drag only after the pointer moves while held.
-    const steps = 10;
-    for (let i = 1; i <= steps; i++) {
-      const x = Math.round(from.x + ((to.x - from.x) * i) / steps);
-      const y = Math.round(from.y + ((to.y - from.y) * i) / steps);
-      fake.XTestFakeMotionEvent(d.pointer, -1, x, y, 0n);
+    await dragPath(from, to, ({ x, y }) => {
+      fake.XTestFakeMotionEvent(
+        d.pointer,
+        -1,
+        Math.round(x),
+        Math.round(y),
+        0n,
+      );
       d.sync();
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    });
     fake.XTestFakeButtonEvent(d.pointer, BUTTONS[button], 0, 0n);
     d.sync();
   }

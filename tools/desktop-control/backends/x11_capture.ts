@@ -9,6 +9,7 @@ import {
 } from "../../../ffi/x11.ts";
 import type { Frame, Monitor, Region } from "./port.ts";
 import type { XDisplay } from "./x11_display.ts";
+import { messageOf } from "../../../platform/errors.ts";
 
 interface ShmImage {
   image: Deno.PointerObject;
@@ -85,9 +86,7 @@ export class X11Capture {
         return this.#captureShm(region);
       } catch (error) {
         // Shared memory can fail (limits, a remote server): keep capturing without it.
-        this.#shmOff = `MIT-SHM failed: ${
-          error instanceof Error ? error.message : String(error)
-        }`;
+        this.#shmOff = `MIT-SHM failed: ${messageOf(error)}`;
         this.#releaseShm();
       }
     }

@@ -3,6 +3,7 @@
 // owns it (`xclip -quiet` / `xsel --nodetach`) until the next write or stop.
 
 import type { Clipboard } from "./port.ts";
+import { printClipboard } from "./clipboard_command.ts";
 
 const TIMEOUT_MS = 5000;
 
@@ -75,22 +76,17 @@ export class X11Clipboard implements Clipboard {
     const args = tool.name === "xclip"
       ? ["-selection", "clipboard", "-o"]
       : ["--clipboard", "--output"];
-    const output = await new Deno.Command(tool.path, {
-      args,
+    const printed = await printClipboard(tool.path, args, {
+      timeoutMs: TIMEOUT_MS,
       env: this.#env,
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    }).output();
-    if (!output.success) {
-      const why = new TextDecoder().decode(output.stderr).trim();
+    });
+    if ("failed" in printed) {
+      const why = printed.failed;
       // The owner offers no text (an image, files): say so rather than fail.
       if (/target .* not available|cannot convert/i.test(why)) return "";
       throw new Error(`${tool.name} could not read the clipboard: ${why}`);
     }
-    return new TextDecoder().decode(output.stdout);
+    return printed.text;
   }
 
   async write(text: string): Promise<void> {
