@@ -11,6 +11,7 @@ import {
   type FlagSet,
   flagsHelp,
   mcpFlags,
+  noArguments,
   parseFlags,
   UsageError,
 } from "./args.ts";
@@ -117,12 +118,7 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
     ctx.print(mcpHelp(await ctx.servers.load(), spec));
     return 0;
   }
-  if (positionals.length > 0) {
-    throw new UsageError(
-      `unexpected argument "${positionals[0]}" for "agentd mcp ${id}"`,
-      "mcp",
-    );
-  }
+  noArguments(positionals, `mcp ${id}`, "mcp");
   const flags: Record<string, unknown> = {};
   const section: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(values)) {

@@ -5,9 +5,9 @@ import {
   configKey,
   FIRST_STEPS,
   flagsHelp,
+  noArguments,
   parseFlags,
   serveFlags,
-  UsageError,
 } from "./args.ts";
 import {
   assertSafeBinding,
@@ -46,12 +46,7 @@ export async function runServe(
     ctx.print(SERVE_HELP);
     return 0;
   }
-  if (positionals.length > 0) {
-    throw new UsageError(
-      `unexpected argument "${positionals[0]}" for "agentd serve"`,
-      "serve",
-    );
-  }
+  noArguments(positionals, "serve");
   const flags: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(values)) {
     if (name !== "help") flags[configKey(name)] = value;
