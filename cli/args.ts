@@ -154,6 +154,23 @@ function explainParseError(command: string, error: unknown): string {
   }
 }
 
+/**
+ * For a command that takes no arguments: the UsageError naming the first of
+ * `positionals`, if any. `topic` is the help topic (the command by default).
+ */
+export function noArguments(
+  positionals: string[],
+  command: string,
+  topic: string = command,
+): void {
+  if (positionals.length > 0) {
+    throw new UsageError(
+      `unexpected argument "${positionals[0]}" for "agentd ${command}"`,
+      topic,
+    );
+  }
+}
+
 /** `--data-dir` → `data_dir`, the config key a flag sets. */
 export function configKey(flag: string): string {
   return flag.replaceAll("-", "_");

@@ -257,6 +257,50 @@ export function hostOptions(spec: AnyServerSpec, options: {
   };
 }
 
+/** What an HTTP daemon (`serve`, `mcp <id> --port`) runs on, its servers started. */
+export interface HttpDaemon {
+  base: BaseConfig;
+  log: Logger;
+  signal: ReturnType<typeof shutdownSignal>;
+  store: Store;
+  hosts: HostedServer[];
+  /** For serveHttp: tells the servers the address once it listens. */
+  onListening(address: string): void;
+}
+
+/**
+ * Refuses an unsafe binding, then makes the logger, the shutdown signal and
+ * the store, and starts `specs` on them.
+ */
+export async function startHttpDaemon(
+  settings: Settings,
+  specs: readonly AnyServerSpec[],
+  options: { env: Readonly<Record<string, string>>; alone?: boolean },
+): Promise<HttpDaemon> {
+  const base = settings.base;
+  assertSafeBinding(base);
+  const log = createDaemonLogger(base);
+  const signal = shutdownSignal(log);
+  const store = await openStore(settings);
+  let address: string | undefined;
+  const hosts = await startServers(specs, {
+    store,
+    log,
+    settings,
+    env: options.env,
+    address: () => address,
+    alone: options.alone,
+  });
+  return {
+    base,
+    log,
+    signal,
+    store,
+    hosts,
+    onListening: (url) => address = url,
+  };
+}
+
 /** Resolves with the first SIGINT/SIGTERM; logs repeats (ignored, or forcing exit). */
 export function shutdownSignal(log: Logger): {
   received: Promise<ShutdownSignal>;

@@ -5,8 +5,8 @@ import {
   doctorFlags,
   FIRST_STEPS,
   flagsHelp,
+  noArguments,
   parseFlags,
-  UsageError,
 } from "./args.ts";
 import { messageOf } from "../platform/errors.ts";
 import { loadSettings, type Settings } from "./boot.ts";
@@ -52,12 +52,7 @@ export async function runDoctor(
     ctx.print(DOCTOR_HELP);
     return 0;
   }
-  if (positionals.length > 0) {
-    throw new UsageError(
-      `unexpected argument "${positionals[0]}" for "agentd doctor"`,
-      "doctor",
-    );
-  }
+  noArguments(positionals, "doctor");
   const flags: Record<string, unknown> = {};
   if (typeof values.config === "string") flags.config = values.config;
   if (typeof values["data-dir"] === "string") {

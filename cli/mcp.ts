@@ -11,11 +11,11 @@ import {
   type FlagSet,
   flagsHelp,
   mcpFlags,
+  noArguments,
   parseFlags,
   UsageError,
 } from "./args.ts";
 import {
-  assertSafeBinding,
   createDaemonLogger,
   createGuard,
   hostOptions,
@@ -25,7 +25,7 @@ import {
   type Settings,
   shutdown,
   shutdownSignal,
-  startServers,
+  startHttpDaemon,
   StartupError,
 } from "./boot.ts";
 import { HostedServer } from "../tools/kit/host.ts";
@@ -117,12 +117,7 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
     ctx.print(mcpHelp(await ctx.servers.load(), spec));
     return 0;
   }
-  if (positionals.length > 0) {
-    throw new UsageError(
-      `unexpected argument "${positionals[0]}" for "agentd mcp ${id}"`,
-      "mcp",
-    );
-  }
+  noArguments(positionals, `mcp ${id}`, "mcp");
   const flags: Record<string, unknown> = {};
   const section: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(values)) {
@@ -134,26 +129,17 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
   if (values.port === undefined) return await serveAlone(spec, flags, ctx);
 
   const settings = await loadSettings({ flags, specs: [spec], env: ctx.env });
-  const base = settings.base;
-  assertSafeBinding(base);
-  const log = createDaemonLogger(base);
-  const signal = shutdownSignal(log);
-  const store = await openStore(settings);
-  let address: string | undefined;
-  const [host] = await startServers([spec], {
-    store,
-    log,
-    settings,
+  const daemon = await startHttpDaemon(settings, [spec], {
     env: ctx.env,
-    address: () => address,
     alone: true,
   });
+  const [host] = daemon.hosts;
   // Over HTTP a failed start ends the process: a service manager sees the
   // exit, and the endpoint would only refuse sessions (503).
   if (host.phase.phase !== "running") {
     await host.stop(0);
-    await store.close();
-    signal.dispose();
+    await daemon.store.close();
+    daemon.signal.dispose();
     throw new StartupError(
       host.phase.state.error ?? `${spec.id} did not start`,
     );
@@ -164,15 +150,7 @@ export async function runMcp(args: string[], ctx: CliContext): Promise<number> {
     "./http_face.ts",
     import.meta.url,
   );
-  return await serveHttp({
-    hosts: [host],
-    layout: "single",
-    base,
-    store,
-    log,
-    signal,
-    onListening: (url) => address = url,
-  });
+  return await serveHttp({ ...daemon, layout: "single" });
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   FIRST_STEPS,
   type FlagSet,
   flagsHelp,
+  noArguments,
   parseFlags,
   UsageError,
 } from "./args.ts";
@@ -218,14 +219,7 @@ export async function runNativeHostInstall(
     ctx.print(INSTALL_HELP);
     return 0;
   }
-  if (positionals.length > 0) {
-    throw new UsageError(
-      `unexpected argument "${
-        positionals[0]
-      }" for "agentd native-host install"`,
-      "native-host install",
-    );
-  }
+  noArguments(positionals, "native-host install");
   const browsers = parseBrowsers(values.browser);
   const extensionId = typeof values["extension-id"] === "string"
     ? values["extension-id"]

@@ -5,19 +5,11 @@ import {
   configKey,
   FIRST_STEPS,
   flagsHelp,
+  noArguments,
   parseFlags,
   serveFlags,
-  UsageError,
 } from "./args.ts";
-import {
-  assertSafeBinding,
-  createDaemonLogger,
-  loadSettings,
-  openStore,
-  selectServers,
-  shutdownSignal,
-  startServers,
-} from "./boot.ts";
+import { loadSettings, selectServers, startHttpDaemon } from "./boot.ts";
 import type { CliContext } from "./context.ts";
 import { serveHttp } from "./http_face.ts";
 import { startAgents } from "./agents.ts";
@@ -46,12 +38,7 @@ export async function runServe(
     ctx.print(SERVE_HELP);
     return 0;
   }
-  if (positionals.length > 0) {
-    throw new UsageError(
-      `unexpected argument "${positionals[0]}" for "agentd serve"`,
-      "serve",
-    );
-  }
+  noArguments(positionals, "serve");
   const flags: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(values)) {
     if (name !== "help") flags[configKey(name)] = value;
@@ -62,36 +49,13 @@ export async function runServe(
   const specs = await ctx.servers.load(
     selectServers(settings, sections).map((section) => section.id),
   );
-  const base = settings.base;
-  assertSafeBinding(base);
-
-  const log = createDaemonLogger(base);
-  const signal = shutdownSignal(log);
-  const store = await openStore(settings);
-  let address: string | undefined;
-  const hosts = await startServers(specs, {
-    store,
-    log,
-    settings,
-    env: ctx.env,
-    address: () => address,
-  });
+  const daemon = await startHttpDaemon(settings, specs, { env: ctx.env });
   const { agents, a2a } = await startAgents({
     settings,
-    store,
-    hosts,
-    log,
+    store: daemon.store,
+    hosts: daemon.hosts,
+    log: daemon.log,
     env: ctx.env,
   });
-  return await serveHttp({
-    hosts,
-    agents,
-    a2a,
-    layout: "daemon",
-    base,
-    store,
-    log,
-    signal,
-    onListening: (url) => address = url,
-  });
+  return await serveHttp({ ...daemon, agents, a2a, layout: "daemon" });
 }

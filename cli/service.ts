@@ -7,6 +7,7 @@ import {
   configKey,
   FIRST_STEPS,
   flagsHelp,
+  noArguments,
   parseFlags,
   serveFlags,
   serviceFlags,
@@ -115,7 +116,7 @@ export async function runService(
         ctx.print(SERVICE_HELP);
         return 0;
       }
-      noPositionals(action, positionals);
+      noArguments(positionals, `service ${action}`);
       return action === "status" ? await status(ctx) : await uninstall(ctx);
     }
     default:
@@ -139,7 +140,7 @@ async function install(args: string[], ctx: CliContext): Promise<number> {
     ctx.print(SERVICE_HELP);
     return 0;
   }
-  noPositionals("install", positionals);
+  noArguments(positionals, command);
   const manager = serviceManager(ctx.env);
 
   // The same flags and checks as `agentd serve`, with paths made absolute
@@ -383,15 +384,6 @@ function notes(
     ctx.print(
       `Note: the service runs deno from the npm cache (${executable}); if that cache is cleared, ` +
         "install again with a deno on PATH, or compile agentd (deno task compile).",
-    );
-  }
-}
-
-function noPositionals(action: string, positionals: string[]): void {
-  if (positionals.length > 0) {
-    throw new UsageError(
-      `unexpected argument "${positionals[0]}" for "agentd service ${action}"`,
-      `service ${action}`,
     );
   }
 }

@@ -4,6 +4,7 @@
 
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
+import { bundleForBrowser } from "../platform/browser_bundle.ts";
 
 const SOURCE = dirname(fromFileUrl(import.meta.url));
 const ENTRIES = ["background", "content", "page_hooks", "popup"];
@@ -27,26 +28,11 @@ export async function buildExtension(
   await Deno.remove(out, { recursive: true }).catch(() => {});
   await Deno.mkdir(out, { recursive: true });
   await Promise.all(ENTRIES.map(async (entry) => {
-    const result = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "bundle",
-        "--quiet",
-        "--platform=browser",
-        "--format=iife",
-        "-o",
-        join(out, `${entry}.js`),
-        join(SOURCE, "src", `${entry}.ts`),
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    if (!result.success) {
-      throw new Error(
-        `Cannot bundle extension/src/${entry}.ts: ${
-          new TextDecoder().decode(result.stderr)
-        }`,
-      );
-    }
+    const code = await bundleForBrowser(
+      join(SOURCE, "src", `${entry}.ts`),
+      `extension/src/${entry}.ts`,
+    );
+    await Deno.writeTextFile(join(out, `${entry}.js`), code);
   }));
   for (const file of STATIC) {
     await Deno.copyFile(join(SOURCE, file), join(out, file));

@@ -10,6 +10,7 @@ import type { GuardVariables } from "../platform/http_guards.ts";
 import type { Caller } from "../platform/identity.ts";
 import type { JsonValue } from "../platform/store/mod.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
+import { htmlPage } from "./page.ts";
 import { ADMIN_SCRIPT } from "./scripts.ts";
 import type {
   AdminColumn,
@@ -322,18 +323,10 @@ function renderPage(
     } s</p>
 <script nonce="${nonce}">${ADMIN_SCRIPT}</script>`
     : "";
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>agentd admin</title>
-<style nonce="${nonce}">${STYLE}</style>
-</head>
-<body>
-${renderMain(page)}
-${refresh}
-</body>
-</html>
-`;
+  return htmlPage({
+    title: "agentd admin",
+    nonce,
+    style: STYLE,
+    body: `${renderMain(page)}\n${refresh}`,
+  });
 }

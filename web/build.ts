@@ -6,6 +6,7 @@
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { bundleForBrowser } from "../platform/browser_bundle.ts";
 
 const WEB = dirname(fileURLToPath(import.meta.url));
 export const SCRIPTS_FILE = join(WEB, "scripts.ts");
@@ -14,25 +15,11 @@ export const SCRIPTS_FILE = join(WEB, "scripts.ts");
 const ENTRIES = { DASHBOARD_SCRIPT: "dashboard", ADMIN_SCRIPT: "admin" };
 
 async function bundle(entry: string): Promise<string> {
-  const result = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "bundle",
-      "--quiet",
-      "--platform=browser",
-      "--format=iife",
-      join(WEB, "src", `${entry}.ts`),
-    ],
-    cwd: join(WEB, ".."),
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  if (!result.success) {
-    throw new Error(
-      `Cannot bundle web/src/${entry}.ts: ${decoder.decode(result.stderr)}`,
-    );
-  }
-  const code = decoder.decode(result.stdout);
+  const code = await bundleForBrowser(
+    join(WEB, "src", `${entry}.ts`),
+    `web/src/${entry}.ts`,
+    join(WEB, ".."),
+  );
   // Inlined in a <script> element, which this would close early.
   if (/<\/script/i.test(code)) {
     throw new Error(`web/src/${entry}.ts must not contain "</script"`);

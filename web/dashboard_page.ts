@@ -2,6 +2,7 @@
 // secrets: the script (web/src/dashboard.ts, bundled into scripts.ts) fills
 // the panels from the API.
 
+import { htmlPage } from "./page.ts";
 import { DASHBOARD_SCRIPT } from "./scripts.ts";
 
 const STYLE = `
@@ -75,21 +76,16 @@ export function renderDashboard(options: {
   refreshMs: number;
 }): string {
   const { nonce } = options;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>agentd dashboard</title>
-<style nonce="${nonce}">${STYLE}</style>
-</head>
-<body>
-<a class="skip" href="#approvals">Skip to approvals</a>
+  return htmlPage({
+    title: "agentd dashboard",
+    nonce,
+    style: STYLE,
+    body: `<a class="skip" href="#approvals">Skip to approvals</a>
 <a class="skip" href="#chat">Skip to chat</a>
 <a class="skip" href="#audit-filter">Skip to audit</a>
 <header class="top"><h1>agentd</h1><span id="version">${
-    options.version.replace(/[^0-9A-Za-z.+-]/g, "")
-  }</span><span id="status" role="status" aria-live="polite">Loading…</span></header>
+      options.version.replace(/[^0-9A-Za-z.+-]/g, "")
+    }</span><span id="status" role="status" aria-live="polite">Loading…</span></header>
 <main data-refresh-ms="${Math.round(options.refreshMs)}">
 <section class="panel wide" id="approvals" aria-labelledby="approvals-h"><h2 id="approvals-h">Approvals</h2><div class="body"><p class="empty">Loading…</p></div>
 <p id="approvals-state" role="status" aria-live="polite"></p>
@@ -125,8 +121,6 @@ export function renderDashboard(options: {
 </section>
 <section class="panel wide" id="gateway" aria-labelledby="gateway-h"><h2 id="gateway-h">Gateway</h2><div class="body"><p class="empty">Loading…</p></div></section>
 </main>
-<script nonce="${nonce}">${DASHBOARD_SCRIPT}</script>
-</body>
-</html>
-`;
+<script nonce="${nonce}">${DASHBOARD_SCRIPT}</script>`,
+  });
 }

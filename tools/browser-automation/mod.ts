@@ -2,7 +2,8 @@
 // clicks, typing, forms, screenshots, scripts and cookies on Chromium or
 // Chrome over CDP, attached to the user's browser or launched on demand.
 
-import { defineServer, gatherTools } from "../kit/mod.ts";
+import { defineServer, gatherTools, serviceRuntime } from "../kit/mod.ts";
+import { resultsTemplate } from "../kit/session_results.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { BrowserAutomation } from "./automation.ts";
 import * as capture from "./capture_tools.ts";
@@ -57,19 +58,13 @@ export const browserAutomationServer = defineServer<BrowserAutomation>({
     script,
     snapshot,
   ),
-  resourceTemplates: [{
-    uriTemplate: `${RESULT_PREFIX}{id}`,
-    name: "result",
-    title: "A big result of this session",
-    description:
-      "Page HTML over text_budget or a screenshot over image_budget, kept until the session ends (or its tab closes)",
-    read(automation, uri, variables) {
-      const id = variables.id;
-      return Promise.resolve(
-        automation.results.read(uri.href, typeof id === "string" ? id : ""),
-      );
-    },
-  }],
+  resourceTemplates: [
+    resultsTemplate(RESULT_PREFIX, (automation) => automation.results, {
+      title: "A big result of this session",
+      description:
+        "Page HTML over text_budget or a screenshot over image_budget, kept until the session ends (or its tab closes)",
+    }),
+  ],
   async start(deps) {
     const parsed = BrowserAutomationConfig.parse(deps.config);
     // The start phase launches the browser; a daemon hosting many
@@ -78,12 +73,7 @@ export const browserAutomationServer = defineServer<BrowserAutomation>({
       ...parsed,
       launch_on_start: parsed.launch_on_start ?? deps.alone,
     };
-    const automation = new BrowserAutomation(config, {
-      log: deps.log,
-      dataDir: deps.dataDir,
-      env: deps.env,
-      ownOrigin: deps.ownOrigin,
-    });
+    const automation = new BrowserAutomation(config, deps);
     await automation.start();
     deps.log.info("browser_automation_ready", {
       cdp_port: config.cdp_port,
@@ -91,14 +81,10 @@ export const browserAutomationServer = defineServer<BrowserAutomation>({
       launch: config.launch_on_start ? "on_start" : "on_first_use",
       browser: automation.connection.state,
     });
-    return {
-      context: automation,
-      health: () => automation.health(),
-      metrics: () => automation.metrics(),
+    return serviceRuntime(automation, {
       // The session's tab and its result resources go with it.
       sessionClosed: (sessionId) =>
         automation.pages.release(`session:${sessionId}`),
-      stop: () => automation.stop(),
-    };
+    });
   },
 });

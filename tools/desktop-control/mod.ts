@@ -2,7 +2,7 @@
 // keyboard, windows and clipboard of the desktop session through the Desktop
 // port (X11 via ffi/x11.ts), and files inside configured roots.
 
-import { defineServer, gatherTools } from "../kit/mod.ts";
+import { defineServer, gatherTools, serviceRuntime } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { localDisplayMissing, openDesktop } from "./backends/open.ts";
 import * as clipboard from "./clipboard_tools.ts";
@@ -93,13 +93,11 @@ export const desktopControlServer = defineServer<DesktopControl>({
       jpeg_encoder: control.encoder.jpegEncoder,
       allowed_roots: config.allowed_roots.length,
     });
-    return {
-      context: control,
-      health: () => control.health(),
+    return serviceRuntime(control, {
       async stop() {
         await watch.stop();
         await control.stop();
       },
-    };
+    });
   },
 });

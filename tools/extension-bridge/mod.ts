@@ -3,7 +3,7 @@
 // configured port: list and inspect them, run actions in their service
 // workers, register content scripts, and send allowed CDP commands.
 
-import { defineServer, gatherTools } from "../kit/mod.ts";
+import { defineServer, gatherTools, serviceRuntime } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
 import * as actions from "./action_tools.ts";
 import { ExtensionBridge } from "./bridge.ts";
@@ -40,23 +40,13 @@ export const extensionBridgeServer = defineServer<ExtensionBridge>({
   tools: gatherTools(ORDER, extensions, actions, inject, cdp),
   async start(deps) {
     const config = ExtensionBridgeConfig.parse(deps.config);
-    const bridge = new ExtensionBridge(config, {
-      log: deps.log,
-      dataDir: deps.dataDir,
-      env: deps.env,
-      ownOrigin: deps.ownOrigin,
-    });
+    const bridge = new ExtensionBridge(config, deps);
     await bridge.start();
     deps.log.info("extension_bridge_ready", {
       cdp_port: config.cdp_port,
       browser: bridge.connection.state,
       cdp_allow: config.cdp_allow.length,
     });
-    return {
-      context: bridge,
-      health: () => bridge.health(),
-      metrics: () => bridge.metrics(),
-      stop: () => bridge.stop(),
-    };
+    return serviceRuntime(bridge);
   },
 });

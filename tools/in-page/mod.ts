@@ -45,11 +45,7 @@ export const inPageServer = defineServer<InPage>({
   tools: gatherTools(ORDER, dom, page, storage, network),
   async start(deps) {
     const config = InPageConfig.parse(deps.config);
-    const inPage = new InPage(config, {
-      dataDir: deps.dataDir,
-      log: deps.log,
-      ownOrigin: deps.ownOrigin,
-    });
+    const inPage = new InPage(config, deps);
     await inPage.relay.start();
     return {
       context: inPage,

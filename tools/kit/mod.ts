@@ -336,6 +336,32 @@ export interface ServerRuntime<C> {
   stop?(): Promise<void>;
 }
 
+/** A server's context that answers for the server itself. */
+export interface ServiceContext {
+  health(): JsonValue | Promise<JsonValue>;
+  metrics?(): Metric[];
+  stop(): Promise<void>;
+}
+
+/**
+ * The runtime of a server whose context answers health, metrics (when it
+ * has them) and stop; `more` adds hooks or replaces these.
+ */
+export function serviceRuntime<C extends ServiceContext>(
+  context: C,
+  more: Omit<ServerRuntime<C>, "context"> = {},
+): ServerRuntime<C> {
+  const runtime: ServerRuntime<C> = {
+    context,
+    health: () => context.health(),
+    stop: () => context.stop(),
+  };
+  if (context.metrics !== undefined) {
+    runtime.metrics = () => context.metrics?.() ?? [];
+  }
+  return { ...runtime, ...more };
+}
+
 export interface ServerSpec<C> {
   /** The server id: `memory`, `browser-automation`, ... (the `/mcp/<id>` path and gateway prefix). */
   id: string;

@@ -6,6 +6,7 @@
 
 import { encodeBase64 } from "../../platform/base64.ts";
 import type { ReadResourceResult } from "../../platform/mcp_sdk.ts";
+import type { ResourceTemplateDef } from "./mod.ts";
 
 interface Stored {
   session: string;
@@ -102,5 +103,27 @@ export function resourceLink(stored: StoredResult): {
     name: stored.name,
     mimeType: stored.mimeType,
     size: stored.bytes,
+  };
+}
+
+/**
+ * The `result` resource template (`<prefix>{id}`) that reads back what
+ * `results(ctx)` keeps for a server's sessions.
+ */
+export function resultsTemplate<C>(
+  prefix: string,
+  results: (ctx: C) => SessionResults,
+  about: { title: string; description: string; mimeType?: string },
+): ResourceTemplateDef<C> {
+  return {
+    uriTemplate: `${prefix}{id}`,
+    name: "result",
+    ...about,
+    read(ctx, uri, variables) {
+      const id = variables.id;
+      return Promise.resolve(
+        results(ctx).read(uri.href, typeof id === "string" ? id : ""),
+      );
+    },
   };
 }

@@ -3,7 +3,8 @@
 // shared by several daemons.
 
 import { openSecrets } from "../../platform/secrets.ts";
-import { defineServer, gatherTools } from "../kit/mod.ts";
+import { defineServer, gatherTools, serviceRuntime } from "../kit/mod.ts";
+import { resultsTemplate } from "../kit/session_results.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
 import { openBackend } from "./backends/open.ts";
 import * as conversations from "./conversation_tools.ts";
@@ -40,20 +41,14 @@ export const memoryServer = defineServer<MemoryService>({
   config: MemoryConfig,
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
   tools: gatherTools(ORDER, entries, search, conversations),
-  resourceTemplates: [{
-    uriTemplate: `${RESULT_PREFIX}{id}`,
-    name: "result",
-    title: "A long listing of this session",
-    description:
-      "A list_memories page over list_budget, values uncut, kept until the session ends",
-    mimeType: "application/json",
-    read(memory, uri, variables) {
-      const id = variables.id;
-      return Promise.resolve(
-        memory.results.read(uri.href, typeof id === "string" ? id : ""),
-      );
-    },
-  }],
+  resourceTemplates: [
+    resultsTemplate(RESULT_PREFIX, (memory) => memory.results, {
+      title: "A long listing of this session",
+      description:
+        "A list_memories page over list_budget, values uncut, kept until the session ends",
+      mimeType: "application/json",
+    }),
+  ],
   async start(deps) {
     const config = MemoryConfig.parse(deps.config);
     const secrets = await openSecrets({ env: deps.env, dataDir: deps.dataDir });
@@ -74,10 +69,7 @@ export const memoryServer = defineServer<MemoryService>({
       embedder: embedder.id,
       key_source: secrets.source,
     });
-    return {
-      context: memory,
-      health: () => memory.health(),
-      metrics: () => memory.metrics(),
+    return serviceRuntime(memory, {
       // Long listings kept for a session go with it.
       sessionClosed: (sessionId) =>
         memory.results.forget(`session:${sessionId}`),
@@ -86,6 +78,6 @@ export const memoryServer = defineServer<MemoryService>({
         await opened.backend.close();
         await opened.close();
       },
-    };
+    });
   },
 });

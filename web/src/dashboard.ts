@@ -13,6 +13,7 @@ import { refreshPolicy, watchAuditFilter } from "./dashboard_policy.ts";
 import {
   byId,
   clip,
+  type Column,
   el,
   errorText,
   fill,
@@ -350,6 +351,33 @@ function renderGateway(admin: Admin | null): void {
   fill("gateway", ...nodes);
 }
 
+/**
+ * A heading counting `rows`, then their table keyed by name: Name,
+ * `columns`, Created, then `after`.
+ */
+function namedTable<R extends { name: string; created_at: string }>(
+  title: string,
+  rows: R[],
+  columns: Column<R>[],
+  empty: string,
+  after: Column<R>[] = [],
+): HTMLElement[] {
+  return [
+    el("h3", { text: title + " (" + rows.length + ")" }),
+    table<R>(
+      [
+        { label: "Name", key: "name" },
+        ...columns,
+        { label: "Created", value: (r) => time(r.created_at) },
+        ...after,
+      ],
+      rows,
+      empty,
+      "name",
+    ),
+  ];
+}
+
 type Agent = {
   id: string;
   name: string;
@@ -399,42 +427,29 @@ function renderAgents(agents: Agent[], teams: Team[]): void {
   };
   fill(
     "agents",
-    el("h3", { text: "Agents (" + agents.length + ")" }),
-    table<Agent>(
+    ...namedTable(
+      "Agents",
+      agents,
       [
-        { label: "Name", key: "name" },
         { label: "Model", key: "model" },
         {
           label: "Tools",
           value: (a) => (a.resolved_tools || a.tools || []).length,
           cls: () => "num",
         },
-        { label: "Created", value: (a) => time(a.created_at) },
-        { label: "", value: chatButton },
       ],
-      agents,
       "No agents yet: POST /v1/agents creates one",
-      "name",
+      [{ label: "", value: chatButton }],
     ),
-    el("h3", { text: "Teams (" + teams.length + ")" }),
-    table<Team>(
-      [
-        { label: "Name", key: "name" },
-        { label: "Strategy", key: "strategy" },
-        {
-          label: "Agents",
-          value: (t) =>
-            t.agents.map((id) => (agentsById.get(id) || { name: id }).name)
-              .join(
-                ", ",
-              ),
-        },
-        { label: "Created", value: (t) => time(t.created_at) },
-      ],
-      teams,
-      "No teams yet",
-      "name",
-    ),
+    ...namedTable("Teams", teams, [
+      { label: "Strategy", key: "strategy" },
+      {
+        label: "Agents",
+        value: (t) =>
+          t.agents.map((id) => (agentsById.get(id) || { name: id }).name)
+            .join(", "),
+      },
+    ], "No teams yet"),
   );
   const select = byId("chat-agent", HTMLSelectElement);
   const current = select.value;
