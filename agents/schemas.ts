@@ -91,6 +91,15 @@ export const Agent = z.object({
 }).meta({ id: "Agent" });
 export type Agent = z.output<typeof Agent>;
 
+/**
+ * What an agent token reads of an agent it may not act as: everything but
+ * the system prompt (another agent's instructions are the operator's).
+ */
+export const AgentSummary = Agent.omit({ system_prompt: true }).meta({
+  id: "AgentSummary",
+});
+export type AgentSummary = z.output<typeof AgentSummary>;
+
 export const SendRequest = z.strictObject({
   message: z.string().min(1).max(MAX_MESSAGE_CHARS).describe(
     "Text sent to the agent",

@@ -28,6 +28,7 @@ import { type Page, type PageRequest, Repository } from "./repository.ts";
 import type {
   Agent,
   AgentCreate,
+  AgentSummary,
   Run,
   SendReply,
   SendRequest,
@@ -155,12 +156,45 @@ export class AgentService {
     await this.#options.gateway.forget(agent.name);
   }
 
-  listAgents(page: PageRequest): Promise<Page<Agent>> {
-    return this.repository.listAgents(page);
+  /** Agents; an agent-bound `actor` sees the others it may not act as without their system prompt. */
+  listAgents(page: PageRequest): Promise<Page<Agent>>;
+  listAgents(
+    page: PageRequest,
+    options: { actor?: string },
+  ): Promise<Page<Agent | AgentSummary>>;
+  async listAgents(
+    page: PageRequest,
+    options: { actor?: string } = {},
+  ): Promise<Page<Agent | AgentSummary>> {
+    const listed = await this.repository.listAgents(page);
+    const { actor } = options;
+    if (actor === undefined) return listed;
+    return {
+      ...listed,
+      data: listed.data.map((agent) => this.#viewFor(actor, agent)),
+    };
   }
 
-  getAgent(ref: string): Promise<Agent> {
-    return this.repository.getAgent(ref);
+  /** One agent, as listAgents shows it to `actor`. */
+  getAgent(ref: string): Promise<Agent>;
+  getAgent(
+    ref: string,
+    options: { actor?: string },
+  ): Promise<Agent | AgentSummary>;
+  async getAgent(
+    ref: string,
+    options: { actor?: string } = {},
+  ): Promise<Agent | AgentSummary> {
+    const agent = await this.repository.getAgent(ref);
+    return options.actor === undefined
+      ? agent
+      : this.#viewFor(options.actor, agent);
+  }
+
+  #viewFor(actor: string, agent: Agent): Agent | AgentSummary {
+    if (this.#mayActAs(actor, agent.name)) return agent;
+    const { system_prompt: _hidden, ...summary } = agent;
+    return summary;
   }
 
   async send(

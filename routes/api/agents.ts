@@ -29,12 +29,16 @@ export function agentRoutes(
   });
   app.get("/", async (c) => {
     const { limit, cursor } = listQueryOf(c);
-    return pageResponse(c, await service.listAgents({ limit, cursor }));
+    const actor = c.get("caller")?.agent;
+    return pageResponse(
+      c,
+      await service.listAgents({ limit, cursor }, { actor }),
+    );
   });
-  app.get(
-    "/:ref",
-    async (c) => c.json(await service.getAgent(c.req.param("ref"))),
-  );
+  app.get("/:ref", async (c) => {
+    const actor = c.get("caller")?.agent;
+    return c.json(await service.getAgent(c.req.param("ref"), { actor }));
+  });
   app.delete("/:ref", operatorOnly, async (c) => {
     await service.deleteAgent(c.req.param("ref"));
     return c.body(null, 204);

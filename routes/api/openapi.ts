@@ -67,7 +67,8 @@ export const V1_OPERATIONS: OperationSpec[] = [
     path: "/v1/agents",
     tag: "agents",
     summary: "List agents",
-    description: "Oldest first, in pages.",
+    description:
+      "Oldest first, in pages. An agent token sees each agent it may not act as (agents.act_as) without its `system_prompt`.",
     query: ListQuery,
     responses: { 200: ["A page of agents", AgentPage], 400: [] },
   },
@@ -76,6 +77,8 @@ export const V1_OPERATIONS: OperationSpec[] = [
     path: "/v1/agents/{agent_id}",
     tag: "agents",
     summary: "Get an agent",
+    description:
+      "An agent token reading an agent it may not act as (agents.act_as) gets it without its `system_prompt`.",
     params: [agentId],
     responses: { 200: ["The agent", Agent], 404: [] },
   },

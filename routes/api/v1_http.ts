@@ -139,15 +139,17 @@ export const NO_LIST_QUERY: z.infer<typeof ListQuery> = Object.freeze(
  */
 export function plainLists(
   service: Pick<AgentService, "listAgents" | "listTeams">,
-): (c: Context) => Promise<Response> | undefined {
-  const lists = new Map<string, () => Promise<object>>([
-    ["/v1/agents", () => service.listAgents(NO_LIST_QUERY)],
+): (
+  c: Context<{ Variables: GuardVariables }>,
+) => Promise<Response> | undefined {
+  const lists = new Map<string, (actor?: string) => Promise<object>>([
+    ["/v1/agents", (actor) => service.listAgents(NO_LIST_QUERY, { actor })],
     ["/v1/teams", () => service.listTeams(NO_LIST_QUERY)],
   ]);
   return (c) => {
     if (c.req.method !== "GET" || c.req.url.includes("?")) return undefined;
     const list = lists.get(c.req.path);
-    return list?.().then((page) => pageResponse(c, page));
+    return list?.(c.get("caller")?.agent).then((page) => pageResponse(c, page));
   };
 }
 

@@ -128,3 +128,67 @@ Deno.test("security acting-as: an agent's token cannot send as, or run a team wi
     await daemon.stop();
   }
 });
+
+Deno.test("security acting-as: an agent's token reads another agent without its system prompt, unless agents.act_as allows it", async () => {
+  await using dir = await tempDir();
+  const daemon = await spawnServe(dir.path, {
+    env: {
+      AGENTD_SERVERS: "gateway",
+      AGENTD_AGENTS__DEFAULT_MODEL: "openai/test-model",
+      AGENTD_TOKEN: OPERATOR,
+      AGENTD_AGENT_TOKENS: JSON.stringify(TOKENS),
+      AGENTD_AGENTS__ACT_AS: JSON.stringify({ carol: ["bob"] }),
+    },
+  });
+  try {
+    const prompts: Record<string, string> = {};
+    for (const name of ["alice", "bob", "carol"]) {
+      prompts[name] =
+        `${name}'s instructions: the vault code is ${crypto.randomUUID()}`;
+      const created = await call(daemon, OPERATOR, "/v1/agents", {
+        name,
+        system_prompt: prompts[name],
+      });
+      assert.equal(created.status, 201, created.text);
+    }
+    /** What `token` reads of every agent: one by one, the plain list (the front door's), a paged list (the routes'). */
+    const reads = async (token: string) => {
+      const views: Record<string, unknown>[] = [];
+      for (const name of ["alice", "bob", "carol"]) {
+        const one = await call(daemon, token, `/v1/agents/${name}`);
+        assert.equal(one.status, 200, one.text);
+        views.push(Object(one.json));
+      }
+      for (const path of ["/v1/agents", "/v1/agents?limit=10"]) {
+        const page = await call(daemon, token, path);
+        assert.equal(page.status, 200, page.text);
+        views.push(...Object(page.json).data);
+      }
+      return views;
+    };
+    const seen = (views: Record<string, unknown>[], name: string) =>
+      views.filter((view) => view.name === name).map((view) =>
+        view.system_prompt
+      );
+
+    const alice = await reads(TOKENS.alice);
+    assert.deepEqual(seen(alice, "alice"), Array(3).fill(prompts.alice));
+    assert.deepEqual(seen(alice, "bob"), Array(3).fill(undefined));
+    assert.deepEqual(seen(alice, "carol"), Array(3).fill(undefined));
+    for (const view of alice.filter((view) => view.name !== "alice")) {
+      assert.equal(typeof view.id, "string");
+      assert.equal(typeof view.description, "string");
+    }
+    // carol may act as bob (agents.act_as): she reads his prompt, not alice's.
+    const carol = await reads(TOKENS.carol);
+    assert.deepEqual(seen(carol, "bob"), Array(3).fill(prompts.bob));
+    assert.deepEqual(seen(carol, "alice"), Array(3).fill(undefined));
+    // The operator reads every prompt.
+    const operator = await reads(OPERATOR);
+    for (const name of ["alice", "bob", "carol"]) {
+      assert.deepEqual(seen(operator, name), Array(3).fill(prompts[name]));
+    }
+  } finally {
+    await daemon.stop();
+  }
+});
