@@ -87,18 +87,11 @@ const pageBodies = new WeakMap<object, string>();
  * gets 304 with no body.
  */
 export function pageResponse(c: Context, page: object): Response {
-  return pageReply(page, c.req.header("if-none-match"));
-}
-
-/** pageResponse's answer, given the request's If-None-Match header. */
-export function pageReply(
-  page: object,
-  ifNoneMatch: string | undefined,
-): Response {
   const tag = pageTag(page);
   if (tag === undefined) {
     return new Response(pageText(page), { headers: JSON_HEADERS });
   }
+  const ifNoneMatch = c.req.header("if-none-match");
   if (ifNoneMatch !== undefined && tagListed(ifNoneMatch, tag)) {
     return new Response(null, { status: 304, headers: { etag: tag } });
   }

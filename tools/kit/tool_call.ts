@@ -94,7 +94,7 @@ export function listingOf(def: ToolDef<unknown>, server: string): Tool {
  * (`io: "input"`): keys the schema does not name pass in the listed schema as
  * in the kit's check (`"output"` would forbid them in the listing only).
  */
-export function outputSchemaOf(output: z.ZodObject): Tool["outputSchema"] {
+function outputSchemaOf(output: z.ZodObject): Tool["outputSchema"] {
   return ObjectSchema.parse(
     z.toJSONSchema(output, { target: "draft-2020-12", io: "input" }),
   );
@@ -333,7 +333,7 @@ export async function runDefined<C>(
  * Error results are not checked. The tool broke its own contract, so the
  * daemon's log says so too.
  */
-export function checkedOutput(
+function checkedOutput(
   def: Pick<ToolDef<unknown>, "name" | "output">,
   result: CallToolResult,
   log: Logger | undefined,
