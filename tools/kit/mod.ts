@@ -113,6 +113,12 @@ export interface ToolDef<C, I extends z.ZodObject = z.ZodObject> {
   output?: z.ZodObject;
   annotations?: ToolAnnotations;
   /**
+   * Whether a client may run this tool as an MCP task (2025-11-25
+   * `execution.taskSupport`): "optional" for work that can run long (a team
+   * run, a consent flow, a long wait, a bulk import).
+   */
+  taskSupport?: "optional" | "required";
+  /**
    * What the tool touches (platform/policy.ts CAPABILITIES): agents are
    * asked before each by default. Every built-in tool declares it, `[]`
    * included (tests/security/capabilities_test.ts pins the table).
