@@ -2,34 +2,24 @@
  * In-process Store for unit tests. It shares validation, limits, key order
  * and cursor format with KvStore so tests against it carry over.
  */
+import type * as port from "./mod.ts";
 import {
-  type Check,
-  type CommitResult,
-  decodeCursor,
-  encodeCursor,
   entryOf,
-  listLimit,
-  type ListOptions,
-  type ListPage,
-  type Mutation,
+  listRange,
   OperationTracker,
+  pageOf,
   prepareCommit,
-  type PreparedMutation,
-  type Store,
-  type StoreEntry,
-  type StoreKey,
-  type StoreValue,
   validateKey,
 } from "./mod.ts";
 
 interface MemoryRecord {
-  key: StoreKey;
+  key: port.StoreKey;
   /** Serialized (serializeValue), so callers never share objects with the store. */
   bytes: Uint8Array;
   version: string;
 }
 
-export class MemoryStore implements Store {
+export class MemoryStore implements port.Store {
   readonly kind = "memory";
   #records = new Map<string, MemoryRecord>();
   /** Encoded keys (see bytesToBinary) in key order. */
@@ -37,20 +27,20 @@ export class MemoryStore implements Store {
   #counter = 0;
   #operations = new OperationTracker();
 
-  get(key: StoreKey): Promise<StoreEntry | null> {
+  get(key: port.StoreKey): Promise<port.StoreEntry | null> {
     return this.#operations.run(() =>
       Promise.resolve(this.#get(validateKey(key)))
     );
   }
 
-  getMany(keys: readonly StoreKey[]): Promise<(StoreEntry | null)[]> {
+  getMany(keys: readonly port.StoreKey[]): Promise<(port.StoreEntry | null)[]> {
     return this.#operations.run(() => {
       const ids = keys.map((key) => validateKey(key));
       return Promise.resolve(ids.map((id) => this.#get(id)));
     });
   }
 
-  set(key: StoreKey, value: StoreValue): Promise<string> {
+  set(key: port.StoreKey, value: port.StoreValue): Promise<string> {
     return this.#operations.run(() => {
       const { mutations } = prepareCommit({
         mutations: [{ type: "set", key, value }],
@@ -59,7 +49,7 @@ export class MemoryStore implements Store {
     });
   }
 
-  delete(key: StoreKey): Promise<void> {
+  delete(key: port.StoreKey): Promise<void> {
     return this.#operations.run(() => {
       this.#apply(
         prepareCommit({ mutations: [{ type: "delete", key }] }).mutations,
@@ -68,15 +58,18 @@ export class MemoryStore implements Store {
     });
   }
 
-  list(prefix: StoreKey, options?: ListOptions): Promise<ListPage> {
+  list(
+    prefix: port.StoreKey,
+    options?: port.ListOptions,
+  ): Promise<port.ListPage> {
     return this.#operations.run(() =>
       Promise.resolve(this.#list(prefix, options))
     );
   }
 
   commit(
-    op: { checks?: Check[]; mutations: Mutation[] },
-  ): Promise<CommitResult> {
+    op: { checks?: port.Check[]; mutations: port.Mutation[] },
+  ): Promise<port.CommitResult> {
     return this.#operations.run(() => Promise.resolve(this.#commit(op)));
   }
 
@@ -91,12 +84,14 @@ export class MemoryStore implements Store {
     });
   }
 
-  #get(id: string): StoreEntry | null {
+  #get(id: string): port.StoreEntry | null {
     const record = this.#records.get(id);
     return record ? toEntry(record) : null;
   }
 
-  #commit(op: { checks?: Check[]; mutations: Mutation[] }): CommitResult {
+  #commit(
+    op: { checks?: port.Check[]; mutations: port.Mutation[] },
+  ): port.CommitResult {
     const prepared = prepareCommit(op);
     for (const check of prepared.checks) {
       if ((this.#records.get(check.id)?.version ?? null) !== check.version) {
@@ -106,7 +101,7 @@ export class MemoryStore implements Store {
     return { ok: true, version: this.#apply(prepared.mutations) };
   }
 
-  #apply(mutations: PreparedMutation[]): string {
+  #apply(mutations: port.PreparedMutation[]): string {
     // Same shape as a Deno KV versionstamp: 20 hex digits, increasing.
     const version = (++this.#counter).toString(16).padStart(20, "0");
     for (const m of mutations) {
@@ -122,14 +117,14 @@ export class MemoryStore implements Store {
     return version;
   }
 
-  #list(prefix: StoreKey, options: ListOptions | undefined): ListPage {
-    const prefixId = validateKey(prefix, true);
-    const limit = listLimit(options);
-    const after = options?.cursor === undefined
-      ? null
-      : prefixId + decodeCursor(options.cursor);
+  #list(
+    prefix: port.StoreKey,
+    options: port.ListOptions | undefined,
+  ): port.ListPage {
+    const range = listRange(prefix, options);
+    const { prefixId, limit, after } = range;
     const ids: string[] = [];
-    if (options?.reverse) {
+    if (range.reverse) {
       // Every child key continues with a tag byte below 0xff.
       for (let i = this.#find(after ?? `${prefixId}\xff`) - 1; i >= 0; i--) {
         const id = this.#order[i];
@@ -147,20 +142,13 @@ export class MemoryStore implements Store {
         ids.push(id);
       }
     }
-    const more = ids.length > limit;
-    const page = ids.slice(0, limit);
-    const entries: StoreEntry[] = [];
-    for (const id of page) {
+    const page = pageOf(range, ids, (id) => id);
+    const entries: port.StoreEntry[] = [];
+    for (const id of page.rows) {
       const record = this.#records.get(id);
       if (record) entries.push(toEntry(record));
     }
-    const last = page.at(-1);
-    return {
-      entries,
-      cursor: more && last !== undefined
-        ? encodeCursor(last.slice(prefixId.length))
-        : null,
-    };
+    return { entries, cursor: page.cursor };
   }
 
   /** Index of the first encoded key >= id. */
@@ -176,6 +164,6 @@ export class MemoryStore implements Store {
   }
 }
 
-function toEntry(record: MemoryRecord): StoreEntry {
+function toEntry(record: MemoryRecord): port.StoreEntry {
   return entryOf([...record.key], record.bytes, record.version);
 }

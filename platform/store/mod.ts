@@ -404,6 +404,50 @@ export function listLimit(options: ListOptions | undefined): number {
   return limit;
 }
 
+/** A list call over encoded keys (see bytesToBinary), as a store that pages by key reads it. */
+export interface ListRange {
+  prefixId: string;
+  limit: number;
+  /** The encoded key the page continues after (from the cursor); null for the first page. */
+  after: string | null;
+  reverse: boolean;
+}
+
+export function listRange(
+  prefix: StoreKey,
+  options: ListOptions | undefined,
+): ListRange {
+  const prefixId = validateKey(prefix, true);
+  const limit = listLimit(options);
+  return {
+    prefixId,
+    limit,
+    after: options?.cursor === undefined
+      ? null
+      : prefixId + decodeCursor(options.cursor),
+    reverse: options?.reverse ?? false,
+  };
+}
+
+/**
+ * The page of up to `limit + 1` rows read in key order: the first `limit`,
+ * and the cursor after the last of them when there were more.
+ */
+export function pageOf<T>(
+  range: ListRange,
+  rows: readonly T[],
+  idOf: (row: T) => string,
+): { rows: T[]; cursor: string | null } {
+  const page = rows.slice(0, range.limit);
+  const last = page.at(-1);
+  return {
+    rows: page,
+    cursor: rows.length > range.limit && last !== undefined
+      ? encodeCursor(idOf(last).slice(range.prefixId.length))
+      : null,
+  };
+}
+
 /**
  * Tracks in-flight operations so flush() can wait for them, and rejects
  * operations once the store is closed.

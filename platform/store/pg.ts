@@ -17,14 +17,13 @@ import {
   bytesToBinary,
   type Check,
   type CommitResult,
-  decodeCursor,
-  encodeCursor,
   entryOf,
-  listLimit,
   type ListOptions,
   type ListPage,
+  listRange,
   type Mutation,
   OperationTracker,
+  pageOf,
   prepareCommit,
   type Store,
   type StoreEntry,
@@ -182,12 +181,8 @@ export class PgStore implements Store {
     prefix: StoreKey,
     options: ListOptions | undefined,
   ): Promise<ListPage> {
-    const prefixId = validateKey(prefix, true);
-    const limit = listLimit(options);
-    const reverse = options?.reverse ?? false;
-    const after = options?.cursor === undefined
-      ? null
-      : prefixId + decodeCursor(options.cursor);
+    const range = listRange(prefix, options);
+    const { prefixId, limit, reverse, after } = range;
     // Every child key continues with a tag byte below 0xff.
     const low = toHex(reverse || after === null ? prefixId : after);
     const high = toHex(reverse && after !== null ? after : `${prefixId}\xff`);
@@ -199,15 +194,8 @@ export class PgStore implements Store {
       : await sql`SELECT k, key, v, version FROM ${sql(T)}
           WHERE k > decode(${low}, 'hex') AND k < decode(${high}, 'hex')
           ORDER BY k LIMIT ${limit + 1}`;
-    const more = rows.length > limit;
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
-    return {
-      entries: page.map(toEntry),
-      cursor: more && last !== undefined
-        ? encodeCursor(bytesToBinary(bytesOf(last.k)).slice(prefixId.length))
-        : null,
-    };
+    const page = pageOf(range, rows, (row) => bytesToBinary(bytesOf(row.k)));
+    return { entries: page.rows.map(toEntry), cursor: page.cursor };
   }
 
   async #commit(
