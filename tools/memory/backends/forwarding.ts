@@ -3,18 +3,15 @@
 // hosted with a cache) says how one call runs in `forward` and overrides only
 // the methods it treats differently.
 
-import type { ListQuery, MemoryBackend } from "./port.ts";
-import type {
-  BackendHealth,
-  EntryPage,
-  Message,
-  Rankings,
-  SearchQuery,
-  StoredEntry,
-} from "../model.ts";
+import type { MemoryBackend } from "./port.ts";
+import type { BackendHealth } from "../model.ts";
 
 /** One storage call, to be run on whichever backend the wrapper picks. */
 export type StorageCall<R> = (backend: MemoryBackend) => Promise<R>;
+
+/** What a storage method of the port takes, forwarded as it comes. */
+type Args<M extends keyof MemoryBackend> = MemoryBackend[M] extends
+  (...args: infer A) => unknown ? A : never;
 
 export abstract class ForwardingBackend implements MemoryBackend {
   abstract readonly kind: string;
@@ -23,57 +20,37 @@ export abstract class ForwardingBackend implements MemoryBackend {
   abstract health(): Promise<BackendHealth>;
   abstract close(): Promise<void>;
 
-  get(namespace: string, key: string): Promise<StoredEntry | null> {
-    return this.forward((b) => b.get(namespace, key));
+  get(...args: Args<"get">) {
+    return this.forward((b) => b.get(...args));
   }
-  put(
-    entry: StoredEntry,
-    mode: "upsert" | "update",
-  ): Promise<StoredEntry | null> {
-    return this.forward((b) => b.put(entry, mode));
+  put(...args: Args<"put">) {
+    return this.forward((b) => b.put(...args));
   }
-  delete(namespace: string, key: string): Promise<boolean> {
-    return this.forward((b) => b.delete(namespace, key));
+  delete(...args: Args<"delete">) {
+    return this.forward((b) => b.delete(...args));
   }
-  list(namespace: string, query: ListQuery): Promise<EntryPage> {
-    return this.forward((b) => b.list(namespace, query));
+  list(...args: Args<"list">) {
+    return this.forward((b) => b.list(...args));
   }
-  countByNamespace(): Promise<Record<string, number>> {
+  countByNamespace() {
     return this.forward((b) => b.countByNamespace());
   }
-  search(namespace: string, query: SearchQuery): Promise<Rankings> {
-    return this.forward((b) => b.search(namespace, query));
+  search(...args: Args<"search">) {
+    return this.forward((b) => b.search(...args));
   }
-  staleEmbeddings(embedder: string, limit: number): Promise<StoredEntry[]> {
-    return this.forward((b) => b.staleEmbeddings(embedder, limit));
+  staleEmbeddings(...args: Args<"staleEmbeddings">) {
+    return this.forward((b) => b.staleEmbeddings(...args));
   }
-  setEmbedding(
-    namespace: string,
-    key: string,
-    updatedAt: string,
-    embedding: StoredEntry["embedding"],
-  ): Promise<void> {
-    return this.forward((b) =>
-      b.setEmbedding(namespace, key, updatedAt, embedding)
-    );
+  setEmbedding(...args: Args<"setEmbedding">) {
+    return this.forward((b) => b.setEmbedding(...args));
   }
-  appendMessages(
-    namespace: string,
-    sessionId: string,
-    messages: Message[],
-  ): Promise<number> {
-    return this.forward((b) =>
-      b.appendMessages(namespace, sessionId, messages)
-    );
+  appendMessages(...args: Args<"appendMessages">) {
+    return this.forward((b) => b.appendMessages(...args));
   }
-  history(
-    namespace: string,
-    sessionId: string,
-    limit: number,
-  ): Promise<Message[]> {
-    return this.forward((b) => b.history(namespace, sessionId, limit));
+  history(...args: Args<"history">) {
+    return this.forward((b) => b.history(...args));
   }
-  sessions(namespace: string): Promise<string[]> {
-    return this.forward((b) => b.sessions(namespace));
+  sessions(...args: Args<"sessions">) {
+    return this.forward((b) => b.sessions(...args));
   }
 }

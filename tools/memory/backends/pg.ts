@@ -23,14 +23,7 @@ import {
   toEntry,
   vectorLiteral,
 } from "./pg_schema.ts";
-import type {
-  BackendHealth,
-  EntryPage,
-  Message,
-  Rankings,
-  SearchQuery,
-  StoredEntry,
-} from "../model.ts";
+import type * as model from "../model.ts";
 import { messageOf } from "../../../platform/errors.ts";
 import { lexicalRanks, vectorRanks } from "./pg_search.ts";
 
@@ -114,7 +107,7 @@ export class PgBackend implements MemoryBackend {
     return new PgBackend(newPool, sql, guard, schema);
   }
 
-  get(namespace: string, key: string): Promise<StoredEntry | null> {
+  get(namespace: string, key: string): Promise<model.StoredEntry | null> {
     return this.#run("get", async (db) => {
       const rows = await db`SELECT ${cols(db)} FROM ${db(T.entries)}
         WHERE namespace = ${namespace} AND key = ${key}`;
@@ -123,9 +116,9 @@ export class PgBackend implements MemoryBackend {
   }
 
   async put(
-    entry: StoredEntry,
+    entry: model.StoredEntry,
     mode: "upsert" | "update",
-  ): Promise<StoredEntry | null> {
+  ): Promise<model.StoredEntry | null> {
     checkNul(`Entry "${entry.key}"`, [
       entry.namespace,
       entry.key,
@@ -182,7 +175,7 @@ export class PgBackend implements MemoryBackend {
       }));
   }
 
-  async list(namespace: string, query: ListQuery): Promise<EntryPage> {
+  async list(namespace: string, query: ListQuery): Promise<model.EntryPage> {
     const limit = query.limit;
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
       throw new RangeError(
@@ -217,14 +210,17 @@ export class PgBackend implements MemoryBackend {
     });
   }
 
-  search(namespace: string, query: SearchQuery): Promise<Rankings> {
+  search(namespace: string, query: model.SearchQuery): Promise<model.Rankings> {
     return this.#run("search", async (db) => ({
       lexical: await lexicalRanks(db, namespace, query),
       vector: await vectorRanks(db, namespace, query, this.#schema.vectors),
     }));
   }
 
-  staleEmbeddings(embedder: string, limit: number): Promise<StoredEntry[]> {
+  staleEmbeddings(
+    embedder: string,
+    limit: number,
+  ): Promise<model.StoredEntry[]> {
     return this.#run("stale_embeddings", async (db) => {
       const rows = await db`SELECT ${cols(db)} FROM ${db(T.entries)}
         WHERE NOT sensitive AND (embedding IS NULL OR embedder IS DISTINCT FROM ${embedder})
@@ -237,7 +233,7 @@ export class PgBackend implements MemoryBackend {
     namespace: string,
     key: string,
     updatedAt: string,
-    embedding: StoredEntry["embedding"],
+    embedding: model.StoredEntry["embedding"],
   ): Promise<void> {
     return this.#run("set_embedding", async (db) => {
       const embedder = embedding?.embedder ?? null;
@@ -251,7 +247,7 @@ export class PgBackend implements MemoryBackend {
   async appendMessages(
     namespace: string,
     sessionId: string,
-    messages: Message[],
+    messages: model.Message[],
   ): Promise<number> {
     for (const m of messages) {
       checkNul(`A message of session "${sessionId}"`, [
@@ -263,7 +259,8 @@ export class PgBackend implements MemoryBackend {
         JSON.stringify(m.extra ?? null).replaceAll("\\u0000", "\u0000"),
       ]);
     }
-    const column = <K extends keyof Message>(k: K) => messages.map((m) => m[k]);
+    const column = <K extends keyof model.Message>(k: K) =>
+      messages.map((m) => m[k]);
     const extras = messages.map((m) =>
       m.extra ? JSON.stringify(m.extra) : null
     );
@@ -308,7 +305,7 @@ export class PgBackend implements MemoryBackend {
     namespace: string,
     sessionId: string,
     limit: number,
-  ): Promise<Message[]> {
+  ): Promise<model.Message[]> {
     return this.#run("history", async (db) => {
       const messages = db(T.messages);
       const rows = await db`SELECT role, content, at, extra FROM ${messages}
@@ -316,7 +313,7 @@ export class PgBackend implements MemoryBackend {
         ORDER BY seq DESC LIMIT ${Math.max(0, limit)}`;
       return rows.map((raw) => {
         const row = MessageRow.parse(raw);
-        const message: Message = {
+        const message: model.Message = {
           role: row.role,
           content: row.content,
           at: row.at.toISOString(),
@@ -335,7 +332,7 @@ export class PgBackend implements MemoryBackend {
     });
   }
 
-  async health(): Promise<BackendHealth> {
+  async health(): Promise<model.BackendHealth> {
     try {
       await this.#run("health", (db) => db`SELECT 1`);
       return {
