@@ -13,18 +13,8 @@ import {
   openCoreFoundation,
   openCoreGraphics,
 } from "../../../ffi/darwin.ts";
-import {
-  type Desktop,
-  DesktopUnavailable,
-  dragPath,
-  type Frame,
-  type Monitor,
-  type MouseButton,
-  type Point,
-  type Region,
-  type TypeReport,
-  type WindowInfo,
-} from "./port.ts";
+import type * as port from "./port.ts";
+import { DesktopUnavailable, dragPath } from "./port.ts";
 import { messageOf } from "../../../platform/errors.ts";
 
 /** ANSI-layout virtual key codes (Events.h) for named keys and shortcut letters. */
@@ -79,13 +69,13 @@ const MODIFIERS: Record<string, bigint> = {
   shift: CG.kCGEventFlagMaskShift,
 };
 
-const BUTTONS: Record<MouseButton, [number, number, number]> = {
+const BUTTONS: Record<port.MouseButton, [number, number, number]> = {
   left: [CG.kCGEventLeftMouseDown, CG.kCGEventLeftMouseUp, 0],
   right: [CG.kCGEventRightMouseDown, CG.kCGEventRightMouseUp, 1],
   middle: [CG.kCGEventOtherMouseDown, CG.kCGEventOtherMouseUp, 2],
 };
 
-export class DarwinDesktop implements Desktop {
+export class DarwinDesktop implements port.Desktop {
   readonly platform = "darwin";
   readonly #cg: CoreGraphicsLibrary;
   readonly #cf: CoreFoundationLibrary;
@@ -134,7 +124,7 @@ export class DarwinDesktop implements Desktop {
     return new DarwinDesktop(cg, cf);
   }
 
-  screen(): Region {
+  screen(): port.Region {
     const rect = new Float64Array(
       this.#cg.symbols.CGDisplayBounds(this.#display).buffer,
     );
@@ -142,11 +132,11 @@ export class DarwinDesktop implements Desktop {
     return { x: rect[0], y: rect[1], width: rect[2], height: rect[3] };
   }
 
-  monitors(): Monitor[] {
+  monitors(): port.Monitor[] {
     return [{ name: "main", primary: true, ...this.screen() }];
   }
 
-  capture(region: Region): Frame {
+  capture(region: port.Region): port.Frame {
     const cg = this.#cg.symbols;
     const image = cg.CGDisplayCreateImageForRect(
       this.#display,
@@ -178,7 +168,7 @@ export class DarwinDesktop implements Desktop {
     }
   }
 
-  pointer(): Point {
+  pointer(): port.Point {
     const event = this.#cg.symbols.CGEventCreate(null);
     const point = new Float64Array(
       this.#cg.symbols.CGEventGetLocation(event).buffer,
@@ -187,7 +177,7 @@ export class DarwinDesktop implements Desktop {
     return { x: Math.round(point[0]), y: Math.round(point[1]) };
   }
 
-  #mouse(type: number, point: Point, button: number): void {
+  #mouse(type: number, point: port.Point, button: number): void {
     const event = this.#cg.symbols.CGEventCreateMouseEvent(
       null,
       type,
@@ -198,18 +188,22 @@ export class DarwinDesktop implements Desktop {
     this.#cf.symbols.CFRelease(event);
   }
 
-  moveMouse(point: Point): void {
+  moveMouse(point: port.Point): void {
     this.#mouse(CG.kCGEventMouseMoved, point, 0);
   }
 
-  click(point: Point, button: MouseButton): void {
+  click(point: port.Point, button: port.MouseButton): void {
     const [down, up, number] = BUTTONS[button];
     this.moveMouse(point);
     this.#mouse(down, point, number);
     this.#mouse(up, point, number);
   }
 
-  async drag(from: Point, to: Point, button: MouseButton): Promise<void> {
+  async drag(
+    from: port.Point,
+    to: port.Point,
+    button: port.MouseButton,
+  ): Promise<void> {
     const [down, up, number] = BUTTONS[button];
     this.#mouse(down, from, number);
     await dragPath(
@@ -239,7 +233,7 @@ export class DarwinDesktop implements Desktop {
     this.#cf.symbols.CFRelease(event);
   }
 
-  typeText(text: string): TypeReport {
+  typeText(text: string): port.TypeReport {
     let chars = 0;
     for (const char of text.replaceAll("\r\n", "\n")) {
       chars++;
@@ -325,14 +319,14 @@ export class DarwinDesktop implements Desktop {
     return out[0];
   }
 
-  windows(includeHidden: boolean): WindowInfo[] {
+  windows(includeHidden: boolean): port.WindowInfo[] {
     const option = includeHidden
       ? CG.kCGWindowListOptionAll
       : CG.kCGWindowListOptionOnScreenOnly |
         CG.kCGWindowListExcludeDesktopElements;
     const list = this.#cg.symbols.CGWindowListCopyWindowInfo(option, 0);
     if (list === null) return [];
-    const windows: WindowInfo[] = [];
+    const windows: port.WindowInfo[] = [];
     try {
       const count = Number(this.#cf.symbols.CFArrayGetCount(list));
       for (let i = 0; i < count; i++) {

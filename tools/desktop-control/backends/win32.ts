@@ -12,18 +12,8 @@ import {
   type User32Library,
   W,
 } from "../../../ffi/win32.ts";
-import {
-  type Desktop,
-  DesktopUnavailable,
-  dragPath,
-  type Frame,
-  type Monitor,
-  type MouseButton,
-  type Point,
-  type Region,
-  type TypeReport,
-  type WindowInfo,
-} from "./port.ts";
+import type * as port from "./port.ts";
+import { DesktopUnavailable, dragPath } from "./port.ts";
 import { messageOf } from "../../../platform/errors.ts";
 
 const VK: Record<string, number> = {
@@ -65,7 +55,7 @@ const VK: Record<string, number> = {
   menu: 0x5d,
 };
 
-const BUTTON_FLAGS: Record<MouseButton, [number, number]> = {
+const BUTTON_FLAGS: Record<port.MouseButton, [number, number]> = {
   left: [W.MOUSEEVENTF_LEFTDOWN, W.MOUSEEVENTF_LEFTUP],
   right: [W.MOUSEEVENTF_RIGHTDOWN, W.MOUSEEVENTF_RIGHTUP],
   middle: [W.MOUSEEVENTF_MIDDLEDOWN, W.MOUSEEVENTF_MIDDLEUP],
@@ -75,7 +65,7 @@ function hwndId(hwnd: Deno.PointerValue): string {
   return `0x${Deno.UnsafePointer.value(hwnd).toString(16)}`;
 }
 
-export class Win32Desktop implements Desktop {
+export class Win32Desktop implements port.Desktop {
   readonly platform = "win32";
   readonly #user32: User32Library;
   readonly #gdi32: Gdi32Library;
@@ -102,7 +92,7 @@ export class Win32Desktop implements Desktop {
     return new Win32Desktop(user32, gdi32);
   }
 
-  screen(): Region {
+  screen(): port.Region {
     const m = this.#user32.symbols.GetSystemMetrics;
     return {
       x: m(W.SM_XVIRTUALSCREEN),
@@ -112,11 +102,11 @@ export class Win32Desktop implements Desktop {
     };
   }
 
-  monitors(): Monitor[] {
+  monitors(): port.Monitor[] {
     return [{ name: "virtual-screen", primary: true, ...this.screen() }];
   }
 
-  capture(region: Region): Frame {
+  capture(region: port.Region): port.Frame {
     const u = this.#user32.symbols;
     const g = this.#gdi32.symbols;
     const screen = u.GetDC(null);
@@ -168,13 +158,13 @@ export class Win32Desktop implements Desktop {
     }
   }
 
-  pointer(): Point {
+  pointer(): port.Point {
     const point = new Int32Array(2);
     this.#user32.symbols.GetCursorPos(point);
     return { x: point[0], y: point[1] };
   }
 
-  moveMouse(point: Point): void {
+  moveMouse(point: port.Point): void {
     this.#user32.symbols.SetCursorPos(point.x, point.y);
   }
 
@@ -202,14 +192,18 @@ export class Win32Desktop implements Desktop {
     }
   }
 
-  click(point: Point, button: MouseButton): void {
+  click(point: port.Point, button: port.MouseButton): void {
     this.moveMouse(point);
     const [down, up] = BUTTON_FLAGS[button];
     this.#mouse(down);
     this.#mouse(up);
   }
 
-  async drag(from: Point, to: Point, button: MouseButton): Promise<void> {
+  async drag(
+    from: port.Point,
+    to: port.Point,
+    button: port.MouseButton,
+  ): Promise<void> {
     const [down, up] = BUTTON_FLAGS[button];
     this.moveMouse(from);
     this.#mouse(down);
@@ -230,7 +224,7 @@ export class Win32Desktop implements Desktop {
     return input;
   }
 
-  typeText(text: string): TypeReport {
+  typeText(text: string): port.TypeReport {
     const inputs: DataView[] = [];
     let chars = 0;
     for (const char of text.replaceAll("\r\n", "\n")) {
@@ -276,7 +270,7 @@ export class Win32Desktop implements Desktop {
     ]);
   }
 
-  windows(includeHidden: boolean): WindowInfo[] {
+  windows(includeHidden: boolean): port.WindowInfo[] {
     const u = this.#user32.symbols;
     const found: Deno.PointerValue[] = [];
     const callback = new Deno.UnsafeCallback(ENUM_WINDOWS_PROC, (hwnd) => {
@@ -289,7 +283,7 @@ export class Win32Desktop implements Desktop {
       callback.close();
     }
     const focused = Deno.UnsafePointer.value(u.GetForegroundWindow());
-    const windows: WindowInfo[] = [];
+    const windows: port.WindowInfo[] = [];
     for (const hwnd of found) {
       const titleBuffer = new Uint16Array(512);
       const length = u.GetWindowTextW(hwnd, titleBuffer, 512);
