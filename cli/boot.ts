@@ -28,7 +28,7 @@ import { PolicyConfig } from "../platform/policy.ts";
 import type { AnyServerSpec, Peer } from "../tools/kit/mod.ts";
 import type { ServerSection } from "../tools/registry.ts";
 import { peerOf } from "../tools/kit/transport/sdk_server.ts";
-import { UsageError } from "./args.ts";
+import { configKey, UsageError } from "./args.ts";
 import { AgentsConfig } from "../agents/config.ts";
 import { ProvidersConfig } from "../agents/providers/config.ts";
 import { messageOf } from "../platform/errors.ts";
@@ -96,6 +96,22 @@ export async function loadSettings(options: {
     dataDir: dir,
     configFile: loaded.file,
   };
+}
+
+/**
+ * Settings for `agentd serve` from its flags as parsed (`data-dir`, …;
+ * `--help` aside) over the config file and `env`.
+ */
+export function serveSettings(
+  values: Record<string, unknown>,
+  specs: readonly ServerSection[],
+  env: Record<string, string>,
+): Promise<Settings> {
+  const flags: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(values)) {
+    if (name !== "help") flags[configKey(name)] = value;
+  }
+  return loadSettings({ flags, specs, env });
 }
 
 /** The specs named by `servers` (all when absent); an unknown id is an error naming the known ones. */

@@ -2,14 +2,13 @@
 // the gateway over them at /mcp.
 
 import {
-  configKey,
   FIRST_STEPS,
   flagsHelp,
   noArguments,
   parseFlags,
   serveFlags,
 } from "./args.ts";
-import { loadSettings, selectServers, startHttpDaemon } from "./boot.ts";
+import { selectServers, serveSettings, startHttpDaemon } from "./boot.ts";
 import type { CliContext } from "./context.ts";
 import { serveHttp } from "./http_face.ts";
 import { startAgents } from "./agents.ts";
@@ -39,13 +38,9 @@ export async function runServe(
     return 0;
   }
   noArguments(positionals, "serve");
-  const flags: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(values)) {
-    if (name !== "help") flags[configKey(name)] = value;
-  }
   // Every section is validated; only the servers that run are loaded (idle memory).
   const sections = await ctx.servers.sections();
-  const settings = await loadSettings({ flags, specs: sections, env: ctx.env });
+  const settings = await serveSettings(values, sections, ctx.env);
   const specs = await ctx.servers.load(
     selectServers(settings, sections).map((section) => section.id),
   );

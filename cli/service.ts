@@ -4,7 +4,6 @@
 import { passwordIn } from "../platform/store/pg_url.ts";
 import { dirname, join, resolve } from "node:path";
 import {
-  configKey,
   FIRST_STEPS,
   flagsHelp,
   noArguments,
@@ -14,7 +13,7 @@ import {
   serviceInstallFlags,
   UsageError,
 } from "./args.ts";
-import { loadSettings, selectServers } from "./boot.ts";
+import { selectServers, serveSettings } from "./boot.ts";
 import type { CliContext } from "./context.ts";
 import { daemonAddress, probeHealth } from "./service_health.ts";
 import { messageOf } from "../platform/errors.ts";
@@ -146,7 +145,7 @@ async function install(args: string[], ctx: CliContext): Promise<number> {
   // The same flags and checks as `agentd serve`, with paths made absolute
   // because the service starts in another directory.
   const serveArgs: string[] = [];
-  const flags: Record<string, unknown> = {};
+  const chosen: Record<string, string> = {};
   for (const name of Object.keys(serveFlags)) {
     const value = values[name];
     if (name === "help" || typeof value !== "string") continue;
@@ -161,11 +160,11 @@ async function install(args: string[], ctx: CliContext): Promise<number> {
       ? resolve(value)
       : value;
     serveArgs.push(`--${name}`, given);
-    flags[configKey(name)] = given;
+    chosen[name] = given;
   }
   // Only what the service will see counts: flags and files, not this shell's AGENTD_*.
   const specs = await ctx.servers.load();
-  const settings = await loadSettings({ flags, specs, env: {} });
+  const settings = await serveSettings(chosen, specs, {});
   try {
     selectServers(settings, specs);
   } catch (error) {

@@ -2,8 +2,8 @@
 // service listens (its flags over its config over defaults) and one short
 // GET /health, for when the service manager cannot be asked.
 
-import { configKey, parseFlags, serveFlags } from "./args.ts";
-import { loadSettings } from "./boot.ts";
+import { parseFlags, serveFlags } from "./args.ts";
+import { serveSettings } from "./boot.ts";
 import type { CliContext } from "./context.ts";
 import { isRecord } from "../platform/validation.ts";
 
@@ -14,15 +14,7 @@ export async function daemonAddress(
 ): Promise<{ host: string; port: number }> {
   try {
     const { values } = parseFlags("serve", serveArgs, serveFlags);
-    const flags: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(values)) {
-      if (name !== "help") flags[configKey(name)] = value;
-    }
-    const settings = await loadSettings({
-      flags,
-      specs: await ctx.servers.load(),
-      env: {},
-    });
+    const settings = await serveSettings(values, await ctx.servers.load(), {});
     return { host: settings.base.host, port: settings.base.port };
   } catch {
     const at = serveArgs.indexOf("--port");
