@@ -1,5 +1,6 @@
 // Reading tools: text, HTML, links and cookies of the page.
 
+import { ListedCookie } from "../../platform/cookies.ts";
 import { isDaemonCookie } from "../../platform/daemon_origin.ts";
 import { z } from "zod";
 import type { JsonValue } from "../../platform/store/mod.ts";
@@ -223,16 +224,7 @@ export const getCookies = tool({
     domain: z.string().nullable(),
     count: z.number().int(),
     total: z.number().int(),
-    cookies: z.array(z.object({
-      name: z.string(),
-      value: z.string(),
-      domain: z.string(),
-      path: z.string(),
-      expires: z.string().nullable(),
-      http_only: z.boolean(),
-      secure: z.boolean(),
-      same_site: z.string().nullable(),
-    })),
+    cookies: z.array(ListedCookie),
   }),
   annotations: { readOnlyHint: true },
   handle(ctx, { domain }, call) {

@@ -3,6 +3,7 @@
 
 import { z } from "zod";
 import { toolDefiner, ToolError } from "../kit/mod.ts";
+import { ListedCookie } from "../../platform/cookies.ts";
 import { isDaemonCookie } from "../../platform/daemon_origin.ts";
 import { type InPage, jsonResult, withinBudget } from "./in_page.ts";
 import { tabParam } from "./params.ts";
@@ -25,16 +26,7 @@ export const getCookies = tool({
     domain: z.string().nullable(),
     count: z.number().int(),
     total: z.number().int(),
-    cookies: z.array(z.object({
-      name: z.string(),
-      value: z.string(),
-      domain: z.string(),
-      path: z.string(),
-      secure: z.boolean(),
-      http_only: z.boolean(),
-      same_site: z.string(),
-      expires: z.string().nullable(),
-    })),
+    cookies: z.array(ListedCookie),
     truncated: z.literal(true).optional(),
   }),
   annotations: { readOnlyHint: true },

@@ -426,16 +426,19 @@ export const TOOL_LISTINGS: readonly Tool[] = [
               "path": {
                 "type": "string",
               },
-              "secure": {
-                "type": "boolean",
+              "expires": {
+                "type": [
+                  "string",
+                  "null",
+                ],
               },
               "http_only": {
                 "type": "boolean",
               },
-              "same_site": {
-                "type": "string",
+              "secure": {
+                "type": "boolean",
               },
-              "expires": {
+              "same_site": {
                 "type": [
                   "string",
                   "null",
@@ -447,10 +450,10 @@ export const TOOL_LISTINGS: readonly Tool[] = [
               "value",
               "domain",
               "path",
-              "secure",
-              "http_only",
-              "same_site",
               "expires",
+              "http_only",
+              "secure",
+              "same_site",
             ],
           },
         },
