@@ -9,14 +9,8 @@ import type { BrowserAutomation } from "./automation.ts";
 import { pageState } from "./page_ops.ts";
 import { snapshotsOf } from "./refs.ts";
 import { findElement, SELECTOR_HELP } from "./selectors.ts";
-import {
-  type AxNode,
-  CHARS_PER_TOKEN,
-  diffLines,
-  flatten,
-  type Line,
-  rendered,
-} from "./ax_lines.ts";
+import type { AxNode, Line } from "./ax_lines.ts";
+import { CHARS_PER_TOKEN, diffLines, flatten, rendered } from "./ax_lines.ts";
 
 const tool = toolDefiner<BrowserAutomation>();
 
