@@ -1,42 +1,25 @@
-// The Model port over the Anthropic Messages API (`POST /v1/messages`):
+// The wire format of the Anthropic Messages API (`POST /v1/messages`):
 // system prompt as a top-level field, tool results as `tool_result` blocks
 // in a user turn, strictly alternating user/assistant turns.
 import { z } from "zod";
-import type {
-  Model,
-  ModelMessage,
-  ModelRequest,
-  ModelResponse,
-} from "../model.ts";
-import { endpointModel } from "./endpoint_model.ts";
+import type { ModelMessage, ModelRequest, ModelResponse } from "../model.ts";
+import type { ProviderModelOptions, WireFormat } from "./endpoint_model.ts";
 import type { Endpoint } from "./http.ts";
 import { modelResponse, type WireAnswer } from "./answer.ts";
 import type { PartialToolCall } from "./tool_calls.ts";
 import type { SseEvent } from "../../platform/sse.ts";
 
-export interface AnthropicModelOptions {
-  /** `<provider>/<name>` */
-  id: string;
-  /** The provider's model name. */
-  model: string;
-  endpoint: Endpoint;
-}
-
 export const ANTHROPIC_VERSION = "2023-06-01";
 /** Anthropic requires max_tokens; every current Claude model allows this many. */
 export const DEFAULT_MAX_TOKENS = 4096;
-const PATH = "/v1/messages";
 
-export function createAnthropicModel(options: AnthropicModelOptions): Model {
-  return endpointModel({
-    id: options.id,
-    endpoint: options.endpoint,
-    path: PATH,
-    body: (request, stream) => requestBody(request, options.model, stream),
-    parse: parseMessage,
-    readStream,
-  });
-}
+/** The Messages API, for endpointModel. */
+export const anthropicMessages: WireFormat<ProviderModelOptions> = {
+  path: "/v1/messages",
+  body: requestBody,
+  parse: parseMessage,
+  readStream,
+};
 
 function parseMessage(endpoint: Endpoint, json: unknown): ModelResponse {
   const parsed = WireMessage.safeParse(json);
@@ -65,7 +48,7 @@ type Block = Record<string, unknown>;
 
 function requestBody(
   request: Omit<ModelRequest, "model">,
-  model: string,
+  { model }: ProviderModelOptions,
   stream: boolean,
 ): Record<string, unknown> {
   const system = request.messages.flatMap((m) =>

@@ -9,14 +9,22 @@ import type {
 import type { Endpoint } from "./http.ts";
 import type { SseEvent } from "../../platform/sse.ts";
 
-export interface EndpointModelOptions {
+/** What a provider's model is made of, whatever its wire format. */
+export interface ProviderModelOptions {
   /** `<provider>/<name>` */
   id: string;
+  /** The provider's model name. */
+  model: string;
   endpoint: Endpoint;
+}
+
+/** A provider's wire format: where a request goes, how it is written, how its answer is read. */
+export interface WireFormat<O extends ProviderModelOptions> {
   /** Appended to the endpoint's base URL. */
   path: string;
   body(
     request: Omit<ModelRequest, "model">,
+    options: O,
     stream: boolean,
   ): Record<string, unknown>;
   /** The JSON answer of a request without streaming. */
@@ -28,21 +36,25 @@ export interface EndpointModelOptions {
   ): Promise<ModelResponse>;
 }
 
-export function endpointModel(options: EndpointModelOptions): Model {
-  const { endpoint, path } = options;
+export function endpointModel<O extends ProviderModelOptions>(
+  options: O,
+  wire: WireFormat<O>,
+): Model {
+  const { endpoint } = options;
+  const { path } = wire;
   return {
     id: options.id,
     async complete(
       request: Omit<ModelRequest, "model">,
       call: ModelCallOptions = {},
     ): Promise<ModelResponse> {
-      const body = options.body(request, call.onText !== undefined);
+      const body = wire.body(request, options, call.onText !== undefined);
       if (call.onText) {
         const events = endpoint.postStream(path, body, call.signal);
-        return await options.readStream(endpoint, events, call.onText);
+        return await wire.readStream(endpoint, events, call.onText);
       }
       const json = await endpoint.postJson(path, body, call.signal);
-      return options.parse(endpoint, json);
+      return wire.parse(endpoint, json);
     },
   };
 }

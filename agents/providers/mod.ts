@@ -4,7 +4,7 @@
 // resolved and registered with the logger as secrets right away.
 import type { Logger } from "../../platform/log.ts";
 import { type Model, ModelNameError, type ModelResolver } from "../model.ts";
-import { ANTHROPIC_VERSION, createAnthropicModel } from "./anthropic.ts";
+import { ANTHROPIC_VERSION, anthropicMessages } from "./anthropic.ts";
 import {
   providerNames,
   type ProvidersConfig,
@@ -12,7 +12,8 @@ import {
   resolveProvider,
 } from "./config.ts";
 import { Endpoint } from "./http.ts";
-import { createOpenAIModel } from "./openai.ts";
+import { endpointModel } from "./endpoint_model.ts";
+import { openAIChat } from "./openai.ts";
 
 export { ProviderConfig, ProvidersConfig } from "./config.ts";
 
@@ -98,16 +99,19 @@ function resolveModel(
     problem: resolved.problem,
   });
   if (resolved.api === "anthropic") {
-    return createAnthropicModel({ id: explicit, model: name, endpoint });
+    return endpointModel(
+      { id: explicit, model: name, endpoint },
+      anthropicMessages,
+    );
   }
-  return createOpenAIModel({
+  return endpointModel({
     id: explicit,
     model: name,
     endpoint,
     maxTokensField: URL.parse(resolved.baseUrl)?.hostname === "api.openai.com"
       ? "max_completion_tokens"
       : "max_tokens",
-  });
+  }, openAIChat);
 }
 
 /**

@@ -1,23 +1,13 @@
-// The Model port over OpenAI-compatible Chat Completions (`POST
+// The wire format of OpenAI-compatible Chat Completions (`POST
 // /chat/completions`): OpenAI, OpenRouter, Ollama, vLLM, llama.cpp.
 import { z } from "zod";
-import type {
-  Model,
-  ModelMessage,
-  ModelRequest,
-  ModelResponse,
-} from "../model.ts";
-import { endpointModel } from "./endpoint_model.ts";
+import type { ModelMessage, ModelRequest, ModelResponse } from "../model.ts";
+import type { ProviderModelOptions, WireFormat } from "./endpoint_model.ts";
 import type { Endpoint } from "./http.ts";
 import { modelResponse, type WireAnswer } from "./answer.ts";
 import type { PartialToolCall } from "./tool_calls.ts";
 
-export interface OpenAIModelOptions {
-  /** `<provider>/<name>` */
-  id: string;
-  /** The provider's model name. */
-  model: string;
-  endpoint: Endpoint;
+export interface OpenAIModelOptions extends ProviderModelOptions {
   /**
    * api.openai.com wants `max_completion_tokens` (its reasoning models reject
    * `max_tokens`); compatible servers mostly know only `max_tokens`.
@@ -25,18 +15,13 @@ export interface OpenAIModelOptions {
   maxTokensField: "max_tokens" | "max_completion_tokens";
 }
 
-const PATH = "/chat/completions";
-
-export function createOpenAIModel(options: OpenAIModelOptions): Model {
-  return endpointModel({
-    id: options.id,
-    endpoint: options.endpoint,
-    path: PATH,
-    body: (request, stream) => requestBody(request, options, stream),
-    parse: parseCompletion,
-    readStream,
-  });
-}
+/** Chat Completions, for endpointModel. */
+export const openAIChat: WireFormat<OpenAIModelOptions> = {
+  path: "/chat/completions",
+  body: requestBody,
+  parse: parseCompletion,
+  readStream,
+};
 
 function requestBody(
   request: Omit<ModelRequest, "model">,
