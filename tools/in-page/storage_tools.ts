@@ -12,6 +12,7 @@ const tool = toolDefiner<InPage>();
 
 export const getCookies = tool({
   name: "get_cookies",
+  title: "Read cookies",
   touches: ["cookies-storage"],
   description:
     "Cookies of a domain (default: the tab's current domain), from the user's own browser profile, http-only cookies included; subdomain cookies and parent-domain cookies sent to it are listed too.",
@@ -74,6 +75,7 @@ const cookieToSet = z.object({
 
 export const setCookies = tool({
   name: "set_cookies",
+  title: "Set cookies",
   touches: ["cookies-storage"],
   description:
     "Sets cookies in the user's browser profile (each: name, value, domain, path). They apply to every tab of that domain at once.",
@@ -142,6 +144,7 @@ const keyParam = z.string().min(1).max(2048).optional().describe(
 
 export const getLocalStorage = tool({
   name: "get_local_storage",
+  title: "Read local storage",
   touches: ["cookies-storage"],
   description: "localStorage of the tab's origin: every entry, or one key.",
   input: z.object({ key: keyParam, tab_id: tabParam }),
@@ -159,6 +162,7 @@ export const getLocalStorage = tool({
 
 export const getSessionStorage = tool({
   name: "get_session_storage",
+  title: "Read session storage",
   touches: ["cookies-storage"],
   description: "sessionStorage of the tab: every entry, or one key.",
   input: z.object({ key: keyParam, tab_id: tabParam }),

@@ -71,6 +71,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read DOM",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -134,6 +135,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Run JavaScript",
     "annotations": {
       "destructiveHint": true,
       "openWorldHint": true,
@@ -356,6 +358,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read page state",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -467,6 +470,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read cookies",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -568,6 +572,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Set cookies",
     "annotations": {
       "destructiveHint": true,
     },
@@ -651,6 +656,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read local storage",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -734,6 +740,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read session storage",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -831,6 +838,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Wait for element",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -892,6 +900,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read accessibility tree",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -1021,6 +1030,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Watch network",
     "annotations": {
       "readOnlyHint": false,
       "destructiveHint": false,
@@ -1085,6 +1095,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Fill form",
     "annotations": {
       "destructiveHint": false,
     },
@@ -1159,6 +1170,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read text content",
     "annotations": {
       "readOnlyHint": true,
     },
