@@ -25,7 +25,7 @@ import type { McpHttpEndpoint } from "../tools/kit/transport/http_server.ts";
 import { adminPage, adminRoutes } from "../web/admin.ts";
 import { healthRoutes } from "./api/health.ts";
 import { iconPaths, iconRoutes } from "./api/icons.ts";
-import { SERVER_CARD_PATH, serverCardRoutes } from "./api/server_card.ts";
+import { SERVER_CARD_PATHS, serverCardRoutes } from "./api/server_card.ts";
 import { policyRoutes } from "./api/policy.ts";
 import { mcpRoutes, singleMcpRoute } from "./api/mcp.ts";
 import { metricsRoutes } from "./api/metrics.ts";
@@ -89,7 +89,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   // Discovery reads these without a token: the server card and the icons.
   const open = new Set([
     ...callbacks,
-    SERVER_CARD_PATH,
+    ...SERVER_CARD_PATHS,
     ...iconPaths(options.hosts),
   ]);
   // The dashboard's session cookie stands in for the daemon token.
@@ -171,15 +171,13 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       store: options.store,
     }),
   );
-  app.route(
-    SERVER_CARD_PATH,
-    serverCardRoutes({
-      hosts: options.hosts,
-      layout: options.layout,
-      version: options.version,
-      authRequired: !unauthenticatedIsOperator(credentials),
-    }),
-  );
+  const card = serverCardRoutes({
+    hosts: options.hosts,
+    layout: options.layout,
+    version: options.version,
+    authRequired: !unauthenticatedIsOperator(credentials),
+  });
+  for (const path of SERVER_CARD_PATHS) app.route(path, card);
   app.route("/", iconRoutes(options.hosts));
   app.route(
     "/metrics",

@@ -200,6 +200,14 @@ const DISCOVERY_OPERATIONS: OperationSpec[] = [
   },
   {
     method: "get",
+    path: "/.well-known/mcp/server-card",
+    tag: "discovery",
+    summary: "The MCP server card at the SEP-2127 path",
+    description: "The same card as /.well-known/mcp.json.",
+    responses: { 200: ["The daemon's MCP server card", ServerCard] },
+  },
+  {
+    method: "get",
     path: "/icons/{server}.svg",
     tag: "discovery",
     summary: "A server's icon",

@@ -1,4 +1,5 @@
-// GET /.well-known/mcp.json: the daemon's MCP server card, read without a
+// GET /.well-known/mcp.json (and SEP-2127's /.well-known/mcp/server-card):
+// the daemon's MCP server card, read without a
 // session or token by discovery tools and registries. Its fields follow
 // SEP-2127 (MCP Server Cards: name, version, title, description, icons,
 // remotes with authentication, capabilities); a daemon hosts several
@@ -14,7 +15,11 @@ import type { HostedServer } from "../../tools/kit/host.ts";
 import { ICON_TYPE, iconPath } from "../../tools/kit/icons.ts";
 import { capabilitiesOf } from "../../tools/kit/transport/sdk_features.ts";
 
-export const SERVER_CARD_PATH = "/.well-known/mcp.json";
+/** Where the card is: the path clients look for, and SEP-2127's own. */
+export const SERVER_CARD_PATHS = [
+  "/.well-known/mcp.json",
+  "/.well-known/mcp/server-card",
+] as const;
 export const SERVER_CARD_SCHEMA =
   "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json";
 /** The reverse-DNS namespace of card names, as of the `_meta` keys (io.agentd/origin). */
@@ -139,7 +144,7 @@ function summaryOf(instructions: string | undefined): { description?: string } {
   return { description: end < 0 ? instructions : instructions.slice(0, end) };
 }
 
-/** Mount at SERVER_CARD_PATH. */
+/** Mount at each of SERVER_CARD_PATHS. */
 export function serverCardRoutes(
   options: ServerCardOptions,
 ): Hono<{ Variables: GuardVariables }> {
@@ -149,6 +154,8 @@ export function serverCardRoutes(
     (c) =>
       c.json(serverCard(options, new URL(c.req.url).origin), 200, {
         "cache-control": "public, max-age=300",
+        // Public by design (SEP-2127): a page the Origin guard admits may read it.
+        "access-control-allow-origin": "*",
       }),
   );
   return app;

@@ -48,7 +48,12 @@ Deno.test("the server card and the icons answer without a token; /mcp still need
     const card = await fetch(`${daemon.url}/.well-known/mcp.json`);
     assert.equal(card.status, 200);
     assert.match(card.headers.get("content-type") ?? "", /^application\/json/);
+    assert.equal(card.headers.get("access-control-allow-origin"), "*");
     const body = ServerCard.strict().parse(await card.json());
+    // SEP-2127's path answers the same card.
+    const sep = await fetch(`${daemon.url}/.well-known/mcp/server-card`);
+    assert.equal(sep.status, 200);
+    assert.deepEqual(await sep.json(), body);
     assert.equal(body.name, "io.agentd/agentd");
     assert.equal(typeof body.version, "string");
     assert.match(body.$schema, /server-card\.schema\.json$/);
@@ -108,7 +113,13 @@ Deno.test("the server card and the icons answer without a token; /mcp still need
     await health.body?.cancel();
 
     // The Host guard applies to the card and the icons like everything else.
-    for (const path of ["/.well-known/mcp.json", "/icons/memory.svg"]) {
+    for (
+      const path of [
+        "/.well-known/mcp.json",
+        "/.well-known/mcp/server-card",
+        "/icons/memory.svg",
+      ]
+    ) {
       const rebound = await rawRequest(daemon.port, {
         method: "GET",
         path,
