@@ -41,6 +41,7 @@ export {
   ErrorCode,
   GetPromptRequestSchema,
   type GetPromptResult,
+  type Icon,
   isInitializeRequest,
   isJSONRPCErrorResponse,
   isJSONRPCNotification,

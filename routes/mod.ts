@@ -14,13 +14,18 @@ import {
   originCheck,
 } from "../platform/http_guards.ts";
 import type { JwtVerifier } from "../platform/jwt.ts";
-import { credentialsProblem } from "../platform/identity.ts";
+import {
+  credentialsProblem,
+  unauthenticatedIsOperator,
+} from "../platform/identity.ts";
 import type { Logger } from "../platform/log.ts";
 import type { Store } from "../platform/store/mod.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
 import type { McpHttpEndpoint } from "../tools/kit/transport/http_server.ts";
 import { adminPage, adminRoutes } from "../web/admin.ts";
 import { healthRoutes } from "./api/health.ts";
+import { iconPaths, iconRoutes } from "./api/icons.ts";
+import { SERVER_CARD_PATHS, serverCardRoutes } from "./api/server_card.ts";
 import { policyRoutes } from "./api/policy.ts";
 import { mcpRoutes, singleMcpRoute } from "./api/mcp.ts";
 import { metricsRoutes } from "./api/metrics.ts";
@@ -81,6 +86,12 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   // Before the caller check: the browser a provider redirects carries no
   // bearer token; what the server checks (a one-time state) authorizes it.
   const callbacks = new Set(callbackPaths(options.hosts));
+  // Discovery reads these without a token: the server card and the icons.
+  const open = new Set([
+    ...callbacks,
+    ...SERVER_CARD_PATHS,
+    ...iconPaths(options.hosts),
+  ]);
   // The dashboard's session cookie stands in for the daemon token.
   const sessions = options.sessions ?? new DashboardSessions();
   const caller = sessionOrToken(sessions, callerCheck(credentials));
@@ -91,7 +102,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     }),
     originCheck({ allowedOrigins: options.allowedOrigins }),
     (c) =>
-      callbacks.has(c.req.path) &&
+      open.has(c.req.path) &&
         (c.req.method === "GET" || c.req.method === "HEAD")
         ? undefined
         : caller(c),
@@ -160,6 +171,14 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       store: options.store,
     }),
   );
+  const card = serverCardRoutes({
+    hosts: options.hosts,
+    layout: options.layout,
+    version: options.version,
+    authRequired: !unauthenticatedIsOperator(credentials),
+  });
+  for (const path of SERVER_CARD_PATHS) app.route(path, card);
+  app.route("/", iconRoutes(options.hosts));
   app.route(
     "/metrics",
     metricsRoutes({ hosts: options.hosts, startedAt: options.startedAt }),

@@ -79,7 +79,9 @@ const DEPS: Record<string, readonly string[]> = {
   "web/": ["web/", KIT, "platform/"],
   // Agents reach tools only as an MCP client of the gateway (a DirectLink).
   "agents/": ["agents/", KIT, "platform/"],
-  "tools/registry.ts": [FACE, KIT, "platform/"],
+  "tools/registry.ts": [FACE, KIT, "tools/icons.ts", "platform/"],
+  // The built-in servers' icons, which the registry gives their specs.
+  "tools/icons.ts": [KIT],
   "tools/tool_listings.ts": ["tools/registry.ts", KIT, "platform/"],
   // A server: its own folder, the kit's contract, the platform, FFI.
   [OWN]: [OWN, KIT, "platform/", "ffi/"],

@@ -9,6 +9,7 @@
 import { type LazyModule, lazyModule } from "../platform/lazy.ts";
 import type { z } from "zod";
 import type { AnyServerSpec } from "./kit/mod.ts";
+import { BUILTIN_ICONS } from "./icons.ts";
 
 /** Every server id the architecture names, built or not, in display order. */
 export const SERVER_IDS = [
@@ -59,9 +60,23 @@ function builtin<S, C>(
   return {
     id,
     modules: [server, section],
-    spec: async () => spec(await server.load()),
+    spec: async () => withIcons(spec(await server.load())),
     config: async () => config(await section.load()),
   };
+}
+
+/** Specs with their icons, one object per spec (the kit keeps state per spec object). */
+const iconed = new WeakMap<AnyServerSpec, AnyServerSpec>();
+
+function withIcons(spec: AnyServerSpec): AnyServerSpec {
+  const icons = BUILTIN_ICONS[spec.id];
+  if (icons === undefined || spec.icons !== undefined) return spec;
+  let out = iconed.get(spec);
+  if (!out) {
+    out = { ...spec, icons };
+    iconed.set(spec, out);
+  }
+  return out;
 }
 
 // The gateway first (it aggregates the others), then SERVER_IDS order.

@@ -15,9 +15,13 @@ import {
   TeamCreate,
   TeamExecute,
 } from "../../agents/schemas.ts";
+import { z } from "zod";
 import { VERSION } from "../../platform/version.ts";
 import { A2A_OPERATIONS, type OperationSpec } from "./openapi_a2a.ts";
 import { SchemaCatalog } from "./openapi_schema.ts";
+import { ServerCard } from "./server_card.ts";
+
+const Svg = z.string().describe("An SVG document");
 
 export type { OperationSpec };
 
@@ -183,6 +187,48 @@ export const V1_OPERATIONS: OperationSpec[] = [
   },
 ];
 
+/** What the daemon answers without a token, for discovery (MCP clients, registries). */
+const DISCOVERY_OPERATIONS: OperationSpec[] = [
+  {
+    method: "get",
+    path: "/.well-known/mcp.json",
+    tag: "discovery",
+    summary: "The MCP server card",
+    description:
+      "Fields after SEP-2127 (MCP Server Cards); `servers` has one card per hosted server. No token needed.",
+    responses: { 200: ["The daemon's MCP server card", ServerCard] },
+  },
+  {
+    method: "get",
+    path: "/.well-known/mcp/server-card",
+    tag: "discovery",
+    summary: "The MCP server card at the SEP-2127 path",
+    description: "The same card as /.well-known/mcp.json.",
+    responses: { 200: ["The daemon's MCP server card", ServerCard] },
+  },
+  {
+    method: "get",
+    path: "/icons/{server}.svg",
+    tag: "discovery",
+    summary: "A server's icon",
+    params: [{ name: "server", description: "A server id, e.g. `memory`" }],
+    responses: { 200: ["SVG, as serverInfo and the server card name it", Svg] },
+    responseType: "image/svg+xml",
+  },
+  {
+    method: "get",
+    path: "/icons/{server}/{group}.svg",
+    tag: "discovery",
+    summary: "A tool group's icon",
+    params: [
+      { name: "server", description: "A server id, e.g. `memory`" },
+      { name: "group", description: "A tool group, e.g. `entry`" },
+    ],
+    responses: { 200: ["SVG, as tools/list names it", Svg] },
+    responseType: "image/svg+xml",
+  },
+];
+
 const ERROR_TEXT: Record<number, string> = {
   403:
     "An agent's own token cannot create or delete agents and teams (use the daemon token), or act for another agent",
@@ -200,7 +246,9 @@ export function openApiDocument(): Record<string, unknown> {
   const catalog = new SchemaCatalog();
   const errorRef = catalog.ref(ErrorBody, "output");
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const op of [...V1_OPERATIONS, ...A2A_OPERATIONS]) {
+  for (
+    const op of [...V1_OPERATIONS, ...A2A_OPERATIONS, ...DISCOVERY_OPERATIONS]
+  ) {
     const parameters = [
       ...(op.params ?? []).map((p) => ({
         name: p.name,
@@ -276,7 +324,8 @@ export function openApiDocument(): Record<string, unknown> {
       description:
         "Agents that think with model providers and act through MCP tools (via the gateway), teams, " +
         'and agent-to-agent (A2A) messaging. Errors are `{"error":{"code","message","details"}}`. ' +
-        "When the daemon has a token, every request needs `Authorization: Bearer <token>`.",
+        "When the daemon has a token, every request needs `Authorization: Bearer <token>`, " +
+        "except discovery (the MCP server card and icons).",
     },
     servers: [{ url: "/" }],
     tags: [
@@ -284,6 +333,7 @@ export function openApiDocument(): Record<string, unknown> {
       { name: "teams", description: "Teams of agents and task execution" },
       { name: "runs", description: "Team runs" },
       { name: "a2a", description: "Agent-to-agent messaging" },
+      { name: "discovery", description: "The MCP server card and icons" },
     ],
     security: [{}, { bearer: [] }],
     paths,

@@ -16,6 +16,7 @@ import { defineServer, text, toolDefiner } from "../../tools/kit/mod.ts";
 import { Client } from "../../platform/mcp_sdk.ts";
 import { MemoryStore } from "../../platform/store/memory.ts";
 import { capturedLog } from "../helpers.ts";
+import { META_TOOLS } from "../../tools/gateway/on_demand.ts";
 
 const ListingsModule = z.object({ TOOL_LISTINGS: z.array(z.unknown()) });
 
@@ -32,6 +33,22 @@ for (const id of builtinCatalog.ids) {
     assert.deepEqual(spec.listings, file.TOOL_LISTINGS);
   });
 }
+
+Deno.test("every built-in tool, the gateway's meta-tools included, has a short title", async () => {
+  const problems: string[] = [];
+  for (const spec of await builtinCatalog.load()) {
+    const defs = spec.id === "gateway"
+      ? [...spec.tools, ...META_TOOLS]
+      : spec.tools;
+    for (const def of defs) {
+      const title = def.title?.trim() ?? "";
+      if (title === "" || title.length > 40) {
+        problems.push(`${spec.id}/${def.name}: ${JSON.stringify(def.title)}`);
+      }
+    }
+  }
+  assert.deepEqual(problems, [], "tools without a title of 1-40 characters");
+});
 
 const tool = toolDefiner<Record<string, never>>();
 

@@ -20,6 +20,7 @@ function pngSize(png: Uint8Array): { width: number; height: number } {
 
 export const screenshot = tool({
   name: "screenshot",
+  title: "Take page screenshot",
   touches: ["files-write"],
   argKinds: { path: "path" },
   relativeTo: (ctx) => Promise.resolve(ctx.screenshotDirs[0]),

@@ -26,6 +26,7 @@ const selectorParam = z.string().min(1).describe(SELECTOR_HELP);
 
 export const clickElement = tool({
   name: "click_element",
+  title: "Click element",
   touches: [],
   description:
     `Click an element by selector (${SELECTOR_HELP}), or a point by x and y in viewport pixels (the screenshot's coordinates). Waits for a navigation the click starts.`,
@@ -99,6 +100,7 @@ export const clickElement = tool({
 
 export const typeText = tool({
   name: "type_text",
+  title: "Type text",
   touches: [],
   description:
     'Focus an element and type text into it key by key, after what it already holds (fill_form replaces values instead). A "\\n" presses Enter.',
@@ -164,6 +166,7 @@ function noOption(
 
 export const selectOption = tool({
   name: "select_option",
+  title: "Select option",
   touches: [],
   description:
     "Choose an option of a <select> dropdown by its value, or else by its visible label.",
@@ -254,6 +257,7 @@ async function fillField(
 
 export const fillForm = tool({
   name: "fill_form",
+  title: "Fill form",
   touches: [],
   description:
     "Fill several form fields at once, replacing their values: text inputs and textareas get the text, selects the option with that value or label, checkboxes and radios true/false.",
@@ -311,6 +315,7 @@ export const fillForm = tool({
 
 export const submitForm = tool({
   name: "submit_form",
+  title: "Submit form",
   touches: [],
   description:
     "Submit a form as a user would (validation and submit handlers run) and wait for the page it leads to. selector names the form, a field in it or its submit button; without it, the form of the focused field, else the page's first form.",

@@ -38,6 +38,7 @@ function parseTarget(raw: string): URL {
 
 export const navigate = tool({
   name: "navigate",
+  title: "Open URL",
   touches: [],
   argKinds: { url: "url" },
   description:
@@ -86,6 +87,7 @@ export const navigate = tool({
 
 export const waitFor = tool({
   name: "wait_for",
+  title: "Wait for page",
   touches: [],
   description:
     `Wait until an element matching the selector is visible on the page (${SELECTOR_HELP}). Fails after the timeout.`,
@@ -135,6 +137,7 @@ export const waitFor = tool({
 
 export const scroll = tool({
   name: "scroll",
+  title: "Scroll page",
   touches: [],
   description:
     "Scroll the page up or down by a number of pixels (default: one viewport height). Returns the new scroll position and whether the top or bottom was reached.",

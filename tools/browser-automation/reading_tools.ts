@@ -33,6 +33,7 @@ const offsetParam = z.number().int().min(0).optional().describe(
 
 export const getText = tool({
   name: "get_text",
+  title: "Read page text",
   touches: [],
   description:
     "The visible text of the first element matching the selector (as rendered, with line breaks). Long text is paged: pass offset to continue.",
@@ -73,6 +74,7 @@ export const getText = tool({
 
 export const getHtml = tool({
   name: "get_html",
+  title: "Read page HTML",
   touches: [],
   description:
     "The HTML of the first element matching the selector (outerHTML), or of the whole page without one. Long HTML is paged: pass offset to continue.",
@@ -126,6 +128,7 @@ export const getHtml = tool({
 
 export const getLinks = tool({
   name: "get_links",
+  title: "List links",
   touches: [],
   description:
     "The links (<a href>) on the page: text and absolute URL, in document order. Hidden links (not rendered, zero size, invisible) are left out unless include_hidden is true.",
@@ -212,6 +215,7 @@ function cookieMatches(cookieDomain: string, domain: string): boolean {
 
 export const getCookies = tool({
   name: "get_cookies",
+  title: "Read cookies",
   touches: ["cookies-storage"],
   description:
     "The browser's cookies (the profile's, shared by every tab), optionally only those of a domain: its own, its subdomains' and parent-domain cookies sent to it.",

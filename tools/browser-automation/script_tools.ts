@@ -11,6 +11,7 @@ const tool = toolDefiner<BrowserAutomation>();
 
 export const executeJs = tool({
   name: "execute_js",
+  title: "Run JavaScript",
   touches: ["page-script"],
   description:
     "Run JavaScript in the page and return its value as JSON: the last expression's value, or what a top-level `return` gives; promises are awaited (top-level await works). DOM nodes and functions come back as their description.",

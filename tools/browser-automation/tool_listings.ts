@@ -60,6 +60,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Open URL",
     "annotations": {
       "openWorldHint": true,
     },
@@ -141,6 +142,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Take page screenshot",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -202,6 +204,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Click element",
     "annotations": {
       "destructiveHint": true,
       "openWorldHint": true,
@@ -268,6 +271,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Type text",
     "annotations": {
       "destructiveHint": true,
     },
@@ -356,6 +360,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read page text",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -441,6 +446,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read page HTML",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -521,6 +527,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "List links",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -608,6 +615,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Fill form",
     "annotations": {
       "destructiveHint": true,
     },
@@ -668,6 +676,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Submit form",
     "annotations": {
       "destructiveHint": true,
       "openWorldHint": true,
@@ -733,6 +742,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Wait for page",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -784,6 +794,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Run JavaScript",
     "annotations": {
       "destructiveHint": true,
       "openWorldHint": true,
@@ -888,6 +899,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read cookies",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -966,6 +978,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Scroll page",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -1029,6 +1042,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Select option",
     "annotations": {
       "destructiveHint": true,
     },

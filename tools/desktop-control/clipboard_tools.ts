@@ -9,6 +9,7 @@ const tool = toolDefiner<DesktopControl>();
 
 export const getClipboard = tool({
   name: "get_clipboard",
+  title: "Read clipboard",
   touches: [],
   description:
     "Read the clipboard's text (empty when it holds nothing or no text).",
@@ -25,6 +26,7 @@ export const getClipboard = tool({
 
 export const setClipboard = tool({
   name: "set_clipboard",
+  title: "Write clipboard",
   touches: ["desktop-input"],
   description:
     "Put text on the clipboard; other applications paste it until something else is copied.",

@@ -10,6 +10,7 @@ const tool = toolDefiner<DesktopControl>();
 
 export const keyboardType = tool({
   name: "keyboard_type",
+  title: "Type on keyboard",
   touches: ["desktop-input"],
   description:
     "Type text into the focused window, any characters (accents, symbols, emoji) whatever the keyboard " +
@@ -36,6 +37,7 @@ export const keyboardType = tool({
 
 export const keyboardPress = tool({
   name: "keyboard_press",
+  title: "Press key",
   touches: ["desktop-input"],
   description:
     "Press and release one key: enter, tab, escape, backspace, delete, up, down, left, right, home, end, " +
@@ -57,6 +59,7 @@ export const keyboardPress = tool({
 
 export const keyboardShortcut = tool({
   name: "keyboard_shortcut",
+  title: "Press shortcut",
   touches: ["desktop-input"],
   description:
     'Press a key combination: keys held in order, released in reverse. ["ctrl", "shift", "t"] or ' +

@@ -58,6 +58,7 @@ function movedTo(ctx: DesktopControl, shot: Shot | undefined) {
 
 export const mouseMove = tool({
   name: "mouse_move",
+  title: "Move mouse",
   touches: [],
   description:
     "Move the pointer to x, y (pixels of your latest screenshot by default).",
@@ -85,6 +86,7 @@ export const mouseMove = tool({
 
 export const mouseClick = tool({
   name: "mouse_click",
+  title: "Click mouse",
   touches: ["desktop-input"],
   description:
     "Click at x, y (pixels of your latest screenshot by default) with the left (default) or right button.",
@@ -121,6 +123,7 @@ export const mouseClick = tool({
 
 export const mouseDrag = tool({
   name: "mouse_drag",
+  title: "Drag mouse",
   touches: ["desktop-input"],
   description:
     "Press the left button at `from`, move to `to` in steps, release: selects text, moves windows and items.",

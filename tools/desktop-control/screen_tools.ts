@@ -24,6 +24,7 @@ function within(region: Region, screen: Region): boolean {
 
 export const screenshot = tool({
   name: "screenshot",
+  title: "Take screen screenshot",
   touches: [],
   description:
     "Capture the screen, or a region of it, as an image (JPEG by default, PNG on request), scaled down so " +

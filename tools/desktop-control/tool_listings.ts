@@ -144,6 +144,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Take screen screenshot",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -240,6 +241,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Move mouse",
     "annotations": {
       "destructiveHint": false,
     },
@@ -352,6 +354,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Click mouse",
     "annotations": {
       "destructiveHint": true,
     },
@@ -494,6 +497,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Drag mouse",
     "annotations": {
       "destructiveHint": true,
     },
@@ -544,6 +548,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Type on keyboard",
     "annotations": {
       "destructiveHint": true,
     },
@@ -589,6 +594,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Press key",
     "annotations": {
       "destructiveHint": true,
     },
@@ -639,6 +645,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Press shortcut",
     "annotations": {
       "destructiveHint": true,
     },
@@ -781,6 +788,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "List windows",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -903,6 +911,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Focus window",
     "annotations": {
       "destructiveHint": false,
     },
@@ -941,6 +950,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read clipboard",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -988,6 +998,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Write clipboard",
     "annotations": {
       "destructiveHint": true,
     },
@@ -1048,6 +1059,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read file",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -1105,6 +1117,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Write file",
     "annotations": {
       "destructiveHint": true,
     },

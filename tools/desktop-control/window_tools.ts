@@ -27,6 +27,7 @@ function windowJson(window: WindowInfo) {
 
 export const getWindowList = tool({
   name: "get_window_list",
+  title: "List windows",
   touches: [],
   description:
     "List the desktop's top-level windows: id, title, application, pid, position and size in screen " +
@@ -94,6 +95,7 @@ function windowByTitle(
 
 export const focusWindow = tool({
   name: "focus_window",
+  title: "Focus window",
   touches: [],
   description:
     "Bring a window to the front and give it the keyboard focus, by window_id (from get_window_list) " +

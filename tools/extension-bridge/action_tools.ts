@@ -14,6 +14,7 @@ const tool = toolDefiner<ExtensionBridge>();
 
 export const executeExtensionAction = tool({
   name: "execute_extension_action",
+  title: "Run extension action",
   touches: ["page-script", "cookies-storage"],
   description:
     `Run a named action in an extension's service worker, with the extension's own permissions. Built-in: ${

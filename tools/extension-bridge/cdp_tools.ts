@@ -16,6 +16,7 @@ const tool = toolDefiner<ExtensionBridge>();
 
 export const bridgeCdpCommand = tool({
   name: "bridge_cdp_command",
+  title: "Send CDP command",
   touches: ["page-script", "cookies-storage", "network-log"],
   description:
     "Send one Chrome DevTools Protocol command (Domain.method) to the browser target and return its result. Only methods on the extension-bridge setting cdp_allow run; the default allows reads (Browser.getVersion, Target.getTargets, Extensions.getExtensions, ...), not Runtime.evaluate. Commands that name agentd's own pages or session cookie are refused, and that cookie is left out of results.",

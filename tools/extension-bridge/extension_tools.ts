@@ -57,6 +57,7 @@ async function manifestOf(
 
 export const listExtensionsTool = tool({
   name: "list_extensions",
+  title: "List extensions",
   touches: [],
   description:
     "List the browser's installed extensions: id, name, version, enabled, permissions, host permissions, running contexts. Every installed extension appears when the companion (an extension with the management permission) runs; otherwise unpacked and running ones.",
@@ -89,6 +90,7 @@ export const listExtensionsTool = tool({
 
 export const getExtensionState = tool({
   name: "get_extension_state",
+  title: "Read extension state",
   touches: [],
   description:
     "Current state of one extension: enabled, version, manifest, its service worker (running or idle) and other open contexts, and the actions execute_extension_action offers for it.",
@@ -139,6 +141,7 @@ export const getExtensionState = tool({
 
 export const getExtensionPermissions = tool({
   name: "get_extension_permissions",
+  title: "Read extension permissions",
   touches: [],
   description:
     "Permissions of one extension: declared in its manifest (required and optional API permissions, host permissions) and granted now (chrome.permissions.getAll in the extension; null while disabled).",

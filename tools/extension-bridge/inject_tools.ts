@@ -71,6 +71,7 @@ const REGISTER = `async (a) => {
 
 export const injectContentScript = tool({
   name: "inject_content_script",
+  title: "Inject content script",
   touches: ["page-script"],
   description:
     `Register JavaScript to run in pages matching the patterns, through the extension that owns it (chrome.scripting.registerContentScripts; needs its scripting and storage permissions, and it runs only where the extension has host permission). The extension must ship ${RUNNER_FILE} and ${MAIN_FILE} (the bridge's companion interface). Runs in the page's own world (its CSP applies) on each later load of a matching page; never in agentd's own pages (they carry the operator's dashboard session). Remove with execute_extension_action unregister_content_scripts (ids <script_id> and <script_id>-main).`,

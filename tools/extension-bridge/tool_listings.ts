@@ -175,6 +175,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read extension state",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -330,6 +331,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "List extensions",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -435,6 +437,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Run extension action",
     "_meta": {
       "io.agentd/origin": {
         "server": "extension-bridge",
@@ -525,6 +528,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Inject content script",
     "_meta": {
       "io.agentd/origin": {
         "server": "extension-bridge",
@@ -660,6 +664,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read extension permissions",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -746,6 +751,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Send CDP command",
     "_meta": {
       "io.agentd/origin": {
         "server": "extension-bridge",

@@ -12,6 +12,7 @@ const MAX_WAIT_MS = 120_000;
 
 export const getDom = tool({
   name: "get_dom",
+  title: "Read DOM",
   touches: [],
   description:
     "The DOM of the page (or of the first element matching a CSS selector) as HTML, as it is now (after scripts ran). With include_styles, each element carries data-computed-style with its computed display, visibility, position, size, colours, font and opacity. Long DOMs are cut at the server's text budget (truncated: true).",
@@ -45,6 +46,7 @@ export const getDom = tool({
 
 export const getTextContent = tool({
   name: "get_text_content",
+  title: "Read text content",
   touches: [],
   description:
     "The text content of the first element matching a CSS selector, whitespace collapsed (hidden text included, as textContent). Also says how many elements match.",
@@ -74,6 +76,7 @@ export const getTextContent = tool({
 
 export const waitForElement = tool({
   name: "wait_for_element",
+  title: "Wait for element",
   touches: [],
   description:
     "Waits until an element matching a CSS selector is in the page (watching DOM mutations), then describes it; fails after timeout milliseconds.",
@@ -109,6 +112,7 @@ export const waitForElement = tool({
 
 export const fillForm = tool({
   name: "fill_form",
+  title: "Fill form",
   touches: [],
   description:
     "Fills one field as a user would: sets the value of an input, textarea or contenteditable (through the native setter, so frameworks notice), picks a <select> option by value or text, or checks a checkbox/radio (value true/false), then fires input and change. Returns the field's value afterwards.",

@@ -11,6 +11,7 @@ const tool = toolDefiner<InPage>();
 
 export const interceptNetwork = tool({
   name: "intercept_network",
+  title: "Watch network",
   touches: ["network-log"],
   description:
     "Starts logging the browser's network requests whose URL matches the pattern (* matches anything, e.g. */api/*; without * a substring), in every tab, and returns the requests logged so far for it: URL, method, type, tab, status, error, duration. Call again with the same pattern to read new entries. Requests are observed, not blocked or changed.",

@@ -20,6 +20,7 @@ const Tab = z.object({
 
 export const getPageState = tool({
   name: "get_page_state",
+  title: "Read page state",
   touches: [],
   description:
     "The tab's URL, title and load state (tab status and document.readyState), scroll and viewport, the page's recent console output, a summary of DOM mutations since it loaded, and the list of open tabs (their tab_id values name a tab for every other tool).",
@@ -67,6 +68,7 @@ export const getPageState = tool({
 
 export const executeJs = tool({
   name: "execute_js",
+  title: "Run JavaScript",
   touches: ["page-script"],
   description:
     "Runs JavaScript in the page's own context (its globals, as in the DevTools console) and returns the value as JSON (awaited when a promise; a top-level return makes the script a function body; DOM nodes come back as their HTML). Pages whose Content-Security-Policy forbids eval refuse it.",
@@ -101,6 +103,7 @@ export const executeJs = tool({
 
 export const getAccessibilityTree = tool({
   name: "get_accessibility_tree",
+  title: "Read accessibility tree",
   touches: [],
   description:
     "The tab's accessibility tree as the browser computes it (roles, accessible names, values, states), without ignored and unnamed generic nodes. Read through the extension's debugger permission: Chrome shows a 'started debugging this browser' bar while it runs.",

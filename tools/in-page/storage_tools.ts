@@ -13,6 +13,7 @@ const tool = toolDefiner<InPage>();
 
 export const getCookies = tool({
   name: "get_cookies",
+  title: "Read cookies",
   touches: ["cookies-storage"],
   description:
     "Cookies of a domain (default: the tab's current domain), from the user's own browser profile, http-only cookies included; subdomain cookies and parent-domain cookies sent to it are listed too.",
@@ -66,6 +67,7 @@ const cookieToSet = z.object({
 
 export const setCookies = tool({
   name: "set_cookies",
+  title: "Set cookies",
   touches: ["cookies-storage"],
   description:
     "Sets cookies in the user's browser profile (each: name, value, domain, path). They apply to every tab of that domain at once.",
@@ -134,6 +136,7 @@ const keyParam = z.string().min(1).max(2048).optional().describe(
 
 export const getLocalStorage = tool({
   name: "get_local_storage",
+  title: "Read local storage",
   touches: ["cookies-storage"],
   description: "localStorage of the tab's origin: every entry, or one key.",
   input: z.object({ key: keyParam, tab_id: tabParam }),
@@ -151,6 +154,7 @@ export const getLocalStorage = tool({
 
 export const getSessionStorage = tool({
   name: "get_session_storage",
+  title: "Read session storage",
   touches: ["cookies-storage"],
   description: "sessionStorage of the tab: every entry, or one key.",
   input: z.object({ key: keyParam, tab_id: tabParam }),

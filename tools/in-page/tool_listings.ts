@@ -71,6 +71,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read DOM",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -134,6 +135,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Run JavaScript",
     "annotations": {
       "destructiveHint": true,
       "openWorldHint": true,
@@ -356,6 +358,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read page state",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -470,6 +473,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read cookies",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -571,6 +575,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Set cookies",
     "annotations": {
       "destructiveHint": true,
     },
@@ -654,6 +659,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read local storage",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -737,6 +743,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read session storage",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -834,6 +841,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Wait for element",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -895,6 +903,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read accessibility tree",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -1024,6 +1033,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Watch network",
     "annotations": {
       "readOnlyHint": false,
       "destructiveHint": false,
@@ -1088,6 +1098,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Fill form",
     "annotations": {
       "destructiveHint": false,
     },
@@ -1162,6 +1173,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Read text content",
     "annotations": {
       "readOnlyHint": true,
     },

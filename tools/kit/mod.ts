@@ -381,6 +381,8 @@ export interface ServerSpec<C> {
   tools: readonly ToolDef<C>[];
   /** tools/list entries generated ahead (tools/tool_listings.ts); a tool without one is derived at first list. */
   listings?: readonly Tool[];
+  /** The server's icon and its tool groups' (tools/kit/icons.ts serves and lists them). */
+  icons?: ServerIcons;
   resources?: readonly ResourceDef<C>[];
   resourceTemplates?: readonly ResourceTemplateDef<C>[];
   prompts?: readonly PromptDef<C>[];
@@ -396,6 +398,22 @@ export interface ServerSpec<C> {
   callbacks?: { readonly [path: string]: CallbackDef<C> };
   /** The Start phase: open what the server needs and build the handler context. */
   start(deps: ServerDeps): Promise<ServerRuntime<C>>;
+}
+
+/**
+ * A server's icons (MCP 2025-11-25 `icons`): one SVG for the server, one per
+ * tool group (the tools of one `*_tools.ts` module), named by the group.
+ */
+export interface ServerIcons {
+  /** The server's own icon, an SVG document. */
+  svg: string;
+  groups: Readonly<Record<string, ToolGroupIcon>>;
+}
+
+export interface ToolGroupIcon {
+  svg: string;
+  /** The group's tools, by name: each shows the group's icon. */
+  tools: readonly string[];
 }
 
 /** A server's identity: name, type (tool server), namespace. */

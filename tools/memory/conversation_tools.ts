@@ -40,6 +40,7 @@ const message = z.union([
 
 export const storeConversation = tool({
   name: "store_conversation",
+  title: "Store conversation",
   touches: [],
   description:
     "Append messages to a conversation (by session_id). Each message is {role, content, ...} (other fields are kept) or a plain string (a user message).",
@@ -71,6 +72,7 @@ export const storeConversation = tool({
 
 export const getConversationHistory = tool({
   name: "get_conversation_history",
+  title: "Conversation history",
   touches: [],
   description: "The latest messages of a conversation, oldest first.",
   input: z.object({
@@ -101,6 +103,7 @@ export const getConversationHistory = tool({
 
 export const getAgentContext = tool({
   name: "get_agent_context",
+  title: "Agent context",
   touches: [],
   description:
     "Everything stored for an agent: the entries of its namespace and its conversations (bounded; page with list_memories for more).",

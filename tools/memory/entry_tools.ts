@@ -22,6 +22,7 @@ const LIST_VALUE_CHARS = 1000;
 
 export const storeMemory = tool({
   name: "store_memory",
+  title: "Store memory",
   touches: [],
   description:
     "Store a value under a key in a namespace. Overwrites an existing key and says so (keeping its tags unless tags are given). Tag it 'sensitive' to encrypt it at rest.",
@@ -48,6 +49,7 @@ export const storeMemory = tool({
 
 export const retrieveMemory = tool({
   name: "retrieve_memory",
+  title: "Retrieve memory",
   touches: [],
   description: "Read one entry (value, tags, times) by namespace and key.",
   input: z.object({ namespace, key }),
@@ -62,6 +64,7 @@ export const retrieveMemory = tool({
 
 export const updateMemory = tool({
   name: "update_memory",
+  title: "Update memory",
   touches: [],
   description:
     "Replace the value of an existing entry; fails if the key does not exist (use store_memory to create).",
@@ -81,6 +84,7 @@ export const updateMemory = tool({
 
 export const deleteMemory = tool({
   name: "delete_memory",
+  title: "Delete memory",
   touches: [],
   description: "Delete one entry; fails if the key does not exist.",
   input: z.object({ namespace, key }),
@@ -98,6 +102,7 @@ export const deleteMemory = tool({
 
 export const listMemories = tool({
   name: "list_memories",
+  title: "List memories",
   touches: [],
   description:
     "List the entries of a namespace in key order, optionally only those carrying all given tags. Pages: pass next_cursor back as cursor.",

@@ -55,6 +55,7 @@ function outcomeJson(outcome: SearchOutcome): { [key: string]: JsonValue } {
 
 export const searchMemory = tool({
   name: "search_memory",
+  title: "Search memory",
   touches: [],
   description:
     "Search a namespace by meaning and by words (hybrid: BM25 + vectors, fused by reciprocal rank). Best hits first.",
@@ -82,6 +83,7 @@ export const searchMemory = tool({
 
 export const crossReference = tool({
   name: "cross_reference",
+  title: "Cross-reference memories",
   touches: [],
   description:
     "Search several namespaces at once; each hit names the namespace it came from.",

@@ -111,6 +111,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Store memory",
     "annotations": {
       "destructiveHint": false,
       "idempotentHint": true,
@@ -192,6 +193,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Retrieve memory",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -290,6 +292,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Update memory",
     "annotations": {
       "destructiveHint": true,
       "idempotentHint": true,
@@ -350,6 +353,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Delete memory",
     "annotations": {
       "destructiveHint": true,
     },
@@ -476,6 +480,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "List memories",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -595,6 +600,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Search memory",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -728,6 +734,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Cross-reference memories",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -820,6 +827,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Store conversation",
     "annotations": {
       "destructiveHint": false,
     },
@@ -903,6 +911,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Conversation history",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -1044,6 +1053,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Agent context",
     "annotations": {
       "readOnlyHint": true,
     },

@@ -15,6 +15,7 @@ const tool = toolDefiner<PlatformAuthContext>();
 
 export const authenticate = tool({
   name: "authenticate",
+  title: "Authenticate",
   touches: [],
   description:
     "Start authentication for a platform. oauth: returns the authorization URL to open (PKCE, one-time state; opened in the " +
@@ -52,6 +53,7 @@ export const authenticate = tool({
 
 export const oauthCallback = tool({
   name: "oauth_callback",
+  title: "Complete OAuth callback",
   touches: [],
   description:
     "Complete an authorization with the code and state the provider sent to the redirect URI (the daemon's /oauth/callback " +
@@ -78,6 +80,7 @@ export const oauthCallback = tool({
 
 export const getAuthStatus = tool({
   name: "get_auth_status",
+  title: "Auth status",
   touches: [],
   description:
     "Authentication status of a platform: not_authenticated, pending, active, expired, auth_required (its refresh was rejected: authenticate again) or revoked, with expiry and next refresh.",

@@ -20,6 +20,7 @@ const tool = toolDefiner<PlatformAuthContext>();
 
 export const listPlatforms = tool({
   name: "list_platforms",
+  title: "List platforms",
   touches: [],
   description:
     "List configured platforms with their grant, client id, scopes and authentication status. Secrets are never shown.",
@@ -79,6 +80,7 @@ function checkComplete(grant: Grant, config: PlatformConfig): void {
 
 export const addPlatform = tool({
   name: "add_platform",
+  title: "Add platform",
   touches: ["credentials"],
   description:
     "Add or replace a platform: issuer (discovery) or explicit endpoints, client_id and client_secret, scopes, " +
@@ -231,6 +233,7 @@ async function providerChanges(
 
 export const removePlatform = tool({
   name: "remove_platform",
+  title: "Remove platform",
   touches: ["credentials"],
   description:
     "Remove a platform and its stored tokens from this server (tokens are not revoked at the provider: call revoke_token first for that).",

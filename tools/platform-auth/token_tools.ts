@@ -31,6 +31,7 @@ function tokenView(platform: string, tokens: TokenSet) {
 
 export const getToken = tool({
   name: "get_token",
+  title: "Get token",
   touches: ["credentials"],
   description:
     "Return a valid access token for the platform (an API key for api_key platforms), refreshing it first when it is about to expire. " +
@@ -67,6 +68,7 @@ export const getToken = tool({
 
 export const refreshToken = tool({
   name: "refresh_token",
+  title: "Refresh token",
   touches: [],
   description:
     "Refresh the platform's token now with its refresh token (or client credentials). A rejected refresh marks the platform auth_required.",
@@ -86,6 +88,7 @@ export const refreshToken = tool({
 
 export const revokeToken = tool({
   name: "revoke_token",
+  title: "Revoke token",
   touches: ["credentials"],
   description:
     "Revoke the platform's tokens at the provider (RFC 7009; the refresh token first) and delete them here. The platform stays configured.",
@@ -105,6 +108,7 @@ export const revokeToken = tool({
 
 export const validateTokenTool = tool({
   name: "validate_token",
+  title: "Validate token",
   touches: [],
   description:
     "Check a token of the platform: valid, expired, revoked or invalid. Uses the provider's introspection (RFC 7662) when offered, " +

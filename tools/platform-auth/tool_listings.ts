@@ -106,6 +106,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Authenticate",
     "annotations": {
       "openWorldHint": true,
     },
@@ -169,6 +170,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Get token",
     "annotations": {
       "readOnlyHint": false,
       "idempotentHint": true,
@@ -239,6 +241,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Refresh token",
     "annotations": {
       "destructiveHint": false,
     },
@@ -292,6 +295,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Revoke token",
     "annotations": {
       "destructiveHint": true,
     },
@@ -451,6 +455,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "List platforms",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -697,6 +702,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Add platform",
     "annotations": {
       "destructiveHint": false,
       "idempotentHint": true,
@@ -744,6 +750,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Remove platform",
     "annotations": {
       "destructiveHint": true,
       "idempotentHint": false,
@@ -864,6 +871,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Auth status",
     "annotations": {
       "readOnlyHint": true,
     },
@@ -940,6 +948,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Complete OAuth callback",
     "annotations": {
       "destructiveHint": false,
     },
@@ -1022,6 +1031,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Validate token",
     "annotations": {
       "readOnlyHint": true,
       "openWorldHint": true,

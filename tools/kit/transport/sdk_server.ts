@@ -22,6 +22,7 @@ import {
   type Transport,
 } from "../../../platform/mcp_sdk_server.ts";
 import type { HostedServer } from "../host.ts";
+import { iconsAt, serverInfoIcons, withGroupIcons } from "../icons.ts";
 import {
   directLink,
   NO_ELICITATION,
@@ -73,10 +74,25 @@ async function listTools(
 ): Promise<Tool[]> {
   const dynamic = host.dynamicTools();
   await dynamic?.refresh?.();
-  return dynamic?.listFor?.(client, preferences) ?? [
-    ...ownListings(host),
-    ...dynamic?.list() ?? [],
-  ];
+  return withGroupIcons(
+    dynamic?.listFor?.(client, preferences) ?? [
+      ...ownListings(host),
+      ...dynamic?.list() ?? [],
+    ],
+    host.spec,
+  );
+}
+
+/** Where the client of an HTTP request reached the daemon (`http://host:port`). */
+function originOfRequest(
+  info:
+    | { url?: URL; headers: Record<string, string | string[] | undefined> }
+    | undefined,
+): string | undefined {
+  if (info === undefined) return undefined;
+  if (info.url !== undefined) return info.url.origin;
+  const host = info.headers.host;
+  return typeof host === "string" ? `http://${host}` : undefined;
 }
 
 /** One SDK server: one per HTTP session, per stdio process or per in-process link. */
@@ -93,6 +109,7 @@ export function createSdkServer(
       title: spec.title,
       version: spec.version,
       description: identityLine(identityOf(spec)),
+      icons: serverInfoIcons(spec),
     },
     {
       capabilities: capabilitiesOf(host),
@@ -110,8 +127,11 @@ export function createSdkServer(
     return {};
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: await listTools(host, server.getClientCapabilities(), preferences),
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
+    tools: iconsAt(
+      await listTools(host, server.getClientCapabilities(), preferences),
+      originOfRequest(extra.requestInfo),
+    ),
   }));
 
   server.setRequestHandler(
