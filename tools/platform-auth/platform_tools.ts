@@ -15,6 +15,7 @@ import {
 } from "./context.ts";
 import { checkEndpoints, ENDPOINTS, resolveProvider } from "./provider.ts";
 import type { PlatformRecord } from "./vault.ts";
+import { type KeyPage, keyFromPerson } from "./url_elicitation.ts";
 
 const tool = toolDefiner<PlatformAuthContext>();
 
@@ -54,9 +55,7 @@ function grantOf(config: PlatformConfig): Grant {
 /** What each grant needs, checked before anything is stored. */
 function checkComplete(grant: Grant, config: PlatformConfig): void {
   if (grant === "api_key") {
-    if (config.api_key === undefined) {
-      throw new Error("config.api_key is required for an api_key platform");
-    }
+    // No api_key: the person enters it in agentd's page (url_elicitation.ts).
     if (config.api_key_probe === undefined) {
       throw new Error(
         "config.api_key_probe is required for an api_key platform (a request that succeeds only with a good key)",
@@ -82,8 +81,9 @@ export const addPlatform = tool({
   touches: ["credentials"],
   description:
     "Add or replace a platform: issuer (discovery) or explicit endpoints, client_id and client_secret, scopes, " +
-    "token_endpoint_auth_method, authorize_params; or an api_key with an api_key_probe. preset (or a platform " +
-    "named github, google, microsoft, slack, gitlab) fills in endpoints and default scopes. Secrets are write-only.",
+    "token_endpoint_auth_method, authorize_params; or an api_key_probe (leave api_key out: the person enters the key in " +
+    "agentd's own page, shown through URL elicitation or given as enter_api_key_at, never in the chat). preset (or a " +
+    "platform named github, google, microsoft, slack, gitlab) fills in endpoints and default scopes. Secrets are write-only.",
   input: z.object({
     platform: PlatformName,
     config: PlatformConfig.describe("The platform's configuration"),
@@ -93,9 +93,12 @@ export const addPlatform = tool({
     replaced: z.boolean(),
     tokens_dropped: z.literal(true).optional(),
     note: z.string().optional(),
+    // api_key left out and no client to show the page: where the person enters it.
+    enter_api_key_at: z.string().optional(),
+    page_expires_at: z.string().optional(),
   }),
   annotations: { destructiveHint: false, idempotentHint: true },
-  async handle(ctx, { platform, config }) {
+  async handle(ctx, { platform, config }, call) {
     let complete: PlatformConfig;
     try {
       complete = completeFromCatalogue(platform, config);
@@ -135,6 +138,7 @@ export const addPlatform = tool({
           client_secret,
         });
       const dropTokens = moved.length > 0;
+      const keyless = grant === "api_key" && api_key === undefined;
       const record: PlatformRecord = {
         name: platform,
         grant,
@@ -151,10 +155,12 @@ export const addPlatform = tool({
             api_key: await ctx.auth.vault.seal(platform, "api_key", api_key),
           }),
         },
-        status: dropTokens
+        status: dropTokens || keyless
           ? "not_authenticated"
           : existing?.status ?? "not_authenticated",
-        status_reason: dropTokens
+        status_reason: keyless
+          ? "no API key yet: the person enters it in agentd's page (authenticate asks again)"
+          : dropTokens
           ? `its ${moved.join(", ")} changed: authenticate again`
           : existing?.status_reason,
         added_at: existing?.added_at ?? now,
@@ -175,8 +181,26 @@ export const addPlatform = tool({
       existing ? "platform_replaced" : "platform_added",
       moved.length > 0 ? { grant, tokens_dropped: moved.join(",") } : { grant },
     );
+    let current = record;
+    let page: KeyPage | undefined;
+    if (grant === "api_key" && api_key === undefined) {
+      const asked = await keyFromPerson(
+        ctx,
+        call,
+        platform,
+        `"${platform}" was added without its key`,
+      );
+      if (asked.saved) current = await ctx.auth.require(platform);
+      else page = asked.page;
+    }
     return json({
-      ...publicView(record),
+      ...publicView(current),
+      ...(page === undefined ? {} : {
+        ...page,
+        note:
+          `Ask the person to open enter_api_key_at and enter the API key there (agentd's own page, never the chat); ` +
+          `the key is saved once its probe passes, and get_auth_status then says active.`,
+      }),
       replaced: existing !== undefined,
       ...(moved.length > 0
         ? {
