@@ -11,7 +11,8 @@ import type { BrowserRequest, CallbackForm, CallbackOutcome } from "./mod.ts";
 /** A form post larger than this is refused (a secret is a few hundred bytes). */
 const MAX_FORM_BYTES = 16 * 1024;
 
-const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;color:#1b1f24}
+const STYLE =
+  `body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;color:#1b1f24}
 h1{font-size:1.4rem}label{display:block;font-weight:600;margin:1.2rem 0 .3rem}
 input[type=password]{width:100%;box-sizing:border-box;padding:.5rem;font:inherit}
 button{margin:1rem .5rem 0 0;padding:.45rem 1.1rem;font:inherit}`;
@@ -31,7 +32,10 @@ export async function browserRequest(
   const type = request.headers.get("content-type") ?? "";
   if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) {
     await request.body?.cancel();
-    return plain(415, "Send the page's form (application/x-www-form-urlencoded)");
+    return plain(
+      415,
+      "Send the page's form (application/x-www-form-urlencoded)",
+    );
   }
   const body = await request.text();
   if (body.length > MAX_FORM_BYTES) return plain(413, "The form is too large");
@@ -75,7 +79,9 @@ export function callbackResponse(outcome: CallbackOutcome): Response {
 
 function formHtml(form: CallbackForm): string {
   const hidden = Object.entries(form.hidden).map(([name, value]) =>
-    `<input type="hidden" name="${escape(name)}" value="${escape(value)}">`
+    `<input type="hidden" name="${attribute(name)}" value="${
+      attribute(value)
+    }">`
   ).join("");
   const cancel = form.cancel === undefined
     ? ""
@@ -86,7 +92,7 @@ function formHtml(form: CallbackForm): string {
 <form method="post" autocomplete="off">
 <label for="secret">${escape(form.secret.label)}</label>
 <input id="secret" name="${
-    escape(form.secret.name)
+    attribute(form.secret.name)
   }" type="password" required autocomplete="off" autofocus>${hidden}
 <button type="submit" name="action" value="submit">${
     escape(form.submit)
@@ -104,7 +110,13 @@ function plain(status: number, message: string): Response {
   });
 }
 
+/** Text content: markup characters only (quotes stay readable). */
 function escape(text: string): string {
+  return text.replace(/[&<>]/g, (char) => `&#${char.charCodeAt(0)};`);
+}
+
+/** An attribute value (always double-quoted here). */
+function attribute(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 

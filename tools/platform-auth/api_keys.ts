@@ -25,7 +25,10 @@ export async function probeStoredKey(
 > {
   const sealed = record.sealed.api_key;
   if (sealed === undefined) {
-    return { ok: false, reason: `Platform "${record.name}" has no API key yet` };
+    return {
+      ok: false,
+      reason: `Platform "${record.name}" has no API key yet`,
+    };
   }
   const key = await auth.vault.unseal(record.name, "api_key", sealed);
   const probe = await runProbe(record, key);
@@ -110,7 +113,8 @@ export async function saveEnteredKey(
   if (!saved) {
     return {
       ok: false,
-      message: `"${platform}" changed while its key was checked; ask the agent to try again.`,
+      message:
+        `"${platform}" changed while its key was checked; ask the agent to try again.`,
     };
   }
   auth.audit(platform, "probe", "ok", { status: probe.status, source: "page" });

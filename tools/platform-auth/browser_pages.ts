@@ -178,7 +178,8 @@ export class BrowserPages {
       return {
         ok: true,
         title: "Cancelled",
-        message: `Nothing was saved for ${page.platform}. You can close this window.`,
+        message:
+          `Nothing was saved for ${page.platform}. You can close this window.`,
       };
     }
     const secret = form.get("secret") ?? "";

@@ -3,10 +3,7 @@
 // paths (/oauth/callback, the secret and consent pages) with the same page
 // the daemon's face gives (tools/kit/callback_page.ts).
 
-import {
-  browserRequest,
-  callbackResponse,
-} from "../kit/callback_page.ts";
+import { browserRequest, callbackResponse } from "../kit/callback_page.ts";
 import type { BrowserRequest, CallbackOutcome } from "../kit/mod.ts";
 import { isLoopback } from "../../platform/hosts.ts";
 

@@ -15,7 +15,7 @@ import {
 } from "./context.ts";
 import { checkEndpoints, ENDPOINTS, resolveProvider } from "./provider.ts";
 import type { PlatformRecord } from "./vault.ts";
-import { type KeyPage, keyFromPerson } from "./url_elicitation.ts";
+import { keyFromPerson, type KeyPage } from "./url_elicitation.ts";
 
 const tool = toolDefiner<PlatformAuthContext>();
 
