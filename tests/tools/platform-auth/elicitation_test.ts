@@ -87,11 +87,12 @@ async function startDaemon(): Promise<Daemon> {
   const store = new MemoryStore();
   const guard = new Guard(new MemoryStore(), log, PolicyConfig.parse({}));
   const hosts: HostedServer[] = [];
-  let app: ReturnType<typeof createApp> | undefined;
+  // The listener first (the server needs its address), the app once the server runs.
+  const face: { app?: ReturnType<typeof createApp> } = {};
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     (request) =>
-      app?.fetch(request) ?? new Response("starting", { status: 503 }),
+      face.app?.fetch(request) ?? new Response("starting", { status: 503 }),
   );
   const origin = `http://127.0.0.1:${server.addr.port}`;
   const dataDir = await Deno.makeTempDir({ prefix: "agentd-elicit-" });
@@ -109,7 +110,7 @@ async function startDaemon(): Promise<Daemon> {
   );
   assert.equal(host.phase.phase, "running", host.phase.state.error);
   hosts.push(host);
-  app = createApp({
+  face.app = createApp({
     hosts,
     endpoints: new Map(),
     layout: "single",
