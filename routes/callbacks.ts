@@ -43,6 +43,10 @@ export function callbackRoute(
 ): Hono {
   const app = new Hono();
   app.on(["GET", "POST"], "/", async (c) => {
+    // A HEAD (a link checker, a preview) must not use up a one-time state or page.
+    if (c.req.method === "HEAD") {
+      return new Response(null, { headers: { "cache-control": "no-store" } });
+    }
     const running = hosts.map((host) => ({
       host,
       answer: host.callback(path),

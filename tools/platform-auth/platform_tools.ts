@@ -138,7 +138,14 @@ export const addPlatform = tool({
           client_secret,
         });
       const dropTokens = moved.length > 0;
-      const keyless = grant === "api_key" && api_key === undefined;
+      // No key given: the stored one stays while the probe is the same;
+      // otherwise the person is asked for one (below).
+      const keptKey = grant === "api_key" && api_key === undefined &&
+          !dropTokens
+        ? existing?.sealed.api_key
+        : undefined;
+      const keyless = grant === "api_key" && api_key === undefined &&
+        keptKey === undefined;
       const record: PlatformRecord = {
         name: platform,
         grant,
@@ -154,6 +161,7 @@ export const addPlatform = tool({
           ...(api_key === undefined ? {} : {
             api_key: await ctx.auth.vault.seal(platform, "api_key", api_key),
           }),
+          ...(keptKey === undefined ? {} : { api_key: keptKey }),
         },
         status: dropTokens || keyless
           ? "not_authenticated"
@@ -171,9 +179,9 @@ export const addPlatform = tool({
       // or endpoints are never sent to new ones.
       if (dropTokens) await ctx.auth.vault.dropToken(record);
       else await ctx.auth.vault.putPlatform(record);
-      return { existing, record, moved };
+      return { existing, record, moved, keyless };
     });
-    const { existing, record, moved } = outcome;
+    const { existing, record, moved, keyless } = outcome;
     if (moved.length === 0) await ctx.auth.reschedule(platform);
     ctx.auth.audit(
       platform,
@@ -183,7 +191,7 @@ export const addPlatform = tool({
     );
     let current = record;
     let page: KeyPage | undefined;
-    if (grant === "api_key" && api_key === undefined) {
+    if (keyless) {
       const asked = await keyFromPerson(
         ctx,
         call,

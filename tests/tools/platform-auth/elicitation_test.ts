@@ -140,18 +140,25 @@ async function startDaemon(): Promise<Daemon> {
         completed: [],
         answer: "accept",
         nextAsk: () => waiting.promise,
-        async call(tool, args) {
-          const result = await client.callTool({ name: tool, arguments: args });
-          const content = Array.isArray(result.content) ? result.content : [];
-          return {
-            isError: result.isError === true,
-            text: content.map((block) =>
-              block.type === "text" ? block.text : ""
-            )
-              .join("\n"),
-            data: { ...(result.structuredContent ?? {}) },
-          };
+        call(tool, args) {
+          const answered = callTool(tool, args);
+          // A test that fails while calls wait reports its assertion, not their closed connection.
+          answered.catch(() => {});
+          return answered;
         },
+      };
+      const callTool = async (
+        tool: string,
+        args: Record<string, unknown>,
+      ) => {
+        const result = await client.callTool({ name: tool, arguments: args });
+        const content = Array.isArray(result.content) ? result.content : [];
+        return {
+          isError: result.isError === true,
+          text: content.map((block) => block.type === "text" ? block.text : "")
+            .join("\n"),
+          data: { ...(result.structuredContent ?? {}) },
+        };
       };
       let waiting = Promise.withResolvers<ElicitRequestURLParams>();
       if (url) {
@@ -317,6 +324,30 @@ Deno.test("elicitation: add_platform asks for the API key in the daemon's page; 
       key,
     );
 
+    // Replaced without a key, same probe: the stored key stays, nobody is asked.
+    const replaced = await person.call("add_platform", {
+      platform: "weather",
+      config: {
+        ...probe.config,
+        api_key_probe: { ...probe.config.api_key_probe, method: "GET" },
+      },
+    });
+    assert.equal(replaced.data.replaced, true, replaced.text);
+    assert.equal(replaced.data.api_key, "set (write-only)");
+    assert.equal(person.asked.length, 1);
+    assert.equal(
+      (await person.call("get_token", { platform: "weather" })).data
+        .access_token,
+      key,
+    );
+
+    // Only the page's own path takes a post without the daemon token.
+    const callbackPost = await fetch(`${daemon.origin}/oauth/callback`, {
+      method: "POST",
+    });
+    assert.equal(callbackPost.status, 401);
+    await callbackPost.body?.cancel();
+
     // Nowhere else: the tool's answer, the elicitation, the logs, the audit, the store.
     assert.ok(!result.text.includes(key));
     assert.ok(!JSON.stringify(person.asked).includes(key));
@@ -355,6 +386,12 @@ Deno.test("elicitation: a page belongs to its call and its browser; foreign, rep
     const beta = person.call("authenticate", { platform: "beta" });
     const askedBeta = await person.nextAsk();
     assert.notEqual(askedAlpha.elicitationId, askedBeta.elicitationId);
+
+    // A HEAD (a link checker) does not take the page.
+    const head = await fetch(askedAlpha.url, { method: "HEAD" });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get("set-cookie"), null);
+    await head.body?.cancel();
 
     const mine = new Browser();
     const pageAlpha = await mine.open(askedAlpha.url);
