@@ -58,8 +58,8 @@ interface Daemon {
   guard: Guard;
   store: MemoryStore;
   lines: string[];
-  /** An SDK client; `url`: it declares URL elicitation. */
-  client(url: boolean): Promise<Person>;
+  /** An SDK client declaring URL elicitation, form elicitation only, or none. */
+  client(elicits: "url" | "form" | "none"): Promise<Person>;
   close(): Promise<void>;
 }
 
@@ -124,15 +124,21 @@ async function startDaemon(): Promise<Daemon> {
     log,
   });
   const clients: Client[] = [];
+  /** Elicitations no client should have been sent. */
+  const unexpected: string[] = [];
   return {
     origin,
     host,
     guard,
     store,
     lines,
-    async client(url) {
+    async client(elicits) {
       const client = new Client({ name: "person", version: "1.0.0" }, {
-        capabilities: url ? { elicitation: { url: {} } } : {},
+        capabilities: elicits === "url"
+          ? { elicitation: { url: {} } }
+          : elicits === "form"
+          ? { elicitation: {} }
+          : {},
       });
       const person: Person = {
         client,
@@ -161,11 +167,14 @@ async function startDaemon(): Promise<Daemon> {
         };
       };
       let waiting = Promise.withResolvers<ElicitRequestURLParams>();
-      if (url) {
+      if (elicits !== "none") {
         client.setRequestHandler(ElicitRequestSchema, (request) => {
           const params = request.params;
-          assert.equal(params.mode, "url", "a secret is never asked in a form");
-          if (params.mode !== "url") return { action: "decline" };
+          // A secret is never asked in a form; a form-only client is never sent a URL.
+          if (params.mode !== "url" || elicits !== "url") {
+            unexpected.push(JSON.stringify(params));
+            return { action: "decline" };
+          }
           person.asked.push(params);
           waiting.resolve(params);
           waiting = Promise.withResolvers();
@@ -185,6 +194,7 @@ async function startDaemon(): Promise<Daemon> {
     },
     async close() {
       for (const client of clients) await client.close();
+      assert.deepEqual(unexpected, [], "only URL elicitations, to URL clients");
       await host.stop(5_000);
       await server.shutdown();
       await Deno.remove(dataDir, { recursive: true });
@@ -255,7 +265,7 @@ Deno.test("elicitation: add_platform asks for the API key in the daemon's page; 
   const probe = keyProbe(key);
   const daemon = await startDaemon();
   try {
-    const person = await daemon.client(true);
+    const person = await daemon.client("url");
     const adding = person.call("add_platform", {
       platform: "weather",
       config: probe.config,
@@ -374,9 +384,9 @@ Deno.test("elicitation: a page belongs to its call and its browser; foreign, rep
   const probe = keyProbe(key);
   const daemon = await startDaemon();
   try {
-    const person = await daemon.client(true);
+    const person = await daemon.client("url");
     for (const platform of ["alpha", "beta"]) {
-      const added = await daemon.client(false).then((other) =>
+      const added = await daemon.client("none").then((other) =>
         other.call("add_platform", { platform, config: probe.config })
       );
       assert.equal(added.data.status, "not_authenticated", added.text);
@@ -498,7 +508,7 @@ Deno.test("elicitation: a client without URL elicitation is given the page's add
   const probe = keyProbe(key);
   const daemon = await startDaemon();
   try {
-    const plain = await daemon.client(false);
+    const plain = await daemon.client("form");
     const added = await plain.call("add_platform", {
       platform: "weather",
       config: probe.config,
@@ -550,7 +560,7 @@ Deno.test("elicitation: OAuth consent through the daemon's one-time page; the ca
   const mock = await startMockServer();
   const daemon = await startDaemon();
   try {
-    const person = await daemon.client(true);
+    const person = await daemon.client("url");
     const added = await person.call("add_platform", {
       platform: "acme",
       config: { issuer: mock.issuer, client_id: "acme-client" },
@@ -593,7 +603,7 @@ Deno.test("elicitation: OAuth consent through the daemon's one-time page; the ca
     await again.body?.cancel();
 
     // A client without URL elicitation keeps the authorization_url answer.
-    const plain = await daemon.client(false);
+    const plain = await daemon.client("none");
     const started = await plain.call("authenticate", { platform: "acme" });
     assert.ok(String(started.data.authorization_url).startsWith(mock.issuer));
     assertLogsFree(daemon.lines, [String(token.data.access_token)]);
