@@ -13,6 +13,7 @@ import {
   ElicitationCompleteNotificationSchema,
   ElicitRequestSchema,
   type ElicitRequestURLParams,
+  StreamableHTTPClientTransport,
 } from "../../../platform/mcp_sdk.ts";
 import { StdioClientTransport } from "../../../platform/mcp_sdk_stdio_client.ts";
 import { createLogger } from "../../../platform/log.ts";
@@ -25,7 +26,7 @@ import { connectInProcess } from "../../../tools/kit/transport/sdk_server.ts";
 import { ManualClock } from "../../../tools/platform-auth/clock.ts";
 import { createPlatformAuthServer } from "../../../tools/platform-auth/mod.ts";
 import { PAGE_PATH } from "../../../tools/platform-auth/browser_pages.ts";
-import { FIXTURE_CLI, tempDir } from "../../helpers.ts";
+import { FIXTURE_CLI, freePort, spawnDaemon, tempDir } from "../../helpers.ts";
 import { assertLogsFree, newKey, snapshot } from "./harness.ts";
 import { startMockServer } from "./providers.ts";
 
@@ -696,5 +697,77 @@ Deno.test("elicitation over stdio: the page is served by the server's loopback l
   }
   const lines = stderr.join("").split("\n").filter((line) => line !== "");
   assert.ok(lines.some((line) => line.includes("platform_auth_ready")));
+  assertLogsFree(lines, [key]);
+});
+
+Deno.test("elicitation over HTTP (`mcp platform-auth --port`): the page on the server's own face, the request and its completion on the call's stream", async () => {
+  await using dir = await tempDir();
+  const key = "wk-" + crypto.randomUUID();
+  const probe = keyProbe(key);
+  const daemon = await spawnDaemon(
+    [
+      "mcp",
+      "platform-auth",
+      "--port",
+      String(freePort()),
+      "--data-dir",
+      dir.path,
+    ],
+    { env: { AGENTD_SECRET_KEY: newKey(), HOME: dir.path } },
+  );
+  const client = new Client({ name: "person", version: "1.0.0" }, {
+    capabilities: { elicitation: { url: {} } },
+  });
+  const asked = Promise.withResolvers<ElicitRequestURLParams>();
+  const completed: string[] = [];
+  client.setRequestHandler(ElicitRequestSchema, (request) => {
+    if (request.params.mode === "url") asked.resolve(request.params);
+    return { action: "accept" };
+  });
+  client.setNotificationHandler(
+    ElicitationCompleteNotificationSchema,
+    (notification) => {
+      completed.push(notification.params.elicitationId);
+    },
+  );
+  const transport = new StreamableHTTPClientTransport(
+    new URL(`${daemon.url}/mcp`),
+  );
+  try {
+    await client.connect(transport);
+    const adding = client.callTool({
+      name: "add_platform",
+      arguments: { platform: "weather", config: probe.config },
+    });
+    adding.catch(() => {});
+    const params = await asked.promise;
+    assert.ok(params.url.startsWith(`${daemon.url}${PAGE_PATH}?id=`));
+    const browser = new Browser();
+    const page = await browser.open(params.url);
+    assert.equal(page.status, 200, page.html);
+    const saved = await browser.post(params.url, {
+      token: page.token,
+      secret: key,
+    });
+    assert.equal(saved.status, 200, saved.html);
+    const result = await adding;
+    assert.ok(!result.isError, JSON.stringify(result.content));
+    assert.equal(
+      Reflect.get(result.structuredContent ?? {}, "status"),
+      "active",
+    );
+    assert.deepEqual(completed, [params.elicitationId]);
+    assert.ok(!JSON.stringify(result).includes(key));
+  } finally {
+    await transport.terminateSession().catch(() => {});
+    await client.close();
+    await daemon.stop();
+    await probe.close();
+  }
+  const lines = [
+    ...daemon.logs.map((line) => JSON.stringify(line)),
+    ...daemon.stray,
+  ];
+  assert.ok(lines.some((line) => line.includes('"source":"page"')));
   assertLogsFree(lines, [key]);
 });
