@@ -89,6 +89,14 @@ export interface LinkedCallOptions {
   ) => void;
   /** A progress report restarts the timeout (the SDK's option of the same name). */
   resetTimeoutOnProgress?: boolean;
+  /**
+   * Relays the callee's elicitations to the caller's own client (a gateway
+   * forwarding its client's call: pass that call's `elicit`). Absent: the
+   * callee hears that the client cannot elicit.
+   */
+  elicit?: CallContext["elicit"];
+  /** Relays `notifications/elicitation/complete` the same way (the outer call's own). */
+  elicitationComplete?: CallContext["elicitationComplete"];
 }
 
 /** One caller's in-process link to a hosted server's tools/call. */

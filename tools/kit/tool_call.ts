@@ -475,10 +475,11 @@ export function directLink(host: CallHost, caller: Caller): DirectLink {
           Promise.reject(
             new ToolError(NO_SAMPLING),
           ),
-        elicit: () =>
-          Promise.reject(
-            new ElicitationUnsupported(NO_ELICITATION),
-          ),
+        elicit: options.elicit ??
+          (() => Promise.reject(new ElicitationUnsupported(NO_ELICITATION))),
+        ...(options.elicitationComplete === undefined
+          ? {}
+          : { elicitationComplete: options.elicitationComplete }),
         releaseStream() {},
       };
       const answer = runToolCall(host, {

@@ -23,6 +23,7 @@ import { createApp } from "../../../routes/mod.ts";
 import { HostedServer } from "../../../tools/kit/host.ts";
 import { Guard } from "../../../tools/kit/policy/guard.ts";
 import { connectInProcess } from "../../../tools/kit/transport/sdk_server.ts";
+import { directLink } from "../../../tools/kit/tool_call.ts";
 import { ManualClock } from "../../../tools/platform-auth/clock.ts";
 import { createPlatformAuthServer } from "../../../tools/platform-auth/mod.ts";
 import { PAGE_PATH } from "../../../tools/platform-auth/browser_pages.ts";
@@ -551,6 +552,62 @@ Deno.test("elicitation: a client without URL elicitation is given the page's add
       ),
     );
     assertLogsFree(daemon.lines, [key, "stale-key-123456"]);
+  } finally {
+    await daemon.close();
+    await probe.close();
+  }
+});
+
+Deno.test("elicitation through an in-process link that relays it (how the gateway reaches a built-in server)", async () => {
+  const key = "wk-" + crypto.randomUUID();
+  const probe = keyProbe(key);
+  const daemon = await startDaemon();
+  try {
+    const link = directLink(daemon.host, {});
+    const completed: string[] = [];
+    const browser = new Browser();
+    let asked: ElicitRequestURLParams | undefined;
+    const result = await link.callTool(
+      "add_platform",
+      { platform: "weather", config: probe.config },
+      {
+        elicit(params) {
+          assert.equal(params.mode, "url");
+          if (params.mode !== "url") {
+            return Promise.resolve({ action: "decline" });
+          }
+          asked = params;
+          // The person, after the client showed the page.
+          (async () => {
+            const page = await browser.open(params.url);
+            await browser.post(params.url, { token: page.token, secret: key });
+          })();
+          return Promise.resolve({ action: "accept" });
+        },
+        async elicitationComplete(id) {
+          completed.push(id);
+          await Promise.resolve();
+        },
+      },
+    );
+    assert.ok(!result.isError, JSON.stringify(result.content));
+    assert.equal(
+      Reflect.get(result.structuredContent ?? {}, "status"),
+      "active",
+    );
+    assert.ok(asked !== undefined);
+    assert.deepEqual(completed, [asked.elicitationId]);
+
+    // Without the relay, the link says the client cannot elicit: the address path.
+    const plain = await directLink(daemon.host, {}).callTool(
+      "add_platform",
+      { platform: "other", config: probe.config },
+      {},
+    );
+    assert.ok(
+      String(Reflect.get(plain.structuredContent ?? {}, "enter_api_key_at"))
+        .startsWith(`${daemon.origin}${PAGE_PATH}?id=`),
+    );
   } finally {
     await daemon.close();
     await probe.close();
