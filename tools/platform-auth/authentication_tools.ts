@@ -15,6 +15,7 @@ import {
   authenticateKey,
   consentInBrowser,
   elicitsUrls,
+  withClientSecret,
 } from "./url_elicitation.ts";
 
 const tool = toolDefiner<PlatformAuthContext>();
@@ -25,9 +26,9 @@ export const authenticate = tool({
   description:
     "Start authentication for a platform. oauth: returns the authorization URL to open (PKCE, one-time state; opened in the " +
     "default browser when the platform sets open_browser), or a device code to enter (device_code platforms), or gets a " +
-    "token at once (client_credentials). api_key: checks the stored key with the platform's probe; without a key that passes, " +
-    "the person enters one in agentd's own page, never in the chat. A client with URL elicitation is shown the page " +
-    "(consent or key) and the call ends once the person is done.",
+    "token at once (client_credentials). api_key: checks the stored key with the platform's probe. A key that does not pass, " +
+    "or a client secret the platform lacks, the person enters in agentd's own page, never in the chat. A client with URL " +
+    "elicitation is shown the page (consent, key or secret) and the call ends once the person is done.",
   input: z.object({
     platform: PlatformName,
     method: z.enum(["oauth", "api_key"]).optional()
@@ -58,10 +59,11 @@ export const authenticate = tool({
     if (record.grant === "api_key") {
       return json(await authenticateKey(ctx, call, record));
     }
-    if (record.grant === "authorization_code" && elicitsUrls(call)) {
-      return json(await consentInBrowser(ctx, call, record));
+    const ready = await withClientSecret(ctx, call, record);
+    if (ready.grant === "authorization_code" && elicitsUrls(call)) {
+      return json(await consentInBrowser(ctx, call, ready));
     }
-    return json(await ctx.flows.start(record));
+    return json(await ctx.flows.start(ready));
   },
 });
 

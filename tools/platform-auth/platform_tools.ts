@@ -15,7 +15,8 @@ import {
 } from "./context.ts";
 import { checkEndpoints, ENDPOINTS, resolveProvider } from "./provider.ts";
 import type { PlatformRecord } from "./vault.ts";
-import { keyFromPerson, type KeyPage } from "./url_elicitation.ts";
+import { type PersonPage, secretFromPerson } from "./url_elicitation.ts";
+import { lacksClientSecret } from "./client_secrets.ts";
 
 const tool = toolDefiner<PlatformAuthContext>();
 
@@ -71,9 +72,6 @@ function checkComplete(grant: Grant, config: PlatformConfig): void {
   if (config.issuer === undefined && config.token_endpoint === undefined) {
     throw new Error("config needs issuer (for discovery) or token_endpoint");
   }
-  if (grant === "client_credentials" && config.client_secret === undefined) {
-    throw new Error("config.client_secret is required for client_credentials");
-  }
 }
 
 export const addPlatform = tool({
@@ -81,9 +79,10 @@ export const addPlatform = tool({
   touches: ["credentials"],
   description:
     "Add or replace a platform: issuer (discovery) or explicit endpoints, client_id and client_secret, scopes, " +
-    "token_endpoint_auth_method, authorize_params; or an api_key_probe (leave api_key out: the person enters the key in " +
-    "agentd's own page, shown through URL elicitation or given as enter_api_key_at, never in the chat). preset (or a " +
-    "platform named github, google, microsoft, slack, gitlab) fills in endpoints and default scopes. Secrets are write-only.",
+    "token_endpoint_auth_method, authorize_params; or an api_key_probe. Leave api_key and client_secret out: the person " +
+    "enters them in agentd's own page, shown through URL elicitation or given as enter_secret_at, never in the chat. " +
+    "preset (or a platform named github, google, microsoft, slack, gitlab) fills in endpoints and default scopes. " +
+    "Secrets are write-only.",
   input: z.object({
     platform: PlatformName,
     config: PlatformConfig.describe("The platform's configuration"),
@@ -93,8 +92,8 @@ export const addPlatform = tool({
     replaced: z.boolean(),
     tokens_dropped: z.literal(true).optional(),
     note: z.string().optional(),
-    // api_key left out and no client to show the page: where the person enters it.
-    enter_api_key_at: z.string().optional(),
+    // A secret left out and no client to show the page: where the person enters it.
+    enter_secret_at: z.string().optional(),
     page_expires_at: z.string().optional(),
   }),
   annotations: { destructiveHint: false, idempotentHint: true },
@@ -144,8 +143,13 @@ export const addPlatform = tool({
           !dropTokens
         ? existing?.sealed.api_key
         : undefined;
-      const keyless = grant === "api_key" && api_key === undefined &&
-        keptKey === undefined;
+      // The secret the person is asked for (below), when the config lacks it.
+      let missing: "api_key" | "client_secret" | undefined;
+      if (grant === "api_key") {
+        if (api_key === undefined && keptKey === undefined) missing = "api_key";
+      } else if (lacksClientSecret({ grant, settings }, client_secret)) {
+        missing = "client_secret";
+      }
       const record: PlatformRecord = {
         name: platform,
         grant,
@@ -163,11 +167,13 @@ export const addPlatform = tool({
           }),
           ...(keptKey === undefined ? {} : { api_key: keptKey }),
         },
-        status: dropTokens || keyless
+        status: dropTokens || missing !== undefined
           ? "not_authenticated"
           : existing?.status ?? "not_authenticated",
-        status_reason: keyless
-          ? "no API key yet: the person enters it in agentd's page (authenticate asks again)"
+        status_reason: missing !== undefined
+          ? `no ${
+            missing === "api_key" ? "API key" : "client secret"
+          } yet: the person enters it in agentd's page (authenticate asks again)`
           : dropTokens
           ? `its ${moved.join(", ")} changed: authenticate again`
           : existing?.status_reason,
@@ -179,9 +185,9 @@ export const addPlatform = tool({
       // or endpoints are never sent to new ones.
       if (dropTokens) await ctx.auth.vault.dropToken(record);
       else await ctx.auth.vault.putPlatform(record);
-      return { existing, record, moved, keyless };
+      return { existing, record, moved, missing };
     });
-    const { existing, record, moved, keyless } = outcome;
+    const { existing, record, moved, missing } = outcome;
     if (moved.length === 0) await ctx.auth.reschedule(platform);
     ctx.auth.audit(
       platform,
@@ -190,14 +196,22 @@ export const addPlatform = tool({
       moved.length > 0 ? { grant, tokens_dropped: moved.join(",") } : { grant },
     );
     let current = record;
-    let page: KeyPage | undefined;
-    if (keyless) {
-      const asked = await keyFromPerson(
+    let page: PersonPage | undefined;
+    if (missing !== undefined) {
+      const label = missing === "api_key" ? "API key" : "client secret";
+      const asked = await secretFromPerson(
         ctx,
         call,
         platform,
-        `"${platform}" was added without its key`,
-      );
+        missing,
+        `"${platform}" was added without its ${label}`,
+      ).catch((error) => {
+        throw new ToolError(
+          `"${platform}" is added, without its ${label}: ${
+            messageOf(error)
+          } (authenticate asks again where it is needed)`,
+        );
+      });
       if (asked.saved) current = await ctx.auth.require(platform);
       else page = asked.page;
     }
@@ -206,8 +220,10 @@ export const addPlatform = tool({
       ...(page === undefined ? {} : {
         ...page,
         note:
-          `Ask the person to open enter_api_key_at and enter the API key there (agentd's own page, never the chat); ` +
-          `the key is saved once its probe passes, and get_auth_status then says active.`,
+          `Ask the person to open enter_secret_at and enter the ${
+            missing === "api_key" ? "API key" : "client secret"
+          } there (agentd's own page, never the chat); it is saved once checked ` +
+          `(an API key by its probe, a client-credentials secret by a grant).`,
       }),
       replaced: existing !== undefined,
       ...(moved.length > 0

@@ -1,5 +1,6 @@
-// Secrets and consent through MCP URL-mode elicitation (2025-11-25): the
-// tool opens one of the daemon's pages (browser_pages.ts), asks the client
+// Secrets (API keys, client secrets) and consent through MCP URL-mode
+// elicitation (2025-11-25): the tool opens one of the daemon's pages
+// (browser_pages.ts), asks the client
 // to show it (`elicitation/create`, mode "url"), waits for the person, then
 // tells the client (`notifications/elicitation/complete`) and finishes. A
 // client without URL elicitation is given the page's address to pass on:
@@ -12,6 +13,7 @@ import {
 } from "../kit/mod.ts";
 import type { JsonValue } from "../../platform/store/mod.ts";
 import { probeStoredKey, saveEnteredKey } from "./api_keys.ts";
+import { saveEnteredClientSecret } from "./client_secrets.ts";
 import type { FlowEnd } from "./authorization.ts";
 import type { OpenedPage, PageEnd } from "./browser_pages.ts";
 import type { PlatformAuthContext } from "./context.ts";
@@ -25,45 +27,53 @@ export function elicitsUrls(call: CallContext): boolean {
   return call.elicitationComplete !== undefined;
 }
 
-/** The person's API key was asked for at a page no client showed: where it is. */
-export interface KeyPage {
-  enter_api_key_at: string;
+/** A secret was asked for at a page no client showed: where it is. */
+export interface PersonPage {
+  enter_secret_at: string;
   page_expires_at: string;
 }
 
+/** The secrets the person may be asked for, and how each is checked and kept. */
+const SECRETS = {
+  api_key: { label: "API key", save: saveEnteredKey },
+  client_secret: { label: "client secret", save: saveEnteredClientSecret },
+} as const;
+
 /**
- * Gets an API key from the person for `platform`: through URL elicitation
- * when the client takes it (waits until the key is saved and returns the
- * probe's status), else the page's address for the caller to pass on (the
- * daemon saves the key when it is entered).
+ * Gets a secret of `platform` from the person: through URL elicitation
+ * when the client takes it (waits until the secret is checked and saved),
+ * else the page's address for the caller to pass on (the daemon saves the
+ * secret when it is entered).
  */
-export async function keyFromPerson(
+export async function secretFromPerson(
   ctx: PlatformAuthContext,
   call: CallContext,
   platform: string,
+  field: keyof typeof SECRETS,
   why: string,
-): Promise<{ saved: true } | { saved: false; page: KeyPage }> {
+): Promise<{ saved: true } | { saved: false; page: PersonPage }> {
+  const { label, save } = SECRETS[field];
   const page = ctx.pages.secret({
     platform,
     caller: call.caller,
-    label: "API key",
-    accept: (key) => saveEnteredKey(ctx.auth, platform, key),
+    label,
+    accept: (secret) => save(ctx.auth, platform, secret),
   });
-  const shown: KeyPage = {
-    enter_api_key_at: page.url,
+  const shown: PersonPage = {
+    enter_secret_at: page.url,
     page_expires_at: new Date(page.expiresAt).toISOString(),
   };
   if (!elicitsUrls(call)) return { saved: false, page: shown };
   const asked = await ask(
     call,
     page,
-    `${why}: enter the API key of "${platform}" in agentd's page (not in the chat).`,
+    `${why}: enter the ${label} of "${platform}" in agentd's page (not in the chat).`,
   );
   if (asked === "unsupported") return { saved: false, page: shown };
   const end = await waitForPerson(call, page.ended, () => page.close());
   if (end !== "completed") {
     throw new ToolError(
-      `No API key was saved for "${platform}": ${ended(end)}`,
+      `No ${label} was saved for "${platform}": ${ended(end)}`,
     );
   }
   await call.elicitationComplete?.(page.id);
@@ -71,8 +81,41 @@ export async function keyFromPerson(
 }
 
 /**
+ * A client-credentials platform without its secret (it cannot work
+ * without): the person enters it first (the record as it is then). Other
+ * grants go on without one, as public clients do; add_platform asked.
+ */
+export async function withClientSecret(
+  ctx: PlatformAuthContext,
+  call: CallContext,
+  record: PlatformRecord,
+): Promise<PlatformRecord> {
+  if (
+    record.grant !== "client_credentials" ||
+    record.sealed.client_secret !== undefined
+  ) {
+    return record;
+  }
+  const why = `"${record.name}" has no client secret yet`;
+  const asked = await secretFromPerson(
+    ctx,
+    call,
+    record.name,
+    "client_secret",
+    why,
+  );
+  if (!asked.saved) {
+    throw new ToolError(
+      `${why}. Ask the person to enter it at ${asked.page.enter_secret_at} (agentd's own page, ` +
+        `valid until ${asked.page.page_expires_at}; never paste it in the chat), then call authenticate again`,
+    );
+  }
+  return await ctx.auth.require(record.name);
+}
+
+/**
  * authenticate for an api_key platform: the stored key when its probe
- * passes, else a new key from the person (ask above).
+ * passes, else a new key from the person.
  */
 export async function authenticateKey(
   ctx: PlatformAuthContext,
@@ -81,11 +124,17 @@ export async function authenticateKey(
 ): Promise<{ [key: string]: JsonValue }> {
   const stored = await probeStoredKey(ctx.auth, record);
   if (stored.ok) return stored.view;
-  const asked = await keyFromPerson(ctx, call, record.name, stored.reason);
+  const asked = await secretFromPerson(
+    ctx,
+    call,
+    record.name,
+    "api_key",
+    stored.reason,
+  );
   if (!asked.saved) {
-    const { enter_api_key_at, page_expires_at } = asked.page;
+    const { enter_secret_at, page_expires_at } = asked.page;
     throw new ToolError(
-      `${stored.reason}. Ask the person to enter the key at ${enter_api_key_at} (agentd's own page, ` +
+      `${stored.reason}. Ask the person to enter the key at ${enter_secret_at} (agentd's own page, ` +
         `valid until ${page_expires_at}; never paste it in the chat), or fix it with add_platform`,
     );
   }
@@ -182,7 +231,7 @@ async function ask(
     throw new ToolError(
       `The person ${
         answer.action === "decline" ? "declined" : "dismissed"
-      } agentd's page; nothing was saved`,
+      } agentd's page; nothing was entered there`,
     );
   }
   return "accepted";

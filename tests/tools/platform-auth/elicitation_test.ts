@@ -496,8 +496,27 @@ Deno.test("elicitation: a page belongs to its call and its browser; foreign, rep
     const askedAgain = await person.nextAsk();
     const result = await declined;
     assert.equal(result.isError, true);
-    assert.match(result.text, /declined agentd's page; nothing was saved/);
+    assert.match(
+      result.text,
+      /declined agentd's page; nothing was entered there/,
+    );
     assert.equal((await new Browser().open(askedAgain.url)).status, 404);
+    const addedDeclined = person.call("add_platform", {
+      platform: "gamma",
+      config: probe.config,
+    });
+    await person.nextAsk();
+    const gamma = await addedDeclined;
+    assert.equal(gamma.isError, true);
+    assert.match(
+      gamma.text,
+      /"gamma" is added, without its API key: The person declined/,
+    );
+    assert.equal(
+      (await person.call("get_auth_status", { platform: "gamma" })).data
+        .status,
+      "not_authenticated",
+    );
     assertLogsFree(daemon.lines, [key, pageAlpha.token, pageBeta.token]);
   } finally {
     await daemon.close();
@@ -517,7 +536,7 @@ Deno.test("elicitation: a client without URL elicitation is given the page's add
     });
     assert.equal(added.isError, false, added.text);
     assert.equal(added.data.status, "not_authenticated");
-    const url = String(added.data.enter_api_key_at);
+    const url = String(added.data.enter_secret_at);
     assert.ok(url.startsWith(`${daemon.origin}${PAGE_PATH}?id=`), url);
     assert.match(String(added.data.note), /never the chat/);
 
@@ -605,7 +624,7 @@ Deno.test("elicitation through an in-process link that relays it (how the gatewa
       {},
     );
     assert.ok(
-      String(Reflect.get(plain.structuredContent ?? {}, "enter_api_key_at"))
+      String(Reflect.get(plain.structuredContent ?? {}, "enter_secret_at"))
         .startsWith(`${daemon.origin}${PAGE_PATH}?id=`),
     );
   } finally {
@@ -665,6 +684,64 @@ Deno.test("elicitation: OAuth consent through the daemon's one-time page; the ca
     const started = await plain.call("authenticate", { platform: "acme" });
     assert.ok(String(started.data.authorization_url).startsWith(mock.issuer));
     assertLogsFree(daemon.lines, [String(token.data.access_token)]);
+  } finally {
+    await daemon.close();
+    await mock.close();
+  }
+});
+
+Deno.test("elicitation: a client secret left out of the config is entered in the page and tried with a grant before it is kept", async () => {
+  const mock = await startMockServer();
+  const daemon = await startDaemon();
+  const secret = "svc-secret-" + crypto.randomUUID();
+  try {
+    const person = await daemon.client("url");
+    const adding = person.call("add_platform", {
+      platform: "jobs",
+      config: {
+        issuer: mock.issuer,
+        grant: "client_credentials",
+        client_id: "svc",
+      },
+    });
+    const asked = await person.nextAsk();
+    assert.match(asked.message, /client secret of "jobs"/);
+    const browser = new Browser();
+    const page = await browser.open(asked.url);
+    assert.match(page.html, /client secret for jobs/);
+    const saved = await browser.post(asked.url, {
+      token: page.token,
+      secret,
+    });
+    assert.equal(saved.status, 200, saved.html);
+    assert.match(saved.html, /accepted by the provider and is saved/);
+    const result = await adding;
+    assert.equal(result.isError, false, result.text);
+    assert.equal(result.data.client_secret, "set (write-only)");
+    assert.equal(result.data.status, "active", "the grant ran with it");
+    assert.deepEqual(person.completed, [asked.elicitationId]);
+    const token = await person.call("get_token", { platform: "jobs" });
+    assert.equal(typeof token.data.access_token, "string");
+
+    // A client without URL elicitation: authenticate names the page to use.
+    const plain = await daemon.client("none");
+    await plain.call("add_platform", {
+      platform: "jobs2",
+      config: {
+        issuer: mock.issuer,
+        grant: "client_credentials",
+        client_id: "svc2",
+      },
+    });
+    const refused = await plain.call("authenticate", { platform: "jobs2" });
+    assert.equal(refused.isError, true);
+    assert.match(
+      refused.text,
+      /"jobs2" has no client secret yet\. Ask the person to enter it at http:\/\/127\.0\.0\.1:\d+\/platform-auth\/elicitation\?id=/,
+    );
+    assert.ok(!JSON.stringify(result).includes(secret));
+    assert.ok(!(await snapshot(daemon.store)).includes(secret));
+    assertLogsFree(daemon.lines, [secret, String(token.data.access_token)]);
   } finally {
     await daemon.close();
     await mock.close();
