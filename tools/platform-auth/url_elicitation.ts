@@ -1,10 +1,10 @@
 // Secrets (API keys, client secrets) and consent through MCP URL-mode
 // elicitation (2025-11-25): the tool opens one of the daemon's pages
-// (browser_pages.ts), asks the client
-// to show it (`elicitation/create`, mode "url"), waits for the person, then
-// tells the client (`notifications/elicitation/complete`) and finishes. A
-// client without URL elicitation is given the page's address to pass on:
-// the secret still never travels through the chat.
+// (browser_pages.ts), asks the client to show it (`elicitation/create`, mode
+// "url"), waits for the person, then tells the client
+// (`notifications/elicitation/complete`) and finishes. A client without URL
+// elicitation is given the page's address to pass on: the secret still never
+// travels through the chat.
 
 import {
   type CallContext,
