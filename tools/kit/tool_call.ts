@@ -32,6 +32,8 @@ export const NO_SAMPLING =
   "The client does not support sampling (no `sampling` capability).";
 export const NO_ELICITATION =
   "The client does not support elicitation (no `elicitation` capability).";
+export const NO_FORM_ELICITATION =
+  "The client does not support form-mode elicitation (its `elicitation` capability names only `url`).";
 export const NO_URL_ELICITATION =
   "The client does not support URL-mode elicitation (no `elicitation.url` capability).";
 

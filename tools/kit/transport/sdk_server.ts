@@ -26,6 +26,7 @@ import {
   directLink,
   elicitsIn,
   NO_ELICITATION,
+  NO_FORM_ELICITATION,
   NO_SAMPLING,
   NO_URL_ELICITATION,
   ownListings,
@@ -154,7 +155,11 @@ export function createSdkServer(
           const mode = params.mode ?? "form";
           if (!elicitsIn(declared, mode)) {
             throw new ElicitationUnsupported(
-              mode === "url" ? NO_URL_ELICITATION : NO_ELICITATION,
+              mode === "url"
+                ? NO_URL_ELICITATION
+                : declared === undefined
+                ? NO_ELICITATION
+                : NO_FORM_ELICITATION,
             );
           }
           return await extra.sendRequest(
