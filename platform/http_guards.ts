@@ -179,6 +179,22 @@ export function bodyCheck(maxBytes: number): Check {
   };
 }
 
+/**
+ * Whether a browser's request comes from a page of this same host: its
+ * Origin names the Host it was sent to (false when either is missing). What
+ * a form post or a cookie-carrying change must show (no CSRF).
+ */
+export function sameOrigin(request: Request): boolean {
+  const origin = request.headers.get("origin");
+  const host = request.headers.get("host");
+  if (origin === null || host === null) return false;
+  try {
+    return new URL(origin).host === host.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
 /** The Hono variables the guards set. */
 export interface GuardVariables {
   caller: Caller;

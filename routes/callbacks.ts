@@ -1,10 +1,15 @@
-// The GET paths servers declare for browser redirects (ServerSpec.callbacks:
-// platform-auth's /oauth/callback, where providers send the person back).
-// The query goes to the running server that declared the path; the person
-// sees a short page saying what happened.
+// The paths servers declare for browsers (ServerSpec.callbacks: platform-auth's
+// /oauth/callback, where providers send the person back, and its secret
+// page). The query, or the page's posted form, goes to the running server
+// that declared the path; the person sees a short page saying what happened
+// (tools/kit/callback_page.ts).
 
 import { Hono } from "hono";
 import { errorResponse } from "../platform/http_errors.ts";
+import {
+  browserRequest,
+  callbackResponse,
+} from "../tools/kit/callback_page.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
 
 /** Every callback path the servers of `hosts` declare, once each. */
@@ -14,21 +19,39 @@ export function callbackPaths(hosts: readonly HostedServer[]): string[] {
   ];
 }
 
+/** The callback paths whose page posts a form back (CallbackDef.form). */
+export function formPaths(hosts: readonly HostedServer[]): string[] {
+  return [
+    ...new Set(
+      hosts.flatMap((host) =>
+        Object.entries(host.spec.callbacks ?? {}).filter(([, def]) => def.form)
+          .map(([path]) => path)
+      ),
+    ),
+  ];
+}
+
 /**
- * GET `path` (mount the app there): handled by the first running server of
- * `hosts` (read at each request) that declares it; 404 naming the servers
- * that declare it when none of them runs.
+ * GET `path` (mount the app there), and POST where the server's definition
+ * takes its page's form: handled by the first running server of `hosts`
+ * (read at each request) that declares it; 404 naming the servers that
+ * declare it when none of them runs.
  */
 export function callbackRoute(
   hosts: readonly HostedServer[],
   path: string,
 ): Hono {
   const app = new Hono();
-  app.get("/", async (c) => {
-    const answer = hosts.map((host) => host.callback(path)).find((each) =>
-      each !== undefined
-    );
-    if (answer === undefined) {
+  app.on(["GET", "POST"], "/", async (c) => {
+    // A HEAD (a link checker, a preview) must not use up a one-time state or page.
+    if (c.req.method === "HEAD") {
+      return new Response(null, { headers: { "cache-control": "no-store" } });
+    }
+    const running = hosts.map((host) => ({
+      host,
+      answer: host.callback(path),
+    })).find((each) => each.answer !== undefined);
+    if (running?.answer === undefined) {
       const declaring = hosts.filter((host) =>
         Object.hasOwn(host.spec.callbacks ?? {}, path)
       ).map((host) => `${host.id}: ${host.phase.phase}`);
@@ -41,21 +64,15 @@ export function callbackRoute(
           : `No server here answers ${path}`,
       );
     }
-    const outcome = await answer(new URL(c.req.url).searchParams);
-    // Never cached, never sent on: the URL may hold a code.
-    c.header("Cache-Control", "no-store");
-    c.header("Referrer-Policy", "no-referrer");
-    return c.html(page(outcome.title, outcome.message), outcome.ok ? 200 : 400);
+    if (
+      c.req.method === "POST" && running.host.spec.callbacks?.[path]?.form !==
+        true
+    ) {
+      return errorResponse(405, `${path} takes GET only`);
+    }
+    const read = await browserRequest(c.req.raw);
+    if (read instanceof Response) return read;
+    return callbackResponse(await running.answer(read.params, read.browser));
   });
   return app;
-}
-
-function page(title: string, message: string): string {
-  const escape = (text: string) =>
-    text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
-  return `<!doctype html><html><head><meta charset="utf-8"><title>${
-    escape(title)
-  }</title></head><body><h1>${escape(title)}</h1><p id="message">${
-    escape(message)
-  }</p></body></html>`;
 }

@@ -29,7 +29,7 @@ import { SERVER_CARD_PATHS, serverCardRoutes } from "./api/server_card.ts";
 import { policyRoutes } from "./api/policy.ts";
 import { mcpRoutes, singleMcpRoute } from "./api/mcp.ts";
 import { metricsRoutes } from "./api/metrics.ts";
-import { callbackPaths, callbackRoute } from "./callbacks.ts";
+import { callbackPaths, callbackRoute, formPaths } from "./callbacks.ts";
 import { agentRoutes } from "./api/agents.ts";
 import { A2A_PATH, a2aRoutes, wellKnownRoutes } from "./api/a2a.ts";
 import { dashboardRoutes } from "../web/dashboard.ts";
@@ -84,7 +84,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   const log = options.log.child({ component: "http" });
 
   // Before the caller check: the browser a provider redirects carries no
-  // bearer token; what the server checks (a one-time state) authorizes it.
+  // bearer token; what the server checks (a one-time state, a one-time page
+  // and its form token) authorizes it.
   const callbacks = new Set(callbackPaths(options.hosts));
   // Discovery reads these without a token: the server card and the icons.
   const open = new Set([
@@ -92,6 +93,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     ...SERVER_CARD_PATHS,
     ...iconPaths(options.hosts),
   ]);
+  const forms = new Set(formPaths(options.hosts));
   // The dashboard's session cookie stands in for the daemon token.
   const sessions = options.sessions ?? new DashboardSessions();
   const caller = sessionOrToken(sessions, callerCheck(credentials));
@@ -103,7 +105,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     originCheck({ allowedOrigins: options.allowedOrigins }),
     (c) =>
       open.has(c.req.path) &&
-        (c.req.method === "GET" || c.req.method === "HEAD")
+        (c.req.method === "GET" || c.req.method === "HEAD" ||
+          (c.req.method === "POST" && forms.has(c.req.path)))
         ? undefined
         : caller(c),
     bodyCheck(options.maxBodyBytes),

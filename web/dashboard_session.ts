@@ -4,7 +4,7 @@
 
 import { getCookie } from "hono/cookie";
 import { errorResponse } from "../platform/http_errors.ts";
-import type { Check } from "../platform/http_guards.ts";
+import { type Check, sameOrigin } from "../platform/http_guards.ts";
 
 export const SESSION_COOKIE = "agentd_session";
 export const LOGIN_PATH = "/dashboard/login";
@@ -98,15 +98,4 @@ export function sessionOrToken(
     c.set("caller", {});
     return undefined;
   };
-}
-
-function sameOrigin(request: Request): boolean {
-  const origin = request.headers.get("origin");
-  const host = request.headers.get("host");
-  if (origin === null || host === null) return false;
-  try {
-    return new URL(origin).host === host.toLowerCase();
-  } catch {
-    return false;
-  }
 }

@@ -16,6 +16,7 @@ const PHASES: Phase[] = ["start", "running", "error", "shutdown"];
 import type { AdminSection } from "./admin.ts";
 import {
   type AnyServerSpec,
+  type BrowserRequest,
   type CallbackOutcome,
   type DynamicTools,
   identityOf,
@@ -404,7 +405,12 @@ export class HostedServer {
   /** The server's handler of a callback path it declares (ServerSpec.callbacks), while it runs. */
   callback(
     path: string,
-  ): ((params: URLSearchParams) => Promise<CallbackOutcome>) | undefined {
+  ):
+    | ((
+      params: URLSearchParams,
+      request: BrowserRequest,
+    ) => Promise<CallbackOutcome>)
+    | undefined {
     const runtime = this.#runtime;
     const callback = Object.hasOwn(this.spec.callbacks ?? {}, path)
       ? this.spec.callbacks?.[path]
@@ -415,7 +421,8 @@ export class HostedServer {
     ) {
       return undefined;
     }
-    return (params) => callback.answer(runtime.context, params);
+    return (params, request) =>
+      callback.answer(runtime.context, params, request);
   }
 
   async health(): Promise<ServerHealth> {

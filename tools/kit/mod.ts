@@ -11,6 +11,7 @@ import type {
   CreateMessageRequestParams,
   CreateMessageResult,
   ElicitRequestFormParams,
+  ElicitRequestURLParams,
   ElicitResult,
   GetPromptResult,
   LoggingLevel,
@@ -52,8 +53,20 @@ export interface CallContext {
   log(level: LoggingLevel, data: JsonValue): Promise<void>;
   /** Asks the client's model for a completion; throws ToolError when the client cannot sample. */
   sample(params: CreateMessageRequestParams): Promise<CreateMessageResult>;
-  /** Asks the user for input through the client; throws ToolError when the client cannot elicit. */
-  elicit(params: ElicitRequestFormParams): Promise<ElicitResult>;
+  /**
+   * Asks the user for input through the client: a form, or (`mode: "url"`)
+   * a page to open, for anything secret. Throws ElicitationUnsupported when
+   * the client did not declare that mode.
+   */
+  elicit(
+    params: ElicitRequestFormParams | ElicitRequestURLParams,
+  ): Promise<ElicitResult>;
+  /**
+   * Tells this call's client that the URL-mode elicitation `elicitationId`
+   * it was sent is done (`notifications/elicitation/complete`). Absent where
+   * the client cannot receive it (no URL elicitation, an in-process link).
+   */
+  elicitationComplete?(elicitationId: string): Promise<void>;
   /**
    * Ends the HTTP stream this call answers on; the client reconnects and
    * receives the result later (SEP-1699 polling). Frees a connection during
@@ -76,6 +89,14 @@ export interface LinkedCallOptions {
   ) => void;
   /** A progress report restarts the timeout (the SDK's option of the same name). */
   resetTimeoutOnProgress?: boolean;
+  /**
+   * Relays the callee's elicitations to the caller's own client (a gateway
+   * forwarding its client's call: pass that call's `elicit`). Absent: the
+   * callee hears that the client cannot elicit.
+   */
+  elicit?: CallContext["elicit"];
+  /** Relays `notifications/elicitation/complete` the same way (the outer call's own). */
+  elicitationComplete?: CallContext["elicitationComplete"];
 }
 
 /** One caller's in-process link to a hosted server's tools/call. */
@@ -304,19 +325,56 @@ export interface DynamicTools {
   ): Promise<ToolResult>;
 }
 
-/** What the person a browser redirect brought to a server's callback path is told. */
+/** What the person a browser brought to a server's callback path is told. */
 export interface CallbackOutcome {
   ok: boolean;
   /** The page's heading ("Connected"). */
   title: string;
   /** One sentence: what happened and what to do; never a token. */
   message: string;
+  /** The answer's status; default 200 when ok, else 400. */
+  status?: number;
+  /** A form under the message, posted back to the same URL (a path with `form: true`). */
+  form?: CallbackForm;
+  /** Sends the browser on (a provider's consent screen) instead of a page. */
+  redirect?: string;
+  /** A cookie to set for this path's later requests (HttpOnly, SameSite=Strict). */
+  cookie?: { name: string; value: string; maxAgeS: number };
 }
 
-/** A path of the daemon's HTTP face that a server answers for browser redirects (ServerSpec.callbacks). */
+/** One secret field and the hidden values that come back with it. */
+export interface CallbackForm {
+  /** The password-type input: its name and label. */
+  secret: { name: string; label: string };
+  hidden: Readonly<Record<string, string>>;
+  submit: string;
+  /** A second button that posts `action=cancel`, when the person may refuse. */
+  cancel?: string;
+}
+
+/** What a callback's handler knows of the browser's request besides its parameters. */
+export interface BrowserRequest {
+  method: "GET" | "POST";
+  /** The URL's query (a POST's parameters are its form). */
+  query: URLSearchParams;
+  cookies: Readonly<Record<string, string>>;
+  /** The Origin names the Host it was sent to (platform/http_guards.ts sameOrigin). */
+  sameOrigin: boolean;
+}
+
+/** A path of the daemon's HTTP face that a server answers for browsers (ServerSpec.callbacks). */
 export interface CallbackDef<C> {
-  /** Completes the redirect from its query parameters, while the server runs. */
-  answer(context: C, params: URLSearchParams): Promise<CallbackOutcome>;
+  /**
+   * Answers a GET from its query, or a POST of the page's form (with
+   * `form: true`) from its fields, while the server runs.
+   */
+  answer(
+    context: C,
+    params: URLSearchParams,
+    request: BrowserRequest,
+  ): Promise<CallbackOutcome>;
+  /** The path also takes its page's form by POST (urlencoded). */
+  form?: boolean;
 }
 
 /** A started server: its context for handlers, what `/health` adds, how to stop. */
@@ -389,11 +447,13 @@ export interface ServerSpec<C> {
   /** Started after every other server, which it receives as `deps.peers` (the gateway). */
   aggregates?: boolean;
   /**
-   * GET paths of the daemon's HTTP face that a browser is redirected to and
-   * this server answers (platform-auth's `/oauth/callback`), by path. They
+   * Paths of the daemon's HTTP face that a browser is sent to and this
+   * server answers (platform-auth's `/oauth/callback` and its secret page),
+   * by path: GET, and POST of the page's form where `form` is set. They
    * need no daemon token (the browser carries none: the handler checks what
    * the request brings, e.g. a one-time state) but pass the Host and Origin
-   * guards; the person sees a short page with the outcome.
+   * guards; the person sees a short page with the outcome
+   * (tools/kit/callback_page.ts).
    */
   callbacks?: { readonly [path: string]: CallbackDef<C> };
   /** The Start phase: open what the server needs and build the handler context. */
@@ -489,6 +549,11 @@ export class ToolError extends Error {
   constructor(message: string, readonly content: ContentBlock[] = []) {
     super(message);
   }
+}
+
+/** The client did not declare the elicitation mode a tool asked in (CallContext.elicit). */
+export class ElicitationUnsupported extends ToolError {
+  override name = "ElicitationUnsupported";
 }
 
 export function text(value: string): ToolResult {

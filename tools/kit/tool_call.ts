@@ -20,6 +20,7 @@ import { canonicalPath, canonicalUrl } from "../../platform/canonical.ts";
 import {
   type CallContext,
   type CallJudge,
+  ElicitationUnsupported,
   errorResult,
   linkedSession,
   type ToolDef,
@@ -31,6 +32,24 @@ export const NO_SAMPLING =
   "The client does not support sampling (no `sampling` capability).";
 export const NO_ELICITATION =
   "The client does not support elicitation (no `elicitation` capability).";
+export const NO_FORM_ELICITATION =
+  "The client does not support form-mode elicitation (its `elicitation` capability names only `url`).";
+export const NO_URL_ELICITATION =
+  "The client does not support URL-mode elicitation (no `elicitation.url` capability).";
+
+/**
+ * Whether a client that declared `declared` (its `elicitation` capability)
+ * takes an elicitation in `mode`: an empty object means form only (MCP
+ * 2025-11-25), `url` must be named.
+ */
+export function elicitsIn(
+  declared: { form?: object; url?: object } | undefined,
+  mode: "form" | "url",
+): boolean {
+  if (declared === undefined) return false;
+  if (mode === "url") return declared.url !== undefined;
+  return declared.form !== undefined || declared.url === undefined;
+}
 
 /**
  * What a call needs of the server it runs on: HostedServer is one. A port,
@@ -458,10 +477,11 @@ export function directLink(host: CallHost, caller: Caller): DirectLink {
           Promise.reject(
             new ToolError(NO_SAMPLING),
           ),
-        elicit: () =>
-          Promise.reject(
-            new ToolError(NO_ELICITATION),
-          ),
+        elicit: options.elicit ??
+          (() => Promise.reject(new ElicitationUnsupported(NO_ELICITATION))),
+        ...(options.elicitationComplete === undefined
+          ? {}
+          : { elicitationComplete: options.elicitationComplete }),
         releaseStream() {},
       };
       const answer = runToolCall(host, {

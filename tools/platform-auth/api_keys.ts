@@ -9,15 +9,26 @@ import type { PlatformAuth } from "./service.ts";
 import type { PlatformRecord } from "./vault.ts";
 import type { z } from "zod";
 
+/**
+ * Checks the stored key with the platform's probe: active when it passes;
+ * otherwise why not (no key yet, or the probe's refusal), for the caller to
+ * ask the person for a key.
+ */
 export async function probeStoredKey(
   auth: PlatformAuth,
   record: PlatformRecord,
-): Promise<{ [key: string]: JsonValue }> {
+): Promise<
+  { ok: true; view: { [key: string]: JsonValue } } | {
+    ok: false;
+    reason: string;
+  }
+> {
   const sealed = record.sealed.api_key;
   if (sealed === undefined) {
-    throw new ToolError(
-      `Platform "${record.name}" has no api_key; give config.api_key to add_platform`,
-    );
+    return {
+      ok: false,
+      reason: `Platform "${record.name}" has no API key yet`,
+    };
   }
   const key = await auth.vault.unseal(record.name, "api_key", sealed);
   const probe = await runProbe(record, key);
@@ -30,17 +41,87 @@ export async function probeStoredKey(
     auth.audit(record.name, "probe", "rejected", {
       status: probe.status,
     });
-    throw new ToolError(
-      `The API key of "${record.name}" was refused by its probe (${probe.detail}); fix it with add_platform`,
-    );
+    return {
+      ok: false,
+      reason:
+        `The API key of "${record.name}" was refused by its probe (${probe.detail})`,
+    };
   }
   await auth.setStatus(record, "active");
   auth.audit(record.name, "probe", "ok", { status: probe.status });
   return {
-    platform: record.name,
-    method: "api_key",
-    status: "active",
-    probe_status: probe.status,
+    ok: true,
+    view: {
+      platform: record.name,
+      method: "api_key",
+      status: "active",
+      probe_status: probe.status,
+    },
+  };
+}
+
+/**
+ * A key the person entered in the daemon's page: probed, then sealed into
+ * the platform's record (active) only if the platform accepts it. The key
+ * goes nowhere else: the verdict names the probe's answer, never the key.
+ */
+export async function saveEnteredKey(
+  auth: PlatformAuth,
+  platform: string,
+  key: string,
+): Promise<{ ok: boolean; message: string }> {
+  const record = await auth.require(platform);
+  if (record.grant !== "api_key") {
+    return {
+      ok: false,
+      message: `"${platform}" is no longer an api_key platform.`,
+    };
+  }
+  const probe = await runProbe(record, key);
+  if (!probe.ok) {
+    auth.audit(platform, "probe", "rejected", {
+      status: probe.status,
+      source: "page",
+    });
+    return {
+      ok: false,
+      message:
+        `The platform refused this key (${probe.detail}). Check it and enter it again.`,
+    };
+  }
+  const saved = await auth.lock(platform).run(async () => {
+    const current = await auth.vault.platform(platform);
+    // Replaced or removed while the probe ran: this key was checked against another.
+    if (
+      current?.grant !== "api_key" ||
+      current.settings.api_key_probe?.url !== record.settings.api_key_probe?.url
+    ) {
+      return false;
+    }
+    await auth.vault.putPlatform({
+      ...current,
+      sealed: {
+        ...current.sealed,
+        api_key: await auth.vault.seal(platform, "api_key", key),
+      },
+      status: "active",
+      status_reason: undefined,
+      updated_at: auth.clock.now(),
+    });
+    return true;
+  });
+  if (!saved) {
+    return {
+      ok: false,
+      message:
+        `"${platform}" changed while its key was checked; ask the agent to try again.`,
+    };
+  }
+  auth.audit(platform, "probe", "ok", { status: probe.status, source: "page" });
+  return {
+    ok: true,
+    message:
+      `The API key of "${platform}" passed its probe (${probe.status}) and is saved.`,
   };
 }
 

@@ -10,6 +10,13 @@ import {
   StatusViewOut,
 } from "./context.ts";
 import { PlatformName } from "./config.ts";
+import { checkMethod } from "./authorization.ts";
+import {
+  authenticateKey,
+  consentInBrowser,
+  elicitsUrls,
+  withClientSecret,
+} from "./url_elicitation.ts";
 
 const tool = toolDefiner<PlatformAuthContext>();
 
@@ -20,7 +27,9 @@ export const authenticate = tool({
   description:
     "Start authentication for a platform. oauth: returns the authorization URL to open (PKCE, one-time state; opened in the " +
     "default browser when the platform sets open_browser), or a device code to enter (device_code platforms), or gets a " +
-    "token at once (client_credentials). api_key: checks the stored key with the platform's probe.",
+    "token at once (client_credentials). api_key: checks the stored key with the platform's probe. A key that does not pass, " +
+    "or a client secret the platform lacks, the person enters in agentd's own page, never in the chat. A client with URL " +
+    "elicitation is shown the page (consent, key or secret) and the call ends once the person is done.",
   input: z.object({
     platform: PlatformName,
     method: z.enum(["oauth", "api_key"]).optional()
@@ -44,10 +53,18 @@ export const authenticate = tool({
     next: z.string().optional(),
   }),
   annotations: { openWorldHint: true },
-  async handle(ctx, { platform, method }) {
+  async handle(ctx, { platform, method }, call) {
     const record = await ctx.auth.require(platform);
     const chosen = method ?? (record.grant === "api_key" ? "api_key" : "oauth");
-    return json(await ctx.flows.start(record, chosen));
+    checkMethod(record, chosen);
+    if (record.grant === "api_key") {
+      return json(await authenticateKey(ctx, call, record));
+    }
+    const ready = await withClientSecret(ctx, call, record);
+    if (ready.grant === "authorization_code" && elicitsUrls(call)) {
+      return json(await consentInBrowser(ctx, call, ready));
+    }
+    return json(await ctx.flows.start(ready));
   },
 });
 

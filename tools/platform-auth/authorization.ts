@@ -2,15 +2,9 @@
 // bound to the platform that expires), the device flow (RFC 8628) for
 // headless machines, client credentials, and api_key probes.
 
-import {
-  type CallbackOutcome,
-  type LoopbackReceiver,
-  startLoopbackReceiver,
-} from "./oauth_loopback.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { JsonValue } from "../../platform/store/mod.ts";
 import { ToolError } from "../kit/mod.ts";
-import { probeStoredKey } from "./api_keys.ts";
 import { openBrowser } from "./desktop_browser.ts";
 import {
   authorizationUrl,
@@ -30,29 +24,75 @@ interface PendingAuthorization {
   codeVerifier: string;
   redirectUri: string;
   expiresAt: number;
+  /** How the flow ended, for a call that waits for the person (URL elicitation). */
+  ended: PromiseWithResolvers<FlowEnd>;
+}
+
+/** A browser flow's end: the tokens' view, or why it failed. */
+export type FlowEnd =
+  | { ok: true; result: { [key: string]: JsonValue } }
+  | { ok: false; message: string };
+
+/** A browser flow just started: what the person must open, and its end. */
+export interface StartedBrowserFlow {
+  result: { [key: string]: JsonValue };
+  authorizationUrl: string;
+  state: string;
+  expiresAt: number;
+  ended: Promise<FlowEnd>;
+}
+
+/** What the person a redirect brought back is told. */
+export interface CallbackOutcome {
+  ok: boolean;
+  message: string;
+}
+
+/** Refuses a method that does not fit the platform's grant. */
+export function checkMethod(
+  record: PlatformRecord,
+  method: "oauth" | "api_key",
+): void {
+  if ((method === "api_key") === (record.grant === "api_key")) return;
+  throw new ToolError(
+    `Platform "${record.name}" is ${
+      record.grant === "api_key"
+        ? "an api_key platform: use method api_key"
+        : `an OAuth platform (${record.grant}): use method oauth`
+    }`,
+  );
 }
 
 export class Authorizations {
   /** state → flow; in memory only: a flow does not outlive the process. */
   readonly #pending = new Map<string, PendingAuthorization>();
   readonly #devices = new Map<string, number>();
-  #loopback: LoopbackReceiver | undefined;
 
   constructor(
     private readonly auth: PlatformAuth,
     private readonly redirectUri: () => string | undefined,
+    /** The stdio loopback listener's redirect URI, started on first use. */
+    private readonly loopbackRedirect: () => string,
   ) {}
 
   get pendingCount(): number {
     return this.#pending.size;
   }
 
-  async stop(): Promise<void> {
+  stop(): void {
     for (const handle of this.#devices.values()) this.auth.clock.cancel(handle);
     this.#devices.clear();
+    for (const pending of this.#pending.values()) {
+      pending.ended.resolve({ ok: false, message: "the server stopped" });
+    }
     this.#pending.clear();
-    await this.#loopback?.close();
-    this.#loopback = undefined;
+  }
+
+  /** Drops a browser flow nobody will finish (the person declined its page). */
+  abandon(state: string): void {
+    const pending = this.#pending.get(state);
+    this.#pending.delete(state);
+    pending?.ended.resolve({ ok: false, message: "abandoned" });
   }
 
   /** What the person redirected to a callback is told: completion or the reason it failed. */
@@ -75,38 +115,23 @@ export class Authorizations {
   /** The daemon's callback, else the configured one, else a loopback receiver of our own (stdio). */
   #redirectUri(record: PlatformRecord): string {
     const configured = record.settings.redirect_uri ?? this.redirectUri();
-    if (configured !== undefined) return configured;
-    this.#loopback ??= startLoopbackReceiver((params) => this.answer(params));
-    return this.#loopback.url;
+    return configured ?? this.loopbackRedirect();
   }
 
-  /** Starts the platform's grant; returns what the person must do, if anything. */
-  async start(
-    record: PlatformRecord,
-    method: "oauth" | "api_key",
-  ): Promise<{ [key: string]: JsonValue }> {
-    if (method === "api_key" || record.grant === "api_key") {
-      if (record.grant !== "api_key" || method !== "api_key") {
-        throw new ToolError(
-          `Platform "${record.name}" is ${
-            record.grant === "api_key"
-              ? "an api_key platform: use method api_key"
-              : `an OAuth platform (${record.grant}): use method oauth`
-          }`,
-        );
-      }
-      return await probeStoredKey(this.auth, record);
-    }
+  /** Starts the platform's OAuth grant; returns what the person must do, if anything. */
+  async start(record: PlatformRecord): Promise<{ [key: string]: JsonValue }> {
     if (record.grant === "client_credentials") {
       return await this.#clientCredentials(record);
     }
     if (record.grant === "device_code") return await this.#startDevice(record);
-    return await this.#startBrowser(record);
+    return (await this.startBrowser(record, { open: true })).result;
   }
 
-  async #startBrowser(
+  /** Starts an authorization_code flow: PKCE, a one-time state that expires. */
+  async startBrowser(
     record: PlatformRecord,
-  ): Promise<{ [key: string]: JsonValue }> {
+    options: { open: boolean },
+  ): Promise<StartedBrowserFlow> {
     const provider = await this.auth.provider(record);
     const oauth = await oauthLibrary();
     const redirectUri = this.#redirectUri(record);
@@ -129,29 +154,37 @@ export class Authorizations {
         `Cannot start authorization of "${record.name}": ${messageOf(error)}`,
       );
     }
+    const ended = Promise.withResolvers<FlowEnd>();
     this.#pending.set(state, {
       platform: record.name,
       codeVerifier,
       redirectUri,
       expiresAt,
+      ended,
     });
-    const opened = record.settings.open_browser === true
+    const opened = options.open && record.settings.open_browser === true
       ? await openBrowser(url.href)
       : "not asked";
     this.auth.audit(record.name, "authorize", "started", {
       grant: "authorization_code",
     });
     return {
-      platform: record.name,
-      method: "oauth",
-      grant: "authorization_code",
-      authorization_url: url.href,
-      redirect_uri: redirectUri,
-      expires_at: new Date(expiresAt).toISOString(),
-      browser: opened,
-      next:
-        "Open authorization_url in a browser and consent; the provider redirects to redirect_uri, " +
-        "which completes the flow (or pass the code and state to oauth_callback).",
+      result: {
+        platform: record.name,
+        method: "oauth",
+        grant: "authorization_code",
+        authorization_url: url.href,
+        redirect_uri: redirectUri,
+        expires_at: new Date(expiresAt).toISOString(),
+        browser: opened,
+        next:
+          "Open authorization_url in a browser and consent; the provider redirects to redirect_uri, " +
+          "which completes the flow (or pass the code and state to oauth_callback).",
+      },
+      authorizationUrl: url.href,
+      state,
+      expiresAt,
+      ended: ended.promise,
     };
   }
 
@@ -171,6 +204,21 @@ export class Authorizations {
         "Unknown or already used state: no authorization is waiting for it (call authenticate again)",
       );
     }
+    try {
+      const result = await this.#complete(state, pending, params);
+      pending.ended.resolve({ ok: true, result });
+      return result;
+    } catch (error) {
+      pending.ended.resolve({ ok: false, message: messageOf(error) });
+      throw error;
+    }
+  }
+
+  async #complete(
+    state: string,
+    pending: PendingAuthorization,
+    params: URLSearchParams,
+  ): Promise<{ [key: string]: JsonValue }> {
     const platform = pending.platform;
     if (pending.expiresAt <= this.auth.clock.now()) {
       this.auth.audit(platform, "exchange", "state_expired");
@@ -369,7 +417,12 @@ export class Authorizations {
 
   #sweep(now: number): void {
     for (const [state, pending] of this.#pending) {
-      if (pending.expiresAt <= now) this.#pending.delete(state);
+      if (pending.expiresAt > now) continue;
+      this.#pending.delete(state);
+      pending.ended.resolve({
+        ok: false,
+        message: `the authorization of "${pending.platform}" expired`,
+      });
     }
   }
 }

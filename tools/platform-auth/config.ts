@@ -20,7 +20,9 @@ export const PlatformAuthConfig = z.object({
   retry_backoff_ms: z.number().int().min(0).max(600_000).default(1_000)
     .describe("First retry delay of a failed refresh; doubles each retry"),
   state_ttl_s: z.number().int().min(30).max(3_600).default(600)
-    .describe("How long an authorization request's state stays valid"),
+    .describe(
+      "How long an authorization's state, and a key or consent page, stay valid",
+    ),
   redirect_uri: z.string().url().optional()
     .describe(
       "Redirect URI to register at providers (default: <this address>/oauth/callback)",

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import type { JsonValue } from "../../platform/store/mod.ts";
 import type { Authorizations } from "./authorization.ts";
+import type { BrowserPages } from "./browser_pages.ts";
 import type { PlatformAuth } from "./service.ts";
 import {
   AUTH_STATUSES,
@@ -15,6 +16,8 @@ import {
 export interface PlatformAuthContext {
   auth: PlatformAuth;
   flows: Authorizations;
+  /** The pages where the person enters a secret or starts a consent (URL elicitation). */
+  pages: BrowserPages;
 }
 
 function iso(ms: number | undefined): string | null {

@@ -10,6 +10,12 @@ import type { JsonValue } from "../../platform/store/mod.ts";
 import { createAlerts } from "./alerts.ts";
 import * as authentication from "./authentication_tools.ts";
 import { Authorizations } from "./authorization.ts";
+import { BrowserPages, PAGE_PATH } from "./browser_pages.ts";
+import type { BrowserRequest, CallbackOutcome } from "../kit/mod.ts";
+import {
+  type LoopbackReceiver,
+  startLoopbackReceiver,
+} from "./oauth_loopback.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { PlatformAuthConfig } from "./config.ts";
 import { type PlatformAuthContext, statusView } from "./context.ts";
@@ -55,14 +61,13 @@ export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
     tools: gatherTools(ORDER, authentication, tokens, platforms),
     callbacks: {
       [CALLBACK_PATH]: {
-        async answer(context, params) {
-          const outcome = await context.flows.answer(params);
-          return {
-            ok: outcome.ok,
-            title: outcome.ok ? "Connected" : "Authorization failed",
-            message: outcome.message,
-          };
-        },
+        answer: (context, params) => redirectOutcome(context, params),
+      },
+      // The secret and consent pages of URL elicitation (browser_pages.ts).
+      [PAGE_PATH]: {
+        form: true,
+        answer: (context, params, browser) =>
+          context.pages.answer(browser, params),
       },
     },
     async start(deps) {
@@ -91,6 +96,20 @@ export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
         secrets.source,
       );
       await auth.load();
+      // Without an HTTP face (stdio), one loopback listener of our own serves
+      // the redirect and the pages, started on first use (RFC 8252 §7.3).
+      let loopback: LoopbackReceiver | undefined;
+      const local = () =>
+        loopback ??= startLoopbackReceiver({
+          [CALLBACK_PATH]: {
+            answer: (params) => redirectOutcome(context, params),
+          },
+          [PAGE_PATH]: {
+            form: true,
+            answer: (params, browser: BrowserRequest) =>
+              context.pages.answer(browser, params),
+          },
+        });
       const flows = new Authorizations(
         auth,
         () =>
@@ -98,8 +117,14 @@ export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
             (deps.address() === undefined
               ? undefined
               : `${deps.address()}${CALLBACK_PATH}`),
+        () => `${local().origin}${CALLBACK_PATH}`,
       );
-      const context: PlatformAuthContext = { auth, flows };
+      const pages = new BrowserPages(
+        clock,
+        () => config.state_ttl_s * 1000,
+        () => deps.address() ?? local().origin,
+      );
+      const context: PlatformAuthContext = { auth, flows, pages };
       const platforms = await vault.platforms();
       deps.log.info("platform_auth_ready", {
         store: created ? "created" : "opened",
@@ -112,7 +137,9 @@ export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
         health: () => health(context),
         metrics: () => metrics(auth),
         async stop() {
-          await flows.stop();
+          pages.stop();
+          flows.stop();
+          await loopback?.close();
           await auth.stop();
         },
       };
@@ -121,6 +148,19 @@ export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
 }
 
 export const platformAuthServer = createPlatformAuthServer();
+
+/** The page after a provider's redirect: connected, or why not. */
+async function redirectOutcome(
+  context: PlatformAuthContext,
+  params: URLSearchParams,
+): Promise<CallbackOutcome> {
+  const outcome = await context.flows.answer(params);
+  return {
+    ok: outcome.ok,
+    title: outcome.ok ? "Connected" : "Authorization failed",
+    message: outcome.message,
+  };
+}
 
 async function health(
   ctx: PlatformAuthContext,
@@ -157,6 +197,7 @@ async function health(
     platforms,
     needs_attention: attention,
     pending_authorizations: ctx.flows.pendingCount,
+    open_pages: ctx.pages.openCount,
   };
 }
 

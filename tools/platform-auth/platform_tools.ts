@@ -15,6 +15,8 @@ import {
 } from "./context.ts";
 import { checkEndpoints, ENDPOINTS, resolveProvider } from "./provider.ts";
 import type { PlatformRecord } from "./vault.ts";
+import { type PersonPage, secretFromPerson } from "./url_elicitation.ts";
+import { lacksClientSecret } from "./client_secrets.ts";
 
 const tool = toolDefiner<PlatformAuthContext>();
 
@@ -55,9 +57,7 @@ function grantOf(config: PlatformConfig): Grant {
 /** What each grant needs, checked before anything is stored. */
 function checkComplete(grant: Grant, config: PlatformConfig): void {
   if (grant === "api_key") {
-    if (config.api_key === undefined) {
-      throw new Error("config.api_key is required for an api_key platform");
-    }
+    // No api_key: the person enters it in agentd's page (url_elicitation.ts).
     if (config.api_key_probe === undefined) {
       throw new Error(
         "config.api_key_probe is required for an api_key platform (a request that succeeds only with a good key)",
@@ -73,9 +73,6 @@ function checkComplete(grant: Grant, config: PlatformConfig): void {
   if (config.issuer === undefined && config.token_endpoint === undefined) {
     throw new Error("config needs issuer (for discovery) or token_endpoint");
   }
-  if (grant === "client_credentials" && config.client_secret === undefined) {
-    throw new Error("config.client_secret is required for client_credentials");
-  }
 }
 
 export const addPlatform = tool({
@@ -84,8 +81,10 @@ export const addPlatform = tool({
   touches: ["credentials"],
   description:
     "Add or replace a platform: issuer (discovery) or explicit endpoints, client_id and client_secret, scopes, " +
-    "token_endpoint_auth_method, authorize_params; or an api_key with an api_key_probe. preset (or a platform " +
-    "named github, google, microsoft, slack, gitlab) fills in endpoints and default scopes. Secrets are write-only.",
+    "token_endpoint_auth_method, authorize_params; or an api_key_probe. Leave api_key and client_secret out: the person " +
+    "enters them in agentd's own page, shown through URL elicitation or given as enter_secret_at, never in the chat. " +
+    "preset (or a platform named github, google, microsoft, slack, gitlab) fills in endpoints and default scopes. " +
+    "Secrets are write-only.",
   input: z.object({
     platform: PlatformName,
     config: PlatformConfig.describe("The platform's configuration"),
@@ -95,9 +94,12 @@ export const addPlatform = tool({
     replaced: z.boolean(),
     tokens_dropped: z.literal(true).optional(),
     note: z.string().optional(),
+    // A secret left out and no client to show the page: where the person enters it.
+    enter_secret_at: z.string().optional(),
+    page_expires_at: z.string().optional(),
   }),
   annotations: { destructiveHint: false, idempotentHint: true },
-  async handle(ctx, { platform, config }) {
+  async handle(ctx, { platform, config }, call) {
     let complete: PlatformConfig;
     try {
       complete = completeFromCatalogue(platform, config);
@@ -137,6 +139,19 @@ export const addPlatform = tool({
           client_secret,
         });
       const dropTokens = moved.length > 0;
+      // No key given: the stored one stays while the probe is the same;
+      // otherwise the person is asked for one (below).
+      const keptKey = grant === "api_key" && api_key === undefined &&
+          !dropTokens
+        ? existing?.sealed.api_key
+        : undefined;
+      // The secret the person is asked for (below), when the config lacks it.
+      let missing: "api_key" | "client_secret" | undefined;
+      if (grant === "api_key") {
+        if (api_key === undefined && keptKey === undefined) missing = "api_key";
+      } else if (lacksClientSecret({ grant, settings }, client_secret)) {
+        missing = "client_secret";
+      }
       const record: PlatformRecord = {
         name: platform,
         grant,
@@ -152,11 +167,16 @@ export const addPlatform = tool({
           ...(api_key === undefined ? {} : {
             api_key: await ctx.auth.vault.seal(platform, "api_key", api_key),
           }),
+          ...(keptKey === undefined ? {} : { api_key: keptKey }),
         },
-        status: dropTokens
+        status: dropTokens || missing !== undefined
           ? "not_authenticated"
           : existing?.status ?? "not_authenticated",
-        status_reason: dropTokens
+        status_reason: missing !== undefined
+          ? `no ${
+            missing === "api_key" ? "API key" : "client secret"
+          } yet: the person enters it in agentd's page (authenticate asks again)`
+          : dropTokens
           ? `its ${moved.join(", ")} changed: authenticate again`
           : existing?.status_reason,
         added_at: existing?.added_at ?? now,
@@ -167,9 +187,9 @@ export const addPlatform = tool({
       // or endpoints are never sent to new ones.
       if (dropTokens) await ctx.auth.vault.dropToken(record);
       else await ctx.auth.vault.putPlatform(record);
-      return { existing, record, moved };
+      return { existing, record, moved, missing };
     });
-    const { existing, record, moved } = outcome;
+    const { existing, record, moved, missing } = outcome;
     if (moved.length === 0) await ctx.auth.reschedule(platform);
     ctx.auth.audit(
       platform,
@@ -177,8 +197,36 @@ export const addPlatform = tool({
       existing ? "platform_replaced" : "platform_added",
       moved.length > 0 ? { grant, tokens_dropped: moved.join(",") } : { grant },
     );
+    let current = record;
+    let page: PersonPage | undefined;
+    if (missing !== undefined) {
+      const label = missing === "api_key" ? "API key" : "client secret";
+      const asked = await secretFromPerson(
+        ctx,
+        call,
+        platform,
+        missing,
+        `"${platform}" was added without its ${label}`,
+      ).catch((error) => {
+        throw new ToolError(
+          `"${platform}" is added, without its ${label}: ${
+            messageOf(error)
+          } (authenticate asks again where it is needed)`,
+        );
+      });
+      if (asked.saved) current = await ctx.auth.require(platform);
+      else page = asked.page;
+    }
     return json({
-      ...publicView(record),
+      ...publicView(current),
+      ...(page === undefined ? {} : {
+        ...page,
+        note:
+          `Ask the person to open enter_secret_at and enter the ${
+            missing === "api_key" ? "API key" : "client secret"
+          } there (agentd's own page, never the chat); it is saved once checked ` +
+          `(an API key by its probe, a client-credentials secret by a grant).`,
+      }),
       replaced: existing !== undefined,
       ...(moved.length > 0
         ? {

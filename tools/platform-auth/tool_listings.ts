@@ -7,7 +7,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
   {
     "name": "authenticate",
     "description":
-      "Start authentication for a platform. oauth: returns the authorization URL to open (PKCE, one-time state; opened in the default browser when the platform sets open_browser), or a device code to enter (device_code platforms), or gets a token at once (client_credentials). api_key: checks the stored key with the platform's probe.",
+      "Start authentication for a platform. oauth: returns the authorization URL to open (PKCE, one-time state; opened in the default browser when the platform sets open_browser), or a device code to enter (device_code platforms), or gets a token at once (client_credentials). api_key: checks the stored key with the platform's probe. A key that does not pass, or a client secret the platform lacks, the person enters in agentd's own page, never in the chat. A client with URL elicitation is shown the page (consent, key or secret) and the call ends once the person is done.",
     "inputSchema": {
       "type": "object",
       "properties": {
@@ -469,7 +469,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
   {
     "name": "add_platform",
     "description":
-      "Add or replace a platform: issuer (discovery) or explicit endpoints, client_id and client_secret, scopes, token_endpoint_auth_method, authorize_params; or an api_key with an api_key_probe. preset (or a platform named github, google, microsoft, slack, gitlab) fills in endpoints and default scopes. Secrets are write-only.",
+      "Add or replace a platform: issuer (discovery) or explicit endpoints, client_id and client_secret, scopes, token_endpoint_auth_method, authorize_params; or an api_key_probe. Leave api_key and client_secret out: the person enters them in agentd's own page, shown through URL elicitation or given as enter_secret_at, never in the chat. preset (or a platform named github, google, microsoft, slack, gitlab) fills in endpoints and default scopes. Secrets are write-only.",
     "inputSchema": {
       "type": "object",
       "properties": {
@@ -687,6 +687,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
           "const": true,
         },
         "note": {
+          "type": "string",
+        },
+        "enter_secret_at": {
+          "type": "string",
+        },
+        "page_expires_at": {
           "type": "string",
         },
       },

@@ -98,7 +98,7 @@ Deno.test("platform-auth alone: --init-store, /oauth/callback, /health, restart,
         assert.equal(landed.status, 200);
         assert.match(
           await landed.text(),
-          /Platform &#34;mock&#34; is connected/,
+          /Platform "mock" is connected/,
         );
         const again = await fetch(location);
         assert.equal(again.status, 400, "a replayed callback is refused");

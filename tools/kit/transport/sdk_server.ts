@@ -25,13 +25,17 @@ import type { HostedServer } from "../host.ts";
 import { iconsAt, serverInfoIcons, withGroupIcons } from "../icons.ts";
 import {
   directLink,
+  elicitsIn,
   NO_ELICITATION,
+  NO_FORM_ELICITATION,
   NO_SAMPLING,
+  NO_URL_ELICITATION,
   ownListings,
   runToolCall,
 } from "../tool_call.ts";
 import {
   type CallContext,
+  ElicitationUnsupported,
   identityLine,
   identityOf,
   type Peer,
@@ -167,14 +171,32 @@ export function createSdkServer(
           );
         },
         async elicit(params) {
-          if (!server.getClientCapabilities()?.elicitation) {
-            throw new ToolError(NO_ELICITATION);
+          const declared = server.getClientCapabilities()?.elicitation;
+          const mode = params.mode ?? "form";
+          if (!elicitsIn(declared, mode)) {
+            throw new ElicitationUnsupported(
+              mode === "url"
+                ? NO_URL_ELICITATION
+                : declared === undefined
+                ? NO_ELICITATION
+                : NO_FORM_ELICITATION,
+            );
           }
           return await extra.sendRequest(
             { method: "elicitation/create", params },
             ElicitResultSchema,
           );
         },
+        ...(elicitsIn(server.getClientCapabilities()?.elicitation, "url")
+          ? {
+            async elicitationComplete(elicitationId: string) {
+              await extra.sendNotification({
+                method: "notifications/elicitation/complete",
+                params: { elicitationId },
+              });
+            },
+          }
+          : {}),
         releaseStream() {
           extra.closeSSEStream?.();
         },
