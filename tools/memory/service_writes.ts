@@ -125,6 +125,63 @@ export class EntryWrites {
     return { entry: await this.open(entry), replaced: previous !== null };
   }
 
+  /**
+   * Stores many entries of one namespace, as store() would each, in batches
+   * of IMPORT_BATCH writes in flight together (so they share commits). A key
+   * given twice is stored twice, in order: a batch ends before a key it
+   * already holds. `batchDone` runs after each batch, once its writes are
+   * answered (each committed or failed); a set `signal` stops before the next
+   * batch. An entry that fails is listed and the others are stored.
+   */
+  async importEntries(
+    namespace: string,
+    entries: readonly { key: string; value: string; tags?: string[] }[],
+    options: {
+      signal?: AbortSignal;
+      batchDone?: (done: number) => Promise<void> | void;
+    } = {},
+  ): Promise<ImportOutcome> {
+    const outcome: ImportOutcome = {
+      stored: 0,
+      replaced: 0,
+      failed: [],
+      done: 0,
+    };
+    while (outcome.done < entries.length) {
+      options.signal?.throwIfAborted();
+      const batch: { key: string; value: string; tags?: string[] }[] = [];
+      const keys = new Set<string>();
+      for (
+        let i = outcome.done;
+        i < entries.length && batch.length < IMPORT_BATCH &&
+        !keys.has(entries[i].key);
+        i++
+      ) {
+        batch.push(entries[i]);
+        keys.add(entries[i].key);
+      }
+      const settled = await Promise.allSettled(
+        batch.map((entry) => this.store({ namespace, ...entry })),
+      );
+      for (const [i, result] of settled.entries()) {
+        if (result.status === "fulfilled") {
+          outcome.stored++;
+          if (result.value.replaced) outcome.replaced++;
+        } else {
+          outcome.failed.push({
+            key: batch[i].key,
+            error: result.reason instanceof Error
+              ? result.reason.message
+              : String(result.reason),
+          });
+        }
+      }
+      outcome.done += batch.length;
+      await options.batchDone?.(outcome.done);
+    }
+    return outcome;
+  }
+
   async update(
     namespace: string,
     key: string,
@@ -174,6 +231,20 @@ export class EntryWrites {
       this.#embedding.embedLater(entry);
     }
   }
+}
+
+/** Writes of an import in flight together: about four commits' worth of new entries. */
+export const IMPORT_BATCH = 100;
+
+export interface ImportOutcome {
+  /** Entries stored (new or replacing). */
+  stored: number;
+  /** Of those, how many replaced an entry. */
+  replaced: number;
+  /** Entries not stored, with why. */
+  failed: { key: string; error: string }[];
+  /** Entries handled (stored or failed), in input order. */
+  done: number;
 }
 
 /** What a write answers when it found the entry's tags changed: prepare it again. */

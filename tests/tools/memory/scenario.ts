@@ -44,9 +44,10 @@ export async function memoryHealth(
   return { status: memory.status, memory };
 }
 
-/** The seed's ten tools and their parameters, letter for letter. */
+/** The seed's ten tools and their parameters, letter for letter, and import_memories. */
 const SEED_TOOLS: Record<string, { required: string[]; optional: string[] }> = {
   store_memory: { required: ["namespace", "key", "value"], optional: ["tags"] },
+  import_memories: { required: ["namespace", "entries"], optional: [] },
   retrieve_memory: { required: ["namespace", "key"], optional: [] },
   search_memory: { required: ["namespace", "query"], optional: ["limit"] },
   list_memories: {
