@@ -26,6 +26,13 @@ export abstract class ForwardingBackend implements MemoryBackend {
   get(namespace: string, key: string): Promise<StoredEntry | null> {
     return this.forward((b) => b.get(namespace, key));
   }
+  /** One get each, as a wrapper's own get would run them; a wrapper that can pass one read through overrides it. */
+  getMany(
+    namespace: string,
+    keys: readonly string[],
+  ): Promise<(StoredEntry | null)[]> {
+    return Promise.all(keys.map((key) => this.get(namespace, key)));
+  }
   put(
     entry: StoredEntry,
     mode: "upsert" | "update",
