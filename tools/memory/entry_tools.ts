@@ -57,7 +57,7 @@ export const importMemories = tool({
   taskSupport: "optional",
   description:
     `Store many entries (up to ${IMPORT_MAX}) in one namespace in one call, each as store_memory would (overwrites; omitted tags keep the entry's tags). ` +
-    "Written in batches that share commits, with progress after each batch; an entry that fails is listed and the others are stored. Can run as a task.",
+    "Written 100 at a time (they share commits), with progress every 100 entries; an entry that fails is listed and the others are stored. Can run as a task.",
   input: z.object({
     namespace,
     entries: z.array(z.strictObject({ key, value, tags: tags.optional() }))
@@ -82,7 +82,7 @@ export const importMemories = tool({
       args.entries,
       {
         signal: call.signal,
-        batchDone: (done) =>
+        progress: (done) =>
           call.progress(done, total, `${done} of ${total} entries written`),
       },
     );

@@ -148,7 +148,7 @@ export class MemoryService {
     entries: readonly { key: string; value: string; tags?: string[] }[],
     options?: {
       signal?: AbortSignal;
-      batchDone?: (done: number) => Promise<void> | void;
+      progress?: (done: number) => Promise<void> | void;
     },
   ): Promise<ImportOutcome> {
     this.assertNamespace(caller, namespace);

@@ -126,19 +126,21 @@ export class EntryWrites {
   }
 
   /**
-   * Stores many entries of one namespace, as store() would each, in batches
-   * of IMPORT_BATCH writes in flight together (so they share commits). A key
-   * given twice is stored twice, in order: a batch ends before a key it
-   * already holds. `batchDone` runs after each batch, once its writes are
-   * answered (each committed or failed); a set `signal` stops before the next
-   * batch. An entry that fails is listed and the others are stored.
+   * Stores many entries of one namespace, as store() would each, with
+   * IMPORT_BATCH writes in flight (they share group commits; a write starts
+   * as soon as one is answered, so commits follow each other without a gap).
+   * A key given twice is written in order: its second write starts once the
+   * first is answered. `progress` runs each time the entries answered from
+   * the first on (each committed or failed) pass another IMPORT_BATCH, and at
+   * the end; a set `signal` starts no more writes. An entry that fails is
+   * listed and the others are stored.
    */
   async importEntries(
     namespace: string,
     entries: readonly { key: string; value: string; tags?: string[] }[],
     options: {
       signal?: AbortSignal;
-      batchDone?: (done: number) => Promise<void> | void;
+      progress?: (done: number) => Promise<void> | void;
     } = {},
   ): Promise<ImportOutcome> {
     const outcome: ImportOutcome = {
@@ -147,38 +149,54 @@ export class EntryWrites {
       failed: [],
       done: 0,
     };
-    while (outcome.done < entries.length) {
-      options.signal?.throwIfAborted();
-      const batch: { key: string; value: string; tags?: string[] }[] = [];
-      const keys = new Set<string>();
-      for (
-        let i = outcome.done;
-        i < entries.length && batch.length < IMPORT_BATCH &&
-        !keys.has(entries[i].key);
-        i++
-      ) {
-        batch.push(entries[i]);
-        keys.add(entries[i].key);
-      }
-      const settled = await Promise.allSettled(
-        batch.map((entry) => this.store({ namespace, ...entry })),
-      );
-      for (const [i, result] of settled.entries()) {
-        if (result.status === "fulfilled") {
-          outcome.stored++;
-          if (result.value.replaced) outcome.replaced++;
-        } else {
-          outcome.failed.push({
-            key: batch[i].key,
-            error: result.reason instanceof Error
-              ? result.reason.message
-              : String(result.reason),
-          });
+    const failed: { index: number; key: string; error: string }[] = [];
+    const answered = new Uint8Array(entries.length);
+    /** The last write started of each key, while in flight. */
+    const writing = new Map<string, Promise<void>>();
+    let next = 0;
+    let reported = 0;
+    const lane = async () => {
+      while (next < entries.length) {
+        options.signal?.throwIfAborted();
+        const index = next++;
+        const entry = entries[index];
+        const before = writing.get(entry.key);
+        const write = (async () => {
+          await before;
+          try {
+            const { replaced } = await this.store({ namespace, ...entry });
+            outcome.stored++;
+            if (replaced) outcome.replaced++;
+          } catch (error) {
+            failed.push({
+              index,
+              key: entry.key,
+              error: error instanceof Error ? error.message : String(error),
+            });
+          }
+        })();
+        writing.set(entry.key, write);
+        await write;
+        if (writing.get(entry.key) === write) writing.delete(entry.key);
+        answered[index] = 1;
+        while (outcome.done < entries.length && answered[outcome.done]) {
+          outcome.done++;
+        }
+        if (
+          outcome.done - reported >= IMPORT_BATCH ||
+          (outcome.done === entries.length && reported < outcome.done)
+        ) {
+          reported = outcome.done;
+          await options.progress?.(reported);
         }
       }
-      outcome.done += batch.length;
-      await options.batchDone?.(outcome.done);
-    }
+    };
+    await Promise.all(
+      Array.from({ length: Math.min(IMPORT_BATCH, entries.length) }, lane),
+    );
+    outcome.failed = failed.sort((a, b) => a.index - b.index).map((
+      { key, error },
+    ) => ({ key, error }));
     return outcome;
   }
 
@@ -233,7 +251,7 @@ export class EntryWrites {
   }
 }
 
-/** Writes of an import in flight together: about four commits' worth of new entries. */
+/** Writes of an import in flight, and the step of its progress reports: about four commits' worth of new entries. */
 export const IMPORT_BATCH = 100;
 
 export interface ImportOutcome {

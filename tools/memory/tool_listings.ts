@@ -125,7 +125,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
   {
     "name": "import_memories",
     "description":
-      "Store many entries (up to 10000) in one namespace in one call, each as store_memory would (overwrites; omitted tags keep the entry's tags). Written in batches that share commits, with progress after each batch; an entry that fails is listed and the others are stored. Can run as a task.",
+      "Store many entries (up to 10000) in one namespace in one call, each as store_memory would (overwrites; omitted tags keep the entry's tags). Written 100 at a time (they share commits), with progress every 100 entries; an entry that fails is listed and the others are stored. Can run as a task.",
     "inputSchema": {
       "type": "object",
       "properties": {
