@@ -13,6 +13,11 @@
 //                                 each sequential
 //   HTTP, 16 clients              the same with 16 sessions
 //   peer, stdio, sequential       create_entities, one entity per call
+//   import, stdio, sequential     import_memories, 100 entries per call, one
+//                                 call at a time: a client that has many
+//                                 entries at once batches them instead of
+//                                 waiting for a commit per entry
+//   peer, batches of 100          create_entities, 100 entities per call
 //   floor: KV commit              a bare Deno KV atomic commit (an entry-sized
 //                                 value and a counter), one at a time, in the
 //                                 same temp dir: what one durable write costs
@@ -32,7 +37,7 @@
 // BENCH_MEMORY_RUNS=N repeats the whole set (default 1); the README reports
 // the range over runs. BENCH_MEMORY_ROWS picks rows by name (comma-separated:
 // inproc, stdio1, stdio4, stdio16, stdio32, stdio64, stdio128, http1, http4,
-// http16, peer, kvfloor, callfloor; stdio4 and stdio16 run only when named)
+// http16, peer, import, peerbatch, kvfloor, callfloor; stdio4 and stdio16 run only when named)
 // and BENCH_MEMORY_STORES sets the writes per row (default 2,000). HTTP rows
 // also report the bench's own client CPU: it shares the machine's cores.
 // BENCH_MEMORY_THREADS=1 adds the stdio server's CPU per store by thread
@@ -323,6 +328,76 @@ async function storesPeer(): Promise<Result> {
   };
 }
 
+/** Entries per call of the batch rows (import_memories, and the peer's create_entities). */
+const BATCH = 100;
+
+function batches(items: EntryInput[]): EntryInput[][] {
+  const out: EntryInput[][] = [];
+  for (let i = 0; i < items.length; i += BATCH) {
+    out.push(items.slice(i, i + BATCH));
+  }
+  return out;
+}
+
+/** One client, sequential calls of import_memories with BATCH entries each (answered once all are committed). */
+async function importStdio(): Promise<Result> {
+  const { client, pid } = await stdioClient(
+    agentdCommand(["mcp", "memory", "--data-dir", tempDir()], DENO_FLAGS),
+  );
+  const items = entries(STORES, 4242);
+  const cpu = pid === null ? undefined : cpuMs(pid);
+  const threads = pid === null || !THREADS ? undefined : threadCpuMs(pid);
+  const started = performance.now();
+  const samples = await drive(batches(items), 1, async (batch) => {
+    await call(client, "import_memories", {
+      namespace: batch[0].namespace,
+      entries: batch.map(({ key, value, tags }) => ({ key, value, tags })),
+    });
+  });
+  const elapsed = performance.now() - started;
+  const used = pid === null ? undefined : spent(pid, cpu);
+  const threadMs = pid === null || threads === undefined
+    ? undefined
+    : threadsSpent(pid, threads);
+  await client.close();
+  return {
+    label:
+      `agentd import_memories, stdio, 1 client, sequential calls of ${BATCH}`,
+    count: items.length,
+    ms: elapsed,
+    samples,
+    cpuMs: used,
+    threadMs,
+  };
+}
+
+/** The peer's batch form: create_entities with BATCH entities per call. */
+async function peerBatches(): Promise<Result> {
+  const { client } = await stdioClient(
+    peerCommand(join(tempDir(), "memory.jsonl")),
+  );
+  const items = entries(STORES, 4242);
+  const started = performance.now();
+  const samples = await drive(batches(items), 1, async (batch) => {
+    await call(client, "create_entities", {
+      entities: batch.map((entry) => ({
+        name: entry.key,
+        entityType: "memory",
+        observations: [entry.value],
+      })),
+    });
+  });
+  const elapsed = performance.now() - started;
+  await client.close();
+  return {
+    label:
+      `peer create_entities, stdio, 1 client, sequential calls of ${BATCH}`,
+    count: items.length,
+    ms: elapsed,
+    samples,
+  };
+}
+
 async function storesHttp(clientCount: number): Promise<Result> {
   const { clients, close, pid } = await memoryServeClients(clientCount);
   const per = STORES / clientCount;
@@ -378,6 +453,8 @@ try {
       ["http4", () => storesHttp(4)],
       ["http16", () => storesHttp(16)],
       ["peer", () => storesPeer()],
+      ["import", () => importStdio()],
+      ["peerbatch", () => peerBatches()],
       ["kvfloor", () => kvCommitFloor()],
       ["callfloor", () => callFloor()],
     ];

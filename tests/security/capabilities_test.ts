@@ -92,6 +92,7 @@ const TOUCHES: Record<string, Capability[]> = {
   "gateway.get_server_tools": [],
   "gateway.discover_servers": [],
   "memory.store_memory": [],
+  "memory.import_memories": [],
   "memory.retrieve_memory": [],
   "memory.update_memory": [],
   "memory.delete_memory": [],

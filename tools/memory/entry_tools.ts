@@ -47,6 +47,67 @@ export const storeMemory = tool({
   },
 });
 
+/** Entries one import_memories call takes. */
+const IMPORT_MAX = 10_000;
+/** Failed entries an import names (the count covers all). */
+const IMPORT_ERRORS_SHOWN = 100;
+
+export const importMemories = tool({
+  name: "import_memories",
+  touches: [],
+  taskSupport: "optional",
+  description:
+    `Store many entries (up to ${IMPORT_MAX}) in one namespace in one call, each as store_memory would (overwrites; omitted tags keep the entry's tags). ` +
+    "Written 100 at a time (they share commits), with progress every 100 entries; an entry that fails is listed and the others are stored. Can run as a task.",
+  input: z.object({
+    namespace,
+    entries: z.array(z.strictObject({ key, value, tags: tags.optional() }))
+      .min(1).max(IMPORT_MAX).describe(
+        "Entries to store, in order (a key given twice ends with the later value)",
+      ),
+  }),
+  output: z.object({
+    namespace: z.string(),
+    stored: z.number().int(),
+    replaced: z.number().int(),
+    failed: z.number().int(),
+    errors: z.array(z.object({ key: z.string(), error: z.string() })),
+    message: z.string(),
+  }),
+  annotations: { destructiveHint: false, idempotentHint: true },
+  async handle(memory, args, call) {
+    const total = args.entries.length;
+    const outcome = await memory.importEntries(
+      call.caller,
+      args.namespace,
+      args.entries,
+      {
+        signal: call.signal,
+        progress: (done) =>
+          call.progress(done, total, `${done} of ${total} entries written`),
+      },
+    );
+    const failed = outcome.failed.length;
+    return json({
+      namespace: args.namespace,
+      stored: outcome.stored,
+      replaced: outcome.replaced,
+      failed,
+      errors: outcome.failed.slice(0, IMPORT_ERRORS_SHOWN),
+      message:
+        `Stored ${outcome.stored} of ${total} entries in "${args.namespace}"` +
+        ` (${outcome.replaced} replaced)` +
+        (failed > 0
+          ? `; ${failed} failed${
+            failed > IMPORT_ERRORS_SHOWN
+              ? ` (the first ${IMPORT_ERRORS_SHOWN} listed)`
+              : ""
+          }.`
+          : "."),
+    });
+  },
+});
+
 export const retrieveMemory = tool({
   name: "retrieve_memory",
   title: "Retrieve memory",

@@ -3,32 +3,88 @@
 
 import type { RankedKey, Rankings } from "./model.ts";
 
-/** Keeps the `limit` best (score desc, then key asc) of a stream of candidates. */
+/**
+ * Keeps the `limit` best (score desc, then key asc) of a stream of
+ * candidates: a heap of at most `limit` with the worst kept at its root, so a
+ * candidate below it costs one comparison, and a tie with it one key
+ * comparison (many entries can score the same).
+ */
 export class TopK {
-  #hits: { id: number; score: number }[] = [];
-  /** Once `limit` hits are kept, anything scoring below the worst of them is dropped at once. */
-  #floor = -Infinity;
+  #ids: number[] = [];
+  #scores: number[] = [];
 
   constructor(readonly limit: number, readonly keyOf: (id: number) => string) {}
 
   push(id: number, score: number): void {
-    if (this.limit === 0 || score < this.#floor) return;
-    this.#hits.push({ id, score });
-    if (this.#hits.length >= 2 * this.limit + 256) this.#prune();
+    const ids = this.#ids;
+    const scores = this.#scores;
+    if (ids.length === this.limit) {
+      // Full: only a candidate above the worst kept gets in, in its place.
+      const worst = scores[0];
+      if (
+        this.limit === 0 || score < worst ||
+        (score === worst && compareKeys(this.keyOf(id), this.keyOf(ids[0])) > 0)
+      ) return;
+      ids[0] = id;
+      scores[0] = score;
+      this.#down(0);
+      return;
+    }
+    ids.push(id);
+    scores.push(score);
+    this.#up(ids.length - 1);
   }
 
   result(): RankedKey[] {
-    this.#prune();
-    return this.#hits.map((h) => ({ key: this.keyOf(h.id), score: h.score }));
+    return this.#ids
+      .map((id, i) => ({ key: this.keyOf(id), score: this.#scores[i] }))
+      .sort((a, b) => b.score - a.score || compareKeys(a.key, b.key));
   }
 
-  #prune(): void {
-    this.#hits.sort((a, b) =>
-      b.score - a.score || compareKeys(this.keyOf(a.id), this.keyOf(b.id))
-    );
-    if (this.#hits.length < this.limit) return;
-    this.#hits.length = this.limit;
-    this.#floor = this.#hits[this.limit - 1].score;
+  /** Whether (score a, id a) ranks below (score b, id b). */
+  #below(sa: number, ia: number, sb: number, ib: number): boolean {
+    if (sa !== sb) return sa < sb;
+    return compareKeys(this.keyOf(ia), this.keyOf(ib)) > 0;
+  }
+
+  #up(i: number): void {
+    const ids = this.#ids;
+    const scores = this.#scores;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.#below(scores[i], ids[i], scores[parent], ids[parent])) break;
+      this.#swap(i, parent);
+      i = parent;
+    }
+  }
+
+  #down(i: number): void {
+    const ids = this.#ids;
+    const scores = this.#scores;
+    const n = ids.length;
+    for (;;) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let worst = i;
+      if (
+        left < n &&
+        this.#below(scores[left], ids[left], scores[worst], ids[worst])
+      ) worst = left;
+      if (
+        right < n &&
+        this.#below(scores[right], ids[right], scores[worst], ids[worst])
+      ) worst = right;
+      if (worst === i) return;
+      this.#swap(i, worst);
+      i = worst;
+    }
+  }
+
+  #swap(a: number, b: number): void {
+    const ids = this.#ids;
+    const scores = this.#scores;
+    [ids[a], ids[b]] = [ids[b], ids[a]];
+    [scores[a], scores[b]] = [scores[b], scores[a]];
   }
 }
 

@@ -17,6 +17,7 @@ import { MemoryService, RESULT_PREFIX } from "./service.ts";
 /** tools/list order: entries, search, conversations; name every tool here. */
 const ORDER = [
   "store_memory",
+  "import_memories",
   "retrieve_memory",
   "update_memory",
   "delete_memory",
@@ -35,7 +36,7 @@ export const memoryServer = defineServer<MemoryService>({
   version: "1.0.0",
   instructions:
     "Persistent memory for agents: store_memory/retrieve_memory/update_memory/delete_memory/list_memories " +
-    "work on entries {namespace, key, value, tags}; search_memory finds entries by meaning and words; " +
+    "work on entries {namespace, key, value, tags}; import_memories stores many at once; search_memory finds entries by meaning and words; " +
     "cross_reference searches several namespaces; store_conversation/get_conversation_history keep " +
     "conversations; get_agent_context returns everything stored for an agent. An agent's namespace is its name.",
   config: MemoryConfig,

@@ -20,7 +20,12 @@ import {
 } from "./service_conversations.ts";
 import { EmbeddingJob } from "./service_embedding.ts";
 import { HybridSearch, type SearchOutcome } from "./service_search.ts";
-import { EntryWrites, normalizeTags, notFound } from "./service_writes.ts";
+import {
+  EntryWrites,
+  type ImportOutcome,
+  normalizeTags,
+  notFound,
+} from "./service_writes.ts";
 import { MemoryStats } from "./stats.ts";
 
 export { SHARED_NAMESPACE } from "./service_access.ts";
@@ -134,6 +139,20 @@ export class MemoryService {
   ): Promise<{ entry: MemoryEntry; replaced: boolean }> {
     this.assertNamespace(caller, input.namespace);
     return await this.#writes.store(input);
+  }
+
+  /** Many entries of one namespace in batches (import_memories); see EntryWrites.importEntries. */
+  async importEntries(
+    caller: Caller,
+    namespace: string,
+    entries: readonly { key: string; value: string; tags?: string[] }[],
+    options?: {
+      signal?: AbortSignal;
+      progress?: (done: number) => Promise<void> | void;
+    },
+  ): Promise<ImportOutcome> {
+    this.assertNamespace(caller, namespace);
+    return await this.#writes.importEntries(namespace, entries, options);
   }
 
   async retrieve(

@@ -3,7 +3,7 @@
 
 import type { Logger } from "../../platform/log.ts";
 import { messageOf } from "../../platform/errors.ts";
-import type { MemoryBackend } from "./backends/port.ts";
+import { getEntries, type MemoryBackend } from "./backends/port.ts";
 import type { Embedder } from "./model.ts";
 import type { MemoryEntry, SearchQuery, StoredEntry } from "./model.ts";
 import { queryTerms } from "./search_index.ts";
@@ -140,8 +140,10 @@ export class HybridSearch {
       limit,
       { vectorWeight: fusion.weight },
     );
-    const entries = await Promise.all(
-      fused.map((hit) => this.#backend.get(namespace, hit.key)),
+    const entries = await getEntries(
+      this.#backend,
+      namespace,
+      fused.map((hit) => hit.key),
     );
     const hits: SearchHit[] = [];
     for (const [i, hit] of fused.entries()) {

@@ -125,6 +125,81 @@ export class EntryWrites {
     return { entry: await this.open(entry), replaced: previous !== null };
   }
 
+  /**
+   * Stores many entries of one namespace, as store() would each, with
+   * IMPORT_BATCH writes in flight (they share group commits; a write starts
+   * as soon as one is answered, so commits follow each other without a gap).
+   * A key given twice is written in order: its second write starts once the
+   * first is answered. `progress` runs each time the entries answered from
+   * the first on (each committed or failed) pass another IMPORT_BATCH, and at
+   * the end; a set `signal` starts no more writes. An entry that fails is
+   * listed and the others are stored.
+   */
+  async importEntries(
+    namespace: string,
+    entries: readonly { key: string; value: string; tags?: string[] }[],
+    options: {
+      signal?: AbortSignal;
+      progress?: (done: number) => Promise<void> | void;
+    } = {},
+  ): Promise<ImportOutcome> {
+    const outcome: ImportOutcome = {
+      stored: 0,
+      replaced: 0,
+      failed: [],
+      done: 0,
+    };
+    const failed: { index: number; key: string; error: string }[] = [];
+    const answered = new Uint8Array(entries.length);
+    /** The last write started of each key, while in flight. */
+    const writing = new Map<string, Promise<void>>();
+    let next = 0;
+    let reported = 0;
+    const lane = async () => {
+      while (next < entries.length) {
+        options.signal?.throwIfAborted();
+        const index = next++;
+        const entry = entries[index];
+        const before = writing.get(entry.key);
+        const write = (async () => {
+          await before;
+          try {
+            const { replaced } = await this.store({ namespace, ...entry });
+            outcome.stored++;
+            if (replaced) outcome.replaced++;
+          } catch (error) {
+            failed.push({
+              index,
+              key: entry.key,
+              error: error instanceof Error ? error.message : String(error),
+            });
+          }
+        })();
+        writing.set(entry.key, write);
+        await write;
+        if (writing.get(entry.key) === write) writing.delete(entry.key);
+        answered[index] = 1;
+        while (outcome.done < entries.length && answered[outcome.done]) {
+          outcome.done++;
+        }
+        if (
+          outcome.done - reported >= IMPORT_BATCH ||
+          (outcome.done === entries.length && reported < outcome.done)
+        ) {
+          reported = outcome.done;
+          await options.progress?.(reported);
+        }
+      }
+    };
+    await Promise.all(
+      Array.from({ length: Math.min(IMPORT_BATCH, entries.length) }, lane),
+    );
+    outcome.failed = failed.sort((a, b) => a.index - b.index).map((
+      { key, error },
+    ) => ({ key, error }));
+    return outcome;
+  }
+
   async update(
     namespace: string,
     key: string,
@@ -174,6 +249,20 @@ export class EntryWrites {
       this.#embedding.embedLater(entry);
     }
   }
+}
+
+/** Writes of an import in flight, and the step of its progress reports: about four commits' worth of new entries. */
+export const IMPORT_BATCH = 100;
+
+export interface ImportOutcome {
+  /** Entries stored (new or replacing). */
+  stored: number;
+  /** Of those, how many replaced an entry. */
+  replaced: number;
+  /** Entries not stored, with why. */
+  failed: { key: string; error: string }[];
+  /** Entries handled (stored or failed), in input order. */
+  done: number;
 }
 
 /** What a write answers when it found the entry's tags changed: prepare it again. */

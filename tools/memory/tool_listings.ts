@@ -124,6 +124,131 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
   },
   {
+    "name": "import_memories",
+    "description":
+      "Store many entries (up to 10000) in one namespace in one call, each as store_memory would (overwrites; omitted tags keep the entry's tags). Written 100 at a time (they share commits), with progress every 100 entries; an entry that fails is listed and the others are stored. Can run as a task.",
+    "inputSchema": {
+      "type": "object",
+      "properties": {
+        "namespace": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 200,
+          "pattern": "^[^\\p{Cc}]+$",
+          "description": "Namespace; an agent's own namespace is its name",
+        },
+        "entries": {
+          "minItems": 1,
+          "maxItems": 10000,
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "key": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 512,
+                "pattern": "^[^\\p{Cc}]+$",
+                "description": "Key within the namespace",
+              },
+              "value": {
+                "type": "string",
+                "description": "Text to store",
+              },
+              "tags": {
+                "maxItems": 32,
+                "type": "array",
+                "items": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 64,
+                },
+                "description":
+                  'Labels for filtering; the tag "sensitive" encrypts the value at rest',
+              },
+            },
+            "required": [
+              "key",
+              "value",
+            ],
+            "additionalProperties": false,
+          },
+          "description":
+            "Entries to store, in order (a key given twice ends with the later value)",
+        },
+      },
+      "required": [
+        "namespace",
+        "entries",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "additionalProperties": false,
+    },
+    "outputSchema": {
+      "type": "object",
+      "properties": {
+        "namespace": {
+          "type": "string",
+        },
+        "stored": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "replaced": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "failed": {
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991,
+        },
+        "errors": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "key": {
+                "type": "string",
+              },
+              "error": {
+                "type": "string",
+              },
+            },
+            "required": [
+              "key",
+              "error",
+            ],
+          },
+        },
+        "message": {
+          "type": "string",
+        },
+      },
+      "required": [
+        "namespace",
+        "stored",
+        "replaced",
+        "failed",
+        "errors",
+        "message",
+      ],
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+    },
+    "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+    },
+    "_meta": {
+      "io.agentd/origin": {
+        "server": "memory",
+        "tool": "import_memories",
+      },
+    },
+  },
+  {
     "name": "retrieve_memory",
     "description": "Read one entry (value, tags, times) by namespace and key.",
     "inputSchema": {

@@ -6,6 +6,8 @@ import { openKvStore } from "../../../platform/store/kv.ts";
 import { MemoryStore } from "../../../platform/store/memory.ts";
 import { EntryNotFound } from "../../../tools/memory/backends/port.ts";
 import { KvBackend } from "../../../tools/memory/backends/kv.ts";
+import { DeferredBackend } from "../../../tools/memory/backends/deferred.ts";
+import { MemoryService } from "../../../tools/memory/service.ts";
 import {
   decodeEntry,
   encodeEntry,
@@ -692,5 +694,61 @@ Deno.test("a store failing while the snapshot is read fails the open: no rebuild
     assert.equal((await again.get("ns", "k"))?.embedding?.vector.length, 256);
   } finally {
     await again.close();
+  }
+});
+
+Deno.test("a search reads its hits in one Store read, through the daemon's deferred backend too", async () => {
+  const inner = new MemoryStore();
+  const reads = { get: 0, getMany: 0 };
+  const store = new Proxy(inner, {
+    get(target, property) {
+      if (property === "get" || property === "getMany") reads[property]++;
+      const value = Reflect.get(target, property);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const backend = new DeferredBackend("local", KvBackend.open(store));
+  const memory = new MemoryService({
+    backend,
+    embedder: new BuiltinEmbedder(),
+    dataKey: await crypto.subtle.generateKey(
+      { name: "AES-GCM", length: 256 },
+      false,
+      ["encrypt", "decrypt"],
+    ),
+    log: createLogger({ level: "error" }),
+  });
+  try {
+    for (let i = 0; i < 12; i++) {
+      await memory.store({}, {
+        namespace: "ns",
+        key: `k${i}`,
+        value: `river note ${i}`,
+        tags: [],
+      });
+    }
+    await memory.store({}, {
+      namespace: "ns",
+      key: "secret",
+      value: "river secret",
+      tags: ["sensitive"],
+    });
+    await memory.delete({}, "ns", "k3");
+    reads.get = reads.getMany = 0;
+    const found = await memory.search({}, "ns", "river", 8);
+    assert.equal(found.hits.length, 8);
+    assert.deepEqual({ ...reads }, { get: 0, getMany: 1 });
+    for (const hit of found.hits) {
+      assert.equal(
+        hit.value,
+        hit.key === "secret"
+          ? "river secret"
+          : `river note ${hit.key.slice(1)}`,
+      );
+    }
+    assert.ok(!found.hits.some((hit) => hit.key === "k3"));
+  } finally {
+    await memory.stop();
+    await backend.close();
   }
 });

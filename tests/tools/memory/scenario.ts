@@ -1,4 +1,4 @@
-// The scenario every memory transport test runs: each of the ten tools,
+// The scenario every memory transport test runs: each of the tools,
 // bad arguments, unicode, a 200 KB value, tags filters and paging.
 
 import assert from "node:assert/strict";
@@ -44,9 +44,10 @@ export async function memoryHealth(
   return { status: memory.status, memory };
 }
 
-/** The seed's ten tools and their parameters, letter for letter. */
+/** The seed's ten tools and their parameters, letter for letter, and import_memories. */
 const SEED_TOOLS: Record<string, { required: string[]; optional: string[] }> = {
   store_memory: { required: ["namespace", "key", "value"], optional: ["tags"] },
+  import_memories: { required: ["namespace", "entries"], optional: [] },
   retrieve_memory: { required: ["namespace", "key"], optional: [] },
   search_memory: { required: ["namespace", "query"], optional: ["limit"] },
   list_memories: {
@@ -336,6 +337,27 @@ export async function exerciseAllTools(client: Client): Promise<void> {
     }),
     /No entry/,
   );
+
+  // import: many entries in one call, each as store_memory; a key given
+  // twice ends with its later value, and without tags keeps its tags.
+  const imported = await call(client, "import_memories", {
+    namespace: "imported",
+    entries: [
+      { key: "a", value: "first of the import", tags: ["batch"] },
+      { key: "b", value: "second of the import" },
+      { key: "a", value: "first, again" },
+    ],
+  });
+  assert.deepEqual(
+    [imported.stored, imported.replaced, imported.failed, imported.errors],
+    [3, 1, 0, []],
+  );
+  const again = await call(client, "retrieve_memory", {
+    namespace: "imported",
+    key: "a",
+  });
+  assert.equal(again.value, "first, again");
+  assert.deepEqual(again.tags, ["batch"]);
 
   // bad arguments: clear errors naming the field, nothing stored.
   assert.match(

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Embedding, StoredEntry } from "../../../tools/memory/model.ts";
-import { fuse } from "../../../tools/memory/index_rank.ts";
+import { compareKeys, fuse, TopK } from "../../../tools/memory/index_rank.ts";
 import {
   indexText,
   queryTerms,
@@ -455,4 +455,30 @@ Deno.test("fuse is reciprocal rank fusion", () => {
   );
   assert.deepEqual(weighted.map((hit) => hit.key), ["a", "b", "c"]);
   assert.equal(weighted[2].score, 0.5 / 61);
+});
+
+Deno.test("TopK keeps the limit best by score, then key, with many ties", () => {
+  let seed = 17;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  for (
+    const [count, limit, levels] of [[1000, 10, 3], [500, 50, 1000], [
+      40,
+      60,
+      2,
+    ], [300, 0, 5]]
+  ) {
+    const keys = Array.from(
+      { length: count },
+      (_, i) => `key-${(i * 7919) % count}`,
+    );
+    // Few distinct scores: most candidates tie with the kept worst.
+    const scores = keys.map(() => Math.floor(random() * levels) / levels);
+    const top = new TopK(limit, (id) => keys[id]);
+    for (let id = 0; id < count; id++) top.push(id, scores[id]);
+    const expected = keys
+      .map((key, id) => ({ key, score: scores[id] }))
+      .sort((a, b) => b.score - a.score || compareKeys(a.key, b.key))
+      .slice(0, limit);
+    assert.deepEqual(top.result(), expected);
+  }
 });

@@ -4,6 +4,7 @@
 
 import { ForwardingBackend, type StorageCall } from "./forwarding.ts";
 import {
+  getEntries,
   type MemoryBackend,
   TagsChanged,
   upsertKeepingCreated,
@@ -33,6 +34,13 @@ export class DeferredBackend extends ForwardingBackend {
   /** Resolves once open (or rejects with why it could not open). */
   ready(): Promise<MemoryBackend> {
     return this.#opening;
+  }
+
+  override getMany(
+    namespace: string,
+    keys: readonly string[],
+  ): Promise<(StoredEntry | null)[]> {
+    return this.forward((b) => getEntries(b, namespace, keys));
   }
 
   upsertKeepingCreated(

@@ -4,7 +4,7 @@
 // the methods it treats differently.
 
 import type { MemoryBackend } from "./port.ts";
-import type { BackendHealth } from "../model.ts";
+import type { BackendHealth, StoredEntry } from "../model.ts";
 
 /** One storage call, to be run on whichever backend the wrapper picks. */
 export type StorageCall<R> = (backend: MemoryBackend) => Promise<R>;
@@ -22,6 +22,13 @@ export abstract class ForwardingBackend implements MemoryBackend {
 
   get(...args: Args<"get">) {
     return this.forward((b) => b.get(...args));
+  }
+  /** One get each, as a wrapper's own get would run them; a wrapper that can pass one read through overrides it. */
+  getMany(
+    namespace: string,
+    keys: readonly string[],
+  ): Promise<(StoredEntry | null)[]> {
+    return Promise.all(keys.map((key) => this.get(namespace, key)));
   }
   put(...args: Args<"put">) {
     return this.forward((b) => b.put(...args));

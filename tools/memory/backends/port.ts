@@ -70,6 +70,14 @@ export interface MemoryBackend {
   readonly kind: string;
   get(namespace: string, key: string): Promise<StoredEntry | null>;
   /**
+   * Optional: several entries of one namespace in one read (null: absent),
+   * in the order asked. Use getEntries().
+   */
+  getMany?(
+    namespace: string,
+    keys: readonly string[],
+  ): Promise<(StoredEntry | null)[]>;
+  /**
    * Writes an entry. `upsert` creates or replaces; `update` replaces and
    * throws EntryNotFound when the key is missing (checked atomically).
    * Returns the entry it replaced, if any.
@@ -145,4 +153,14 @@ export async function upsertKeepingCreated(
   const existing = await backend.get(entry.namespace, entry.key);
   const created = existing?.created_at ?? entry.created_at;
   return await backend.put({ ...entry, created_at: created }, "upsert");
+}
+
+/** Several entries of one namespace: in one read where the backend can, else one get each. */
+export function getEntries(
+  backend: MemoryBackend,
+  namespace: string,
+  keys: readonly string[],
+): Promise<(StoredEntry | null)[]> {
+  if (backend.getMany) return backend.getMany(namespace, keys);
+  return Promise.all(keys.map((key) => backend.get(namespace, key)));
 }
