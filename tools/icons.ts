@@ -154,6 +154,7 @@ export const BUILTIN_ICONS: Readonly<Record<string, ServerIcons>> = {
   memory: server("#0d9488", "database", {
     entry: ["note", [
       "store_memory",
+      "import_memories",
       "retrieve_memory",
       "update_memory",
       "delete_memory",

@@ -54,6 +54,7 @@ const IMPORT_ERRORS_SHOWN = 100;
 
 export const importMemories = tool({
   name: "import_memories",
+  title: "Import memories",
   touches: [],
   taskSupport: "optional",
   description:

@@ -237,6 +237,7 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       ],
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
+    "title": "Import memories",
     "annotations": {
       "destructiveHint": false,
       "idempotentHint": true,
