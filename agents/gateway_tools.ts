@@ -1,0 +1,68 @@
+// The agent runtime as the gateway's `agents__send` and `teams__execute` run
+// it (tools/gateway/agent_tools.ts, AgentsPort; cli/ attaches it): the /v1
+// schemas, and the service's own send and execute for the caller's agent, so
+// an MCP caller may do what the same caller may do at /v1. A refusal the API
+// answers 4xx/5xx is a ToolError with the API's message.
+
+import { ToolError } from "../tools/kit/mod.ts";
+import { StoreUnavailable } from "../platform/store/mod.ts";
+import { AgentError } from "./errors.ts";
+import { ProviderError } from "./model.ts";
+import { Run, SendReply, SendRequest, TeamExecute } from "./schemas.ts";
+import type { AgentService } from "./service.ts";
+
+/** What both tools' calls carry: the caller's agent (undefined: the operator). */
+interface CallOptions {
+  actor?: string;
+  signal: AbortSignal;
+}
+
+export function agentsPort(service: AgentService) {
+  return {
+    sendInput: SendRequest.omit({ stream: true }),
+    sendReply: SendReply,
+    executeInput: TeamExecute,
+    run: Run,
+    send: (
+      agent: string,
+      input: Record<string, unknown>,
+      options: CallOptions,
+    ): Promise<Record<string, unknown>> =>
+      refused(() =>
+        service.send(agent, SendRequest.parse({ ...input, stream: false }), {
+          signal: options.signal,
+          actor: options.actor,
+        })
+      ),
+    // As /v1: a run goes on when its caller goes away; only shutdown stops it.
+    execute: (
+      team: string,
+      input: Record<string, unknown>,
+      options: CallOptions,
+    ): Promise<Record<string, unknown>> =>
+      refused(() =>
+        service.execute(team, TeamExecute.parse(input), {
+          actor: options.actor,
+        })
+      ),
+  };
+}
+
+/** The errors /v1 answers with a status (routes/api/v1_http.ts) as ToolErrors with its message. */
+async function refused<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ProviderError) {
+      throw new ToolError(
+        error.message.includes(error.provider)
+          ? error.message
+          : `Provider "${error.provider}": ${error.message}`,
+      );
+    }
+    if (error instanceof AgentError || error instanceof StoreUnavailable) {
+      throw new ToolError(error.message);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,193 @@
+// agents__send and teams__execute: MCP clients of the gateway drive the /v1
+// agents. The same team run and the same send, once through /v1 and once
+// through the gateway's tools (the scripted model server stands in for the
+// paid API), answer the same; an agent's identity may do through the tools
+// exactly what /v1 lets its token do.
+
+import assert from "node:assert/strict";
+import type { Client } from "../../../platform/mcp_sdk.ts";
+import { Run, SendReply, Team } from "../../../agents/schemas.ts";
+import { ALICE_TOKEN, type Stack, startStack } from "../../agents/stack.ts";
+import { call, textOf } from "./upstreams.ts";
+
+async function crew(stack: Stack, agents: string[]): Promise<Team> {
+  for (const name of agents) {
+    const created = await stack.request("POST", "/v1/agents", {
+      name,
+      system_prompt: `You are ${name}.`,
+    });
+    assert.equal(created.status, 201, created.text);
+  }
+  const reply = await stack.request("POST", "/v1/teams", {
+    name: "crew",
+    agents,
+  });
+  assert.equal(reply.status, 201, reply.text);
+  return Team.parse(reply.json);
+}
+
+/** A run without what differs between two runs of the same task (ids, times). */
+function comparable(run: Run) {
+  const { id: _id, created_at: _c, finished_at: _f, ...rest } = run;
+  return rest;
+}
+
+const SCRIPT = [
+  { text: "FACTS: cats sleep 16 hours a day." },
+  { text: "FINAL: Cats nap most of the day." },
+];
+
+async function toolJson(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<unknown> {
+  const result = await call(client, name, args);
+  assert.notEqual(result.isError, true, textOf(result));
+  assert.deepEqual(JSON.parse(textOf(result)), result.structuredContent);
+  return result.structuredContent;
+}
+
+Deno.test("teams__execute and agents__send answer what /v1 answers, listed with their origin and task support", async () => {
+  await using stack = await startStack();
+  const team = await crew(stack, ["researcher", "writer"]);
+  const operator = await stack.gateway();
+
+  const { tools } = await operator.listTools();
+  const send = tools.find((tool) => tool.name === "agents__send");
+  const execute = tools.find((tool) => tool.name === "teams__execute");
+  assert.ok(send && execute, tools.map((tool) => tool.name).join(", "));
+  assert.deepEqual(send._meta?.["io.agentd/origin"], {
+    server: "agents",
+    tool: "send",
+  });
+  assert.deepEqual(execute._meta?.["io.agentd/origin"], {
+    server: "teams",
+    tool: "execute",
+  });
+  assert.equal(send.execution?.taskSupport, "optional");
+  assert.equal(execute.execution?.taskSupport, "optional");
+  assert.deepEqual(execute.inputSchema.required, ["team", "task"]);
+  assert.ok(execute.outputSchema, "teams__execute declares its output");
+  // In code-unit order among the upstreams' tools.
+  const names = tools.map((tool) => tool.name);
+  const aggregate = names.slice(names.indexOf("discover_servers") + 1);
+  assert.deepEqual(aggregate, [...aggregate].sort());
+
+  stack.model.script(SCRIPT);
+  const viaV1 = await stack.request("POST", `/v1/teams/${team.id}/execute`, {
+    task: "Write one sentence about cats.",
+    context: { audience: "children" },
+  });
+  assert.equal(viaV1.status, 200, viaV1.text);
+  const v1Run = Run.parse(viaV1.json);
+  assert.equal(v1Run.status, "completed");
+
+  stack.model.script(SCRIPT);
+  const toolRun = Run.parse(
+    await toolJson(operator, "teams__execute", {
+      team: "crew",
+      task: "Write one sentence about cats.",
+      context: { audience: "children" },
+    }),
+  );
+  assert.notEqual(toolRun.id, v1Run.id);
+  assert.deepEqual(comparable(toolRun), comparable(v1Run));
+  // The run is stored as any other: /v1 reads back exactly what the tool answered.
+  const stored = await stack.request("GET", `/v1/runs/${toolRun.id}`);
+  assert.deepEqual(stored.json, toolRun);
+
+  stack.model.script([{ text: "Hello, reader." }]);
+  const v1Reply = await stack.request("POST", "/v1/agents/writer/send", {
+    message: "Say hello.",
+    session_id: "from-v1",
+  });
+  assert.equal(v1Reply.status, 200, v1Reply.text);
+  stack.model.script([{ text: "Hello, reader." }]);
+  const toolReply = SendReply.parse(
+    await toolJson(operator, "agents__send", {
+      agent: "writer",
+      message: "Say hello.",
+      session_id: "from-mcp",
+    }),
+  );
+  const strip = (reply: SendReply) => {
+    const { id: _i, created_at: _c, session_id: _s, ...rest } = reply;
+    return rest;
+  };
+  assert.equal(toolReply.session_id, "from-mcp");
+  assert.deepEqual(strip(toolReply), strip(SendReply.parse(v1Reply.json)));
+
+  // Bad arguments are refused before anything runs, naming the field.
+  const before = stack.model.requests.length;
+  const bad = await call(operator, "teams__execute", { team: "crew" });
+  assert.equal(bad.isError, true);
+  assert.match(textOf(bad), /task/);
+  const unknown = await call(operator, "agents__send", {
+    agent: "nobody",
+    message: "hi",
+  });
+  assert.equal(unknown.isError, true);
+  const v1Unknown = await stack.request("POST", "/v1/agents/nobody/send", {
+    message: "hi",
+  });
+  assert.equal(v1Unknown.status, 404);
+  assert.equal(
+    textOf(unknown),
+    Reflect.get(Object(v1Unknown.json).error, "message"),
+  );
+  assert.equal(stack.model.requests.length, before);
+});
+
+Deno.test("agents__send and teams__execute: an agent's identity may do what its /v1 token may, and no more", async () => {
+  await using stack = await startStack({ agents: { act_as: {} } });
+  await crew(stack, ["alice", "bob"]);
+  const alice = await stack.gateway("alice");
+  const asAlice = { authorization: `Bearer ${ALICE_TOKEN}` };
+  const before = stack.model.requests.length;
+
+  // Sending as another agent: refused by /v1 and by the tool, in the same words.
+  const v1Send = await stack.request(
+    "POST",
+    "/v1/agents/bob/send",
+    { message: "hi" },
+    asAlice,
+  );
+  assert.equal(v1Send.status, 403, v1Send.text);
+  const toolSend = await call(alice, "agents__send", {
+    agent: "bob",
+    message: "hi",
+  });
+  assert.equal(toolSend.isError, true);
+  assert.equal(
+    textOf(toolSend),
+    Reflect.get(Object(v1Send.json).error, "message"),
+  );
+
+  // A team with a member she may not act as: the same.
+  const v1Run = await stack.request(
+    "POST",
+    "/v1/teams/crew/execute",
+    { task: "t" },
+    asAlice,
+  );
+  assert.equal(v1Run.status, 403, v1Run.text);
+  const toolRun = await call(alice, "teams__execute", {
+    team: "crew",
+    task: "t",
+  });
+  assert.equal(toolRun.isError, true);
+  assert.equal(
+    textOf(toolRun),
+    Reflect.get(Object(v1Run.json).error, "message"),
+  );
+  assert.equal(stack.model.requests.length, before, "no model was asked");
+
+  // As herself she may, as at /v1.
+  stack.model.script([{ text: "Noted." }]);
+  const own = SendReply.parse(
+    await toolJson(alice, "agents__send", { agent: "alice", message: "hi" }),
+  );
+  assert.equal(own.agent_name, "alice");
+  assert.equal(own.content, "Noted.");
+});
