@@ -211,11 +211,20 @@ export class AgentService {
     const session = options.from === undefined
       ? input.session_id ?? agent.id
       : `from:${options.from}:${input.session_id ?? ""}`;
+    const lane = `${agent.id}\u0000${session}`;
+    if (this.#work.inside(lane)) {
+      // Its own turn asked (a tool that messages agents): it would wait for itself.
+      throw new Conflict(
+        `Agent "${agent.name}" is in a turn of conversation "${session}" that waits for this ` +
+          `answer, so it cannot take this message there; give another session_id`,
+        { agent: agent.name, session_id: session },
+      );
+    }
     const result = await this.#work.run(
       options.signal,
       (signal) =>
         this.#work.serial(
-          `${agent.id}\u0000${session}`,
+          lane,
           () =>
             this.#turn(agent, {
               message: options.from === undefined
@@ -347,6 +356,15 @@ export class AgentService {
     }
     this.#assertActsAs(options.actor, members);
     for (const agent of members) this.#checkModel(agent.model);
+    const running = `team\u0000${team.id}`;
+    if (this.#work.inside(running)) {
+      // A member's tool (the gateway's teams__execute) asked: it would never end.
+      throw new Conflict(
+        `Team "${team.name}" is running this task already: a member cannot run its own team ` +
+          `inside the run`,
+        { team: team.name },
+      );
+    }
     const run: Run = {
       id: this.#ids.next("run"),
       team_id: team.id,
@@ -367,26 +385,31 @@ export class AgentService {
     try {
       await this.repository.saveRun(run, this.#leases.lease());
       // A run goes on when its HTTP client goes away; only shutdown stops it.
-      return await this.#work.run(undefined, (signal) =>
-        executeTeam(
-          {
-            turn: (agent, turn) =>
-              this.#work.serial(`${agent.id}\u0000${turn.session}`, () =>
-                this.#turn(agent, turn)),
-            save: (value) => {
-              if (value.status !== "running") {
-                this.#leases.release(value.id);
-              }
-              return this.repository.saveRun(value, this.#leases.lease());
-            },
-            now: () =>
-              this.#now(),
-          },
-          team,
-          members,
-          run,
-          signal,
-        ));
+      return await this.#work.run(
+        undefined,
+        (signal) =>
+          this.#work.within(running, () =>
+            executeTeam(
+              {
+                turn: (agent, turn) =>
+                  this.#work.serial(
+                    `${agent.id}\u0000${turn.session}`,
+                    () => this.#turn(agent, turn),
+                  ),
+                save: (value) => {
+                  if (value.status !== "running") {
+                    this.#leases.release(value.id);
+                  }
+                  return this.repository.saveRun(value, this.#leases.lease());
+                },
+                now: () => this.#now(),
+              },
+              team,
+              members,
+              run,
+              signal,
+            )),
+      );
     } finally {
       this.#leases.release(run.id);
     }

@@ -191,3 +191,58 @@ Deno.test("agents__send and teams__execute: an agent's identity may do what its 
   assert.equal(own.agent_name, "alice");
   assert.equal(own.content, "Noted.");
 });
+
+Deno.test("agents__send and teams__execute inside an agent's own turn: no wait for itself, no run inside its own run", async () => {
+  await using stack = await startStack();
+  const created = await stack.request("POST", "/v1/agents", {
+    name: "looper",
+    system_prompt: "You loop.",
+    tools: ["agents__send", "teams__execute"],
+  });
+  assert.equal(created.status, 201, created.text);
+  const team = await stack.request("POST", "/v1/teams", {
+    name: "solo",
+    agents: ["looper"],
+  });
+  assert.equal(team.status, 201, team.text);
+
+  // Messaging itself in the conversation its turn holds: refused at once, the turn goes on.
+  stack.model.script([
+    {
+      tool_calls: [{
+        name: "agents__send",
+        arguments: { agent: "looper", message: "again" },
+      }],
+    },
+    { text: "I cannot reach myself here." },
+  ]);
+  const sent = await stack.request("POST", "/v1/agents/looper/send", {
+    message: "Message yourself.",
+  });
+  assert.equal(sent.status, 200, sent.text);
+  const reply = SendReply.parse(sent.json);
+  assert.equal(reply.content, "I cannot reach myself here.");
+  assert.equal(reply.tool_calls[0].is_error, true);
+  assert.match(reply.tool_calls[0].result, /waits for this answer/);
+
+  // Its own team from inside the run: refused; the run ends.
+  stack.model.script([
+    {
+      tool_calls: [{
+        name: "teams__execute",
+        arguments: { team: "solo", task: "recurse" },
+      }],
+    },
+    { text: "Done without recursion." },
+  ]);
+  const ran = await stack.request("POST", "/v1/teams/solo/execute", {
+    task: "Run your own team.",
+  });
+  assert.equal(ran.status, 200, ran.text);
+  const run = Run.parse(ran.json);
+  assert.equal(run.output, "Done without recursion.");
+  assert.equal(run.steps.length, 1);
+  assert.equal(run.steps[0].tool_calls[0].is_error, true);
+  assert.match(run.steps[0].tool_calls[0].result, /running this task already/);
+  assert.equal(stack.model.requests.length, 4);
+});
