@@ -86,6 +86,7 @@ export const navigate = tool({
 
 export const waitFor = tool({
   name: "wait_for",
+  taskSupport: "optional",
   touches: [],
   description:
     `Wait until an element matching the selector is visible on the page (${SELECTOR_HELP}). Fails after the timeout.`,

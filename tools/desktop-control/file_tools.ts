@@ -9,6 +9,7 @@ const tool = toolDefiner<DesktopControl>();
 
 export const fileRead = tool({
   name: "file_read",
+  taskSupport: "optional",
   touches: [],
   argKinds: { path: "path" },
   relativeTo: (ctx) => ctx.files.relativeBase(),
@@ -47,6 +48,7 @@ export const fileRead = tool({
 
 export const fileWrite = tool({
   name: "file_write",
+  taskSupport: "optional",
   touches: ["files-write"],
   argKinds: { path: "path" },
   relativeTo: (ctx) => ctx.files.relativeBase(),

@@ -1051,6 +1051,9 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "execution": {
+      "taskSupport": "optional",
+    },
     "_meta": {
       "io.agentd/origin": {
         "server": "desktop-control",
@@ -1107,6 +1110,9 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     },
     "annotations": {
       "destructiveHint": true,
+    },
+    "execution": {
+      "taskSupport": "optional",
     },
     "_meta": {
       "io.agentd/origin": {

@@ -60,6 +60,12 @@ export interface CallContext {
    * a long call. A no-op where the transport cannot resume streams.
    */
   releaseStream(): void;
+  /**
+   * The call waits for a person (`reason`: for what, naming the pending
+   * approval) or goes on (undefined). A task shows `input_required` with
+   * the reason meanwhile; absent where nobody polls (a plain call).
+   */
+  awaiting?(reason: string | undefined): void;
 }
 
 export interface LinkedCallOptions {

@@ -15,6 +15,7 @@ const tool = toolDefiner<PlatformAuthContext>();
 
 export const authenticate = tool({
   name: "authenticate",
+  taskSupport: "optional",
   touches: [],
   description:
     "Start authentication for a platform. oauth: returns the authorization URL to open (PKCE, one-time state; opened in the " +
