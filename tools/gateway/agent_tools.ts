@@ -109,15 +109,11 @@ export function agentTools(port: AgentsPort): Map<string, AgentTool> {
   const tools = new Map<string, AgentTool>();
   for (const [server, def] of [["agents", send], ["teams", execute]] as const) {
     const name = gatewayName(server, def.name).name;
-    const listing = listingOf(def, server);
+    // listingOf lists taskSupport as `execution`: the kit runs it as a task when asked.
     tools.set(name, {
       server,
       def,
-      listing: {
-        ...listing,
-        name,
-        execution: { taskSupport: "optional" },
-      },
+      listing: { ...listingOf(def, server), name },
     });
   }
   return tools;

@@ -112,7 +112,7 @@ interface Progress {
   message?: string;
 }
 
-/** Calls `name` asking for progress; returns the reports and the result text. */
+/** Calls `name` asking for progress; returns the upstream's reports and the result text. */
 async function withProgress(
   client: Client,
   name: string,
@@ -122,7 +122,13 @@ async function withProgress(
   const result = await client.callTool({ name, arguments: args }, undefined, {
     onprogress: (progress) => reports.push(progress),
   });
-  return { reports, text: JSON.stringify(result.content) };
+  // The kit's own reports (a quiet call's "<tool> is running", the last
+  // "<tool> finished") come around the upstream's: these are the upstream's.
+  const kit = new RegExp(`^${name} (is running|finished)$`);
+  return {
+    reports: reports.filter((report) => !kit.test(report.message ?? "")),
+    text: JSON.stringify(result.content),
+  };
 }
 
 Deno.test("progress through the gateway: the caller's token reaches HTTP and stdio upstreams, their reports reach the caller", async () => {
