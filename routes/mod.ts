@@ -22,6 +22,7 @@ import type { McpHttpEndpoint } from "../tools/kit/transport/http_server.ts";
 import { adminPage, adminRoutes } from "../web/admin.ts";
 import { healthRoutes } from "./api/health.ts";
 import { policyRoutes } from "./api/policy.ts";
+import { taskRoutes } from "./api/tasks.ts";
 import { mcpRoutes, singleMcpRoute } from "./api/mcp.ts";
 import { metricsRoutes } from "./api/metrics.ts";
 import { callbackPaths, callbackRoute } from "./callbacks.ts";
@@ -166,6 +167,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   );
   const guard = options.hosts.find((host) => host.guard)?.guard;
   if (guard) app.route("/admin/policy", policyRoutes(guard));
+  const tasks = options.hosts.find((host) => host.tasks)?.tasks;
+  if (tasks) app.route("/admin/tasks", taskRoutes(tasks));
   app.route(
     "/admin",
     adminRoutes((viewer) =>

@@ -112,7 +112,12 @@ export const waitFor = tool({
         const query = toQuery(selector);
         const started = performance.now();
         try {
-          await page.waitForSelector(query, { visible: true, timeout: ms });
+          // A cancelled call (a task's tasks/cancel) stops waiting at once.
+          await page.waitForSelector(query, {
+            visible: true,
+            timeout: ms,
+            signal: call.signal,
+          });
         } catch (error) {
           if (!(error instanceof Error && error.name === "TimeoutError")) {
             throw selectorError(selector, error, ms);

@@ -144,9 +144,9 @@ export function sdkCallContext(
 
 /**
  * One call's progress reports, increasing as the spec requires: the tool's
- * own, one of the kit's when the call is quiet for a second ("<tool> is
- * running"), and a last one when it ends if any went out. Nothing more: a
- * quick call sends none.
+ * own; one of the kit's when the call is quiet for a second ("<tool> is
+ * running"), and then a last one when it ends ("<tool> finished") unless
+ * the tool's own reports reached their total. A quick call sends none.
  */
 export function progressReports(
   tool: string,
@@ -157,30 +157,38 @@ export function progressReports(
 } {
   let last: number | undefined;
   let lastTotal: number | undefined;
+  let pinged = false;
   let ended = false;
-  const report = async (progress: number, total?: number, message?: string) => {
+  const report = async (
+    progress: number,
+    total?: number,
+    message?: string,
+  ) => {
     if (ended) return;
     // A report not past the last (a second "0") still says something: nudged forward.
     const value = last === undefined || progress > last
       ? progress
       : last + 0.001;
     last = value;
-    if (total !== undefined) lastTotal = total;
+    lastTotal = total;
     await send(value, total, message);
   };
   const timer = setTimeout(() => {
-    if (last === undefined) {
-      report(0, undefined, `${tool} is running`).catch(() => {});
-    }
+    if (last !== undefined) return;
+    pinged = true;
+    report(0, undefined, `${tool} is running`).catch(() => {});
   }, QUIET_PROGRESS_MS);
   return {
     report,
     async end() {
       clearTimeout(timer);
-      if (ended || last === undefined) return;
-      const done = lastTotal !== undefined && lastTotal > last
-        ? lastTotal
-        : last + 1;
+      const reachedTotal = lastTotal !== undefined && last !== undefined &&
+        last >= lastTotal;
+      if (ended || !pinged || last === undefined || reachedTotal) {
+        ended = true;
+        return;
+      }
+      const done = last + 1;
       await report(done, done, `${tool} finished`).catch(() => {});
       ended = true;
     },
