@@ -15,6 +15,7 @@ import type { AgentService } from "./service.ts";
 interface CallOptions {
   actor?: string;
   signal: AbortSignal;
+  progress?(progress: number, total?: number, message?: string): void;
 }
 
 export function agentsPort(service: AgentService) {
@@ -43,6 +44,16 @@ export function agentsPort(service: AgentService) {
       refused(() =>
         service.execute(team, TeamExecute.parse(input), {
           actor: options.actor,
+          // Each ended turn: its number, the team's bound, who answered.
+          onTurn: (run, maxIterations) => {
+            const step = run.steps.at(-1);
+            if (step === undefined) return;
+            options.progress?.(
+              run.iterations,
+              maxIterations,
+              `${step.agent} answered (turn ${run.iterations} of at most ${maxIterations})`,
+            );
+          },
         })
       ),
   };

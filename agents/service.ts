@@ -331,11 +331,18 @@ export class AgentService {
     );
   }
 
-  /** Runs `input` on the team `ref`; `actor` as in SendOptions, for every member. */
+  /**
+   * Runs `input` on the team `ref`; `actor` as in SendOptions, for every
+   * member. `onTurn` hears of each agent turn that ended (the run as saved
+   * then, and the team's bound on turns): a caller's progress.
+   */
   async execute(
     ref: string,
     input: TeamExecute,
-    options: { actor?: string } = {},
+    options: {
+      actor?: string;
+      onTurn?: (run: Readonly<Run>, maxIterations: number) => void;
+    } = {},
   ): Promise<Run> {
     this.#work.assertOpen();
     const team = await this.repository.getTeam(ref);
@@ -396,11 +403,14 @@ export class AgentService {
                     `${agent.id}\u0000${turn.session}`,
                     () => this.#turn(agent, turn),
                   ),
-                save: (value) => {
+                save: async (value) => {
                   if (value.status !== "running") {
                     this.#leases.release(value.id);
                   }
-                  return this.repository.saveRun(value, this.#leases.lease());
+                  await this.repository.saveRun(value, this.#leases.lease());
+                  if (value.status === "running") {
+                    options.onTurn?.(value, team.max_iterations);
+                  }
                 },
                 now: () => this.#now(),
               },

@@ -24,6 +24,8 @@ type JsonObject = Record<string, unknown>;
 export interface AgentsCallOptions {
   actor?: string;
   signal: AbortSignal;
+  /** How far the work is (a team run: each agent turn that ended). */
+  progress(progress: number, total?: number, message?: string): void;
 }
 
 /**
@@ -128,7 +130,13 @@ function answer(value: JsonObject): CallToolResult {
 }
 
 function optionsOf(call: CallContext): AgentsCallOptions {
-  return { actor: call.caller.agent, signal: call.signal };
+  return {
+    actor: call.caller.agent,
+    signal: call.signal,
+    progress(progress, total, message) {
+      call.progress(progress, total, message).catch(() => {});
+    },
+  };
 }
 
 /** One call of an attached tool, through the kit's pipeline as any defined tool. */

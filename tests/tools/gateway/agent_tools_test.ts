@@ -84,12 +84,36 @@ Deno.test("teams__execute and agents__send answer what /v1 answers, listed with 
   assert.equal(v1Run.status, "completed");
 
   stack.model.script(SCRIPT);
-  const toolRun = Run.parse(
-    await toolJson(operator, "teams__execute", {
-      team: "crew",
-      task: "Write one sentence about cats.",
-      context: { audience: "children" },
-    }),
+  const reports: { progress: number; total?: number; message?: string }[] = [];
+  const executed = await operator.callTool(
+    {
+      name: "teams__execute",
+      arguments: {
+        team: "crew",
+        task: "Write one sentence about cats.",
+        context: { audience: "children" },
+      },
+    },
+    undefined,
+    { onprogress: (progress) => reports.push(progress) },
+  );
+  assert.notEqual(executed.isError, true, JSON.stringify(executed.content));
+  const toolRun = Run.parse(executed.structuredContent);
+  // Each agent turn that ended is a progress report (beside the kit's own, if the run was quiet).
+  assert.deepEqual(
+    reports.filter((report) => !/^teams__execute /.test(report.message ?? "")),
+    [
+      {
+        progress: 1,
+        total: 2,
+        message: "researcher answered (turn 1 of at most 2)",
+      },
+      {
+        progress: 2,
+        total: 2,
+        message: "writer answered (turn 2 of at most 2)",
+      },
+    ],
   );
   assert.notEqual(toolRun.id, v1Run.id);
   assert.deepEqual(comparable(toolRun), comparable(v1Run));
