@@ -452,6 +452,13 @@ export class Gateway implements DynamicTools {
     await this.refresh();
     return adminViewOf(this.upstreams.values(), {
       catalog: this.#catalog,
+      local: [...this.#agents?.tools ?? []].map(([name, tool]) => ({
+        name,
+        group: tool.server,
+        tool: tool.def.name,
+        shortened: false,
+        description: tool.listing.description ?? "",
+      })),
       config: this.config,
       now: this.#clock(),
       viewer,
@@ -459,7 +466,7 @@ export class Gateway implements DynamicTools {
   }
 
   health(): { [key: string]: JsonValue } {
-    return healthOf(this.upstreams.values(), this.#catalog);
+    return healthOf(this.upstreams.values(), this.#listed.length);
   }
 
   metrics(): Metric[] {

@@ -13,7 +13,7 @@ import {
 import { Run } from "../../../agents/schemas.ts";
 import { api, spawnServe, tempDir, waitFor } from "../../helpers.ts";
 import { startModelServer } from "../../agents/model_server.ts";
-import { gatewayClient } from "./upstreams.ts";
+import { adminView, gatewayClient } from "./upstreams.ts";
 
 /** A run without what differs between two runs of the same task (ids, times). */
 function comparable(run: Run) {
@@ -63,6 +63,19 @@ Deno.test("a team run as a task: the handle at once, polled to completed, the re
       tool.name === "teams__execute"
     );
     assert.equal(listed?.execution?.taskSupport, "optional");
+    // /admin's catalog shows them with the server their origin names.
+    const admin = await adminView(daemon.url);
+    assert.deepEqual(
+      admin.tools.filter((row) =>
+        row.group === "agents" || row.group === "teams"
+      )
+        .map((row) => [row.name, row.group, row.tool]),
+      [["agents__send", "agents", "send"], [
+        "teams__execute",
+        "teams",
+        "execute",
+      ]],
+    );
     model.script(script(1500));
     const created = await client.request(
       {
