@@ -142,6 +142,21 @@ Deno.test("teams__execute and agents__send answer what /v1 answers, listed with 
   assert.equal(toolReply.session_id, "from-mcp");
   assert.deepEqual(strip(toolReply), strip(SendReply.parse(v1Reply.json)));
 
+  // On demand: found by search_tools and run through call_tool alike.
+  const found = await operator.callTool({
+    name: "search_tools",
+    arguments: { query: "run a task on a team of agents" },
+  });
+  assert.match(JSON.stringify(found.structuredContent), /teams__execute/);
+  stack.model.script([{ text: "Hello again." }]);
+  const throughMeta = SendReply.parse(
+    await toolJson(operator, "call_tool", {
+      name: "agents__send",
+      arguments: { agent: "writer", message: "Again.", session_id: "meta" },
+    }),
+  );
+  assert.equal(throughMeta.content, "Hello again.");
+
   // Bad arguments are refused before anything runs, naming the field.
   const before = stack.model.requests.length;
   const bad = await call(operator, "teams__execute", { team: "crew" });
