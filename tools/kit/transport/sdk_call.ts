@@ -18,7 +18,7 @@ import {
 import type { HostedServer } from "../host.ts";
 import { NO_ELICITATION, NO_SAMPLING } from "../tool_call.ts";
 import { type CallContext, ToolError } from "../mod.ts";
-import type { TaskControl } from "../tasks.ts";
+import type { TaskControl } from "../task_records.ts";
 import { callerOf, linkedSessionOf } from "./identity.ts";
 
 export type RequestExtra = RequestHandlerExtra<
