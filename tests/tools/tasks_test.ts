@@ -281,10 +281,20 @@ Deno.test("tasks: an agent's task is its own; another agent cannot get, wait for
     assert.match(refused.message, /Task not found/);
   }
   assert.deepEqual((await mallory.experimental.tasks.listTasks()).tasks, []);
+  // Nor an operator's task: an agent sees its own only.
+  const mine = await startTask(operator, "hold", { key: "d" });
+  assert.equal(
+    (await rpcError(alice.experimental.tasks.getTask(mine.task.taskId))).code,
+    -32602,
+  );
+  assert.deepEqual(
+    (await alice.experimental.tasks.listTasks()).tasks.map((t) => t.taskId),
+    [id],
+  );
   assert.equal((await alice.experimental.tasks.getTask(id)).status, "working");
   assert.deepEqual(
     (await operator.experimental.tasks.listTasks()).tasks.map((t) => t.taskId),
-    [id],
+    [mine.task.taskId, id],
   );
   assert.equal(
     (await operator.experimental.tasks.getTask(id)).status,

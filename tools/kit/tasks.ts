@@ -51,6 +51,8 @@ export const TASK_LEASE_RENEW_MS = 10_000;
 /** Expired tasks are swept at most this often (on a create). */
 const SWEEP_EVERY_MS = 60_000;
 const PAGE = 50;
+/** Tasks one caller may have running in this process at once (the spec asks for a limit). */
+export const MAX_RUNNING_PER_CALLER = 64;
 
 export class TaskBoard {
   /** This board's leases name it: a UUID per process. */
@@ -62,12 +64,13 @@ export class TaskBoard {
   readonly #host = Deno.hostname();
   readonly #running = new Map<
     string,
-    { server: string; controller: AbortController }
+    { server: string; caller: string; controller: AbortController }
   >();
   /** Waiters for a change of one task made in this process. */
   readonly #changed = new Map<string, Set<() => void>>();
   #renewer: ReturnType<typeof setInterval> | undefined;
   #lastSweep = 0;
+  #lastIdTime = 0;
   #started: Promise<void> | undefined;
 
   constructor(options: {
@@ -99,6 +102,16 @@ export class TaskBoard {
     caller: Caller;
     ttl?: number | null;
   }): Promise<TaskRecord> {
+    const caller = callerName(spec);
+    const running =
+      [...this.#running.values()].filter((task) => task.caller === caller)
+        .length;
+    if (running >= MAX_RUNNING_PER_CALLER) {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `Too many tasks running for ${caller} (${MAX_RUNNING_PER_CALLER}): wait for some to end or cancel them (tasks/cancel)`,
+      );
+    }
     const now = this.#clock();
     const at = new Date(now).toISOString();
     const ttl = Math.min(
@@ -107,7 +120,9 @@ export class TaskBoard {
     );
     const record: TaskRecord = {
       // Time first (sortable), then 122 random bits: unguessable.
-      taskId: `${now.toString(36).padStart(9, "0")}-${crypto.randomUUID()}`,
+      taskId: `${
+        this.#idTime(now).toString(36).padStart(9, "0")
+      }-${crypto.randomUUID()}`,
       status: "working",
       statusMessage: `${spec.tool} is running`,
       createdAt: at,
@@ -116,7 +131,7 @@ export class TaskBoard {
       pollInterval: POLL_INTERVAL_MS,
       server: spec.server,
       tool: spec.tool,
-      caller: callerName(spec),
+      caller,
       lease: this.#lease(),
     };
     await this.#store.commit({
@@ -157,7 +172,11 @@ export class TaskBoard {
   ): void {
     const id = record.taskId;
     const controller = new AbortController();
-    this.#running.set(id, { server: record.server, controller });
+    this.#running.set(id, {
+      server: record.server,
+      caller: record.caller,
+      controller,
+    });
     this.#renew();
     const tell = (next: TaskRecord | undefined) => {
       if (next && changed) {
@@ -376,6 +395,12 @@ export class TaskBoard {
   }
 
   // ---- inside ---------------------------------------------------------------
+
+  /** The time part of a new id: increasing within this process, so its tasks list in creation order. */
+  #idTime(now: number): number {
+    this.#lastIdTime = Math.max(now, this.#lastIdTime + 1);
+    return this.#lastIdTime;
+  }
 
   #lease(): Lease {
     return {
