@@ -48,7 +48,10 @@ Deno.test({
         task.taskId,
         CallToolResultSchema,
       );
-      const plain = await client.callTool({ name: "wait_for", arguments: args });
+      const plain = await client.callTool({
+        name: "wait_for",
+        arguments: args,
+      });
       assert.equal(result.isError, true);
       assert.deepEqual(result.content, plain.content);
       const failed = await client.experimental.tasks.getTask(task.taskId);

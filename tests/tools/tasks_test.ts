@@ -22,6 +22,7 @@ import {
   CallToolResultSchema,
   Client,
   CreateTaskResultSchema,
+  ElicitRequestSchema,
   McpError,
   StreamableHTTPClientTransport,
 } from "../../platform/mcp_sdk.ts";
@@ -85,6 +86,21 @@ function taskSpec(gates: Gates, routed = false) {
         async handle(ctx, { key }, call) {
           await ctx.wait(key, call);
           return json({ key, released: true });
+        },
+      }),
+      tool({
+        name: "ask",
+        description:
+          "Asks the user through the client, then answers what they said",
+        input: z.object({}),
+        taskSupport: "optional",
+        touches: [],
+        async handle(_ctx, _args, call) {
+          const answer = await call.elicit({
+            message: "Proceed?",
+            requestedSchema: { type: "object", properties: {} },
+          });
+          return text(`user said ${answer.action}`);
         },
       }),
       tool({
@@ -281,10 +297,20 @@ Deno.test("tasks: an agent's task is its own; another agent cannot get, wait for
     assert.match(refused.message, /Task not found/);
   }
   assert.deepEqual((await mallory.experimental.tasks.listTasks()).tasks, []);
+  // Nor an operator's task: an agent sees its own only.
+  const mine = await startTask(operator, "hold", { key: "d" });
+  assert.equal(
+    (await rpcError(alice.experimental.tasks.getTask(mine.task.taskId))).code,
+    -32602,
+  );
+  assert.deepEqual(
+    (await alice.experimental.tasks.listTasks()).tasks.map((t) => t.taskId),
+    [id],
+  );
   assert.equal((await alice.experimental.tasks.getTask(id)).status, "working");
   assert.deepEqual(
     (await operator.experimental.tasks.listTasks()).tasks.map((t) => t.taskId),
-    [id],
+    [mine.task.taskId, id],
   );
   assert.equal(
     (await operator.experimental.tasks.getTask(id)).status,
@@ -337,6 +363,56 @@ Deno.test("tasks: a quiet long call reports start and finish; a task's reports c
   );
   await waitFor(() => reports.length, (n) => n >= 2);
   assert.equal(reports[1].message, "hold finished");
+});
+
+Deno.test("tasks: a task's elicitation carries the task's id, and the task is input_required until the user answers", async () => {
+  await using kit = await hosted();
+  const client = new Client(
+    { name: "tasks-test", version: "1.0.0" },
+    { capabilities: { elicitation: { form: {} } } },
+  );
+  let taskId = "";
+  const seen: { meta: unknown; status: string; message?: string }[] = [];
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    // The elicitation may come before the handle: its task is named in _meta.
+    const related = request.params._meta
+      ?.["io.modelcontextprotocol/related-task"];
+    const named = typeof related === "object" && related !== null &&
+        "taskId" in related
+      ? String(related.taskId)
+      : "";
+    const task = await client.experimental.tasks.getTask(named);
+    seen.push({
+      meta: request.params._meta,
+      status: task.status,
+      message: task.statusMessage,
+    });
+    return { action: "accept", content: {} };
+  });
+  await client.connect(await connectInProcess(kit.host));
+  try {
+    const created = await startTask(client, "ask", {});
+    taskId = created.task.taskId;
+    const result = await client.experimental.tasks.getTaskResult(
+      taskId,
+      CallToolResultSchema,
+    );
+    assert.deepEqual(result.content, [{
+      type: "text",
+      text: "user said accept",
+    }]);
+    assert.deepEqual(seen, [{
+      meta: { "io.modelcontextprotocol/related-task": { taskId } },
+      status: "input_required",
+      message: "Waiting for the user's answer: Proceed?",
+    }]);
+    assert.equal(
+      (await client.experimental.tasks.getTask(taskId)).status,
+      "completed",
+    );
+  } finally {
+    await client.close();
+  }
 });
 
 Deno.test("tasks: a routed (dynamic) tool that declares taskSupport runs as a task too", async () => {

@@ -9,7 +9,6 @@
 // → the answer once terminal. Ids begin with their creation time, so a
 // listing is in creation order and the TTL sweep reads oldest first.
 
-import { z } from "zod";
 import {
   type CallToolResult,
   CallToolResultSchema,
@@ -21,9 +20,25 @@ import {
 import type { JsonValue, Store } from "../../platform/store/mod.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Caller } from "../../platform/identity.ts";
-import { deadLease, Lease } from "../../platform/leases.ts";
+import { deadLease, type Lease } from "../../platform/leases.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { callerName } from "./policy/guard.ts";
+import {
+  asJson,
+  failedOutcome,
+  failedResult,
+  failureOf,
+  isTerminal,
+  notFound,
+  Outcome,
+  owns,
+  rpcErrorOf,
+  type TaskControl,
+  taskOf,
+  TaskRecord,
+  type TaskRow,
+  type TaskStatus,
+} from "./task_records.ts";
 
 /** A task is kept this long unless its client asks for another ttl (within the bounds below). */
 export const TASK_TTL_MS = 3_600_000;
@@ -36,93 +51,8 @@ export const TASK_LEASE_RENEW_MS = 10_000;
 /** Expired tasks are swept at most this often (on a create). */
 const SWEEP_EVERY_MS = 60_000;
 const PAGE = 50;
-
-const Status = z.enum([
-  "working",
-  "input_required",
-  "completed",
-  "failed",
-  "cancelled",
-]);
-export type TaskStatus = z.infer<typeof Status>;
-
-const TaskRecord = z.object({
-  taskId: z.string(),
-  status: Status,
-  statusMessage: z.string().nullable(),
-  createdAt: z.string(),
-  lastUpdatedAt: z.string(),
-  ttl: z.number(),
-  pollInterval: z.number(),
-  /** The server whose tools/call made it (the gateway for its routed tools). */
-  server: z.string(),
-  tool: z.string(),
-  /** Whose it is: `local` (the operator) or `agent:<name>`. */
-  caller: z.string(),
-  /** Who runs it while it is not terminal. */
-  lease: Lease.nullable(),
-});
-export type TaskRecord = z.infer<typeof TaskRecord>;
-
-/** What tasks/result answers for a terminal task: the call's result or its JSON-RPC error. */
-const Outcome = z.union([
-  z.object({ result: z.looseObject({ content: z.array(z.unknown()) }) }),
-  z.object({
-    error: z.object({
-      code: z.number(),
-      message: z.string(),
-      data: z.unknown().optional(),
-    }),
-  }),
-]);
-
-/** One row of the task views (/admin, the dashboard). */
-export interface TaskRow {
-  [key: string]: JsonValue;
-  id: string;
-  server: string;
-  tool: string;
-  status: TaskStatus;
-  message: string | null;
-  caller: string;
-  created: string;
-  updated: string;
-}
-
-/** What a running task can say about itself. */
-export interface TaskControl {
-  readonly taskId: string;
-  /** The task waits for input (`input_required`, the reason as its message) or goes on (`working`). */
-  awaiting(reason: string | undefined): void;
-}
-
-export function isTerminal(status: TaskStatus): boolean {
-  return status === "completed" || status === "failed" ||
-    status === "cancelled";
-}
-
-/** The task as MCP shows it. */
-export function taskOf(record: TaskRecord): Task {
-  const task: Task = {
-    taskId: record.taskId,
-    status: record.status,
-    createdAt: record.createdAt,
-    lastUpdatedAt: record.lastUpdatedAt,
-    ttl: record.ttl,
-    pollInterval: record.pollInterval,
-  };
-  if (record.statusMessage !== null) task.statusMessage = record.statusMessage;
-  return task;
-}
-
-function notFound(id: string): McpError {
-  return new McpError(
-    ErrorCode.InvalidParams,
-    `Failed to retrieve task: Task not found (${
-      id.slice(0, 80)
-    }); tasks/list shows yours`,
-  );
-}
+/** Tasks one caller may have running in this process at once (the spec asks for a limit). */
+export const MAX_RUNNING_PER_CALLER = 64;
 
 export class TaskBoard {
   /** This board's leases name it: a UUID per process. */
@@ -134,12 +64,13 @@ export class TaskBoard {
   readonly #host = Deno.hostname();
   readonly #running = new Map<
     string,
-    { server: string; controller: AbortController }
+    { server: string; caller: string; controller: AbortController }
   >();
   /** Waiters for a change of one task made in this process. */
   readonly #changed = new Map<string, Set<() => void>>();
   #renewer: ReturnType<typeof setInterval> | undefined;
   #lastSweep = 0;
+  #lastIdTime = 0;
   #started: Promise<void> | undefined;
 
   constructor(options: {
@@ -171,6 +102,16 @@ export class TaskBoard {
     caller: Caller;
     ttl?: number | null;
   }): Promise<TaskRecord> {
+    const caller = callerName(spec);
+    const running =
+      [...this.#running.values()].filter((task) => task.caller === caller)
+        .length;
+    if (running >= MAX_RUNNING_PER_CALLER) {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `Too many tasks running for ${caller} (${MAX_RUNNING_PER_CALLER}): wait for some to end or cancel them (tasks/cancel)`,
+      );
+    }
     const now = this.#clock();
     const at = new Date(now).toISOString();
     const ttl = Math.min(
@@ -179,7 +120,9 @@ export class TaskBoard {
     );
     const record: TaskRecord = {
       // Time first (sortable), then 122 random bits: unguessable.
-      taskId: `${now.toString(36).padStart(9, "0")}-${crypto.randomUUID()}`,
+      taskId: `${
+        this.#idTime(now).toString(36).padStart(9, "0")
+      }-${crypto.randomUUID()}`,
       status: "working",
       statusMessage: `${spec.tool} is running`,
       createdAt: at,
@@ -188,7 +131,7 @@ export class TaskBoard {
       pollInterval: POLL_INTERVAL_MS,
       server: spec.server,
       tool: spec.tool,
-      caller: callerName(spec),
+      caller,
       lease: this.#lease(),
     };
     await this.#store.commit({
@@ -229,7 +172,11 @@ export class TaskBoard {
   ): void {
     const id = record.taskId;
     const controller = new AbortController();
-    this.#running.set(id, { server: record.server, controller });
+    this.#running.set(id, {
+      server: record.server,
+      caller: record.caller,
+      controller,
+    });
     this.#renew();
     const tell = (next: TaskRecord | undefined) => {
       if (next && changed) {
@@ -240,19 +187,23 @@ export class TaskBoard {
         }
       }
     };
+    // Status changes of one task are written in the order they happen.
+    let writes: Promise<void> = Promise.resolve();
     const control: TaskControl = {
       taskId: id,
       awaiting: (reason) => {
-        void this.#update(id, (current) => {
-          if (isTerminal(current.status)) return undefined;
-          const status = reason === undefined ? "working" : "input_required";
-          if (current.status === status) return undefined;
-          return this.#moved(
-            current,
-            status,
-            reason ?? `${record.tool} is running`,
-          );
-        }).then(
+        writes = writes.then(() =>
+          this.#update(id, (current) => {
+            if (isTerminal(current.status)) return undefined;
+            const status = reason === undefined ? "working" : "input_required";
+            if (current.status === status) return undefined;
+            return this.#moved(
+              current,
+              status,
+              reason ?? `${record.tool} is running`,
+            );
+          })
+        ).then(
           tell,
           (error) =>
             this.#log.warn("task_update_failed", {
@@ -263,14 +214,13 @@ export class TaskBoard {
       },
     };
     void (async () => {
-      let outcome: z.infer<typeof Outcome>;
+      let outcome: Outcome;
       try {
         outcome = { result: await work(controller.signal, control) };
       } catch (error) {
         outcome = { error: rpcErrorOf(error) };
-      } finally {
-        this.#running.delete(id);
       }
+      await writes;
       const failed = "error" in outcome || outcome.result.isError === true;
       const next = await this.#update(id, (current) => {
         if (isTerminal(current.status)) return undefined; // cancelled stays cancelled
@@ -286,6 +236,9 @@ export class TaskBoard {
         });
         return undefined;
       });
+      // Held until its end is written: meanwhile no reader takes it for a dead daemon's.
+      this.#running.delete(id);
+      this.#renew();
       tell(next);
       this.#log.info("task_ended", {
         task: id,
@@ -443,6 +396,12 @@ export class TaskBoard {
 
   // ---- inside ---------------------------------------------------------------
 
+  /** The time part of a new id: increasing within this process, so its tasks list in creation order. */
+  #idTime(now: number): number {
+    this.#lastIdTime = Math.max(now, this.#lastIdTime + 1);
+    return this.#lastIdTime;
+  }
+
   #lease(): Lease {
     return {
       owner: this.instanceId,
@@ -587,15 +546,13 @@ export class TaskBoard {
       return undefined;
     }
     const lease = record.lease;
-    const dead = lease === null
-      ? "stale"
-      : lease.owner === this.instanceId
-      ? "process_gone" // ours, yet not running: its work ended without an answer
-      : deadLease(lease, {
-        staleMs: 3 * this.#renewMs,
-        host: this.#host,
-        nowMs: this.#clock(),
-      });
+    // This board's own (created, about to run) is alive.
+    if (lease?.owner === this.instanceId) return undefined;
+    const dead = lease === null ? "stale" : deadLease(lease, {
+      staleMs: 3 * this.#renewMs,
+      host: this.#host,
+      nowMs: this.#clock(),
+    });
     if (dead === undefined) return undefined;
     const was = record.status === "input_required"
       ? `waited for input (${record.statusMessage ?? "an answer"})`
@@ -728,58 +685,4 @@ export class TaskBoard {
       cursor = page.cursor ?? undefined;
     } while (cursor !== undefined);
   }
-}
-
-function owns(viewer: Caller, record: TaskRecord): boolean {
-  return viewer.agent === undefined ||
-    record.caller === callerName({ caller: viewer });
-}
-
-function failedResult(message: string): CallToolResult {
-  return { isError: true, content: [{ type: "text", text: message }] };
-}
-
-/** What tasks/result answers for a task that ended without its tool's answer. */
-function failedOutcome(message: string): JsonValue {
-  return {
-    result: { isError: true, content: [{ type: "text", text: message }] },
-  };
-}
-
-/** A failed task's statusMessage: the error's text, short. */
-function failureOf(outcome: z.infer<typeof Outcome>): string {
-  let text: string | undefined;
-  if ("error" in outcome) text = outcome.error.message;
-  else {
-    const first = outcome.result.content[0];
-    text = typeof first === "object" && first !== null &&
-        "text" in first && typeof first.text === "string"
-      ? first.text
-      : undefined;
-  }
-  const message = text ?? "The tool answered an error";
-  return message.length > 500 ? `${message.slice(0, 497)}...` : message;
-}
-
-/** A thrown error as the JSON-RPC error the plain call would have answered. */
-function rpcErrorOf(
-  error: unknown,
-): { code: number; message: string; data?: JsonValue } {
-  if (error instanceof McpError) {
-    const out: { code: number; message: string; data?: JsonValue } = {
-      code: error.code,
-      message: error.message,
-    };
-    const data = JsonData.safeParse(error.data);
-    if (error.data !== undefined && data.success) out.data = data.data;
-    return out;
-  }
-  return { code: ErrorCode.InternalError, message: messageOf(error) };
-}
-
-const JsonData: z.ZodType<JsonValue> = z.json();
-
-/** A result as the store keeps it: plain JSON (what the wire carries anyway). */
-function asJson(value: unknown): JsonValue {
-  return JSON.parse(JSON.stringify(value));
 }

@@ -18,7 +18,7 @@ import {
 import type { HostedServer } from "../host.ts";
 import { NO_ELICITATION, NO_SAMPLING } from "../tool_call.ts";
 import { type CallContext, ToolError } from "../mod.ts";
-import type { TaskControl } from "../tasks.ts";
+import type { TaskControl } from "../task_records.ts";
 import { callerOf, linkedSessionOf } from "./identity.ts";
 
 export type RequestExtra = RequestHandlerExtra<
@@ -54,7 +54,9 @@ export function sdkCallContext(
   const related = task === undefined
     ? undefined
     : { [RELATED_TASK_META_KEY]: { taskId: task.control.taskId } };
-  // A task's request is answered already: its messages go out on the connection.
+  // A task's request is answered already: its messages go out on the
+  // connection, tagged with the task by hand (the SDK's `relatedTask` option
+  // would queue them for tasks/result, a queue the kit does not keep).
   const notify = (notification: ServerNotification) =>
     task === undefined
       ? extra.sendNotification(notification)
@@ -107,9 +109,11 @@ export function sdkCallContext(
       return await asking(
         () =>
           server.request(
-            { method: "sampling/createMessage", params },
+            {
+              method: "sampling/createMessage",
+              params: { ...params, _meta: { ...params._meta, ...related } },
+            },
             CreateMessageResultSchema,
-            { relatedTask: { taskId: task.control.taskId } },
           ),
         "Waiting for the client's model (sampling/createMessage)",
       )();
@@ -127,9 +131,11 @@ export function sdkCallContext(
       return await asking(
         () =>
           server.request(
-            { method: "elicitation/create", params },
+            {
+              method: "elicitation/create",
+              params: { ...params, _meta: { ...params._meta, ...related } },
+            },
             ElicitResultSchema,
-            { relatedTask: { taskId: task.control.taskId } },
           ),
         `Waiting for the user's answer: ${clip(params.message, 300)}`,
       )();

@@ -20,7 +20,8 @@ import {
 import type { AnyServerSpec } from "../mod.ts";
 import type { HostedServer } from "../host.ts";
 import { runToolCall, toolCatalog } from "../tool_call.ts";
-import { type TaskBoard, taskOf } from "../tasks.ts";
+import type { TaskBoard } from "../tasks.ts";
+import { taskOf } from "../task_records.ts";
 import { callerOf } from "./identity.ts";
 import { type RequestExtra, sdkCallContext } from "./sdk_call.ts";
 
