@@ -10,6 +10,7 @@ import { AgentError } from "./errors.ts";
 import { ProviderError } from "./model.ts";
 import { Run, SendReply, SendRequest, TeamExecute } from "./schemas.ts";
 import type { AgentService } from "./service.ts";
+import type { TurnEvent } from "./turn.ts";
 
 /** What both tools' calls carry: the caller's agent (undefined: the operator). */
 interface CallOptions {
@@ -33,6 +34,10 @@ export function agentsPort(service: AgentService) {
         service.send(agent, SendRequest.parse({ ...input, stream: false }), {
           signal: options.signal,
           actor: options.actor,
+          // The turn's tool calls as progress; its text is not streamed (the
+          // model is asked as /v1 asks it without `stream`).
+          textEvents: false,
+          onEvent: toolProgress(options),
         })
       ),
     // As /v1: a run goes on when its caller goes away; only shutdown stops it.
@@ -56,6 +61,23 @@ export function agentsPort(service: AgentService) {
           },
         })
       ),
+  };
+}
+
+/** A turn's tool calls (started, waiting for a person, answered) as progress reports. */
+function toolProgress(options: CallOptions): (event: TurnEvent) => void {
+  let reports = 0;
+  return (event) => {
+    const message = event.type === "tool_call_start"
+      ? `calling ${event.name}`
+      : event.type === "tool_call_waiting"
+      ? event.message
+      : event.type === "tool_call_end"
+      ? `${event.name} answered${event.is_error ? " with an error" : ""}`
+      : undefined;
+    if (message !== undefined) {
+      options.progress?.(++reports, undefined, message);
+    }
   };
 }
 

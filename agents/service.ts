@@ -62,6 +62,8 @@ export { LEASE_RENEW_MS } from "./leases.ts";
 export interface SendOptions {
   signal?: AbortSignal;
   onEvent?: (event: TurnEvent) => void;
+  /** Whether `onEvent` hears the answer's text (streamed from the model) too; default true. */
+  textEvents?: boolean;
   /** The sending agent, for messages that arrive over A2A. */
   from?: string;
   /** The agent the caller is bound to (its token or JWT); it acts as itself only unless agents.act_as allows more. */
@@ -234,6 +236,7 @@ export class AgentService {
               maxTokens: input.max_tokens,
               signal,
               onEvent: options.onEvent,
+              textEvents: options.textEvents,
               userExtra: options.from === undefined
                 ? undefined
                 : { from: options.from },
@@ -488,6 +491,7 @@ export class AgentService {
       localTools?: LocalTool[];
       signal: AbortSignal;
       onEvent?: (event: TurnEvent) => void;
+      textEvents?: boolean;
       userExtra?: { [key: string]: string };
     },
   ): Promise<TurnResult> {
@@ -514,6 +518,7 @@ export class AgentService {
       userExtra: turn.userExtra,
       signal: turn.signal,
       onEvent: turn.onEvent,
+      textEvents: turn.textEvents,
     });
   }
 

@@ -285,3 +285,44 @@ Deno.test("agents__send and teams__execute inside an agent's own turn: no wait f
   assert.match(run.steps[0].tool_calls[0].result, /running this task already/);
   assert.equal(stack.model.requests.length, 4);
 });
+
+Deno.test("agents__send reports the turn's tool calls as progress; the model is asked as /v1 asks it", async () => {
+  await using stack = await startStack();
+  const created = await stack.request("POST", "/v1/agents", {
+    name: "keeper",
+    system_prompt: "You remember things.",
+    tools: ["memory"],
+  });
+  assert.equal(created.status, 201, created.text);
+  stack.model.script([
+    {
+      tool_calls: [{
+        name: "memory__store_memory",
+        arguments: { namespace: "keeper", key: "colour", value: "blue" },
+      }],
+    },
+    { text: "Noted." },
+  ]);
+  const operator = await stack.gateway();
+  const reports: { progress: number; message?: string }[] = [];
+  const result = await operator.callTool(
+    {
+      name: "agents__send",
+      arguments: { agent: "keeper", message: "Remember blue." },
+    },
+    undefined,
+    { onprogress: (progress) => reports.push(progress) },
+  );
+  const reply = SendReply.parse(result.structuredContent);
+  assert.equal(reply.content, "Noted.");
+  assert.equal(reply.tool_calls[0].is_error, false, reply.tool_calls[0].result);
+  assert.deepEqual(
+    reports.filter((report) => !/^agents__send /.test(report.message ?? ""))
+      .map((report) => [report.progress, report.message]),
+    [[1, "calling memory__store_memory"], [2, "memory__store_memory answered"]],
+  );
+  // Not streamed: the provider was asked without `stream`, as /v1 asks it.
+  for (const request of stack.model.requests) {
+    assert.notEqual(request.body.stream, true);
+  }
+});
