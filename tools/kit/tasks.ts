@@ -23,6 +23,7 @@ import type { Caller } from "../../platform/identity.ts";
 import { deadLease, type Lease } from "../../platform/leases.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { callerName } from "./policy/guard.ts";
+import type { AnyServerSpec } from "./mod.ts";
 import {
   asJson,
   failedOutcome,
@@ -53,6 +54,12 @@ const SWEEP_EVERY_MS = 60_000;
 const PAGE = 50;
 /** Tasks one caller may have running in this process at once (the spec asks for a limit). */
 export const MAX_RUNNING_PER_CALLER = 64;
+
+/** Whether a server has tools that run as tasks (an aggregator's routed ones may). */
+export function runsTasks(spec: AnyServerSpec): boolean {
+  return spec.aggregates === true ||
+    spec.tools.some((def) => def.taskSupport !== undefined);
+}
 
 export class TaskBoard {
   /** This board's leases name it: a UUID per process. */
