@@ -440,14 +440,19 @@ export class TaskBoard {
       return;
     }
     this.#renewer ??= setInterval(() => {
-      for (const id of this.#running.keys()) {
+      for (const [id, task] of this.#running) {
         void this.#update(
           id,
-          (current) =>
-            isTerminal(current.status) ||
-              current.lease?.owner !== this.instanceId
+          (current) => {
+            // Cancelled (or failed) through another daemon: the work stops here too.
+            if (isTerminal(current.status)) {
+              task.controller.abort(`The task is ${current.status}`);
+              return undefined;
+            }
+            return current.lease?.owner !== this.instanceId
               ? undefined
-              : { ...current, lease: this.#lease() },
+              : { ...current, lease: this.#lease() };
+          },
           [],
           false,
         ).catch((error) =>
