@@ -146,3 +146,24 @@ Deno.test("task board: a task of a process gone from this host is failed at the 
     "The daemon restarted while this task waited for input (Waiting for a person to approve s.t (approval 1234abcd)); call t again",
   );
 });
+
+Deno.test("task board: a task cancelled through another daemon stops where it runs at its next lease renewal", async () => {
+  const store = new MemoryStore();
+  const { log } = capturedLog();
+  const runner = new TaskBoard({ store, log, renewMs: 20 });
+  const other = new TaskBoard({ store, log, renewMs: 20 });
+  const record = await runner.create({ server: "s", tool: "t", caller: {} });
+  const stopped = Promise.withResolvers<string>();
+  runner.run(record, (signal) =>
+    new Promise((_, reject) => {
+      signal.addEventListener("abort", () => {
+        stopped.resolve(String(signal.reason));
+        reject(new Error("stopped"));
+      }, { once: true });
+    }));
+  const cancelled = await other.cancel("s", record.taskId, {});
+  assert.equal(cancelled.status, "cancelled");
+  assert.equal(await stopped.promise, "The task is cancelled");
+  assert.equal((await runner.get("s", record.taskId, {})).status, "cancelled");
+  await runner.stopServer("s");
+});

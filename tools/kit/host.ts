@@ -33,7 +33,7 @@ import {
   daemonOrigin,
 } from "../../platform/daemon_origin.ts";
 import type { Guard } from "./policy/guard.ts";
-import { TaskBoard } from "./tasks.ts";
+import { runsTasks, TaskBoard } from "./tasks.ts";
 import { ownListings, runToolCall, toolCatalog } from "./tool_call.ts";
 import type { Caller } from "../../platform/identity.ts";
 
@@ -206,7 +206,8 @@ export class HostedServer {
           store: scoped(options.store, ["tasks"]),
           log: this.log,
         });
-      await this.tasks.start();
+      // What a dead daemon left is settled in the background (and on each read).
+      if (runsTasks(spec)) void this.tasks.start();
       const config = spec.config
         ? spec.config.parse(options.config)
         : options.config;

@@ -23,6 +23,7 @@ import type { Caller } from "../../platform/identity.ts";
 import { deadLease, type Lease } from "../../platform/leases.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { callerName } from "./policy/guard.ts";
+import type { AnyServerSpec } from "./mod.ts";
 import {
   asJson,
   failedOutcome,
@@ -53,6 +54,12 @@ const SWEEP_EVERY_MS = 60_000;
 const PAGE = 50;
 /** Tasks one caller may have running in this process at once (the spec asks for a limit). */
 export const MAX_RUNNING_PER_CALLER = 64;
+
+/** Whether a server has tools that run as tasks (an aggregator's routed ones may). */
+export function runsTasks(spec: AnyServerSpec): boolean {
+  return spec.aggregates === true ||
+    spec.tools.some((def) => def.taskSupport !== undefined);
+}
 
 export class TaskBoard {
   /** This board's leases name it: a UUID per process. */
@@ -433,14 +440,19 @@ export class TaskBoard {
       return;
     }
     this.#renewer ??= setInterval(() => {
-      for (const id of this.#running.keys()) {
+      for (const [id, task] of this.#running) {
         void this.#update(
           id,
-          (current) =>
-            isTerminal(current.status) ||
-              current.lease?.owner !== this.instanceId
+          (current) => {
+            // Cancelled (or failed) through another daemon: the work stops here too.
+            if (isTerminal(current.status)) {
+              task.controller.abort(`The task is ${current.status}`);
+              return undefined;
+            }
+            return current.lease?.owner !== this.instanceId
               ? undefined
-              : { ...current, lease: this.#lease() },
+              : { ...current, lease: this.#lease() };
+          },
           [],
           false,
         ).catch((error) =>

@@ -20,7 +20,7 @@ import {
 import type { AnyServerSpec } from "../mod.ts";
 import type { HostedServer } from "../host.ts";
 import { runToolCall, toolCatalog } from "../tool_call.ts";
-import type { TaskBoard } from "../tasks.ts";
+import { runsTasks, type TaskBoard } from "../tasks.ts";
 import { taskOf } from "../task_records.ts";
 import { callerOf } from "./identity.ts";
 import { type RequestExtra, sdkCallContext } from "./sdk_call.ts";
@@ -29,9 +29,7 @@ import { type RequestExtra, sdkCallContext } from "./sdk_call.ts";
 export function tasksCapability(
   spec: AnyServerSpec,
 ): ServerCapabilities["tasks"] | undefined {
-  const any = spec.aggregates === true ||
-    spec.tools.some((def) => def.taskSupport !== undefined);
-  return any
+  return runsTasks(spec)
     ? { list: {}, cancel: {}, requests: { tools: { call: {} } } }
     : undefined;
 }
