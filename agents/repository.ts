@@ -9,7 +9,6 @@
 // running one renews its lease, and a run whose lease is stale or whose process
 // is gone is marked interrupted by any daemon on the store).
 
-import { z } from "zod";
 import { Conflict, Invalid, NotFound } from "./errors.ts";
 import {
   type JsonValue,
@@ -20,6 +19,7 @@ import {
   type StoreKey,
 } from "../platform/store/mod.ts";
 import { ID_PATTERN } from "./ids.ts";
+import { deadLease, Lease } from "../platform/leases.ts";
 import { Agent, nameKey, Run, Team } from "./schemas.ts";
 import { CatalogView } from "./catalog_view.ts";
 
@@ -34,15 +34,8 @@ export interface PageRequest {
 }
 
 /** Who is running a run: the value of ["active_run", id] while it runs. */
-export const RunLease = z.object({
-  /** The running AgentService's instance id (a UUID per service). */
-  owner: z.string().min(1),
-  host: z.string(),
-  pid: z.number().int().positive(),
-  /** ISO 8601; renewed every few seconds while the run goes on. */
-  heartbeat_at: z.string().refine((text) => !Number.isNaN(Date.parse(text))),
-});
-export type RunLease = z.infer<typeof RunLease>;
+export const RunLease = Lease;
+export type RunLease = Lease;
 
 /** Why a run was marked interrupted. */
 export type InterruptReason =
@@ -380,33 +373,7 @@ function deadLeaseReason(
   if (value === true) return "legacy";
   const parsed = RunLease.safeParse(value);
   if (!parsed.success) return "malformed";
-  const lease = parsed.data;
-  if (options.nowMs - Date.parse(lease.heartbeat_at) > options.staleMs) {
-    return "stale";
-  }
-  if (
-    lease.host === options.host && Deno.build.os !== "windows" &&
-    !processAlive(lease.pid)
-  ) {
-    return "process_gone";
-  }
-  return undefined;
-}
-
-/**
- * False only when no process has this pid. This process is alive (another
- * service in it owns the lease); a pid reused by an unrelated process looks
- * alive, and its lease goes stale instead.
- */
-function processAlive(pid: number): boolean {
-  if (pid === Deno.pid) return true;
-  try {
-    Deno.kill(pid, "SIGCONT");
-    return true;
-  } catch (error) {
-    // EPERM (another user's process) or no permission to signal: unknown, so alive.
-    return !(error instanceof Deno.errors.NotFound);
-  }
+  return deadLease(parsed.data, options);
 }
 
 function notFound(label: string, ref: string, list: string): never {

@@ -62,6 +62,8 @@ export { LEASE_RENEW_MS } from "./leases.ts";
 export interface SendOptions {
   signal?: AbortSignal;
   onEvent?: (event: TurnEvent) => void;
+  /** Whether `onEvent` hears the answer's text (streamed from the model) too; default true. */
+  textEvents?: boolean;
   /** The sending agent, for messages that arrive over A2A. */
   from?: string;
   /** The agent the caller is bound to (its token or JWT); it acts as itself only unless agents.act_as allows more. */
@@ -211,11 +213,20 @@ export class AgentService {
     const session = options.from === undefined
       ? input.session_id ?? agent.id
       : `from:${options.from}:${input.session_id ?? ""}`;
+    const lane = `${agent.id}\u0000${session}`;
+    if (this.#work.inside(lane)) {
+      // Its own turn asked (a tool that messages agents): it would wait for itself.
+      throw new Conflict(
+        `Agent "${agent.name}" is in a turn of conversation "${session}" that waits for this ` +
+          `answer, so it cannot take this message there; give another session_id`,
+        { agent: agent.name, session_id: session },
+      );
+    }
     const result = await this.#work.run(
       options.signal,
       (signal) =>
         this.#work.serial(
-          `${agent.id}\u0000${session}`,
+          lane,
           () =>
             this.#turn(agent, {
               message: options.from === undefined
@@ -225,6 +236,7 @@ export class AgentService {
               maxTokens: input.max_tokens,
               signal,
               onEvent: options.onEvent,
+              textEvents: options.textEvents,
               userExtra: options.from === undefined
                 ? undefined
                 : { from: options.from },
@@ -322,11 +334,18 @@ export class AgentService {
     );
   }
 
-  /** Runs `input` on the team `ref`; `actor` as in SendOptions, for every member. */
+  /**
+   * Runs `input` on the team `ref`; `actor` as in SendOptions, for every
+   * member. `onTurn` hears of each agent turn that ended (the run as saved
+   * then, and the team's bound on turns): a caller's progress.
+   */
   async execute(
     ref: string,
     input: TeamExecute,
-    options: { actor?: string } = {},
+    options: {
+      actor?: string;
+      onTurn?: (run: Readonly<Run>, maxIterations: number) => void;
+    } = {},
   ): Promise<Run> {
     this.#work.assertOpen();
     const team = await this.repository.getTeam(ref);
@@ -347,6 +366,15 @@ export class AgentService {
     }
     this.#assertActsAs(options.actor, members);
     for (const agent of members) this.#checkModel(agent.model);
+    const running = `team\u0000${team.id}`;
+    if (this.#work.inside(running)) {
+      // A member's tool (the gateway's teams__execute) asked: it would never end.
+      throw new Conflict(
+        `Team "${team.name}" is running this task already: a member cannot run its own team ` +
+          `inside the run`,
+        { team: team.name },
+      );
+    }
     const run: Run = {
       id: this.#ids.next("run"),
       team_id: team.id,
@@ -367,26 +395,34 @@ export class AgentService {
     try {
       await this.repository.saveRun(run, this.#leases.lease());
       // A run goes on when its HTTP client goes away; only shutdown stops it.
-      return await this.#work.run(undefined, (signal) =>
-        executeTeam(
-          {
-            turn: (agent, turn) =>
-              this.#work.serial(`${agent.id}\u0000${turn.session}`, () =>
-                this.#turn(agent, turn)),
-            save: (value) => {
-              if (value.status !== "running") {
-                this.#leases.release(value.id);
-              }
-              return this.repository.saveRun(value, this.#leases.lease());
-            },
-            now: () =>
-              this.#now(),
-          },
-          team,
-          members,
-          run,
-          signal,
-        ));
+      return await this.#work.run(
+        undefined,
+        (signal) =>
+          this.#work.within(running, () =>
+            executeTeam(
+              {
+                turn: (agent, turn) =>
+                  this.#work.serial(
+                    `${agent.id}\u0000${turn.session}`,
+                    () => this.#turn(agent, turn),
+                  ),
+                save: async (value) => {
+                  if (value.status !== "running") {
+                    this.#leases.release(value.id);
+                  }
+                  await this.repository.saveRun(value, this.#leases.lease());
+                  if (value.status === "running") {
+                    options.onTurn?.(value, team.max_iterations);
+                  }
+                },
+                now: () => this.#now(),
+              },
+              team,
+              members,
+              run,
+              signal,
+            )),
+      );
     } finally {
       this.#leases.release(run.id);
     }
@@ -455,6 +491,7 @@ export class AgentService {
       localTools?: LocalTool[];
       signal: AbortSignal;
       onEvent?: (event: TurnEvent) => void;
+      textEvents?: boolean;
       userExtra?: { [key: string]: string };
     },
   ): Promise<TurnResult> {
@@ -481,6 +518,7 @@ export class AgentService {
       userExtra: turn.userExtra,
       signal: turn.signal,
       onEvent: turn.onEvent,
+      textEvents: turn.textEvents,
     });
   }
 

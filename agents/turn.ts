@@ -61,6 +61,8 @@ export interface TurnRequest {
   userExtra?: { [key: string]: string };
   signal?: AbortSignal;
   onEvent?: (event: TurnEvent) => void;
+  /** Whether `onEvent` hears the answer's text too (the model's answer streamed); default true. */
+  textEvents?: boolean;
 }
 
 /** Characters of an error a reply's warning repeats. */
@@ -150,7 +152,7 @@ async function turn(
         max_tokens: request.maxTokens ?? agent.max_tokens,
       }, {
         signal,
-        onText: request.onEvent
+        onText: request.onEvent && request.textEvents !== false
           ? (delta) => emit({ type: "text", step: current, delta })
           : undefined,
       });

@@ -2,6 +2,7 @@
 // the shutdown can pull, turns of one conversation run one at a time, and a
 // closing service refuses new work (Unavailable) while the running work drains.
 
+import { AsyncLocalStorage } from "node:async_hooks";
 import { Unavailable } from "./errors.ts";
 import { Mutex } from "../platform/mutex.ts";
 
@@ -13,6 +14,12 @@ interface Entry {
 export class Work {
   readonly #running = new Set<Entry>();
   readonly #locks = new Map<string, Mutex>();
+  /**
+   * The keys (conversations, team runs) the running code is inside: a turn
+   * whose tool asks for its own conversation (an agent that sends itself a
+   * message through the gateway's agents__send) would wait for itself.
+   */
+  readonly #inside = new AsyncLocalStorage<readonly string[]>();
   #closing = false;
 
   assertOpen(): void {
@@ -59,7 +66,17 @@ export class Work {
       mutex = new Mutex();
       this.#locks.set(key, mutex);
     }
-    return mutex.run(body);
+    return mutex.run(() => this.within(key, body));
+  }
+
+  /** Whether the calling code runs inside `key` (a serial body or `within` of it). */
+  inside(key: string): boolean {
+    return this.#inside.getStore()?.includes(key) === true;
+  }
+
+  /** Runs `body` marked as inside `key`, and inside what the caller is. */
+  within<T>(key: string, body: () => Promise<T>): Promise<T> {
+    return this.#inside.run([...this.#inside.getStore() ?? [], key], body);
   }
 
   /** Refuses new work, waits up to `timeoutMs` for running work, then aborts what is left. */

@@ -24,6 +24,7 @@ import { openStoreAt } from "../platform/store/open.ts";
 import { passwordIn } from "../platform/store/pg_url.ts";
 import { HostedServer, type HostOptions } from "../tools/kit/host.ts";
 import { Guard } from "../tools/kit/policy/guard.ts";
+import { TaskBoard } from "../tools/kit/tasks.ts";
 import { PolicyConfig } from "../platform/policy.ts";
 import type { AnyServerSpec, Peer } from "../tools/kit/mod.ts";
 import type { ServerSection } from "../tools/registry.ts";
@@ -207,8 +208,13 @@ export async function startServers(
 ): Promise<HostedServer[]> {
   // One guard for the process: every server's calls meet the same policy and audit trail.
   const guard = createGuard(options);
+  // One task board: /admin lists every server's tasks.
+  const tasks = createTaskBoard(options);
   const start = (spec: AnyServerSpec, peers: readonly Peer[]) =>
-    HostedServer.start(spec, hostOptions(spec, { ...options, guard, peers }));
+    HostedServer.start(
+      spec,
+      hostOptions(spec, { ...options, guard, tasks, peers }),
+    );
   const first = await Promise.all(
     specs.filter((spec) => !spec.aggregates).map((spec) => start(spec, [])),
   );
@@ -238,6 +244,17 @@ export function createGuard(options: {
   );
 }
 
+/** The process's MCP tasks, kept in `store` (tools/kit/tasks.ts). */
+export function createTaskBoard(options: {
+  store: Store;
+  log: Logger;
+}): TaskBoard {
+  return new TaskBoard({
+    store: scoped(options.store, ["agentd", "tasks"]),
+    log: options.log,
+  });
+}
+
 /** What `spec` gets to start with from these settings: its config section, its slice of the store. */
 export function hostOptions(spec: AnyServerSpec, options: {
   store: Store;
@@ -245,6 +262,7 @@ export function hostOptions(spec: AnyServerSpec, options: {
   settings: Settings;
   env: Readonly<Record<string, string>>;
   guard: Guard;
+  tasks?: TaskBoard;
   peers?: readonly Peer[];
   address?: () => string | undefined;
   alone?: boolean;
@@ -270,6 +288,7 @@ export function hostOptions(spec: AnyServerSpec, options: {
       }),
     alone: options.alone,
     guard: options.guard,
+    tasks: options.tasks,
   };
 }
 

@@ -18,6 +18,7 @@ import {
 import {
   createDaemonLogger,
   createGuard,
+  createTaskBoard,
   hostOptions,
   loadSettings,
   openStore,
@@ -30,6 +31,7 @@ import {
 } from "./boot.ts";
 import { HostedServer } from "../tools/kit/host.ts";
 import type { Guard } from "../tools/kit/policy/guard.ts";
+import type { TaskBoard } from "../tools/kit/tasks.ts";
 import type { Store } from "../platform/store/mod.ts";
 import { createLogger } from "../platform/log.ts";
 import type { CliContext } from "./context.ts";
@@ -183,6 +185,7 @@ async function serveAlone(
   const signal = shutdownSignal(log);
   let store: Store | undefined;
   let guard: Guard | undefined;
+  let tasks: TaskBoard | undefined;
   const host = await HostedServer.open(spec, {
     log,
     retryAfterMs: RETRY_START_AFTER_MS,
@@ -195,12 +198,14 @@ async function serveAlone(
       }
       store ??= await openStore(settings);
       guard ??= createGuard({ store, log, settings });
+      tasks ??= createTaskBoard({ store, log });
       return hostOptions(spec, {
         store,
         log,
         settings,
         env: ctx.env,
         guard,
+        tasks,
         alone: true,
       });
     },

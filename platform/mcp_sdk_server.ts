@@ -19,6 +19,8 @@ export type {
   JsonSchemaValidator,
   jsonSchemaValidator,
 } from "@modelcontextprotocol/sdk/validation/types.js";
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/shared/protocol.d.ts"
+export type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/shared/transport.d.ts"
 export type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"
@@ -26,6 +28,7 @@ export {
   CallToolRequestSchema,
   type CallToolResult,
   CallToolResultSchema,
+  CancelTaskRequestSchema,
   type ClientCapabilities,
   CompleteRequestSchema,
   type CompleteResult,
@@ -35,6 +38,8 @@ export {
   type CreateMessageResult,
   CreateMessageResultSchema,
   ElicitationCompleteNotificationSchema,
+  type CreateTaskResult,
+  CreateTaskResultSchema,
   type ElicitRequestFormParams,
   ElicitRequestSchema,
   type ElicitRequestURLParams,
@@ -44,6 +49,8 @@ export {
   GetPromptRequestSchema,
   type GetPromptResult,
   type Icon,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
   isInitializeRequest,
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
@@ -55,15 +62,18 @@ export {
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
+  ListTasksRequestSchema,
   ListToolsRequestSchema,
   type LoggingLevel,
   LoggingLevelSchema,
   LoggingMessageNotificationSchema,
   McpError,
+  type ProgressToken,
   type Prompt,
   type PromptMessage,
   ReadResourceRequestSchema,
   type ReadResourceResult,
+  RELATED_TASK_META_KEY,
   type Resource,
   type ResourceTemplate,
   ResourceUpdatedNotificationSchema,
@@ -73,6 +83,7 @@ export {
   SetLevelRequestSchema,
   SubscribeRequestSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
+  type Task,
   type Tool,
   type ToolAnnotations,
   ToolListChangedNotificationSchema,

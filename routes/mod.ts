@@ -27,6 +27,7 @@ import { healthRoutes } from "./api/health.ts";
 import { iconPaths, iconRoutes } from "./api/icons.ts";
 import { SERVER_CARD_PATHS, serverCardRoutes } from "./api/server_card.ts";
 import { policyRoutes } from "./api/policy.ts";
+import { taskRoutes } from "./api/tasks.ts";
 import { mcpRoutes, singleMcpRoute } from "./api/mcp.ts";
 import { metricsRoutes } from "./api/metrics.ts";
 import { callbackPaths, callbackRoute, formPaths } from "./callbacks.ts";
@@ -188,6 +189,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   );
   const guard = options.hosts.find((host) => host.guard)?.guard;
   if (guard) app.route("/admin/policy", policyRoutes(guard));
+  const tasks = options.hosts.find((host) => host.tasks)?.tasks;
+  if (tasks) app.route("/admin/tasks", taskRoutes(tasks));
   app.route(
     "/admin",
     adminRoutes((viewer) =>

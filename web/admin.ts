@@ -41,10 +41,51 @@ export async function adminPage(
     const section = await host.admin(viewer);
     return section === undefined ? undefined : { server: host.id, ...section };
   }));
+  const shown = sections.filter((section) => section !== undefined);
+  const tasks = await tasksSection(hosts, viewer);
+  if (tasks) shown.push(tasks);
   return {
     generated_at: new Date(options.now ?? Date.now()).toISOString(),
     version: options.version,
-    sections: sections.filter((section) => section !== undefined),
+    sections: shown,
+  };
+}
+
+/** The daemon's MCP tasks as `viewer` may see them (the newest 50), when there are any. */
+async function tasksSection(
+  hosts: readonly HostedServer[],
+  viewer: Caller,
+): Promise<PageSection | undefined> {
+  const board = hosts.find((host) => host.tasks)?.tasks;
+  const rows = await board?.rows(viewer, 50) ?? [];
+  if (rows.length === 0) return undefined;
+  return {
+    server: "tasks",
+    title: "Tasks",
+    fields: [{
+      key: "running",
+      label: "Running here",
+      value: board?.runningCount ?? 0,
+      format: "number",
+    }],
+    tables: [{
+      id: "tasks",
+      title: "MCP tasks (newest first)",
+      row_attribute: "task",
+      row_key: "id",
+      columns: [
+        { key: "server", label: "Server", format: "code" },
+        { key: "tool", label: "Tool", format: "code" },
+        { key: "status", label: "Status", format: "state" },
+        { key: "message", label: "Message" },
+        { key: "caller", label: "Caller", format: "code" },
+        { key: "created", label: "Created", format: "time" },
+        { key: "updated", label: "Updated", format: "time" },
+        { key: "id", label: "Task", format: "code" },
+      ],
+      rows,
+      empty: "No tasks",
+    }],
   };
 }
 

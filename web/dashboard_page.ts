@@ -112,6 +112,7 @@ export function renderDashboard(options: {
 <p id="platforms-state" role="status" aria-live="polite"></p>
 </section>
 <section class="panel wide" id="runs" aria-labelledby="runs-h"><h2 id="runs-h">Recent runs</h2><div class="body"><p class="empty">Loading…</p></div></section>
+<section class="panel wide" id="tasks" aria-labelledby="tasks-h"><h2 id="tasks-h">Tasks</h2><div class="body"><p class="empty">Loading…</p></div></section>
 <section class="panel wide" id="audit-panel" aria-labelledby="audit-h"><h2 id="audit-h">Audit</h2>
 <form id="audit-form" class="row" role="search">
 <label for="audit-filter">Filter by server.tool</label> <input id="audit-filter" type="search" placeholder="e.g. memory or desktop-control.file_write" autocomplete="off">

@@ -21,6 +21,7 @@ import { scoped } from "../../platform/store/mod.ts";
 import { MemoryStore } from "../../platform/store/memory.ts";
 import { type AppEnv, createApp } from "../../routes/mod.ts";
 import { startServers } from "../../cli/boot.ts";
+import { offerToGateway } from "../../cli/agents.ts";
 import type { HostedServer } from "../../tools/kit/host.ts";
 import { gatewayServer } from "../../tools/gateway/mod.ts";
 import {
@@ -118,6 +119,7 @@ export async function startStack(options: {
     log,
   });
   service.addLocalTool(a2aMessagingTool(a2a));
+  offerToGateway(gatewayHost, service);
   const app = createApp({
     hosts,
     endpoints: new Map(),

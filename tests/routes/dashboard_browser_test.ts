@@ -137,6 +137,8 @@ Deno.test({
       assert.match(await text('#agents tr[data-key="pair"]'), /scribe, helper/);
       assert.deepEqual(await keys("runs"), [run.id]);
       assert.match(await text(`#runs tr[data-key="${run.id}"]`), /completed/);
+      // The gateway runs tasks: the panel is there, empty until a client asks for one.
+      assert.match(await text("#tasks"), /No tasks yet/);
       assert.equal(await text('#memory tr[data-key="scribe"] td.num'), "1");
 
       // Live: a new agent and a new memory show up without a reload.

@@ -88,6 +88,7 @@ export const navigate = tool({
 export const waitFor = tool({
   name: "wait_for",
   title: "Wait for page",
+  taskSupport: "optional",
   touches: [],
   description:
     `Wait until an element matching the selector is visible on the page (${SELECTOR_HELP}). Fails after the timeout.`,
@@ -113,7 +114,12 @@ export const waitFor = tool({
         const query = toQuery(selector);
         const started = performance.now();
         try {
-          await page.waitForSelector(query, { visible: true, timeout: ms });
+          // A cancelled call (a task's tasks/cancel) stops waiting at once.
+          await page.waitForSelector(query, {
+            visible: true,
+            timeout: ms,
+            signal: call.signal,
+          });
         } catch (error) {
           if (!(error instanceof Error && error.name === "TimeoutError")) {
             throw selectorError(selector, error, ms);

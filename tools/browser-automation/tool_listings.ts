@@ -746,6 +746,9 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "execution": {
+      "taskSupport": "optional",
+    },
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",

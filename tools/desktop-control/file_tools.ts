@@ -10,6 +10,7 @@ const tool = toolDefiner<DesktopControl>();
 export const fileRead = tool({
   name: "file_read",
   title: "Read file",
+  taskSupport: "optional",
   touches: [],
   argKinds: { path: "path" },
   relativeTo: (ctx) => ctx.files.relativeBase(),
@@ -49,6 +50,7 @@ export const fileRead = tool({
 export const fileWrite = tool({
   name: "file_write",
   title: "Write file",
+  taskSupport: "optional",
   touches: ["files-write"],
   argKinds: { path: "path" },
   relativeTo: (ctx) => ctx.files.relativeBase(),

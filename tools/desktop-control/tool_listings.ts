@@ -1063,6 +1063,9 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "execution": {
+      "taskSupport": "optional",
+    },
     "_meta": {
       "io.agentd/origin": {
         "server": "desktop-control",
@@ -1120,6 +1123,9 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "title": "Write file",
     "annotations": {
       "destructiveHint": true,
+    },
+    "execution": {
+      "taskSupport": "optional",
     },
     "_meta": {
       "io.agentd/origin": {

@@ -38,11 +38,18 @@ import { broadcast, namesOf, ReplicaGroups } from "./routing.ts";
 import { META_NAMES, META_TOOLS, modeFor, OnDemandTools } from "./on_demand.ts";
 import { listingOf, runDefinedCall } from "../kit/tool_call.ts";
 import {
+  byName,
   Upstream,
   type UpstreamSource,
   type UpstreamTarget,
 } from "./upstream.ts";
 import { adminViewOf, healthOf, metricsOf } from "./views.ts";
+import {
+  type AgentsPort,
+  type AgentTool,
+  agentTools,
+  callAgentTool,
+} from "./agent_tools.ts";
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -85,7 +92,15 @@ export class Gateway implements DynamicTools {
   /** Upstreams by replica group: `route_tool_call` routes through them. */
   readonly groups: ReplicaGroups;
   #catalog: Catalog = new Map();
+  /** The upstreams' tools and the agent runtime's, by name: what list() answers. */
+  #listed: Tool[] = [];
+  /**
+   * The listings as clients see them, names and all: a change of any tool
+   * (an upstream's new description or schema too) tells clients.
+   */
   #catalogKey = "";
+  /** The agent runtime's tools (agents__send, teams__execute), while one is attached. */
+  #agents: { port: AgentsPort; tools: Map<string, AgentTool> } | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
   #checking: Promise<void> | undefined;
   #stopping = false;
@@ -251,26 +266,61 @@ export class Gateway implements DynamicTools {
 
   // ------------------------------------------------------------ catalog
 
-  /** A new catalog; clients are told only when its tool names changed. */
+  /**
+   * A new catalog; clients are told when what they would list changed. An
+   * unchanged catalog keeps its listing objects (readers cache per object).
+   */
   #rebuild(): void {
-    const catalog = buildCatalog(this.upstreams.values(), {
+    const local = this.#agents?.tools ?? new Map<string, AgentTool>();
+    const built = buildCatalog(this.upstreams.values(), {
       overrides: this.config.tool_overrides,
-      collided: (name, kept, dropped) => {
-        if (this.collisions.get(name)?.dropped === dropped) return;
-        this.collisions.set(name, { kept, dropped });
-        this.#log.warn("tool_name_collision", { tool: name, kept, dropped });
-      },
+      collided: (name, kept, dropped) => this.#collided(name, kept, dropped),
     });
-    const key = [...catalog.keys()].join("\n");
+    // The daemon's own agents and teams keep their names: an upstream
+    // registered as "agents" cannot stand in for them.
+    const catalog = new Map(
+      [...built].filter(([name, entry]) => {
+        const own = local.get(name);
+        if (own === undefined) return true;
+        this.#collided(name, own.server, entry.group);
+        return false;
+      }),
+    );
+    const listed = [
+      ...[...catalog.values()].map((entry) => entry.listing),
+      ...[...local.values()].map((tool) => tool.listing),
+    ].sort(byName);
+    const key = JSON.stringify(listed);
+    if (key === this.#catalogKey) return;
     this.#catalog = catalog;
-    if (key !== this.#catalogKey) {
-      this.#catalogKey = key;
-      this.#options.toolsChanged();
-    }
+    this.#listed = listed;
+    this.#catalogKey = key;
+    this.#options.toolsChanged();
+  }
+
+  #collided(name: string, kept: string, dropped: string): void {
+    if (this.collisions.get(name)?.dropped === dropped) return;
+    this.collisions.set(name, { kept, dropped });
+    this.#log.warn("tool_name_collision", { tool: name, kept, dropped });
+  }
+
+  /**
+   * The daemon's agent runtime (cli/ hands it in once it runs): its tools
+   * join the catalog, and connected clients are told. Returns the detach.
+   */
+  attachAgents(port: AgentsPort): () => void {
+    const attached = { port, tools: agentTools(port) };
+    this.#agents = attached;
+    this.#rebuild();
+    return () => {
+      if (this.#agents !== attached) return;
+      this.#agents = undefined;
+      this.#rebuild();
+    };
   }
 
   list(): Tool[] {
-    return [...this.#catalog.values()].map((entry) => entry.listing);
+    return [...this.#listed];
   }
 
   /** On-demand clients see only the meta-tools; others get undefined (the whole list). */
@@ -289,7 +339,8 @@ export class Gateway implements DynamicTools {
   }
 
   has(name: string): boolean {
-    return this.#catalog.has(name) || META_NAMES.has(name);
+    return this.#catalog.has(name) || META_NAMES.has(name) ||
+      this.#agents?.tools.has(name) === true;
   }
 
   call(
@@ -308,6 +359,15 @@ export class Gateway implements DynamicTools {
         guard: this.#options.guard,
         call,
         connection: call.connection,
+      });
+    }
+    const agents = this.#agents;
+    const local = agents?.tools.get(name);
+    if (agents && local) {
+      // Judged and audited as `<server>.<tool>` (agents.send), output checked.
+      return callAgentTool(local, agents.port, args, {
+        guard: this.#options.guard,
+        call,
       });
     }
     const entry = this.#catalog.get(name);
@@ -348,6 +408,7 @@ export class Gateway implements DynamicTools {
    */
   async refresh(tool?: string): Promise<void> {
     if (tool !== undefined) {
+      if (this.#agents?.tools.has(tool)) return;
       const entry = this.#catalog.get(tool);
       if (entry && this.#fixedGroup(entry.group)) return;
     }
@@ -391,6 +452,13 @@ export class Gateway implements DynamicTools {
     await this.refresh();
     return adminViewOf(this.upstreams.values(), {
       catalog: this.#catalog,
+      local: [...this.#agents?.tools ?? []].map(([name, tool]) => ({
+        name,
+        group: tool.server,
+        tool: tool.def.name,
+        shortened: false,
+        description: tool.listing.description ?? "",
+      })),
       config: this.config,
       now: this.#clock(),
       viewer,
@@ -398,7 +466,7 @@ export class Gateway implements DynamicTools {
   }
 
   health(): { [key: string]: JsonValue } {
-    return healthOf(this.upstreams.values(), this.#catalog);
+    return healthOf(this.upstreams.values(), this.#listed.length);
   }
 
   metrics(): Metric[] {

@@ -12,6 +12,21 @@ import { Gateway, GATEWAY_ID } from "./gateway.ts";
 import { storeWithDeadline } from "./deadlines.ts";
 import * as gatewayTools from "./gateway_tools.ts";
 import { forwardedSession } from "./upstream.ts";
+import type { AgentsPort } from "./agent_tools.ts";
+
+export type { AgentsCallOptions, AgentsPort } from "./agent_tools.ts";
+
+/**
+ * Gives the running gateway (a HostedServer's `context()`) the daemon's
+ * agent runtime: `agents__send` and `teams__execute` are listed and callable
+ * until the returned function detaches it.
+ */
+export function attachAgents(gateway: unknown, port: AgentsPort): () => void {
+  if (!(gateway instanceof Gateway)) {
+    throw new Error("attachAgents: that is not a running gateway's context");
+  }
+  return gateway.attachAgents(port);
+}
 
 /** tools/list order (tests/tools/gateway/seed_test.ts pins it); name every tool here. */
 const ORDER = [

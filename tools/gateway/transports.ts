@@ -73,6 +73,26 @@ export async function openTransport(
   return transport;
 }
 
+/**
+ * Hands `transport`'s messages to its (connected) client one per microtask
+ * turn, in order. The SDK's Protocol runs notification handlers a microtask
+ * later but settles a response at once: a progress report read in one chunk
+ * with the answer after it (a stdio child writes both at once) would find
+ * its call already settled and be dropped. Call after `client.connect`.
+ */
+export function deliverInTurns(transport: Transport): void {
+  const deliver = transport.onmessage;
+  if (deliver === undefined) return;
+  let turn = Promise.resolve();
+  transport.onmessage = (message, extra) => {
+    turn = turn.then(() => deliver(message, extra)).catch((error) =>
+      transport.onerror?.(
+        error instanceof Error ? error : new Error(String(error)),
+      )
+    );
+  };
+}
+
 export function newClient(): Client {
   return new Client(
     { name: "agentd-gateway", version: VERSION },

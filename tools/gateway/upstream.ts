@@ -33,6 +33,7 @@ export function forwardedSession(id: string): string {
 import { describeFailure } from "./failures.ts";
 import { StdioUpstreamTransport } from "../kit/transport/stdio_client.ts";
 import {
+  deliverInTurns,
   newClient,
   openTransport,
   passThrough,
@@ -168,6 +169,7 @@ export class Upstream {
         setting: "connect_timeout_ms",
       });
       this.#client = client;
+      deliverInTurns(transport);
       if (transport instanceof StdioUpstreamTransport) {
         this.#pid = transport.pid;
       }
@@ -358,6 +360,16 @@ export class Upstream {
     try {
       // Built-in servers keep per-session state (a browser tab) per outer session.
       const session = call.sessionId && forwardedSession(call.sessionId);
+      // The upstream gets a progress token of the gateway's own (tokens are
+      // per connection); its reports go to this caller, under the caller's
+      // token when it gave one, in order, and all before the result: a
+      // report that came just before the answer (one read from a stdio
+      // child) must not be sent after it, where the caller drops it.
+      let relayed = Promise.resolve();
+      const relay = (progress: number, total?: number, message?: string) => {
+        relayed = relayed.then(() => call.progress(progress, total, message))
+          .catch(() => {});
+      };
       const result = await linkedSession.run(
         session || undefined,
         () =>
@@ -366,9 +378,10 @@ export class Upstream {
               signal: call.signal,
               timeoutMs: this.#options.callTimeoutMs,
               resetTimeoutOnProgress: true,
-              onProgressReport: (progress, total) => {
-                call.progress(progress, total).catch(() => {});
-              },
+              onProgressReport: relay,
+              // A built-in server's questions (a key in the daemon's page) reach this caller's client.
+              elicit: call.elicit,
+              elicitationComplete: call.elicitationComplete,
             })
             : passThrough.run(
               call.authorization,
@@ -382,15 +395,17 @@ export class Upstream {
                     resetTimeoutOnProgress: true,
                     // Progress resets the timeout: without a cap an upstream could hold the call forever.
                     maxTotalTimeout: this.#options.callMaxMs,
-                    onprogress: (progress) => {
-                      call.progress(progress.progress, progress.total).catch(
-                        () => {},
-                      );
-                    },
+                    onprogress: (progress) =>
+                      relay(
+                        progress.progress,
+                        progress.total,
+                        progress.message,
+                      ),
                   },
                 ),
             ),
       );
+      await relayed;
       // The SDK client (or, for a built-in server, the kit's dispatch) gave a CallToolResult.
       const parsed = isCallToolResult(result)
         ? result

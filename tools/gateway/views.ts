@@ -16,21 +16,24 @@ export function adminViewOf(
   upstreams: Iterable<Upstream>,
   options: {
     catalog: Catalog;
+    /** Tools of the daemon's own beside the upstreams' (agents__send, teams__execute). */
+    local?: readonly AdminTool[];
     config: GatewayConfig;
     now: number;
     viewer: Caller;
   },
 ): AdminView {
   const { catalog, config } = options;
-  const tools: AdminTool[] = [...catalog.entries()].map((
-    [name, entry],
-  ) => ({
-    name,
-    group: entry.group,
-    tool: entry.tool,
-    shortened: entry.shortened,
-    description: entry.listing.description ?? "",
-  }));
+  const tools: AdminTool[] = [
+    ...[...catalog.entries()].map(([name, entry]) => ({
+      name,
+      group: entry.group,
+      tool: entry.tool,
+      shortened: entry.shortened,
+      description: entry.listing.description ?? "",
+    })),
+    ...options.local ?? [],
+  ].sort(byName);
   return {
     generated_at: new Date(options.now).toISOString(),
     version: VERSION,
@@ -95,7 +98,8 @@ export function serverView(upstream: Upstream, viewer: Caller): AdminServer {
 
 export function healthOf(
   upstreams: Iterable<Upstream>,
-  catalog: Catalog,
+  /** How many tools the aggregate lists. */
+  size: number,
 ): { [key: string]: JsonValue } {
   const states: { [key: string]: JsonValue } = {};
   const unhealthy: string[] = [];
@@ -110,12 +114,12 @@ export function healthOf(
   // The dashboard's one line for this server: what a person scans for.
   const summary = `${total - unhealthy.length} of ${total} upstreams healthy` +
     (unhealthy.length > 0 ? ` · ${unhealthy.join(", ")}` : "") +
-    ` · ${catalog.size} tools`;
+    ` · ${size} tools`;
   return {
     status: unhealthy.length > 0 ? "degraded" : "ok",
     summary,
     upstreams: states,
-    tools: catalog.size,
+    tools: size,
   };
 }
 

@@ -10,7 +10,11 @@ import {
 } from "../../platform/lifecycle.ts";
 import type { Logger } from "../../platform/log.ts";
 import { LatencyWindow, type Metric } from "../../platform/metrics.ts";
-import type { JsonValue, Store } from "../../platform/store/mod.ts";
+import {
+  type JsonValue,
+  scoped,
+  type Store,
+} from "../../platform/store/mod.ts";
 
 const PHASES: Phase[] = ["start", "running", "error", "shutdown"];
 import type { AdminSection } from "./admin.ts";
@@ -30,6 +34,7 @@ import {
   daemonOrigin,
 } from "../../platform/daemon_origin.ts";
 import type { Guard } from "./policy/guard.ts";
+import { runsTasks, TaskBoard } from "./tasks.ts";
 import { ownListings, runToolCall, toolCatalog } from "./tool_call.ts";
 import type { Caller } from "../../platform/identity.ts";
 
@@ -58,6 +63,12 @@ export interface HostOptions {
   alone?: boolean;
   /** The daemon's policy and audit trail; every tool call passes it when set. */
   guard?: Guard;
+  /**
+   * Where tools/call runs as MCP tasks keep them: the daemon's one board,
+   * so /admin sees every server's; by default a board of the server's own
+   * on its store.
+   */
+  tasks?: TaskBoard;
 }
 
 /** What a server's Start phase needs, prepared inside that phase. */
@@ -80,6 +91,8 @@ export class HostedServer {
   readonly phase: PhaseTracker;
   readonly inFlight = new InFlight();
   guard: Guard | undefined;
+  /** The tasks of this server's task-augmented calls, once the Start phase set it up. */
+  tasks: TaskBoard | undefined;
   readonly listeners = new Set<ServerListener>();
   #runtime: ServerRuntime<unknown> | undefined;
   readonly #setup: HostSetup;
@@ -189,6 +202,13 @@ export class HostedServer {
     try {
       const options = await this.#setup();
       this.guard = options.guard;
+      this.tasks = options.tasks ?? this.tasks ??
+        new TaskBoard({
+          store: scoped(options.store, ["tasks"]),
+          log: this.log,
+        });
+      // What a dead daemon left is settled in the background (and on each read).
+      if (runsTasks(spec)) void this.tasks.start();
       const config = spec.config
         ? spec.config.parse(options.config)
         : options.config;
@@ -471,6 +491,8 @@ export class HostedServer {
         timeout_ms: timeoutMs,
       });
     }
+    // Tasks still running past the drain end `failed`, saying why.
+    await this.tasks?.stopServer(this.id);
     // The audit records of the calls just drained are written before exit.
     await this.guard?.audit.flush();
     if (started && this.#runtime?.stop) {

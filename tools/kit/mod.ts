@@ -73,6 +73,12 @@ export interface CallContext {
    * a long call. A no-op where the transport cannot resume streams.
    */
   releaseStream(): void;
+  /**
+   * The call waits for a person (`reason`: for what, naming the pending
+   * approval) or goes on (undefined). A task shows `input_required` with
+   * the reason meanwhile; absent where nobody polls (a plain call).
+   */
+  awaiting?(reason: string | undefined): void;
 }
 
 export interface LinkedCallOptions {
@@ -136,7 +142,10 @@ export interface ToolDef<C, I extends z.ZodObject = z.ZodObject> {
   /**
    * Whether a client may run this tool as an MCP task (2025-11-25
    * `execution.taskSupport`): "optional" for work that can run long (a team
-   * run, a consent flow, a long wait, a bulk import).
+   * run, a consent flow, a long wait, a bulk import). The kit lists it and
+   * runs a task-augmented call in the background on the daemon's TaskBoard
+   * (tools/kit/tasks.ts); the handler sees an ordinary call whose signal a
+   * tasks/cancel aborts, so it should honour `call.signal`.
    */
   taskSupport?: "optional" | "required";
   /**

@@ -104,6 +104,9 @@ export function listingOf(def: ToolDef<unknown>, server: string): Tool {
   }
   if (def.title !== undefined) listing.title = def.title;
   if (def.annotations !== undefined) listing.annotations = def.annotations;
+  if (def.taskSupport !== undefined) {
+    listing.execution = { taskSupport: def.taskSupport };
+  }
   const origin: ToolOrigin = { server, tool: def.name };
   return withOrigin(listing, origin);
 }

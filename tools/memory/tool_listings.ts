@@ -242,6 +242,9 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": false,
       "idempotentHint": true,
     },
+    "execution": {
+      "taskSupport": "optional",
+    },
     "_meta": {
       "io.agentd/origin": {
         "server": "memory",

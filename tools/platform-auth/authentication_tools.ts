@@ -23,6 +23,7 @@ const tool = toolDefiner<PlatformAuthContext>();
 export const authenticate = tool({
   name: "authenticate",
   title: "Authenticate",
+  taskSupport: "optional",
   touches: [],
   description:
     "Start authentication for a platform. oauth: returns the authorization URL to open (PKCE, one-time state; opened in the " +

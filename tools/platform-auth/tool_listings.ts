@@ -110,6 +110,9 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "openWorldHint": true,
     },
+    "execution": {
+      "taskSupport": "optional",
+    },
     "_meta": {
       "io.agentd/origin": {
         "server": "platform-auth",

@@ -272,6 +272,7 @@ type AdminColumn = { label: string; key: string; format?: string };
 type AdminRow = Record<string, unknown>;
 type Admin = {
   sections: {
+    server?: string;
     title: string;
     fields: { label: string; value: unknown; format?: string }[];
     tables: {
@@ -299,7 +300,8 @@ function renderGateway(admin: Admin | null): void {
     return;
   }
   const nodes = [];
-  for (const section of admin.sections) {
+  // The tasks section has its own panel (renderTasks).
+  for (const section of admin.sections.filter((s) => s.server !== "tasks")) {
     nodes.push(el("h3", { text: section.title }));
     if (section.fields.length > 0) {
       nodes.push(el(
@@ -496,6 +498,55 @@ function renderRuns(runs: Run[], teams: Team[]): void {
   );
 }
 
+/** An MCP task as /admin/tasks lists it (tools/kit/tasks.ts TaskRow). */
+type TaskRow = {
+  id: string;
+  server: string;
+  tool: string;
+  status: string;
+  message: string | null;
+  caller: string;
+  created: string;
+  updated: string;
+};
+
+/** Tasks: long tool calls clients run as MCP tasks, newest first. */
+function renderTasks(tasks: TaskRow[] | null): void {
+  if (tasks === null) {
+    fill(
+      "tasks",
+      el("p", { class: "empty", text: "No server here runs tasks." }),
+    );
+    return;
+  }
+  fill(
+    "tasks",
+    table<TaskRow>(
+      [
+        { label: "Server", key: "server" },
+        { label: "Tool", key: "tool" },
+        {
+          label: "Status",
+          key: "status",
+          cls: (t) => "status status-" + t.status,
+        },
+        {
+          label: "Message",
+          value: (t) => clip(t.message, 160),
+          cls: (t) => t.status === "failed" ? "err" : undefined,
+        },
+        { label: "Caller", key: "caller" },
+        { label: "Created", value: (t) => time(t.created) },
+        { label: "Updated", value: (t) => time(t.updated) },
+        { label: "Task", value: (t) => el("code", { text: t.id.slice(-12) }) },
+      ],
+      tasks.slice(0, 30),
+      "No tasks yet: a client runs a tool as a task with params.task",
+      "id",
+    ),
+  );
+}
+
 function renderMemory(health: Health): void {
   const memory = health.servers.memory;
   const counts = memory && memory.details &&
@@ -569,17 +620,20 @@ function unlessMissing<T>(absent: T): (error: unknown) => T {
 async function refresh(): Promise<void> {
   const status = byId("status", HTMLElement);
   try {
-    const [health, admin, agents, teams, runs] = await Promise.all([
+    const [health, admin, agents, teams, runs, tasks] = await Promise.all([
       getHealth(),
       getJson<Admin>("/admin?format=json").catch(unlessMissing(null)),
       listAll<Agent>("/v1/agents").catch(unlessMissing<Agent[]>([])),
       listAll<Team>("/v1/teams").catch(unlessMissing<Team[]>([])),
       listAll<Run>("/v1/runs").catch(unlessMissing<Run[]>([])),
+      getJson<{ tasks: TaskRow[] }>("/admin/tasks").then((body) => body.tasks)
+        .catch(unlessMissing(null)),
     ]);
     renderServers(health);
     renderGateway(admin);
     renderAgents(agents, teams);
     renderRuns(runs, teams);
+    renderTasks(tasks);
     renderMemory(health);
     await refreshPlatforms(health);
     await refreshPolicy();

@@ -12,6 +12,8 @@ import {
   StreamableHTTPClientTransport,
   WebStandardStreamableHTTPServerTransport,
 } from "../../../platform/mcp_sdk.ts";
+// @ts-types="../../../node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp.d.ts"
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { AdminPage } from "../../../web/admin.ts";
 import type {
   AdminServer,
@@ -240,5 +242,93 @@ export function startWebhook(): {
     url: `http://127.0.0.1:${http.addr.port}/alerts`,
     received,
     [Symbol.asyncDispose]: () => http.shutdown(),
+  };
+}
+
+/** What startChangingServer's tools saw and can do. */
+export interface ChangingServer {
+  url: string;
+  /** The progress token each call of `slow` arrived with (undefined: none). */
+  tokens: unknown[];
+  /** Adds a tool (`answers <name>`) on every session: each tells its client tools/list_changed. */
+  addTool(name: string): void;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * A stateful MCP SDK McpServer at /mcp (one per session, as the SDK serves
+ * streamable HTTP) with `first` and `slow` (three progress reports with a
+ * message, when the call brings a progress token), and tools added at run
+ * time, which the SDK announces with tools/list_changed.
+ */
+export function startChangingServer(): ChangingServer {
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const servers: McpServer[] = [];
+  const added: string[] = [];
+  const tokens: unknown[] = [];
+  const addTo = (server: McpServer, name: string) =>
+    server.registerTool(name, {
+      description: `Answers ${name}`,
+      inputSchema: {},
+    }, () => ({ content: [{ type: "text", text: name }] }));
+  const http = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      const id = request.headers.get("mcp-session-id");
+      if (id !== null) {
+        const transport = sessions.get(id);
+        return transport
+          ? await transport.handleRequest(request)
+          : new Response("unknown session", { status: 404 });
+      }
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        onsessioninitialized: (sid) => {
+          sessions.set(sid, transport);
+        },
+        onsessionclosed: (sid) => {
+          sessions.delete(sid);
+        },
+      });
+      const server = new McpServer({ name: "changing", version: "1.0.0" });
+      addTo(server, "first");
+      for (const name of added) addTo(server, name);
+      server.registerTool("slow", {
+        description: "Reports progress three times, then answers",
+        inputSchema: {},
+      }, async (_args, extra) => {
+        const token = extra._meta?.progressToken;
+        tokens.push(token);
+        for (let step = 1; step <= 3 && token !== undefined; step++) {
+          await extra.sendNotification({
+            method: "notifications/progress",
+            params: {
+              progressToken: token,
+              progress: step,
+              total: 3,
+              message: `step ${step} of 3`,
+            },
+          });
+        }
+        return { content: [{ type: "text", text: "done" }] };
+      });
+      servers.push(server);
+      await server.connect(transport);
+      return await transport.handleRequest(request);
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${http.addr.port}/mcp`,
+    tokens,
+    addTool(name) {
+      added.push(name);
+      for (const server of servers) {
+        if (server.isConnected()) addTo(server, name);
+      }
+    },
+    async [Symbol.asyncDispose]() {
+      for (const transport of sessions.values()) await transport.close();
+      await http.shutdown();
+    },
   };
 }

@@ -322,6 +322,7 @@ export class Guard {
     await told.progress(0, undefined, waitingFor).catch(() => {});
     await told.log("warning", { approval: approval.id, message: waitingFor })
       .catch(() => {});
+    told.awaiting?.(waitingFor);
     // Connected operator clients that can elicit are asked too; the first answer decides.
     const asked = new AbortController();
     for (const operator of this.#operators) {
@@ -352,6 +353,7 @@ export class Guard {
     } finally {
       this.#waiting.delete(approval.id);
       asked.abort();
+      told.awaiting?.(undefined);
     }
     const settled: Approval = {
       ...approval,

@@ -23,6 +23,7 @@ import {
 import { messageOf } from "../../../platform/errors.ts";
 import { describeIssues } from "../../../platform/validation.ts";
 import type { HostedServer } from "../host.ts";
+import { tasksCapability } from "./sdk_tasks.ts";
 
 const RESOURCE_NOT_FOUND = -32002; // MCP's code for an unknown resource URI
 
@@ -43,6 +44,8 @@ export function capabilitiesOf(host: HostedServer): ServerCapabilities {
   if ((spec.prompts?.length ?? 0) + (spec.resourceTemplates?.length ?? 0) > 0) {
     capabilities.completions = {};
   }
+  const tasks = tasksCapability(spec);
+  if (tasks) capabilities.tasks = tasks;
   return capabilities;
 }
 

@@ -7,15 +7,13 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   type ClientCapabilities,
-  CreateMessageResultSchema,
-  ElicitResultSchema,
+  type CreateTaskResult,
   InMemoryTransport,
   type JsonSchemaType,
   type JsonSchemaValidator,
   type jsonSchemaValidator,
   ListToolsRequestSchema,
   type LoggingLevel,
-  LoggingLevelSchema,
   Server,
   SetLevelRequestSchema,
   type Tool,
@@ -23,25 +21,19 @@ import {
 } from "../../../platform/mcp_sdk_server.ts";
 import type { HostedServer } from "../host.ts";
 import { iconsAt, serverInfoIcons, withGroupIcons } from "../icons.ts";
+import { directLink, ownListings, runToolCall } from "../tool_call.ts";
 import {
-  directLink,
-  elicitsIn,
-  NO_ELICITATION,
-  NO_FORM_ELICITATION,
-  NO_SAMPLING,
-  NO_URL_ELICITATION,
-  ownListings,
-  runToolCall,
-} from "../tool_call.ts";
-import {
-  type CallContext,
-  ElicitationUnsupported,
   identityLine,
   identityOf,
   type Peer,
   type SessionPreferences,
-  ToolError,
 } from "../mod.ts";
+import { sdkCallContext } from "./sdk_call.ts";
+import {
+  refuseUntasked,
+  registerTaskHandlers,
+  startTask,
+} from "./sdk_tasks.ts";
 import type { Caller } from "../../../platform/identity.ts";
 import {
   capabilitiesOf,
@@ -49,12 +41,7 @@ import {
   registerPrompts,
   registerResources,
 } from "./sdk_features.ts";
-import {
-  authInfoFor,
-  CallerBoundTransport,
-  callerOf,
-  linkedSessionOf,
-} from "./identity.ts";
+import { authInfoFor, CallerBoundTransport } from "./identity.ts";
 import { DenoStdioTransport } from "./stdio_server.ts";
 
 /**
@@ -140,77 +127,47 @@ export function createSdkServer(
 
   server.setRequestHandler(
     CallToolRequestSchema,
-    (request, extra): Promise<CallToolResult> => {
+    async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
+      const { name, task } = request.params;
+      const args = request.params.arguments ?? {};
       const progressToken = request.params._meta?.progressToken;
-      const call: CallContext = {
-        signal: extra.signal,
-        sessionId: extra.sessionId ?? linkedSessionOf(extra.authInfo?.extra),
-        caller: callerOf(extra.authInfo?.extra),
-        authorization: extra.authInfo?.token || undefined,
-        async progress(progress, total, message) {
-          if (progressToken === undefined) return;
-          await extra.sendNotification({
-            method: "notifications/progress",
-            params: { progressToken, progress, total, message },
-          });
-        },
-        async log(level, data) {
-          if (!levelEnabled(minLevel, level)) return;
-          await extra.sendNotification({
-            method: "notifications/message",
-            params: { level, logger: spec.id, data },
-          });
-        },
-        async sample(params) {
-          if (!server.getClientCapabilities()?.sampling) {
-            throw new ToolError(NO_SAMPLING);
-          }
-          return await extra.sendRequest(
-            { method: "sampling/createMessage", params },
-            CreateMessageResultSchema,
-          );
-        },
-        async elicit(params) {
-          const declared = server.getClientCapabilities()?.elicitation;
-          const mode = params.mode ?? "form";
-          if (!elicitsIn(declared, mode)) {
-            throw new ElicitationUnsupported(
-              mode === "url"
-                ? NO_URL_ELICITATION
-                : declared === undefined
-                ? NO_ELICITATION
-                : NO_FORM_ELICITATION,
-            );
-          }
-          return await extra.sendRequest(
-            { method: "elicitation/create", params },
-            ElicitResultSchema,
-          );
-        },
-        ...(elicitsIn(server.getClientCapabilities()?.elicitation, "url")
-          ? {
-            async elicitationComplete(elicitationId: string) {
-              await extra.sendNotification({
-                method: "notifications/elicitation/complete",
-                params: { elicitationId },
-              });
-            },
-          }
-          : {}),
-        releaseStream() {
-          extra.closeSSEStream?.();
-        },
-      };
-      return runToolCall(host, {
-        connection,
-        name: request.params.name,
-        args: request.params.arguments ?? {},
-        call,
-        logSession: extra.sessionId,
+      if (task !== undefined) {
+        return await startTask({
+          server,
+          host,
+          extra,
+          name,
+          args,
+          ttl: task.ttl,
+          progressToken,
+          connection,
+          minLevel: () => minLevel,
+        });
+      }
+      refuseUntasked(host, name);
+      const { call, end } = sdkCallContext({
+        server,
+        host,
+        extra,
+        tool: name,
+        progressToken,
+        minLevel: () => minLevel,
       });
+      try {
+        return await runToolCall(host, {
+          connection,
+          name,
+          args,
+          call,
+          logSession: extra.sessionId,
+        });
+      } finally {
+        await end();
+      }
     },
   );
 
+  if (capabilitiesOf(host).tasks) registerTaskHandlers(server, host);
   registerResources(server, host, subscriptions);
   registerPrompts(server, host);
   registerCompletion(server, host);
@@ -250,15 +207,6 @@ export function createSdkServer(
     previousOnClose?.();
   };
   return server;
-}
-
-const LEVELS = LoggingLevelSchema.options;
-
-function levelEnabled(
-  min: LoggingLevel | undefined,
-  level: LoggingLevel,
-): boolean {
-  return min === undefined || LEVELS.indexOf(level) >= LEVELS.indexOf(min);
 }
 
 export interface StdioChannel {
