@@ -52,6 +52,8 @@ export const TASK_LEASE_RENEW_MS = 10_000;
 /** Expired tasks are swept at most this often (on a create). */
 const SWEEP_EVERY_MS = 60_000;
 const PAGE = 50;
+/** A tasks/list cursor: `tasks.` and the store's own (base64url). */
+const CURSOR = /^tasks\.([A-Za-z0-9_-]+={0,2})$/;
 /** Tasks one caller may have running in this process at once (the spec asks for a limit). */
 export const MAX_RUNNING_PER_CALLER = 64;
 
@@ -297,14 +299,26 @@ export class TaskBoard {
     viewer: Caller,
     cursor?: string,
   ): Promise<{ tasks: Task[]; nextCursor?: string }> {
+    let from: string | undefined;
+    if (cursor !== undefined) {
+      // Ours wrap the store's: anything else is refused as the spec says.
+      const store = CURSOR.exec(cursor)?.[1];
+      if (store === undefined) {
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          "Invalid cursor: pass the nextCursor of a previous tasks/list unchanged",
+        );
+      }
+      from = store;
+    }
     const { rows, next } = await this.#page(
       (record) => record.server === server && owns(viewer, record),
-      cursor,
+      from,
     );
     const out: { tasks: Task[]; nextCursor?: string } = {
       tasks: rows.map(taskOf),
     };
-    if (next !== null) out.nextCursor = next;
+    if (next !== null) out.nextCursor = `tasks.${next}`;
     return out;
   }
 
@@ -638,7 +652,9 @@ export class TaskBoard {
     const rows: TaskRecord[] = [];
     let next: string | null = cursor ?? null;
     let first = true;
-    // Bounded: tasks of others are skipped a store page at a time.
+    // Each read asks for no more than the rows still wanted, so the store's
+    // cursor is exactly where the page ends; tasks of others are skipped a
+    // read at a time, at most 20 (a short page then, with its cursor).
     for (let read = 0; read < 20 && rows.length < limit; read++) {
       if (!first && next === null) break;
       first = false;
@@ -646,7 +662,7 @@ export class TaskBoard {
       try {
         page = await this.#store.list(["task"], {
           reverse: true,
-          limit: Math.min(1000, limit * 4),
+          limit: Math.min(1000, limit - rows.length),
           cursor: next ?? undefined,
         });
       } catch (error) {

@@ -49,9 +49,9 @@ export interface SdkCallOptions {
 
 /**
  * The CallContext of one tools/call, and `end`, awaited when the call has
- * its result (before the answer or the task's terminal status): a call that
- * reported progress ends with a last report, so a client sees start and
- * finish even when the tool itself says nothing.
+ * its result (before the answer or the task's terminal status): a quiet
+ * call given a progress token reports its start after a second and its
+ * finish here, even when the tool itself says nothing.
  */
 export function sdkCallContext(
   options: SdkCallOptions,
@@ -67,7 +67,8 @@ export function sdkCallContext(
     task === undefined
       ? extra.sendNotification(notification)
       : server.notification(notification).catch(() => {}); // the client left: the task goes on
-  const asking = <T>(ask: () => Promise<T>, about: string) => async () => {
+  /** A task waits for the client's answer: `input_required` meanwhile. */
+  const asking = async <T>(about: string, ask: () => Promise<T>) => {
     task?.control.awaiting(about);
     try {
       return await ask();
@@ -113,6 +114,7 @@ export function sdkCallContext(
         );
       }
       return await asking(
+        "Waiting for the client's model (sampling/createMessage)",
         () =>
           server.request(
             {
@@ -121,8 +123,7 @@ export function sdkCallContext(
             },
             CreateMessageResultSchema,
           ),
-        "Waiting for the client's model (sampling/createMessage)",
-      )();
+      );
     },
     async elicit(params) {
       const declared = server.getClientCapabilities()?.elicitation;
@@ -143,6 +144,7 @@ export function sdkCallContext(
         );
       }
       return await asking(
+        `Waiting for the user's answer: ${clip(params.message, 300)}`,
         () =>
           server.request(
             {
@@ -151,8 +153,7 @@ export function sdkCallContext(
             },
             ElicitResultSchema,
           ),
-        `Waiting for the user's answer: ${clip(params.message, 300)}`,
-      )();
+      );
     },
     ...(elicitsIn(server.getClientCapabilities()?.elicitation, "url")
       ? {
