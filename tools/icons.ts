@@ -2,8 +2,9 @@
 // group is one `tools/<server>/<group>_tools.ts` module; the gateway's
 // on-demand meta-tools are `on_demand`). Each is the server's colour with a
 // white line glyph on a 24×24 grid; the registry gives them to the specs
-// (ServerSpec.icons) and tools/kit/icons.ts lists and serves them.
-// tests/tools/icons_test.ts pins that every built-in tool is in one group.
+// (ServerSpec.icons) and tools/kit/icons.ts serves them. A tool names its
+// group (`ToolDef.group`, set by gatherTools): tests/routes/discovery_test.ts
+// pins that every built-in tool's group has an icon here.
 
 import type { ServerIcons } from "./kit/mod.ts";
 
@@ -71,14 +72,14 @@ type Glyph = keyof typeof GLYPHS;
 function server(
   colour: string,
   glyph: Glyph,
-  groups: Record<string, [Glyph, readonly string[]]>,
+  /** Each tool group's glyph, by group (its `<group>_tools.ts` module). */
+  groups: Record<string, Glyph>,
 ): ServerIcons {
   return {
     svg: svg(colour, GLYPHS[glyph]),
     groups: Object.fromEntries(
-      Object.entries(groups).map(([group, [glyph, tools]]) => [group, {
+      Object.entries(groups).map(([group, glyph]) => [group, {
         svg: svg(colour, GLYPHS[glyph]),
-        tools,
       }]),
     ),
   };
@@ -87,98 +88,45 @@ function server(
 /** By server id. */
 export const BUILTIN_ICONS: Readonly<Record<string, ServerIcons>> = {
   "browser-automation": server("#2563eb", "browser", {
-    capture: ["camera", ["screenshot"]],
-    interaction: ["pointer", [
-      "click_element",
-      "type_text",
-      "select_option",
-      "fill_form",
-      "submit_form",
-    ]],
-    navigation: ["compass", ["navigate", "wait_for", "scroll"]],
-    reading: ["lines", ["get_text", "get_html", "get_links", "get_cookies"]],
-    script: ["braces", ["execute_js"]],
-    snapshot: ["tree", ["snapshot"]],
+    capture: "camera",
+    interaction: "pointer",
+    navigation: "compass",
+    reading: "lines",
+    script: "braces",
+    snapshot: "tree",
   }),
   "extension-bridge": server("#7c3aed", "puzzle", {
-    action: ["bolt", ["execute_extension_action"]],
-    cdp: ["terminal", ["bridge_cdp_command"]],
-    extension: ["puzzle", [
-      "list_extensions",
-      "get_extension_state",
-      "get_extension_permissions",
-    ]],
-    inject: ["inject", ["inject_content_script"]],
+    action: "bolt",
+    cdp: "terminal",
+    extension: "puzzle",
+    inject: "inject",
   }),
   "in-page": server("#0891b2", "code", {
-    dom: ["tree", [
-      "get_dom",
-      "get_text_content",
-      "wait_for_element",
-      "fill_form",
-    ]],
-    network: ["globe", ["intercept_network"]],
-    page: ["page", ["get_page_state", "execute_js", "get_accessibility_tree"]],
-    storage: ["database", [
-      "get_cookies",
-      "set_cookies",
-      "get_local_storage",
-      "get_session_storage",
-    ]],
+    dom: "tree",
+    network: "globe",
+    page: "page",
+    storage: "database",
   }),
   "desktop-control": server("#475569", "monitor", {
-    clipboard: ["clipboard", ["get_clipboard", "set_clipboard"]],
-    file: ["file", ["file_read", "file_write"]],
-    keyboard: ["keyboard", [
-      "keyboard_type",
-      "keyboard_press",
-      "keyboard_shortcut",
-    ]],
-    mouse: ["mouse", ["mouse_move", "mouse_click", "mouse_drag"]],
-    screen: ["camera", ["screenshot"]],
-    window: ["window", ["get_window_list", "focus_window"]],
+    clipboard: "clipboard",
+    file: "file",
+    keyboard: "keyboard",
+    mouse: "mouse",
+    screen: "camera",
+    window: "window",
   }),
   gateway: server("#4f46e5", "hub", {
-    gateway: ["servers", [
-      "list_servers",
-      "register_server",
-      "unregister_server",
-      "route_tool_call",
-      "broadcast_tool_call",
-      "get_server_health",
-      "get_server_tools",
-      "discover_servers",
-    ]],
-    on_demand: ["search", ["search_tools", "describe_tool", "call_tool"]],
+    gateway: "servers",
+    on_demand: "search",
   }),
   memory: server("#0d9488", "database", {
-    entry: ["note", [
-      "store_memory",
-      "import_memories",
-      "retrieve_memory",
-      "update_memory",
-      "delete_memory",
-      "list_memories",
-    ]],
-    conversation: ["bubble", [
-      "store_conversation",
-      "get_conversation_history",
-      "get_agent_context",
-    ]],
-    search: ["search", ["search_memory", "cross_reference"]],
+    entry: "note",
+    conversation: "bubble",
+    search: "search",
   }),
   "platform-auth": server("#b45309", "key", {
-    authentication: ["person", [
-      "authenticate",
-      "oauth_callback",
-      "get_auth_status",
-    ]],
-    platform: ["grid", ["list_platforms", "add_platform", "remove_platform"]],
-    token: ["key", [
-      "get_token",
-      "refresh_token",
-      "revoke_token",
-      "validate_token",
-    ]],
+    authentication: "person",
+    platform: "grid",
+    token: "key",
   }),
 };

@@ -49,15 +49,14 @@ export const browserAutomationServer = defineServer<BrowserAutomation>({
     "paged with offset.",
   config: BrowserAutomationConfig,
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
-  tools: gatherTools(
-    ORDER,
+  tools: gatherTools(ORDER, {
     navigation,
     capture,
     interaction,
     reading,
     script,
     snapshot,
-  ),
+  }),
   resourceTemplates: [
     resultsTemplate(RESULT_PREFIX, (automation) => automation.results, {
       title: "A big result of this session",

@@ -64,6 +64,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "openWorldHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/browser-automation/navigation.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",
@@ -146,6 +152,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/browser-automation/capture.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",
@@ -209,6 +221,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": true,
       "openWorldHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/browser-automation/interaction.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",
@@ -275,6 +293,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/browser-automation/interaction.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",
@@ -364,6 +388,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/browser-automation/reading.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",
@@ -450,6 +480,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/browser-automation/reading.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",
@@ -531,6 +567,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/browser-automation/reading.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",
@@ -619,6 +661,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/browser-automation/interaction.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",
@@ -681,6 +729,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": true,
       "openWorldHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/browser-automation/interaction.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",
@@ -749,6 +803,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "execution": {
       "taskSupport": "optional",
     },
+    "icons": [
+      {
+        "src": "/icons/browser-automation/navigation.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",
@@ -802,6 +862,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": true,
       "openWorldHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/browser-automation/script.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",
@@ -906,6 +972,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/browser-automation/reading.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",
@@ -985,6 +1057,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/browser-automation/navigation.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",
@@ -1049,6 +1127,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/browser-automation/interaction.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",
@@ -1132,6 +1216,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "readOnlyHint": true,
       "openWorldHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/browser-automation/snapshot.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "browser-automation",

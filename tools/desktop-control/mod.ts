@@ -47,7 +47,14 @@ export const desktopControlServer = defineServer<DesktopControl>({
     "configured allowed roots.",
   config: DesktopControlConfig,
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
-  tools: gatherTools(ORDER, screen, mouse, keyboard, windows, clipboard, files),
+  tools: gatherTools(ORDER, {
+    screen,
+    mouse,
+    keyboard,
+    window: windows,
+    clipboard,
+    file: files,
+  }),
   async start(deps) {
     const config = DesktopControlConfig.parse(deps.config);
     // Throws DesktopUnavailable (no display, refused, missing library): the server stays in error.

@@ -148,6 +148,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/desktop-control/screen.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "desktop-control",
@@ -245,6 +251,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": false,
     },
+    "icons": [
+      {
+        "src": "/icons/desktop-control/mouse.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "desktop-control",
@@ -358,6 +370,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/desktop-control/mouse.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "desktop-control",
@@ -501,6 +519,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/desktop-control/mouse.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "desktop-control",
@@ -552,6 +576,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/desktop-control/keyboard.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "desktop-control",
@@ -598,6 +628,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/desktop-control/keyboard.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "desktop-control",
@@ -649,6 +685,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/desktop-control/keyboard.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "desktop-control",
@@ -792,6 +834,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/desktop-control/window.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "desktop-control",
@@ -915,6 +963,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": false,
     },
+    "icons": [
+      {
+        "src": "/icons/desktop-control/window.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "desktop-control",
@@ -954,6 +1008,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/desktop-control/clipboard.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "desktop-control",
@@ -1002,6 +1062,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/desktop-control/clipboard.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "desktop-control",
@@ -1066,6 +1132,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "execution": {
       "taskSupport": "optional",
     },
+    "icons": [
+      {
+        "src": "/icons/desktop-control/file.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "desktop-control",
@@ -1127,6 +1199,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "execution": {
       "taskSupport": "optional",
     },
+    "icons": [
+      {
+        "src": "/icons/desktop-control/file.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "desktop-control",

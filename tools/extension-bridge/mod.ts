@@ -37,7 +37,12 @@ export const extensionBridgeServer = defineServer<ExtensionBridge>({
     "command. Extension ids are 32 letters a-p.",
   config: ExtensionBridgeConfig,
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
-  tools: gatherTools(ORDER, extensions, actions, inject, cdp),
+  tools: gatherTools(ORDER, {
+    extension: extensions,
+    action: actions,
+    inject,
+    cdp,
+  }),
   async start(deps) {
     const config = ExtensionBridgeConfig.parse(deps.config);
     const bridge = new ExtensionBridge(config, deps);

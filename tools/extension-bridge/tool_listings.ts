@@ -179,6 +179,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/extension-bridge/extension.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "extension-bridge",
@@ -335,6 +341,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/extension-bridge/extension.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "extension-bridge",
@@ -438,6 +450,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "title": "Run extension action",
+    "icons": [
+      {
+        "src": "/icons/extension-bridge/action.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "extension-bridge",
@@ -529,6 +547,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "title": "Inject content script",
+    "icons": [
+      {
+        "src": "/icons/extension-bridge/inject.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "extension-bridge",
@@ -668,6 +692,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/extension-bridge/extension.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "extension-bridge",
@@ -752,6 +782,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "$schema": "https://json-schema.org/draft/2020-12/schema",
     },
     "title": "Send CDP command",
+    "icons": [
+      {
+        "src": "/icons/extension-bridge/cdp.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "extension-bridge",

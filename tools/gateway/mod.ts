@@ -40,7 +40,7 @@ const ORDER = [
   "discover_servers",
 ];
 
-const tools = gatherTools(ORDER, gatewayTools);
+const tools = gatherTools(ORDER, { gateway: gatewayTools });
 
 export const gatewayServer = defineServer<Gateway>({
   id: GATEWAY_ID,

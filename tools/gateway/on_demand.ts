@@ -59,6 +59,7 @@ const defineMetaTool = toolDefiner<OnDemandTools>();
 export const META_TOOLS: readonly ToolDef<OnDemandTools>[] = [
   defineMetaTool({
     name: "search_tools",
+    group: "on_demand",
     title: "Search tools",
     description:
       "Finds tools behind this gateway by what they do: names (<server>__<tool>), one-line descriptions " +
@@ -76,6 +77,7 @@ export const META_TOOLS: readonly ToolDef<OnDemandTools>[] = [
   }),
   defineMetaTool({
     name: "describe_tool",
+    group: "on_demand",
     title: "Describe a tool",
     description:
       "The full definition of one tool: description and JSON Schema of its arguments.",
@@ -89,6 +91,7 @@ export const META_TOOLS: readonly ToolDef<OnDemandTools>[] = [
   }),
   defineMetaTool({
     name: "call_tool",
+    group: "on_demand",
     title: "Call a tool",
     description:
       "Calls any tool behind this gateway by name with its arguments; returns that tool's result.",

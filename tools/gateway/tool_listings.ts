@@ -103,6 +103,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "readOnlyHint": true,
       "openWorldHint": false,
     },
+    "icons": [
+      {
+        "src": "/icons/gateway/gateway.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "gateway",
@@ -247,6 +253,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "readOnlyHint": false,
       "openWorldHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/gateway/gateway.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "gateway",
@@ -289,6 +301,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": true,
       "idempotentHint": false,
     },
+    "icons": [
+      {
+        "src": "/icons/gateway/gateway.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "gateway",
@@ -333,6 +351,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "openWorldHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/gateway/gateway.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "gateway",
@@ -455,6 +479,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "openWorldHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/gateway/gateway.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "gateway",
@@ -619,6 +649,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "readOnlyHint": true,
       "openWorldHint": false,
     },
+    "icons": [
+      {
+        "src": "/icons/gateway/gateway.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "gateway",
@@ -708,6 +744,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "readOnlyHint": true,
       "openWorldHint": false,
     },
+    "icons": [
+      {
+        "src": "/icons/gateway/gateway.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "gateway",
@@ -802,6 +844,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "readOnlyHint": true,
       "openWorldHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/gateway/gateway.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "gateway",

@@ -42,7 +42,7 @@ export const inPageServer = defineServer<InPage>({
     "then fail saying how to connect it.",
   config: InPageConfig,
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
-  tools: gatherTools(ORDER, dom, page, storage, network),
+  tools: gatherTools(ORDER, { dom, page, storage, network }),
   async start(deps) {
     const config = InPageConfig.parse(deps.config);
     const inPage = new InPage(config, deps);

@@ -75,6 +75,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/in-page/dom.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "in-page",
@@ -140,6 +146,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": true,
       "openWorldHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/in-page/page.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "in-page",
@@ -362,6 +374,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/in-page/page.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "in-page",
@@ -477,6 +495,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/in-page/storage.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "in-page",
@@ -579,6 +603,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/in-page/storage.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "in-page",
@@ -663,6 +693,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/in-page/storage.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "in-page",
@@ -747,6 +783,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/in-page/storage.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "in-page",
@@ -845,6 +887,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/in-page/dom.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "in-page",
@@ -907,6 +955,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/in-page/page.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "in-page",
@@ -1038,6 +1092,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "readOnlyHint": false,
       "destructiveHint": false,
     },
+    "icons": [
+      {
+        "src": "/icons/in-page/network.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "in-page",
@@ -1102,6 +1162,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": false,
     },
+    "icons": [
+      {
+        "src": "/icons/in-page/dom.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "in-page",
@@ -1177,6 +1243,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/in-page/dom.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "in-page",

@@ -1,16 +1,16 @@
 // Icons (MCP 2025-11-25 `icons` on Implementation and Tool): each server's
 // SVG and its tool groups', served by the daemon at ICON_PREFIX (public, like
 // any image: nothing secret in them). A tool's listing carries its group's
-// icon as a path (`/icons/memory/entry.svg`), one reference per group, not
-// the image: an HTTP tools/list answers it as a URL on the origin the client
-// reached, and where no URL is known (stdio, in-process links) it is dropped.
+// icon as a path (`/icons/memory/entry.svg`; listingOf, from the tool's
+// `group`), one reference per group, not the image: an HTTP tools/list
+// answers it as a URL on the origin the client reached, and where no URL is
+// known (stdio, in-process links) it is dropped.
 // serverInfo carries the server's icon inline as a `data:` URI, as it is
 // built before any request says where the daemon is.
 
 import type { Icon, Tool } from "../../platform/mcp_sdk_server.ts";
 import { encodeBase64 } from "../../platform/base64.ts";
 import type { AnyServerSpec } from "./mod.ts";
-import { originOf } from "./tool_names.ts";
 
 export const ICON_PREFIX = "/icons/";
 export const ICON_TYPE = "image/svg+xml";
@@ -46,49 +46,6 @@ export function serverInfoIcons(spec: AnyServerSpec): Icon[] | undefined {
     mimeType: ICON_TYPE,
     sizes: ["any"],
   }];
-}
-
-/** Each spec's tool -> group path, built once per spec. */
-const groupPaths = new WeakMap<AnyServerSpec, Map<string, string>>();
-
-function groupPathsOf(spec: AnyServerSpec): Map<string, string> {
-  let paths = groupPaths.get(spec);
-  if (paths) return paths;
-  paths = new Map();
-  for (const [group, icon] of Object.entries(spec.icons?.groups ?? {})) {
-    for (const tool of icon.tools) paths.set(tool, iconPath(spec.id, group));
-  }
-  groupPaths.set(spec, paths);
-  return paths;
-}
-
-/** Listings with their group's icon path, by listing (they are kept per server). */
-const withGroup = new WeakMap<Tool, Tool>();
-
-/**
- * `tools` with the spec's own ones (their origin names the spec's server)
- * carrying their group's icon path; tools that have icons keep them.
- */
-export function withGroupIcons(
-  tools: readonly Tool[],
-  spec: AnyServerSpec,
-): Tool[] {
-  if (spec.icons === undefined) return [...tools];
-  const paths = groupPathsOf(spec);
-  return tools.map((tool) => {
-    if (tool.icons !== undefined) return tool;
-    let stamped = withGroup.get(tool);
-    if (stamped) return stamped;
-    const origin = originOf(tool);
-    const path = origin?.server === spec.id
-      ? paths.get(origin.tool)
-      : undefined;
-    stamped = path === undefined
-      ? tool
-      : { ...tool, icons: [{ src: path, mimeType: ICON_TYPE }] };
-    withGroup.set(tool, stamped);
-    return stamped;
-  });
 }
 
 /** Listings answered per origin: a client reaches the daemon by a few names only. */

@@ -149,6 +149,11 @@ export interface ToolDef<C, I extends z.ZodObject = z.ZodObject> {
    */
   taskSupport?: "optional" | "required";
   /**
+   * The tool's group: the `<group>_tools.ts` module it comes from (set by
+   * `gatherTools`). It is listed with its group's icon.
+   */
+  group?: string;
+  /**
    * What the tool touches (platform/policy.ts CAPABILITIES): agents are
    * asked before each by default. Every built-in tool declares it, `[]`
    * included (tests/security/capabilities_test.ts pins the table).
@@ -480,9 +485,8 @@ export interface ServerIcons {
 }
 
 export interface ToolGroupIcon {
+  /** Shown by every tool whose `group` names it. */
   svg: string;
-  /** The group's tools, by name: each shows the group's icon. */
-  tools: readonly string[];
 }
 
 /** A server's identity: name, type (tool server), namespace. */
@@ -523,17 +527,18 @@ export type AnyServerSpec = ServerSpec<unknown>;
  */
 export function gatherTools<C>(
   order: readonly string[],
-  ...groups: Readonly<Record<string, ToolDef<C>>>[]
+  /** Each group's module (`import * as entry from "./entry_tools.ts"`), by group name. */
+  groups: Readonly<Record<string, Readonly<Record<string, ToolDef<C>>>>>,
 ): ToolDef<C>[] {
   const byName = new Map<string, ToolDef<C>>();
   const problems: string[] = [];
-  for (const group of groups) {
-    for (const def of Object.values(group)) {
+  for (const [group, tools] of Object.entries(groups)) {
+    for (const def of Object.values(tools)) {
       if (byName.has(def.name)) problems.push(`two tools named ${def.name}`);
       if (!order.includes(def.name)) {
         problems.push(`${def.name} is not in the order`);
       }
-      byName.set(def.name, def);
+      byName.set(def.name, { ...def, group });
     }
   }
   const tools: ToolDef<C>[] = [];

@@ -13,6 +13,7 @@ import type { AnyServerSpec, DirectLink, DynamicTools } from "./mod.ts";
 import { outerCall } from "./policy/guard.ts";
 import type { Logger } from "../../platform/log.ts";
 import { type ToolOrigin, withOrigin } from "./tool_names.ts";
+import { ICON_TYPE, iconPath } from "./icons.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { describeIssues } from "../../platform/validation.ts";
 import type { Caller } from "../../platform/identity.ts";
@@ -106,6 +107,10 @@ export function listingOf(def: ToolDef<unknown>, server: string): Tool {
   if (def.annotations !== undefined) listing.annotations = def.annotations;
   if (def.taskSupport !== undefined) {
     listing.execution = { taskSupport: def.taskSupport };
+  }
+  // A path: answered as a URL where the daemon's address is known (iconsAt).
+  if (def.group !== undefined) {
+    listing.icons = [{ src: iconPath(server, def.group), mimeType: ICON_TYPE }];
   }
   const origin: ToolOrigin = { server, tool: def.name };
   return withOrigin(listing, origin);

@@ -41,7 +41,11 @@ export const memoryServer = defineServer<MemoryService>({
     "conversations; get_agent_context returns everything stored for an agent. An agent's namespace is its name.",
   config: MemoryConfig,
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
-  tools: gatherTools(ORDER, entries, search, conversations),
+  tools: gatherTools(ORDER, {
+    entry: entries,
+    search,
+    conversation: conversations,
+  }),
   resourceTemplates: [
     resultsTemplate(RESULT_PREFIX, (memory) => memory.results, {
       title: "A long listing of this session",

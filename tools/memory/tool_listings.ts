@@ -116,6 +116,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": false,
       "idempotentHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/memory/entry.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "memory",
@@ -245,6 +251,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "execution": {
       "taskSupport": "optional",
     },
+    "icons": [
+      {
+        "src": "/icons/memory/entry.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "memory",
@@ -326,6 +338,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/memory/entry.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "memory",
@@ -426,6 +444,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": true,
       "idempotentHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/memory/entry.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "memory",
@@ -486,6 +510,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/memory/entry.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "memory",
@@ -613,6 +643,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/memory/entry.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "memory",
@@ -733,6 +769,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/memory/search.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "memory",
@@ -867,6 +909,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/memory/search.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "memory",
@@ -960,6 +1008,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": false,
     },
+    "icons": [
+      {
+        "src": "/icons/memory/conversation.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "memory",
@@ -1044,6 +1098,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/memory/conversation.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "memory",
@@ -1186,6 +1246,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/memory/conversation.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "memory",

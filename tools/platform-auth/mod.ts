@@ -58,7 +58,11 @@ export function createPlatformAuthServer(options: { clock?: Clock } = {}) {
       "refreshed before expiry. get_auth_status says auth_required when the platform must be authenticated again.",
     config: PlatformAuthConfig,
     listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
-    tools: gatherTools(ORDER, authentication, tokens, platforms),
+    tools: gatherTools(ORDER, {
+      authentication,
+      token: tokens,
+      platform: platforms,
+    }),
     callbacks: {
       [CALLBACK_PATH]: {
         answer: (context, params) => redirectOutcome(context, params),

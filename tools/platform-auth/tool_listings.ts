@@ -113,6 +113,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "execution": {
       "taskSupport": "optional",
     },
+    "icons": [
+      {
+        "src": "/icons/platform-auth/authentication.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "platform-auth",
@@ -178,6 +184,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "readOnlyHint": false,
       "idempotentHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/platform-auth/token.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "platform-auth",
@@ -248,6 +260,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": false,
     },
+    "icons": [
+      {
+        "src": "/icons/platform-auth/token.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "platform-auth",
@@ -302,6 +320,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/platform-auth/token.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "platform-auth",
@@ -462,6 +486,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/platform-auth/platform.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "platform-auth",
@@ -716,6 +746,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": false,
       "idempotentHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/platform-auth/platform.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "platform-auth",
@@ -764,6 +800,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "destructiveHint": true,
       "idempotentHint": false,
     },
+    "icons": [
+      {
+        "src": "/icons/platform-auth/platform.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "platform-auth",
@@ -884,6 +926,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "readOnlyHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/platform-auth/authentication.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "platform-auth",
@@ -961,6 +1009,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
     "annotations": {
       "destructiveHint": false,
     },
+    "icons": [
+      {
+        "src": "/icons/platform-auth/authentication.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "platform-auth",
@@ -1045,6 +1099,12 @@ export const TOOL_LISTINGS: readonly Tool[] = [
       "readOnlyHint": true,
       "openWorldHint": true,
     },
+    "icons": [
+      {
+        "src": "/icons/platform-auth/token.svg",
+        "mimeType": "image/svg+xml",
+      },
+    ],
     "_meta": {
       "io.agentd/origin": {
         "server": "platform-auth",

@@ -20,7 +20,7 @@ import {
   type Transport,
 } from "../../../platform/mcp_sdk_server.ts";
 import type { HostedServer } from "../host.ts";
-import { iconsAt, serverInfoIcons, withGroupIcons } from "../icons.ts";
+import { iconsAt, serverInfoIcons } from "../icons.ts";
 import { directLink, ownListings, runToolCall } from "../tool_call.ts";
 import {
   identityLine,
@@ -65,13 +65,10 @@ async function listTools(
 ): Promise<Tool[]> {
   const dynamic = host.dynamicTools();
   await dynamic?.refresh?.();
-  return withGroupIcons(
-    dynamic?.listFor?.(client, preferences) ?? [
-      ...ownListings(host),
-      ...dynamic?.list() ?? [],
-    ],
-    host.spec,
-  );
+  return dynamic?.listFor?.(client, preferences) ?? [
+    ...ownListings(host),
+    ...dynamic?.list() ?? [],
+  ];
 }
 
 /** Where the client of an HTTP request reached the daemon (`http://host:port`). */
