@@ -15,7 +15,7 @@ import { providerNames } from "../agents/providers/config.ts";
 import { ConfigError } from "../platform/config_merge.ts";
 import { AgentService } from "../agents/service.ts";
 import { agentsPort } from "../agents/gateway_tools.ts";
-import { attachAgents } from "../tools/gateway/mod.ts";
+import { loadGatewayModule } from "../tools/registry.ts";
 import type { Logger } from "../platform/log.ts";
 import { scoped, type Store } from "../platform/store/mod.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
@@ -62,7 +62,7 @@ export async function startAgents(options: {
   await a2a.start();
   // Agents list `a2a` (or `a2a__send_message`) in their tools to message other agents.
   service.addLocalTool(a2aMessagingTool(a2a));
-  offerToGateway(gateway, service);
+  await offerToGateway(gateway, service);
   return { agents: service, a2a };
 }
 
@@ -70,10 +70,12 @@ export async function startAgents(options: {
  * The gateway's `agents__send` and `teams__execute` (MCP clients drive the
  * /v1 agents): the running gateway gets the service through its port.
  */
-export function offerToGateway(
+export async function offerToGateway(
   gateway: HostedServer | undefined,
   service: AgentService,
-): void {
+): Promise<void> {
   if (gateway?.phase.phase !== "running") return;
+  // Not imported at the top: serve loads no server module before it starts one.
+  const { attachAgents } = await loadGatewayModule();
   attachAgents(gateway.context(), agentsPort(service));
 }

@@ -79,14 +79,23 @@ function withIcons(spec: AnyServerSpec): AnyServerSpec {
   return out;
 }
 
+const gatewayModule = lazyModule<typeof import("./gateway/mod.ts")>(
+  "./gateway/mod.ts",
+  import.meta.url,
+);
+
+/** The gateway's module, for wiring a running gateway (loaded by then: the gateway started from it). */
+export function loadGatewayModule(): Promise<
+  typeof import("./gateway/mod.ts")
+> {
+  return gatewayModule.load();
+}
+
 // The gateway first (it aggregates the others), then SERVER_IDS order.
 const builtins: readonly BuiltinServer[] = [
   builtin(
     "gateway",
-    lazyModule<typeof import("./gateway/mod.ts")>(
-      "./gateway/mod.ts",
-      import.meta.url,
-    ),
+    gatewayModule,
     (module) => module.gatewayServer,
     lazyModule<typeof import("./gateway/config.ts")>(
       "./gateway/config.ts",

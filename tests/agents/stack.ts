@@ -119,7 +119,7 @@ export async function startStack(options: {
     log,
   });
   service.addLocalTool(a2aMessagingTool(a2a));
-  offerToGateway(gatewayHost, service);
+  await offerToGateway(gatewayHost, service);
   const app = createApp({
     hosts,
     endpoints: new Map(),

@@ -108,7 +108,9 @@ Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heav
     path.startsWith("routes/") || path.startsWith("ffi/") ||
     (path.startsWith("agents/") && !ALLOWED_AGENTS.has(path)) ||
     (path.startsWith("tools/") && !path.startsWith("tools/kit/") &&
-      !path.startsWith("tools/memory/") && path !== "tools/registry.ts") ||
+      !path.startsWith("tools/memory/") && path !== "tools/registry.ts" &&
+      // The built-in servers' SVG icons: data, for serverInfo.
+      path !== "tools/icons.ts") ||
     ["cli/http_face.ts", "cli/agents.ts", "cli/serve.ts", "cli/doctor.ts"]
       .includes(path) ||
     FORBIDDEN_LOCAL.includes(path)

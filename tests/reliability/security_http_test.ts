@@ -6,6 +6,7 @@
 // (tests/tools/http_test.ts proves the same guards on a few paths of a
 // tokenless daemon; this walks all of them with a token.)
 
+import { SERVER_CARD_PATHS } from "../../routes/api/server_card.ts";
 import assert from "node:assert/strict";
 import {
   type Daemon,
@@ -70,9 +71,14 @@ async function walkGuards(daemon: Daemon, paths: string[]): Promise<string[]> {
       ];
       // The browser a provider redirects to /oauth/callback carries no
       // bearer token: the one-time state authorizes its GET (a bad one is a
-      // 400); other methods there still need the token.
-      const unauthenticated = path === "/oauth/callback" && method === "GET"
+      // 400); other methods there still need the token. The server card is
+      // public to GET (discovery without a session), like an agent card.
+      const unauthenticated = method !== "GET"
+        ? 401
+        : path === "/oauth/callback"
         ? 400
+        : (SERVER_CARD_PATHS as readonly string[]).includes(path)
+        ? 200
         : 401;
       cases.push(
         ["no token", unauthenticated, { ...json, host }, "{}"],
