@@ -101,6 +101,22 @@ async function waitGone(userDataDir: string, ms: number): Promise<number[]> {
   return pids;
 }
 
+/**
+ * Kills what still runs from `dir` (a daemon's data dir: the browser a
+ * SIGKILLed daemon launched outlives it, and would hold a core for the rest of
+ * the suite).
+ */
+export async function killProcessesUsing(dir: string): Promise<void> {
+  for (const pid of await processesUsing(dir)) {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  await waitGone(dir, 5_000);
+}
+
 /** Waits up to 5 s for the profile's processes to exit, kills the rest, removes the profile. */
 async function reap(userDataDir: string): Promise<void> {
   for (const pid of await waitGone(userDataDir, 5_000)) {

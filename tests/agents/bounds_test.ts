@@ -77,7 +77,8 @@ Deno.test("bounds: the turn timeout stops a slow model (timeout) and the agent a
 });
 
 Deno.test("bounds: a finished turn stops its timeout, so the signal its tools got never fires (nor stays in memory) after it", async () => {
-  await using stack = await startStack({ agents: { turn_timeout_ms: 200 } });
+  // Long enough for a loaded machine to finish the turn inside it.
+  await using stack = await startStack({ agents: { turn_timeout_ms: 2000 } });
   const signals: AbortSignal[] = [];
   stack.service.addLocalTool({
     tool: {
@@ -98,7 +99,7 @@ Deno.test("bounds: a finished turn stops its timeout, so the signal its tools go
   const reply = await send(stack, "brief");
   assert.equal(reply.stop_reason, "end_turn");
   assert.equal(signals.length, 1);
-  await new Promise((resolve) => setTimeout(resolve, 400));
+  await new Promise((resolve) => setTimeout(resolve, 2200));
   // A timer left running holds the signal and its listeners until it fires.
   assert.equal(signals[0].aborted, false);
 });

@@ -117,7 +117,7 @@ Deno.test("run lease: a second service starting on the store leaves a live run a
     agents: ["slow"],
   });
   const team = Team.parse(created.json);
-  stack.model.script([{ text: "done, slowly", delay_ms: 1500 }]);
+  stack.model.script([{ text: "done, slowly", delay_ms: 3000 }]);
   const executed = stack.request("POST", `/v1/teams/${team.id}/execute`, {
     task: "take your time",
   });
@@ -130,12 +130,13 @@ Deno.test("run lease: a second service starting on the store leaves a live run a
     { owner: stack.service.instanceId, host: Deno.hostname(), pid: Deno.pid },
   );
 
-  // B sweeps every 200 ms and takes a lease older than 600 ms for a dead one:
-  // A's run outlives that only because A renews its lease.
-  await using peer = await startPeer(stack.store, { leaseRenewMs: 200 });
+  // B sweeps every 500 ms and takes a lease older than 1.5 s for a dead one:
+  // A's run outlives that only because A renews its lease (every 50 ms; the
+  // margin is for a loaded machine, whose timers run late).
+  await using peer = await startPeer(stack.store, { leaseRenewMs: 500 });
   assert.notEqual(peer.service.instanceId, stack.service.instanceId);
   assert.equal(await status(stack.store, runId), "running");
-  await new Promise((resolve) => setTimeout(resolve, 900));
+  await new Promise((resolve) => setTimeout(resolve, 2000));
   assert.equal(await status(stack.store, runId), "running", "after sweeps");
   const renewed = RunLease.parse(await activeRun(stack.store, runId));
   assert.equal(renewed.owner, first.owner);

@@ -14,7 +14,7 @@ import {
   McpError,
   StreamableHTTPClientTransport,
 } from "../../platform/mcp_sdk.ts";
-import { CHROMIUM } from "../browser.ts";
+import { CHROMIUM, killProcessesUsing } from "../browser.ts";
 import { startXvfb, xTestIgnore } from "./desktop-control/xvfb.ts";
 import {
   type Daemon,
@@ -287,6 +287,7 @@ Deno.test({
         clients.map((client) => client.close().catch(() => {})),
       );
       await daemon.stop();
+      await killProcessesUsing(data);
       await x.close();
     }
   },
