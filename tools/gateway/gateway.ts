@@ -7,6 +7,10 @@
 import type {
   CallToolResult,
   ClientCapabilities,
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
   Tool,
 } from "../../platform/mcp_sdk.ts";
 import type { Caller } from "../../platform/identity.ts";
@@ -18,7 +22,10 @@ import { VERSION } from "../../platform/version.ts";
 import {
   type CallContext,
   type CallJudge,
+  type DynamicPrompts,
+  type DynamicResources,
   type DynamicTools,
+  type ListRequest,
   type OwnTools,
   type Peer,
   type SessionPreferences,
@@ -43,6 +50,7 @@ import {
   type UpstreamSource,
   type UpstreamTarget,
 } from "./upstream.ts";
+import { gatewayName, nestedTwice } from "../kit/tool_names.ts";
 import { adminViewOf, healthOf, metricsOf } from "./views.ts";
 import {
   type AgentsPort,
@@ -59,6 +67,10 @@ export interface GatewayOptions {
   env: Readonly<Record<string, string>>;
   /** Tells connected clients that the aggregate tool list changed. */
   toolsChanged(): void;
+  /** Tells connected clients that the upstreams' resources changed. */
+  resourcesChanged?(): void;
+  /** Tells connected clients that the upstreams' prompts changed. */
+  promptsChanged?(): void;
   /** Where daemons announce themselves, who we are, and our own /mcp (never discovered as "other"). */
   discovery?: DiscoverySetup;
   /** The daemon's secret key, opened on first use: it seals registrations' credentials. */
@@ -83,7 +95,7 @@ export interface GatewayOptions {
 /** The gateway's server id: its own tools are judged as `gateway.<tool>`. */
 export const GATEWAY_ID = "gateway";
 
-export class Gateway implements DynamicTools {
+export class Gateway implements DynamicTools, DynamicResources, DynamicPrompts {
   readonly config: GatewayConfig;
   readonly #options: GatewayOptions;
   readonly #log: Logger;
@@ -99,6 +111,8 @@ export class Gateway implements DynamicTools {
    * (an upstream's new description or schema too) tells clients.
    */
   #catalogKey = "";
+  /** The upstreams' resources (URIs as they give them) and their prompts (`<group>__<prompt>`). */
+  #lists: UpstreamLists = emptyLists();
   /** The agent runtime's tools (agents__send, teams__execute), while one is attached. */
   #agents: { port: AgentsPort; tools: Map<string, AgentTool> } | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -271,6 +285,7 @@ export class Gateway implements DynamicTools {
    * unchanged catalog keeps its listing objects (readers cache per object).
    */
   #rebuild(): void {
+    this.#rebuildLists();
     const local = this.#agents?.tools ?? new Map<string, AgentTool>();
     const built = buildCatalog(this.upstreams.values(), {
       overrides: this.config.tool_overrides,
@@ -296,6 +311,59 @@ export class Gateway implements DynamicTools {
     this.#listed = listed;
     this.#catalogKey = key;
     this.#options.toolsChanged();
+  }
+
+  /** The resource and prompt lists; clients are told of each that changed. */
+  #rebuildLists(): void {
+    const lists = buildLists(this.upstreams.values(), this.#log);
+    const previous = this.#lists;
+    this.#lists = lists;
+    if (lists.resourcesKey !== previous.resourcesKey) {
+      this.#options.resourcesChanged?.();
+    }
+    if (lists.promptsKey !== previous.promptsKey) {
+      this.#options.promptsChanged?.();
+    }
+  }
+
+  listResources(): Resource[] {
+    return [...this.#lists.resources.values()].map((entry) => entry.listing);
+  }
+
+  hasResource(uri: string): boolean {
+    return this.#lists.resources.has(uri);
+  }
+
+  /** Only a URI an upstream listed is read, on that upstream, as the caller. */
+  async readResource(
+    uri: string,
+    request: ListRequest,
+  ): Promise<ReadResourceResult> {
+    const entry = this.#lists.resources.get(uri);
+    if (entry === undefined) throw new ToolError(`Unknown resource ${uri}`);
+    return await this.get(entry.upstream).read(uri, request);
+  }
+
+  listPrompts(): Prompt[] {
+    return [...this.#lists.prompts.values()].map((entry) => entry.listing);
+  }
+
+  hasPrompt(name: string): boolean {
+    return this.#lists.prompts.has(name);
+  }
+
+  async getPrompt(
+    name: string,
+    args: Record<string, string>,
+    request: ListRequest,
+  ): Promise<GetPromptResult> {
+    const entry = this.#lists.prompts.get(name);
+    if (entry === undefined) throw new ToolError(`Unknown prompt ${name}`);
+    return await this.get(entry.upstream).getPrompt(
+      entry.prompt,
+      args,
+      request,
+    );
   }
 
   #collided(name: string, kept: string, dropped: string): void {
@@ -484,4 +552,65 @@ export class Gateway implements DynamicTools {
       [...this.upstreams.values()].map((upstream) => upstream.close()),
     );
   }
+}
+
+interface UpstreamLists {
+  resources: Map<string, { upstream: string; listing: Resource }>;
+  prompts: Map<string, { upstream: string; prompt: string; listing: Prompt }>;
+  resourcesKey: string;
+  promptsKey: string;
+}
+
+function emptyLists(): UpstreamLists {
+  return {
+    resources: new Map(),
+    prompts: new Map(),
+    resourcesKey: "[]",
+    promptsKey: "[]",
+  };
+}
+
+/**
+ * The healthy upstreams' resources and prompts, in upstream name order: a
+ * URI two upstreams list is the first one's; a prompt is
+ * `<group>__<prompt>` (kit/tool_names.ts), the first replica's.
+ */
+function buildLists(
+  upstreams: Iterable<Upstream>,
+  log: Logger,
+): UpstreamLists {
+  const lists = emptyLists();
+  const healthy = [...upstreams]
+    .filter((upstream) => upstream.state === "healthy")
+    .sort(byName);
+  for (const upstream of healthy) {
+    for (const resource of upstream.resources) {
+      const taken = lists.resources.get(resource.uri);
+      if (taken !== undefined) {
+        log.debug("resource_uri_collision", {
+          uri: resource.uri,
+          kept: taken.upstream,
+          dropped: upstream.name,
+        });
+        continue;
+      }
+      lists.resources.set(resource.uri, {
+        upstream: upstream.name,
+        listing: resource,
+      });
+    }
+    for (const prompt of upstream.prompts) {
+      if (nestedTwice(prompt.name)) continue;
+      const { name } = gatewayName(upstream.group, prompt.name);
+      if (lists.prompts.has(name)) continue;
+      lists.prompts.set(name, {
+        upstream: upstream.name,
+        prompt: prompt.name,
+        listing: { ...prompt, name },
+      });
+    }
+  }
+  lists.resourcesKey = JSON.stringify([...lists.resources.values()]);
+  lists.promptsKey = JSON.stringify([...lists.prompts.values()]);
+  return lists;
 }

@@ -56,6 +56,8 @@ export const gatewayServer = defineServer<Gateway>({
   listings: TOOL_LISTINGS, // tools/list entries, generated: tools/tool_listings.ts
   tools,
   aggregates: true,
+  // The upstreams' resources and prompts, listed and read through the gateway.
+  dynamicLists: { resources: true, prompts: true },
   // Big results upstreams keep as resources (agentd://<server>/results/<id>), read through /mcp.
   resourceTemplates: [{
     uriTemplate: "agentd://{server}/results/{id}",
@@ -93,6 +95,8 @@ export const gatewayServer = defineServer<Gateway>({
         secretKey ??= openSecrets({ env: deps.env, dataDir: deps.dataDir })
           .then((secrets) => secrets.dataKey),
       toolsChanged: deps.toolsChanged,
+      resourcesChanged: deps.resourcesChanged,
+      promptsChanged: deps.promptsChanged,
       own: deps.own,
       guard: deps.guard,
       discovery: {
@@ -135,6 +139,8 @@ export const gatewayServer = defineServer<Gateway>({
     return {
       context: gateway,
       dynamicTools: gateway,
+      dynamicResources: gateway,
+      dynamicPrompts: gateway,
       health: () => gateway.health(),
       metrics: () => gateway.metrics(),
       admin: async (viewer) => adminSection(await gateway.adminView(viewer)),

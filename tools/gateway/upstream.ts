@@ -7,8 +7,13 @@ import {
   CallToolResultSchema,
   type Client,
   ErrorCode,
+  type GetPromptResult,
   McpError,
+  type Prompt,
+  PromptListChangedNotificationSchema,
   type ReadResourceResult,
+  type Resource,
+  ResourceListChangedNotificationSchema,
   type Tool,
   ToolListChangedNotificationSchema,
   type Transport,
@@ -21,6 +26,7 @@ import {
   type CallJudge,
   type DirectLink,
   linkedSession,
+  type ListRequest,
   type Peer,
 } from "../kit/mod.ts";
 import type { Caller } from "../../platform/identity.ts";
@@ -100,6 +106,9 @@ export class Upstream {
   lastError: string | undefined;
   /** Exposed tools; kept while unhealthy so errors can say what is missing. */
   tools: Tool[] = [];
+  /** The upstream's resources and prompts as it lists them (when it declares them). */
+  resources: Resource[] = [];
+  prompts: Prompt[] = [];
   calls = 0;
   errors = 0;
   inFlight = 0;
@@ -117,6 +126,8 @@ export class Upstream {
    * The SDK client stays for initialize, ping, list_changed and resources.
    */
   readonly #links = new Map<string, DirectLink>();
+  /** Built-in upstreams: an SDK client per agent, so resources and prompts are read as that agent. */
+  readonly #agentClients = new Map<string, Promise<Client>>();
   #pid: number | null = null;
   /** Bumped whenever a connection is dropped on purpose; a stale child's exit is ignored. */
   #generation = 0;
@@ -182,7 +193,26 @@ export class Upstream {
           })
         );
       });
-      this.tools = await this.#listTools(client);
+      const refreshLists = () => {
+        this.refreshLists().catch((error) =>
+          this.#options.log.warn("upstream_lists_failed", {
+            upstream: this.name,
+            error: messageOf(error),
+          })
+        );
+      };
+      client.setNotificationHandler(
+        ResourceListChangedNotificationSchema,
+        refreshLists,
+      );
+      client.setNotificationHandler(
+        PromptListChangedNotificationSchema,
+        refreshLists,
+      );
+      [this.tools] = await Promise.all([
+        this.#listTools(client),
+        this.#listResourcesAndPrompts(client),
+      ]);
       this.latencyMs = Math.round(performance.now() - started);
       this.lastCheck = this.#clock();
       this.#setState("healthy");
@@ -252,6 +282,115 @@ export class Upstream {
     return await allToolNames(client, this.#options.healthTimeoutMs);
   }
 
+  /**
+   * The upstream's resources and prompts, when its capabilities declare
+   * them; one it cannot list is logged and lists none (its tools still serve).
+   */
+  async #listResourcesAndPrompts(client: Client): Promise<void> {
+    const capabilities = client.getServerCapabilities();
+    const options = { timeout: this.#options.healthTimeoutMs };
+    const failed = (what: string) => (error: unknown) => {
+      this.#options.log.warn("upstream_list_failed", {
+        upstream: this.name,
+        list: what,
+        error: messageOf(error),
+      });
+      return [];
+    };
+    const [resources, prompts] = await Promise.all([
+      capabilities?.resources
+        ? paged(async (cursor) => {
+          const page = await client.listResources(
+            cursor === undefined ? {} : { cursor },
+            options,
+          );
+          return { items: page.resources, next: page.nextCursor };
+        }).catch(failed("resources"))
+        : [],
+      capabilities?.prompts
+        ? paged(async (cursor) => {
+          const page = await client.listPrompts(
+            cursor === undefined ? {} : { cursor },
+            options,
+          );
+          return { items: page.prompts, next: page.nextCursor };
+        }).catch(failed("prompts"))
+        : [],
+    ]);
+    this.resources = resources;
+    this.prompts = prompts;
+  }
+
+  /** Reads the resource and prompt lists again (the upstream said they changed). */
+  async refreshLists(): Promise<void> {
+    const client = this.#client;
+    if (!client) return;
+    await this.#listResourcesAndPrompts(client);
+    this.#options.onChange(this, this.state);
+  }
+
+  /**
+   * `resources/read` as `request.caller`: an external upstream gets the
+   * caller's token where it passes tokens through, a built-in one sees the
+   * caller's agent (as its tools do), so nobody reads through the gateway
+   * what the upstream would refuse them.
+   */
+  async read(uri: string, request: ListRequest): Promise<ReadResourceResult> {
+    const client = await this.#clientAs(request);
+    return await passThrough.run(
+      request.authorization,
+      () =>
+        client.readResource({ uri }, {
+          timeout: this.#options.callTimeoutMs,
+          signal: request.signal,
+        }),
+    );
+  }
+
+  /** `prompts/get` as `request.caller` (see `read`). */
+  async getPrompt(
+    name: string,
+    args: Record<string, string>,
+    request: ListRequest,
+  ): Promise<GetPromptResult> {
+    const client = await this.#clientAs(request);
+    return await passThrough.run(
+      request.authorization,
+      () =>
+        client.getPrompt({ name, arguments: args }, {
+          timeout: this.#options.callTimeoutMs,
+          signal: request.signal,
+        }),
+    );
+  }
+
+  /** The SDK client whose requests reach the upstream as `request.caller`. */
+  #clientAs(request: ListRequest): Promise<Client> {
+    const client = this.#client;
+    if (!client || this.state !== "healthy") {
+      throw new UpstreamUnreachable(this.lastError ?? `not connected`);
+    }
+    const agent = request.caller.agent;
+    const target = this.target;
+    // The main connection is the operator's ({}); external upstreams judge by the token.
+    if (target.kind !== "builtin" || agent === undefined) {
+      return Promise.resolve(client);
+    }
+    let opened = this.#agentClients.get(agent);
+    if (opened === undefined) {
+      opened = (async () => {
+        const own = newClient();
+        await own.connect(await target.peer.connect({ agent }), {
+          timeout: this.#options.connectTimeoutMs,
+        });
+        return own;
+      })();
+      opened.catch(() => this.#agentClients.delete(agent));
+      this.#agentClients.set(agent, opened);
+    }
+    return opened;
+  }
+
   async refreshTools(): Promise<void> {
     const client = this.#client;
     if (!client) return;
@@ -273,6 +412,7 @@ export class Upstream {
         this.lastCheck = this.#clock();
         if (this.state !== "healthy") {
           this.tools = await this.#listTools(client);
+          await this.#listResourcesAndPrompts(client);
           this.#setState("healthy");
         }
         return;
@@ -498,6 +638,13 @@ export class Upstream {
     this.#client = undefined;
     // A new connection starts new links, as new clients did ("approve for the session").
     this.#links.clear();
+    const agentClients = [...this.#agentClients.values()];
+    this.#agentClients.clear();
+    await Promise.all(
+      agentClients.map((opened) =>
+        opened.then((own) => own.close()).catch(() => {})
+      ),
+    );
     await client?.close().catch(() => {});
   }
 
@@ -511,6 +658,22 @@ export class Upstream {
     this.#pid = null;
     this.#setState("stopped");
   }
+}
+
+/** Every page of a paginated MCP list. */
+async function paged<T>(
+  page: (cursor: string | undefined) => Promise<{ items: T[]; next?: string }>,
+): Promise<T[]> {
+  const all: T[] = [];
+  let cursor: string | undefined;
+  // A cap: an upstream that hands back cursors forever does not hold the gateway.
+  for (let pages = 0; pages < 100; pages++) {
+    const { items, next } = await page(cursor);
+    all.push(...items);
+    if (next === undefined) break;
+    cursor = next;
+  }
+  return all;
 }
 
 /** Code-unit order: the same on every machine, unlike localeCompare. */

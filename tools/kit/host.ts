@@ -22,6 +22,8 @@ import {
   type AnyServerSpec,
   type BrowserRequest,
   type CallbackOutcome,
+  type DynamicPrompts,
+  type DynamicResources,
   type DynamicTools,
   identityOf,
   type Peer,
@@ -42,6 +44,8 @@ import type { Caller } from "../../platform/identity.ts";
 export interface ServerListener {
   resourceUpdated(uri: string): void;
   toolsChanged(): void;
+  resourcesChanged(): void;
+  promptsChanged(): void;
 }
 
 export interface HostOptions {
@@ -220,6 +224,12 @@ export class HostedServer {
         env: options.env ?? Deno.env.toObject(),
         resourceUpdated: (uri) => this.notifyResourceUpdated(uri),
         toolsChanged: () => this.notifyToolsChanged(),
+        resourcesChanged: () => {
+          for (const listener of this.listeners) listener.resourcesChanged();
+        },
+        promptsChanged: () => {
+          for (const listener of this.listeners) listener.promptsChanged();
+        },
         peers: options.peers ?? [],
         address: options.address ?? (() => undefined),
         ownOrigin: options.ownOrigin ??
@@ -398,6 +408,20 @@ export class HostedServer {
   dynamicTools(): DynamicTools | undefined {
     return this.phase.phase === "running"
       ? this.#runtime?.dynamicTools
+      : undefined;
+  }
+
+  /** The server's run-time resources, while it runs. */
+  dynamicResources(): DynamicResources | undefined {
+    return this.phase.phase === "running"
+      ? this.#runtime?.dynamicResources
+      : undefined;
+  }
+
+  /** The server's run-time prompts, while it runs. */
+  dynamicPrompts(): DynamicPrompts | undefined {
+    return this.phase.phase === "running"
+      ? this.#runtime?.dynamicPrompts
       : undefined;
   }
 

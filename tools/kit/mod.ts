@@ -15,7 +15,9 @@ import type {
   ElicitResult,
   GetPromptResult,
   LoggingLevel,
+  Prompt,
   ReadResourceResult,
+  Resource,
   Tool,
   ToolAnnotations,
   Transport,
@@ -251,6 +253,10 @@ export interface ServerDeps {
   resourceUpdated(uri: string): void;
   /** Tells connected clients that the tool list changed (`notifications/tools/list_changed`). */
   toolsChanged(): void;
+  /** Tells connected clients that the resource list changed (`notifications/resources/list_changed`). */
+  resourcesChanged(): void;
+  /** Tells connected clients that the prompt list changed (`notifications/prompts/list_changed`). */
+  promptsChanged(): void;
   /** The other servers of this process; given to specs that `aggregate`. */
   peers: readonly Peer[];
   /** This process's HTTP address (`http://127.0.0.1:8765`) once it listens; undefined on stdio. */
@@ -318,6 +324,38 @@ export interface Peer {
 export interface SessionPreferences {
   /** `on_demand`: a few meta-tools instead of every tool; `all`: every tool. */
   tools?: "all" | "on_demand";
+}
+
+/** Who asks for a run-time resource or prompt (the caller an MCP session or link carries). */
+export interface ListRequest {
+  caller: Caller;
+  /** The client's bearer token, for a server that passes it on (the gateway's pass-through). */
+  authorization?: string;
+  signal: AbortSignal;
+}
+
+/**
+ * Resources a server adds at run time (the gateway's upstreams'), listed
+ * after its own; the server tells clients of a change with
+ * `ServerDeps.resourcesChanged`.
+ */
+export interface DynamicResources {
+  listResources(): Resource[];
+  /** Whether `uri` is one of `listResources()`: only those are read here. */
+  hasResource(uri: string): boolean;
+  readResource(uri: string, request: ListRequest): Promise<ReadResourceResult>;
+}
+
+/** Prompts a server adds at run time, like DynamicResources (`ServerDeps.promptsChanged`). */
+export interface DynamicPrompts {
+  listPrompts(): Prompt[];
+  hasPrompt(name: string): boolean;
+  /** Arguments are the callee's to check. */
+  getPrompt(
+    name: string,
+    args: Record<string, string>,
+    request: ListRequest,
+  ): Promise<GetPromptResult>;
 }
 
 /** Tools a server adds at run time (the gateway's aggregate), listed after its own. */
@@ -405,6 +443,10 @@ export interface ServerRuntime<C> {
   admin?(viewer: Caller): AdminSection | Promise<AdminSection>;
   /** Tools beyond the spec's own, e.g. the gateway's `<server>__<tool>` names. */
   dynamicTools?: DynamicTools;
+  /** Resources beyond the spec's own (the gateway's upstreams'). */
+  dynamicResources?: DynamicResources;
+  /** Prompts beyond the spec's own (the gateway's upstreams'). */
+  dynamicPrompts?: DynamicPrompts;
   /**
    * An MCP session ended (deleted, evicted, timed out, shut down): drop what
    * was kept for it (`CallContext.sessionId`). Also told of the sessions of
@@ -458,6 +500,12 @@ export interface ServerSpec<C> {
   resources?: readonly ResourceDef<C>[];
   resourceTemplates?: readonly ResourceTemplateDef<C>[];
   prompts?: readonly PromptDef<C>[];
+  /**
+   * The server lists resources or prompts at run time as well
+   * (ServerRuntime.dynamicResources / dynamicPrompts): its capabilities say
+   * so, with `listChanged`, whether it runs or not.
+   */
+  dynamicLists?: { resources?: boolean; prompts?: boolean };
   /** Started after every other server, which it receives as `deps.peers` (the gateway). */
   aggregates?: boolean;
   /**

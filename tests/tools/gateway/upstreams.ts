@@ -14,6 +14,7 @@ import {
 } from "../../../platform/mcp_sdk.ts";
 // @ts-types="../../../node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp.d.ts"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
 import type { AdminPage } from "../../../web/admin.ts";
 import type {
   AdminServer,
@@ -271,7 +272,59 @@ export function startChangingServer(): ChangingServer {
       description: `Answers ${name}`,
       inputSchema: {},
     }, () => ({ content: [{ type: "text", text: name }] }));
-  const http = Deno.serve(
+  const http = serveSessions(sessions, async (transport) => {
+    const server = new McpServer({ name: "changing", version: "1.0.0" });
+    addTo(server, "first");
+    for (const name of added) addTo(server, name);
+    server.registerTool("slow", {
+      description: "Reports progress three times, then answers",
+      inputSchema: {},
+    }, async (_args, extra) => {
+      const token = extra._meta?.progressToken;
+      tokens.push(token);
+      for (let step = 1; step <= 3 && token !== undefined; step++) {
+        await extra.sendNotification({
+          method: "notifications/progress",
+          params: {
+            progressToken: token,
+            progress: step,
+            total: 3,
+            message: `step ${step} of 3`,
+          },
+        });
+      }
+      return { content: [{ type: "text", text: "done" }] };
+    });
+    servers.push(server);
+    await server.connect(transport);
+  });
+  return {
+    url: `http://127.0.0.1:${http.addr.port}/mcp`,
+    tokens,
+    addTool(name) {
+      added.push(name);
+      for (const server of servers) {
+        if (server.isConnected()) addTo(server, name);
+      }
+    },
+    async [Symbol.asyncDispose]() {
+      for (const transport of sessions.values()) await transport.close();
+      await http.shutdown();
+    },
+  };
+}
+
+/**
+ * Serves streamable HTTP at /mcp with a stateful session per client:
+ * `connect` gets each new session's transport to connect a server to.
+ */
+function serveSessions(
+  sessions: Map<string, WebStandardStreamableHTTPServerTransport>,
+  connect: (
+    transport: WebStandardStreamableHTTPServerTransport,
+  ) => Promise<void>,
+): Deno.HttpServer<Deno.NetAddr> {
+  return Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     async (request) => {
       const id = request.headers.get("mcp-session-id");
@@ -290,41 +343,75 @@ export function startChangingServer(): ChangingServer {
           sessions.delete(sid);
         },
       });
-      const server = new McpServer({ name: "changing", version: "1.0.0" });
-      addTo(server, "first");
-      for (const name of added) addTo(server, name);
-      server.registerTool("slow", {
-        description: "Reports progress three times, then answers",
-        inputSchema: {},
-      }, async (_args, extra) => {
-        const token = extra._meta?.progressToken;
-        tokens.push(token);
-        for (let step = 1; step <= 3 && token !== undefined; step++) {
-          await extra.sendNotification({
-            method: "notifications/progress",
-            params: {
-              progressToken: token,
-              progress: step,
-              total: 3,
-              message: `step ${step} of 3`,
-            },
-          });
-        }
-        return { content: [{ type: "text", text: "done" }] };
-      });
-      servers.push(server);
-      await server.connect(transport);
+      await connect(transport);
       return await transport.handleRequest(request);
     },
   );
+}
+
+/** What startListingServer serves and can add. */
+export interface ListingServer {
+  url: string;
+  /** Adds `listing://<name>` (text `resource <name>`) on every session: each tells its client resources/list_changed. */
+  addResource(name: string): void;
+  /** Adds prompt `<name>` (a user message `prompt <name> for <topic>`): each session tells prompts/list_changed. */
+  addPrompt(name: string): void;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * An MCP SDK McpServer at /mcp (one per session) with tool `hello`, resource
+ * `listing://first` and prompt `first`, and more of each added at run time,
+ * which the SDK announces with resources/ and prompts/list_changed.
+ */
+export function startListingServer(): ListingServer {
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const servers: McpServer[] = [];
+  const resources = ["first"];
+  const prompts = ["first"];
+  const addResource = (server: McpServer, name: string) =>
+    server.registerResource(name, `listing://${name}`, {
+      description: `Resource ${name}`,
+      mimeType: "text/plain",
+    }, (uri) => ({
+      contents: [{
+        uri: uri.href,
+        mimeType: "text/plain",
+        text: `resource ${name}`,
+      }],
+    }));
+  const addPrompt = (server: McpServer, name: string) =>
+    server.registerPrompt(name, {
+      description: `Prompt ${name}`,
+      argsSchema: { topic: z.string() },
+    }, ({ topic }) => ({
+      messages: [{
+        role: "user",
+        content: { type: "text", text: `prompt ${name} for ${topic}` },
+      }],
+    }));
+  const http = serveSessions(sessions, async (transport) => {
+    const server = new McpServer({ name: "listing", version: "1.0.0" });
+    // The gateway registers servers by their tools: one to have some.
+    server.registerTool("hello", {
+      description: "Answers hello",
+      inputSchema: {},
+    }, () => ({ content: [{ type: "text", text: "hello" }] }));
+    for (const name of resources) addResource(server, name);
+    for (const name of prompts) addPrompt(server, name);
+    servers.push(server);
+    await server.connect(transport);
+  });
+  const live = () => servers.filter((server) => server.isConnected());
   return {
     url: `http://127.0.0.1:${http.addr.port}/mcp`,
-    tokens,
-    addTool(name) {
-      added.push(name);
-      for (const server of servers) {
-        if (server.isConnected()) addTo(server, name);
-      }
+    addResource(name) {
+      resources.push(name);
+      for (const server of live()) addResource(server, name);
+    },
+    addPrompt(name) {
+      prompts.push(name);
+      for (const server of live()) addPrompt(server, name);
     },
     async [Symbol.asyncDispose]() {
       for (const transport of sessions.values()) await transport.close();

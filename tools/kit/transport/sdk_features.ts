@@ -23,6 +23,8 @@ import {
 import { messageOf } from "../../../platform/errors.ts";
 import { describeIssues } from "../../../platform/validation.ts";
 import type { HostedServer } from "../host.ts";
+import type { ListRequest } from "../mod.ts";
+import { callerOf } from "./identity.ts";
 import { tasksCapability } from "./sdk_tasks.ts";
 
 const RESOURCE_NOT_FOUND = -32002; // MCP's code for an unknown resource URI
@@ -33,12 +35,10 @@ export function capabilitiesOf(host: HostedServer): ServerCapabilities {
     tools: { listChanged: true },
     logging: {},
   };
-  if (
-    (spec.resources?.length ?? 0) + (spec.resourceTemplates?.length ?? 0) > 0
-  ) {
+  if (hasResources(host)) {
     capabilities.resources = { subscribe: true, listChanged: true };
   }
-  if ((spec.prompts?.length ?? 0) > 0) {
+  if (hasPrompts(host)) {
     capabilities.prompts = { listChanged: true };
   }
   if ((spec.prompts?.length ?? 0) + (spec.resourceTemplates?.length ?? 0) > 0) {
@@ -48,6 +48,32 @@ export function capabilitiesOf(host: HostedServer): ServerCapabilities {
   if (tasks) capabilities.tasks = tasks;
   return capabilities;
 }
+
+function hasResources(host: HostedServer): boolean {
+  const spec = host.spec;
+  return (spec.resources?.length ?? 0) +
+          (spec.resourceTemplates?.length ?? 0) > 0 ||
+    spec.dynamicLists?.resources === true;
+}
+
+function hasPrompts(host: HostedServer): boolean {
+  return (host.spec.prompts?.length ?? 0) > 0 ||
+    host.spec.dynamicLists?.prompts === true;
+}
+
+/** Who a request came from, for a run-time resource or prompt. */
+function listRequestOf(extra: HandlerExtra): ListRequest {
+  return {
+    caller: callerOf(extra.authInfo?.extra),
+    authorization: extra.authInfo?.token || undefined,
+    signal: extra.signal,
+  };
+}
+
+type HandlerExtra = {
+  signal: AbortSignal;
+  authInfo?: { token: string; extra?: Record<string, unknown> };
+};
 
 export function registerResources(
   server: Server,
@@ -59,16 +85,21 @@ export function registerResources(
     def,
     template: new UriTemplate(def.uriTemplate),
   }));
-  if (resources.length + templates.length === 0) return;
+  if (!hasResources(host)) return;
 
   server.setRequestHandler(ListResourcesRequestSchema, () => ({
-    resources: resources.map((def): Resource => {
-      const listing: Resource = { uri: def.uri, name: def.name };
-      if (def.title !== undefined) listing.title = def.title;
-      if (def.description !== undefined) listing.description = def.description;
-      if (def.mimeType !== undefined) listing.mimeType = def.mimeType;
-      return listing;
-    }),
+    resources: [
+      ...resources.map((def): Resource => {
+        const listing: Resource = { uri: def.uri, name: def.name };
+        if (def.title !== undefined) listing.title = def.title;
+        if (def.description !== undefined) {
+          listing.description = def.description;
+        }
+        if (def.mimeType !== undefined) listing.mimeType = def.mimeType;
+        return listing;
+      }),
+      ...host.dynamicResources()?.listResources() ?? [],
+    ],
   }));
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
@@ -86,25 +117,33 @@ export function registerResources(
 
   function knownUri(uri: string): boolean {
     return resources.some((def) => def.uri === uri) ||
+      host.dynamicResources()?.hasResource(uri) === true ||
       templates.some(({ template }) => template.match(uri) !== null);
   }
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-    const uri = request.params.uri;
-    const url = parseUri(uri);
-    const context = contextOrMcpError(host);
-    const direct = resources.find((def) => def.uri === uri);
-    if (direct) return { contents: await direct.read(context, url) };
-    for (const { def, template } of templates) {
-      const variables = template.match(uri);
-      if (variables) {
-        return { contents: await def.read(context, url, variables) };
+  server.setRequestHandler(
+    ReadResourceRequestSchema,
+    async (request, extra) => {
+      const uri = request.params.uri;
+      const url = parseUri(uri);
+      const context = contextOrMcpError(host);
+      const direct = resources.find((def) => def.uri === uri);
+      if (direct) return { contents: await direct.read(context, url) };
+      const dynamic = host.dynamicResources();
+      if (dynamic?.hasResource(uri)) {
+        return await dynamic.readResource(uri, listRequestOf(extra));
       }
-    }
-    throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, {
-      uri,
-    });
-  });
+      for (const { def, template } of templates) {
+        const variables = template.match(uri);
+        if (variables) {
+          return { contents: await def.read(context, url, variables) };
+        }
+      }
+      throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, {
+        uri,
+      });
+    },
+  );
 
   server.setRequestHandler(SubscribeRequestSchema, (request) => {
     if (!knownUri(request.params.uri)) {
@@ -125,37 +164,50 @@ export function registerResources(
 
 export function registerPrompts(server: Server, host: HostedServer): void {
   const prompts = host.spec.prompts ?? [];
-  if (prompts.length === 0) return;
+  if (!hasPrompts(host)) return;
 
   server.setRequestHandler(ListPromptsRequestSchema, () => ({
-    prompts: prompts.map((def): Prompt => {
-      const listing: Prompt = { name: def.name };
-      if (def.title !== undefined) listing.title = def.title;
-      if (def.description !== undefined) listing.description = def.description;
-      if (def.args) {
-        listing.arguments = Object.entries(def.args.shape).map(
-          ([name, schema]) => {
-            const argument: {
-              name: string;
-              description?: string;
-              required: boolean;
-            } = {
-              name,
-              required: !schema.safeParse(undefined).success,
-            };
-            if (schema.description !== undefined) {
-              argument.description = schema.description;
-            }
-            return argument;
-          },
-        );
-      }
-      return listing;
-    }),
+    prompts: [
+      ...prompts.map((def): Prompt => {
+        const listing: Prompt = { name: def.name };
+        if (def.title !== undefined) listing.title = def.title;
+        if (def.description !== undefined) {
+          listing.description = def.description;
+        }
+        if (def.args) {
+          listing.arguments = Object.entries(def.args.shape).map(
+            ([name, schema]) => {
+              const argument: {
+                name: string;
+                description?: string;
+                required: boolean;
+              } = {
+                name,
+                required: !schema.safeParse(undefined).success,
+              };
+              if (schema.description !== undefined) {
+                argument.description = schema.description;
+              }
+              return argument;
+            },
+          );
+        }
+        return listing;
+      }),
+      ...host.dynamicPrompts()?.listPrompts() ?? [],
+    ],
   }));
 
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
     const def = prompts.find((prompt) => prompt.name === request.params.name);
+    const dynamic = host.dynamicPrompts();
+    if (!def && dynamic?.hasPrompt(request.params.name)) {
+      return await dynamic.getPrompt(
+        request.params.name,
+        request.params.arguments ?? {},
+        listRequestOf(extra),
+      );
+    }
     if (!def) {
       throw new McpError(
         ErrorCode.InvalidParams,

@@ -91,6 +91,7 @@ export function createSdkServer(
   owner?: Caller,
 ): Server {
   const spec = host.spec;
+  const capabilities = capabilitiesOf(host);
   const server = new Server(
     {
       name: `agentd-${spec.id}`,
@@ -100,7 +101,7 @@ export function createSdkServer(
       icons: serverInfoIcons(spec),
     },
     {
-      capabilities: capabilitiesOf(host),
+      capabilities,
       instructions: spec.instructions,
       jsonSchemaValidator: new LazySchemaValidator(),
     },
@@ -164,7 +165,7 @@ export function createSdkServer(
     },
   );
 
-  if (capabilitiesOf(host).tasks) registerTaskHandlers(server, host);
+  if (capabilities.tasks) registerTaskHandlers(server, host);
   registerResources(server, host, subscriptions);
   registerPrompts(server, host);
   registerCompletion(server, host);
@@ -180,6 +181,20 @@ export function createSdkServer(
       // Before initialization completes there is no one to tell.
       if (server.getClientCapabilities() === undefined) return;
       server.sendToolListChanged().catch((error) =>
+        host.log.debug("notify_failed", { error })
+      );
+    },
+    resourcesChanged() {
+      if (server.getClientCapabilities() === undefined) return;
+      if (!capabilities.resources) return;
+      server.sendResourceListChanged().catch((error) =>
+        host.log.debug("notify_failed", { error })
+      );
+    },
+    promptsChanged() {
+      if (server.getClientCapabilities() === undefined) return;
+      if (!capabilities.prompts) return;
+      server.sendPromptListChanged().catch((error) =>
         host.log.debug("notify_failed", { error })
       );
     },
