@@ -97,6 +97,12 @@ Deno.test("list changes: an upstream's new resource and prompt reach gateway cli
       content: { type: "text", text: "prompt second for gateways" },
     }]);
 
+    // The gateway relays no resources/updated: it takes no subscription it would not keep.
+    await assert.rejects(
+      client.subscribeResource({ uri: "listing://second" }),
+      /no subscriptions/,
+    );
+
     // A URI no upstream listed is refused, not passed on.
     await assert.rejects(
       client.readResource({ uri: "listing://never-listed" }),

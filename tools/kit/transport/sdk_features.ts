@@ -117,7 +117,6 @@ export function registerResources(
 
   function knownUri(uri: string): boolean {
     return resources.some((def) => def.uri === uri) ||
-      host.dynamicResources()?.hasResource(uri) === true ||
       templates.some(({ template }) => template.match(uri) !== null);
   }
 
@@ -146,6 +145,13 @@ export function registerResources(
   );
 
   server.setRequestHandler(SubscribeRequestSchema, (request) => {
+    // Run-time resources (an upstream's, through the gateway) send no updates here.
+    if (host.dynamicResources()?.hasResource(request.params.uri)) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Resource ${request.params.uri} takes no subscriptions here`,
+      );
+    }
     if (!knownUri(request.params.uri)) {
       throw new McpError(
         RESOURCE_NOT_FOUND,
