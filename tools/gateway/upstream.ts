@@ -28,6 +28,7 @@ import {
   linkedSession,
   type ListRequest,
   type Peer,
+  ToolError,
 } from "../kit/mod.ts";
 import type { Caller } from "../../platform/identity.ts";
 import type { AdminServer, UpstreamState } from "./admin_view.ts";
@@ -372,6 +373,18 @@ export class Upstream {
     }
     const agent = request.caller.agent;
     const target = this.target;
+    // The policy judges tool calls only: an agent must not read, with the
+    // registration's own credentials, what it could not call. It reads an
+    // external upstream's resources and prompts only where the upstream
+    // judges it by its own token (pass_through_auth).
+    if (
+      agent !== undefined && target.kind !== "builtin" &&
+      !(target.kind === "http" && target.passThroughAuth)
+    ) {
+      throw new ToolError(
+        `Upstream ${this.name}'s resources and prompts are read by the operator only (or through pass_through_auth); an agent reaches ${this.name} through its tools`,
+      );
+    }
     // The main connection is the operator's ({}); external upstreams judge by the token.
     if (target.kind !== "builtin" || agent === undefined) {
       return Promise.resolve(client);
