@@ -8,20 +8,46 @@
 // header are equal, no commit finished between them, and a get begun after the
 // first read saw every commit finished before the second.
 //
-// The file is read with read(2), which goes through the page cache the
-// connections' shared mappings use. Any doubt (no file, a header not in the
-// documented form, a short read, a torn read of a header being rewritten)
-// gives a different or no mark, which only costs the caller its get.
+// The header is read through a shared read-only mapping of the file, as
+// SQLite's own connections read it (mmap, ffi/libc.ts), so a read costs no
+// system call; where the file cannot be mapped (Windows, no FFI permission)
+// it is read with read(2), which goes through the page cache the mappings
+// use. Any doubt (no file, a header not in the documented form, a short read,
+// a torn read of a header being rewritten) gives a different or no mark,
+// which only costs the caller its get.
+//
+// A mapping faults (SIGBUS) where it lies past the file's end, so a file is
+// mapped only once it holds the header. SQLite shrinks the -shm only when the
+// connection opening it is the first in any process (it alone then holds the
+// "DMS" lock); a mark is read only while its store's connection is open,
+// which keeps every other opener from being the first.
 //
 // Closing any descriptor of a file drops every POSIX lock the process holds
 // on it, SQLite's locks on the -shm among them: another process would then
 // take this one's connections for gone and rebuild the WAL-index under them
 // (sqlite.org/howtocorrupt.html, 2.2). So a process opens one descriptor per
-// -shm file, shared by every mark on it, and closes it only when the last
-// mark is closed, which KvStore does after closing its Deno.Kv.
+// -shm file, shared by every mark on it, and closes (and unmaps) it only when
+// the last mark is closed, which KvStore does after closing its Deno.Kv.
 
-/** The -shm descriptor of each KV file (real path) with marks open on it. */
-const SHM_FILES = new Map<string, { file: Deno.FsFile; marks: number }>();
+import {
+  MAP_SHARED,
+  mapFailed,
+  O_CLOEXEC,
+  O_RDONLY,
+  openLibc,
+  PROT_READ,
+  SEEK_END,
+} from "../../ffi/libc.ts";
+
+/** Reads the header of one open -shm file. */
+interface ShmHeader {
+  /** Fills `into` (HEADER_BYTES long) with the header; false when it cannot. */
+  read(into: Uint8Array): boolean;
+  close(): void;
+}
+
+/** The open -shm file of each KV file (real path) with marks open on it. */
+const SHM_FILES = new Map<string, { header: ShmHeader; marks: number }>();
 
 /** The first copy of the WAL-index header. */
 const HEADER_BYTES = 48;
@@ -32,7 +58,8 @@ const IS_INIT = 12;
 
 export class KvChangeMark {
   readonly #shm: string | undefined;
-  #file?: Deno.FsFile;
+  readonly #map: boolean;
+  #header?: ShmHeader;
   #closed = false;
   #last = new Uint8Array(HEADER_BYTES);
   #next = new Uint8Array(HEADER_BYTES);
@@ -42,8 +69,11 @@ export class KvChangeMark {
   /**
    * `path`: the KV file, as given to Deno.openKv, once open (symlinks are
    * resolved now, as SQLite does, so a later chdir changes nothing).
+   * `map: false` reads with read(2) even where the file could be mapped (for
+   * tests: the first mark opened on a file decides for every later one).
    */
-  constructor(path: string) {
+  constructor(path: string, { map = true }: { map?: boolean } = {}) {
+    this.#map = map;
     try {
       this.#shm = `${Deno.realPathSync(path)}-shm`;
     } catch {
@@ -56,20 +86,10 @@ export class KvChangeMark {
    * finished since it was taken; undefined when the header cannot be read.
    */
   read(): string | undefined {
-    const file = this.#open();
-    if (file === undefined) return undefined;
+    const header = this.#open();
+    if (header === undefined) return undefined;
     const next = this.#next;
-    let filled = 0;
-    try {
-      file.seekSync(0, Deno.SeekMode.Start);
-      while (filled < HEADER_BYTES) {
-        const n = file.readSync(next.subarray(filled));
-        if (n === null || n === 0) return undefined;
-        filled += n;
-      }
-    } catch {
-      return undefined;
-    }
+    if (!header.read(next)) return undefined;
     const view = new DataView(next.buffer);
     if (
       view.getUint32(0, true) !== WAL_INDEX_VERSION &&
@@ -89,30 +109,123 @@ export class KvChangeMark {
   /** Call after closing the Deno.Kv (see the top of this file). */
   close(): void {
     this.#closed = true;
-    if (this.#file === undefined || this.#shm === undefined) return;
-    this.#file = undefined;
+    if (this.#header === undefined || this.#shm === undefined) return;
+    this.#header = undefined;
     const shared = SHM_FILES.get(this.#shm);
     if (shared === undefined || --shared.marks > 0) return;
     SHM_FILES.delete(this.#shm);
-    shared.file.close();
+    shared.header.close();
   }
 
-  #open(): Deno.FsFile | undefined {
-    if (this.#file !== undefined || this.#closed) return this.#file;
+  #open(): ShmHeader | undefined {
+    if (this.#header !== undefined || this.#closed) return this.#header;
     if (this.#shm === undefined) return undefined;
     const shared = SHM_FILES.get(this.#shm);
     if (shared !== undefined) {
       shared.marks++;
-      this.#file = shared.file;
-      return this.#file;
+      this.#header = shared.header;
+      return this.#header;
     }
+    // None when the file is not yet created (no read so far) or the KV is not
+    // a WAL database.
+    const header = (this.#map ? MappedHeader.open(this.#shm) : undefined) ??
+      FileHeader.open(this.#shm);
+    if (header === undefined) return undefined;
+    this.#header = header;
+    SHM_FILES.set(this.#shm, { header, marks: 1 });
+    return header;
+  }
+}
+
+/** The header read with read(2) from a descriptor kept open. */
+class FileHeader implements ShmHeader {
+  private constructor(private readonly file: Deno.FsFile) {}
+
+  static open(path: string): FileHeader | undefined {
     try {
-      this.#file = Deno.openSync(this.#shm, { read: true });
+      return new FileHeader(Deno.openSync(path, { read: true }));
     } catch {
-      return undefined; // not yet created (no read so far), or not a WAL database
+      return undefined;
     }
-    SHM_FILES.set(this.#shm, { file: this.#file, marks: 1 });
-    return this.#file;
+  }
+
+  read(into: Uint8Array): boolean {
+    let filled = 0;
+    try {
+      this.file.seekSync(0, Deno.SeekMode.Start);
+      while (filled < HEADER_BYTES) {
+        const n = this.file.readSync(into.subarray(filled));
+        if (n === null || n === 0) return false;
+        filled += n;
+      }
+    } catch {
+      return false;
+    }
+    return true;
+  }
+
+  close(): void {
+    this.file.close();
+  }
+}
+
+/** The header read from a shared read-only mapping of the file's first bytes. */
+class MappedHeader implements ShmHeader {
+  #bytes?: Uint8Array;
+  #pointer: Deno.PointerValue = null;
+
+  private constructor(private readonly fd: number) {}
+
+  static open(path: string): MappedHeader | undefined {
+    const libc = openLibc();
+    if (libc === null) return undefined;
+    const fd = libc.open(
+      new TextEncoder().encode(`${path}\0`),
+      O_RDONLY | O_CLOEXEC,
+    );
+    return fd < 0 ? undefined : new MappedHeader(fd);
+  }
+
+  read(into: Uint8Array): boolean {
+    const bytes = this.#bytes ?? this.#mapped();
+    if (bytes === undefined) return false;
+    into.set(bytes);
+    return true;
+  }
+
+  /** The mapping, made once the file holds a whole header (see the top). */
+  #mapped(): Uint8Array | undefined {
+    const libc = openLibc();
+    if (libc === null) return undefined;
+    if (libc.lseek(this.fd, 0n, SEEK_END) < BigInt(HEADER_BYTES)) {
+      return undefined;
+    }
+    const pointer = libc.mmap(
+      null,
+      BigInt(HEADER_BYTES),
+      PROT_READ,
+      MAP_SHARED,
+      this.fd,
+      0n,
+    );
+    if (mapFailed(pointer) || pointer === null) return undefined;
+    this.#pointer = pointer;
+    this.#bytes = new Uint8Array(
+      Deno.UnsafePointerView.getArrayBuffer(pointer, HEADER_BYTES),
+    );
+    return this.#bytes;
+  }
+
+  close(): void {
+    const libc = openLibc();
+    if (libc === null) return;
+    // The last mark on the file is closed: nothing reads the bytes again.
+    this.#bytes = undefined;
+    if (this.#pointer !== null) {
+      libc.munmap(this.#pointer, BigInt(HEADER_BYTES));
+    }
+    this.#pointer = null;
+    libc.close(this.fd);
   }
 }
 

@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { KvChangeMark } from "../../../platform/store/kv_change_mark.ts";
 import { openKvStore } from "../../../platform/store/kv.ts";
 import { scoped } from "../../../platform/store/mod.ts";
 import { ROOT, tempDir } from "../../helpers.ts";
@@ -106,3 +107,49 @@ Deno.test({
     }
   },
 });
+
+/** Lines of /proc/self/maps that map `path`. */
+function mappingsOf(path: string): number {
+  return Deno.readTextFileSync("/proc/self/maps").split("\n")
+    .filter((line) => line.endsWith(` ${path}`)).length;
+}
+
+// Where FFI is allowed the header is read through a mapping of its own (no
+// system call per read), else with read(2): both give the same verdicts.
+for (const map of [true, false]) {
+  Deno.test({
+    name: `KvChangeMark (${
+      map ? "mapped" : "read(2)"
+    }): the same while nobody commits, a new mark after each commit; unmapped at close`,
+    ignore: Deno.build.os !== "linux",
+    fn: async () => {
+      await using dir = await tempDir();
+      const path = join(dir.path, "store.kv");
+      const kv = await Deno.openKv(path);
+      const shm = `${Deno.realPathSync(path)}-shm`;
+      const mark = new KvChangeMark(path, { map });
+      try {
+        await kv.set(["seed"], 1);
+        const before = mappingsOf(shm);
+        const first = mark.read();
+        assert.ok(first !== undefined);
+        assert.equal(
+          mappingsOf(shm),
+          before + (map ? 1 : 0),
+          map ? "the header is mapped" : "nothing is mapped",
+        );
+        await kv.get(["seed"]);
+        assert.equal(mark.read(), first, "a read leaves it");
+        await kv.set(["seed"], 2);
+        const second = mark.read();
+        assert.ok(second !== undefined && second !== first, "a commit");
+        assert.equal(mark.read(), second);
+      } finally {
+        kv.close();
+        mark.close();
+      }
+      assert.equal(mark.read(), undefined, "closed: no mark");
+      assert.equal(mappingsOf(shm), 0, "nothing of the file stays mapped");
+    },
+  });
+}
