@@ -1,7 +1,8 @@
-// Deno.dlopen symbol table for the C library calls that map a file into
-// memory: platform/store/kv_change_mark.ts reads SQLite's shared WAL-index
-// header through a mapping, where read(2) cost a system call (~5 µs here) on
-// every GET that asks whether the store changed.
+// Deno.dlopen symbol table for the few C library calls Deno has no API for:
+// mapping a file into memory (platform/store/kv_change_mark.ts reads SQLite's
+// shared WAL-index header through a mapping, where read(2) cost a system call,
+// ~5 µs here, on every GET that asks whether the store changed), and asking
+// whether a process exists (kill with signal 0: platform/browser.ts).
 
 const libcSymbols = {
   open: { parameters: ["buffer", "i32"], result: "i32" },
@@ -12,6 +13,7 @@ const libcSymbols = {
     result: "pointer",
   },
   munmap: { parameters: ["pointer", "usize"], result: "i32" },
+  kill: { parameters: ["i32", "i32"], result: "i32" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 export type Libc = Deno.DynamicLibrary<typeof libcSymbols>["symbols"];
@@ -55,4 +57,17 @@ export function mapFailed(pointer: Deno.PointerValue): boolean {
   if (pointer === null) return true;
   const value = BigInt(Deno.UnsafePointer.value(pointer));
   return value === -1n || value === 0xffff_ffff_ffff_ffffn;
+}
+
+/**
+ * Whether a process with this id exists and may be signalled by this one
+ * (kill(pid, 0)); undefined when that cannot be asked (no C library to call).
+ * A process of another user counts as absent: the daemons that ask run as
+ * one user.
+ */
+export function processAlive(pid: number): boolean | undefined {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  const c = openLibc();
+  if (c === null) return undefined;
+  return c.kill(pid, 0) === 0;
 }

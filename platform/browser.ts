@@ -2,6 +2,13 @@
 // a browser already listening on the debugging port (the user's own, with its
 // profile and sessions) or launches one with a persistent profile, and
 // restarts it after a crash. Shared by the servers that drive a browser.
+//
+// A launched browser outlives a daemon killed with SIGKILL (it is not in the
+// daemon's process group's fate). So a launch leaves a record in the profile
+// (`agentd-browser.json`: the browser's and the daemon's process ids), and a
+// later connection that finds that very browser on its port (its pid, asked
+// over CDP) while the daemon that launched it is gone adopts it as launched:
+// it keeps its tabs, and closes it at shutdown as its launcher would have.
 
 import {
   BROWSER_NAMES,
@@ -9,7 +16,9 @@ import {
   findBrowser,
   probeDebuggingPort,
 } from "./browser_discovery.ts";
+import { join } from "node:path";
 import { messageOf } from "./errors.ts";
+import { processAlive } from "../ffi/libc.ts";
 import type { Logger } from "./log.ts";
 import type { Browser } from "./puppeteer.ts";
 import { lazy } from "./lazy.ts";
@@ -54,6 +63,16 @@ const LAUNCH_ARGS = [
   "--no-default-browser-check",
   "--disable-dev-shm-usage",
 ];
+
+/** The launch record in a launched browser's profile (see the top). */
+const LAUNCH_RECORD = "agentd-browser.json";
+
+interface LaunchRecord {
+  browser_pid: number;
+  daemon_pid: number;
+  cdp_port: number;
+  executable: string;
+}
 
 const RECONNECT_FIRST_MS = 250;
 const RECONNECT_MAX_MS = 30_000;
@@ -219,6 +238,16 @@ export class BrowserConnection {
       this.#version = endpoint.browser;
       this.#pid = undefined;
       this.#executable = undefined;
+      const orphan = await this.#orphanLaunched(browser);
+      if (orphan !== undefined) {
+        this.#mode = "launched";
+        this.#pid = orphan.browser_pid;
+        this.#executable = orphan.executable;
+        this.#options.log.info("browser_adopted", {
+          pid: orphan.browser_pid,
+          launched_by: orphan.daemon_pid,
+        });
+      }
       return browser;
     } catch (error) {
       throw new Error(
@@ -269,6 +298,7 @@ export class BrowserConnection {
       this.#version = await browser.version();
       this.#pid = browser.process()?.pid;
       this.#executable = executable;
+      await this.#recordLaunch(executable);
       return browser;
     } catch (error) {
       const message = messageOf(error);
@@ -280,6 +310,60 @@ export class BrowserConnection {
         { cause: error },
       );
     }
+  }
+
+  /** Leaves the launch record (see the top); a browser without one is only never adopted. */
+  async #recordLaunch(executable: string): Promise<void> {
+    if (this.#pid === undefined) return;
+    const record: LaunchRecord = {
+      browser_pid: this.#pid,
+      daemon_pid: Deno.pid,
+      cdp_port: this.#options.cdpPort,
+      executable,
+    };
+    await Deno.writeTextFile(
+      join(this.#options.profileDir, LAUNCH_RECORD),
+      JSON.stringify(record),
+    ).catch((error) =>
+      this.#options.log.warn("browser_launch_record_failed", {
+        error: messageOf(error),
+      })
+    );
+  }
+
+  /**
+   * The record of `browser` when a daemon now gone launched it on this
+   * profile and port; undefined for any other browser (the user's, another
+   * live daemon's), or when that cannot be told.
+   */
+  async #orphanLaunched(browser: Browser): Promise<LaunchRecord | undefined> {
+    if (this.#options.attachOnly === true) return undefined; // never ours to close
+    let record: Partial<LaunchRecord>;
+    try {
+      record = JSON.parse(
+        await Deno.readTextFile(
+          join(this.#options.profileDir, LAUNCH_RECORD),
+        ),
+      );
+    } catch {
+      return undefined;
+    }
+    const { browser_pid, daemon_pid, cdp_port, executable } = record;
+    if (
+      typeof browser_pid !== "number" || typeof daemon_pid !== "number" ||
+      typeof executable !== "string" || cdp_port !== this.#options.cdpPort ||
+      daemon_pid === Deno.pid || processAlive(daemon_pid) !== false
+    ) return undefined;
+    try {
+      const session = await browser.target().createCDPSession();
+      const { processInfo } = await session.send("SystemInfo.getProcessInfo");
+      await session.detach().catch(() => undefined);
+      const own = processInfo.find((process) => process.type === "browser");
+      if (own?.id !== browser_pid) return undefined;
+    } catch {
+      return undefined;
+    }
+    return { browser_pid, daemon_pid, cdp_port, executable };
   }
 
   #disconnected(browser: Browser): void {
@@ -382,7 +466,18 @@ export class BrowserConnection {
     if (!closed && process && process.exitCode === null) {
       this.#options.log.warn("browser_close_timeout", { pid: process.pid });
       process.kill("SIGKILL");
+    } else if (!closed && !process && this.#pid !== undefined) {
+      // Adopted: no child process handle, only its pid.
+      this.#options.log.warn("browser_close_timeout", { pid: this.#pid });
+      try {
+        Deno.kill(this.#pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
     }
+    await Deno.remove(join(this.#options.profileDir, LAUNCH_RECORD)).catch(
+      () => undefined,
+    );
     this.#options.log.info("browser_closed", { pid: this.#pid });
   }
 }
