@@ -105,7 +105,10 @@ Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heav
     "the graph walk found the kit",
   );
   const offending = local.filter((path) =>
-    path.startsWith("routes/") || path.startsWith("ffi/") ||
+    path.startsWith("routes/") ||
+    // The C library's few symbols (the KV change mark's mapping): a table,
+    // opened on the first read of a mark, not at load.
+    (path.startsWith("ffi/") && path !== "ffi/libc.ts") ||
     (path.startsWith("agents/") && !ALLOWED_AGENTS.has(path)) ||
     (path.startsWith("tools/") && !path.startsWith("tools/kit/") &&
       !path.startsWith("tools/memory/") && path !== "tools/registry.ts" &&
