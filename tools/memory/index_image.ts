@@ -64,6 +64,10 @@ function align8(n: number): number {
   return (n + 7) & ~7;
 }
 
+function align4(n: number): number {
+  return (n + 3) & ~3;
+}
+
 /**
  * Fletcher-style sums over 32-bit words (a tail is zero-padded): a word
  * changed, lost or moved changes them. Against damage and torn writes, not
@@ -130,14 +134,20 @@ export async function writeIndexImage(
   const sectionBytes = parts.reduce((n, c) => n + align8(c.byteLength), 0);
   const checksum = new Checksum();
   checksum.update(json);
-  // The sections hash as one run, as the reader reads them.
-  const sections = new Uint8Array(sectionBytes);
-  let at = 0;
+  // Written column by column (no copy of them all): the sums come out as
+  // the reader's over the sections in one run, padding included, since an
+  // update pads a tail to its word with zeros and the rest of the padding
+  // is whole zero words.
+  const sections: Uint8Array[] = [];
   for (const column of parts) {
-    sections.set(bytesOf(column), at);
-    at += align8(column.byteLength);
+    const bytes = bytesOf(column);
+    const padding = new Uint8Array(align8(bytes.byteLength) - bytes.byteLength);
+    checksum.update(bytes);
+    checksum.update(
+      padding.subarray(0, align8(bytes.byteLength) - align4(bytes.byteLength)),
+    );
+    sections.push(bytes, padding);
   }
-  checksum.update(sections);
   const rows = data.slabs.map((s) => bytesOf(s.rows));
   for (const r of rows) checksum.update(r);
   const prefix = new Uint8Array(PREFIX);
@@ -155,7 +165,7 @@ export async function writeIndexImage(
     truncate: true,
   });
   try {
-    for (const piece of [prefix, json, sections, ...rows]) {
+    for (const piece of [prefix, json, ...sections, ...rows]) {
       await writeAll(file, piece);
     }
     file.close();
