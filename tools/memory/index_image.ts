@@ -159,10 +159,12 @@ export async function writeIndexImage(
   view.setUint32(16, json.byteLength, true);
   view.setUint32(20, sectionBytes, true);
   const temp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+  // It holds keys and words of entries: the owner's only, as the secret key.
   const file = await Deno.open(temp, {
     write: true,
     create: true,
     truncate: true,
+    mode: 0o600,
   });
   try {
     for (const piece of [prefix, json, ...sections, ...rows]) {

@@ -416,7 +416,7 @@ export class IndexStore {
       // Another save of this namespace since: its image is the one to write.
       if (this.#snapshotIds.get(namespace) !== id) return;
       try {
-        await Deno.mkdir(dir, { recursive: true });
+        await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
         await writeIndexImage(
           join(dir, imageName(namespace)),
           id,
