@@ -4,6 +4,9 @@
 //   agentd:  deno run -A main.ts mcp memory --data-dir <tmp>
 //   peer:    node @modelcontextprotocol/server-memory (pinned in deno.json)
 //   floor:   a one-tool Deno server on the same SDK (what Deno + the SDK cost)
+//   bound:   bench/listing_front.ts, memory's generated listings answered by a
+//            process that loads nothing else (what a stdio front answering
+//            initialize and tools/list before the SDK loads could reach)
 // The first start of each is not counted (it fills Deno's transpile and V8
 // code caches and writes agentd's secret key). Prints p50/p95 and the ratio
 // agentd ÷ peer (goal ≤ 0.6). On Linux it also prints the whole-process CPU
@@ -32,6 +35,7 @@ import {
 const STARTS = Number(Deno.env.get("BENCH_STARTS") ?? 15);
 
 const FLOOR = join(ROOT, "bench/one_tool_server.ts");
+const FRONT = join(ROOT, "bench/listing_front.ts");
 
 interface Variant {
   label: string;
@@ -64,6 +68,14 @@ const variants: Variant[] = [
   {
     label: "floor: one-tool Deno + SDK server",
     command: { command: DENO, args: ["run", "-A", FLOOR] },
+    samples: [],
+    tools: 0,
+    cpu: [],
+    listedCpu: [],
+  },
+  {
+    label: "bound: memory's listings, nothing else loaded",
+    command: { command: DENO, args: ["run", "-A", FRONT] },
     samples: [],
     tools: 0,
     cpu: [],

@@ -10,7 +10,10 @@
 // flight, as bench/memory_search_bench.ts's populate: minutes at 100k); with
 // a `dir` that already holds `store.kv` it is reused (and kept). Opens after
 // the first measure a warm page cache, as a restart does. Each open logs its
-// `memory_index_loaded` report: `loaded` (snapshot), `rebuilt`, `replayed`.
+// `memory_index_loaded` report: `loaded` (snapshot), `rebuilt`, `replayed`,
+// and `image` (read from the local index image, index_image.ts, instead of
+// the store's parts: the first open reads the parts and writes the image,
+// which close() waits for, when `dir` holds none of this snapshot).
 // MEMORY_PROFILE_CPU=1: no profiler, only times.
 
 import { Session } from "node:inspector/promises";
@@ -82,7 +85,8 @@ try {
     const kv = await openKvStore(path);
     const backend = await KvBackend.open(
       scoped(scoped(kv, ["svc-memory"]), ["entries"]),
-      { logger },
+      // As `agentd mcp memory` opens it (backends/open.ts).
+      { logger, images: join(dir, "memory-index") },
     );
     const ms = performance.now() - started;
     const used = cpuMs() - cpu;
@@ -98,6 +102,7 @@ try {
       loaded: String(report.loaded ?? "?"),
       rebuilt: String(report.rebuilt ?? "?"),
       replayed: String(report.replayed ?? "?"),
+      image: String(report.images ?? "-"),
       load: Deno.loadavg()[0].toFixed(1),
     });
     if (profiling && last) {

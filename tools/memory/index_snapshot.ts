@@ -18,7 +18,7 @@ const MAGIC = 0x33584d41; // "AMX3"
 /** Snapshots written before the rows' scales were kept. */
 const MAGIC_2 = 0x32584d41; // "AMX2"
 
-interface Header {
+export interface IndexHeader {
   keys: string[];
   embedders: string[];
   tags: string[];
@@ -34,7 +34,7 @@ type Section =
   | Float32Array;
 
 export function encodeIndex(data: IndexData): Uint8Array<ArrayBuffer> {
-  const header: Header = {
+  const header: IndexHeader = {
     keys: data.keys,
     embedders: data.embedders,
     tags: data.tags,
@@ -99,7 +99,9 @@ export function decodeIndex(bytes: Uint8Array<ArrayBuffer>): IndexData {
     at += 4 + pad(length);
     return new Uint8Array(bytes.buffer, start, length);
   };
-  const header = parseHeader(new TextDecoder().decode(next()));
+  const header = parseIndexHeader(
+    JSON.parse(new TextDecoder().decode(next())),
+  );
   // Sections start 4-byte aligned when `bytes` does (a fresh buffer); else copied.
   const aligned = (section: Uint8Array<ArrayBuffer>, size: number) => {
     if (section.byteLength % size) {
@@ -250,8 +252,8 @@ function pad(n: number): number {
   return (n + 3) & ~3;
 }
 
-function parseHeader(text: string): Header {
-  const value: unknown = JSON.parse(text);
+/** The JSON header of a snapshot (or of an index image), checked. */
+export function parseIndexHeader(value: unknown): IndexHeader {
   const strings = (v: unknown): v is string[] =>
     Array.isArray(v) && v.every((s) => typeof s === "string");
   const count = (v: unknown): v is number =>
@@ -264,7 +266,7 @@ function parseHeader(text: string): Header {
     !("terms" in value) || !strings(value.terms) ||
     !("slabs" in value) || !Array.isArray(value.slabs)
   ) throw new Error("index snapshot: bad header");
-  const slabs: Header["slabs"] = [];
+  const slabs: IndexHeader["slabs"] = [];
   for (const s of value.slabs) {
     if (
       typeof s !== "object" || s === null || !("embedder" in s) ||

@@ -189,9 +189,11 @@ export class Postings {
     };
     postings.#postSlots.length = data.terms.length;
     postings.#postTfs.length = data.terms.length;
-    for (const slot of data.postingSlots) {
-      if (slot >= n) fail("posting slot out of range");
-    }
+    // Indexed: a for-of over millions of slots is several times slower in V8.
+    const slots = data.postingSlots;
+    let max = 0;
+    for (let i = 0; i < slots.length; i++) if (slots[i] > max) max = slots[i];
+    if (slots.length > 0 && max >= n) fail("posting slot out of range");
     return postings;
   }
 }

@@ -80,15 +80,19 @@ export interface Loaded {
   loaded: number;
   rebuilt: number;
   replayed: number;
+  /** Namespaces read from an index image. */
+  images: number;
 }
 
 /** Opens a KvBackend on `store` and returns its memory_index_loaded report and log lines. */
 export async function openReporting(
   store: Store,
+  options: { images?: string } = {},
 ): Promise<{ backend: KvBackend; report: Loaded; logs: string[] }> {
   const logs: string[] = [];
   const backend = await KvBackend.open(store, {
     logger: createLogger({ sink: (line) => logs.push(line) }),
+    images: options.images,
   });
   const line = logs.find((l) => l.includes('"memory_index_loaded"'));
   if (!line) throw new Error("no memory_index_loaded line");

@@ -53,6 +53,8 @@ export interface KvBackendOptions {
   /** Reported as the backend kind: `local` (default) or `kv-connect`. */
   kind?: string;
   logger?: Logger;
+  /** A directory for index images, which make a start fast (kv_index.ts, index_image.ts). */
+  images?: string;
 }
 
 export class KvBackend implements MemoryBackend {
@@ -67,7 +69,10 @@ export class KvBackend implements MemoryBackend {
     this.#store = store;
     this.#writes = new GroupCommit(store);
     this.#conversations = new KvConversations(store, this.#writes);
-    this.#persisted = new IndexStore(store, this.#indexes, options.logger);
+    this.#persisted = new IndexStore(store, this.#indexes, {
+      logger: options.logger,
+      images: options.images,
+    });
     this.kind = options.kind ?? "local";
   }
 

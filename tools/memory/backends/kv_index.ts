@@ -34,7 +34,8 @@ import type {
   StoreKey,
   StoreValue,
 } from "../../../platform/store/mod.ts";
-import { SearchIndex } from "../search_index.ts";
+import { join } from "node:path";
+import { type IndexData, SearchIndex } from "../search_index.ts";
 import { BATCH, type PartRef, SnapshotReadFailed } from "./kv_index_parts.ts";
 import type { Embedding, StoredEntry } from "../model.ts";
 import { listAll, tryDecode, valueOf } from "./kv_records.ts";
@@ -52,10 +53,14 @@ import {
 } from "./kv_index_journal.ts";
 import {
   dropParts,
+  indexOf,
   kept,
+  parseHead,
   readSnapshot,
+  rowPartsOf,
   writeSnapshot,
 } from "./kv_index_snapshots.ts";
+import { imageName, readIndexImage, writeIndexImage } from "../index_image.ts";
 
 /** Journal rows that make a background save: max(MIN, entries × RATIO). */
 const SAVE_MIN = 1000;
@@ -99,6 +104,17 @@ export interface LoadReport {
   rebuilt: number;
   /** Journal rows replayed over snapshots. */
   replayed: number;
+  /** Namespaces of `loaded` read from a local index image (index_image.ts), not the store's parts. */
+  images: number;
+}
+
+export interface IndexStoreOptions {
+  logger?: Logger;
+  /**
+   * A directory for index images: local copies of the snapshots, which a
+   * start reads instead of the store's parts when they are of the head.
+   */
+  images?: string;
 }
 
 export class IndexStore {
@@ -109,16 +125,26 @@ export class IndexStore {
   #heads = new Map<string, string | null>();
   /** The row parts of the head this process last read or wrote, per namespace. */
   #rowParts = new Map<string, PartRef[][]>();
+  /** The snapshot id (the head's `id`) this process last read or wrote, per namespace. */
+  #snapshotIds = new Map<string, string>();
   /** Namespaces another process saved: only a restart may save them again. */
   #foreign = new Set<string>();
   #queue = new Set<string>();
   #saving: Promise<void> | null = null;
   #closed = false;
+  #images?: string;
+  /** Image writes under way (after a save, or after a start read the store's parts). */
+  #imaging: Promise<void> = Promise.resolve();
 
-  constructor(store: Store, indexes: NamespaceIndexes, logger?: Logger) {
+  constructor(
+    store: Store,
+    indexes: NamespaceIndexes,
+    options: IndexStoreOptions = {},
+  ) {
     this.#store = store;
     this.#indexes = indexes;
-    this.#logger = logger;
+    this.#logger = options.logger;
+    this.#images = options.images;
     indexes.onChange = (namespace) => this.#consider(namespace);
   }
 
@@ -146,9 +172,10 @@ export class IndexStore {
       loaded: 0,
       rebuilt: 0,
       replayed: 0,
+      images: 0,
     };
     for (const namespace of names) {
-      const { state, loaded, replayed } = await this.#load(
+      const { state, loaded, replayed, image } = await this.#load(
         namespace,
         built.get(namespace),
         heads.get(namespace),
@@ -161,6 +188,12 @@ export class IndexStore {
       report.replayed += replayed;
       if (loaded) report.loaded++;
       else report.rebuilt++;
+      if (image === "read") report.images++;
+      // Read from the store's parts: the next start reads an image instead.
+      if (image === "missing") {
+        const id = this.#snapshotIds.get(namespace);
+        if (id) this.#image(namespace, id, () => state.index.export());
+      }
       if (
         (!loaded && state.index.size >= REBUILD_SAVE_MIN) ||
         state.pending.size >= threshold(state)
@@ -173,6 +206,7 @@ export class IndexStore {
   async close(): Promise<void> {
     this.#closed = true;
     await this.#saving;
+    await this.#imaging;
     for (const [namespace, state] of this.#indexes.entries()) {
       const pending = state.pending.size;
       const unsaved = (this.#heads.get(namespace) ?? null) === null;
@@ -180,11 +214,13 @@ export class IndexStore {
         await this.#trySave(namespace);
       }
     }
+    await this.#imaging;
   }
 
   /** Resolves when no background save is running. */
   async settled(): Promise<void> {
     while (this.#saving) await this.#saving;
+    await this.#imaging;
   }
 
   /**
@@ -199,6 +235,7 @@ export class IndexStore {
     // Taken now, with the index as it is now: later writes stay pending.
     const captured = state.pending;
     state.pending = new Map();
+    const data = state.index.export();
     const restore = () => {
       for (const [key, id] of captured) {
         if (!state.pending.has(key)) state.pending.set(key, id);
@@ -208,7 +245,7 @@ export class IndexStore {
       const head = await writeSnapshot(
         this.#store,
         namespace,
-        state.index,
+        data,
         this.#rowParts.get(namespace) ?? [],
       );
       const result = await this.#store.commit({
@@ -228,6 +265,8 @@ export class IndexStore {
       }
       this.#heads.set(namespace, result.version);
       this.#rowParts.set(namespace, head.row_parts);
+      this.#snapshotIds.set(namespace, head.id);
+      this.#image(namespace, head.id, () => data);
       await dropJournal(this.#store, namespace, captured);
       await dropParts(this.#store, namespace, (key) => !kept(head, key));
       this.#logger?.info("memory_index_saved", {
@@ -249,12 +288,28 @@ export class IndexStore {
     built: SearchIndex | undefined,
     listed: StoreEntry | undefined,
     journal: Map<string, Journaled>,
-  ): Promise<{ state: Namespace; loaded: boolean; replayed: number }> {
+  ): Promise<
+    {
+      state: Namespace;
+      loaded: boolean;
+      replayed: number;
+      /** read: from an image; missing: from the store's parts, with no image of them. */
+      image?: "read" | "missing";
+    }
+  > {
     const head = built ? null : listed;
     this.#heads.set(namespace, head?.version ?? null);
     let index: SearchIndex | null = null;
     let salvaged: SearchIndex | null = null;
+    let image: "read" | "missing" | undefined;
     if (head) {
+      const fromImage = await this.#fromImage(namespace, head.value);
+      if (fromImage) {
+        index = fromImage;
+        image = "read";
+      }
+    }
+    if (head && !index) {
       try {
         const read = await readSnapshot(
           this.#store,
@@ -264,6 +319,7 @@ export class IndexStore {
         );
         index = read.index;
         if (read.rowParts) this.#rowParts.set(namespace, read.rowParts);
+        if (this.#images) image = "missing";
       } catch (error) {
         // A failing store is no damaged snapshot: rebuilding would lose its vectors.
         if (error instanceof SnapshotReadFailed) throw error.cause;
@@ -302,7 +358,79 @@ export class IndexStore {
       }
     }
     for (const [key, written] of rows) state.pending.set(key, written.id);
-    return { state, loaded, replayed: loaded ? rows.length : 0 };
+    return { state, loaded, replayed: loaded ? rows.length : 0, image };
+  }
+
+  /**
+   * The index of the head `value` names, from this namespace's image when it
+   * is an image of that snapshot and whole; else null (the store's parts are
+   * read instead, and a head this code cannot read is rebuilt there).
+   */
+  async #fromImage(
+    namespace: string,
+    value: unknown,
+  ): Promise<SearchIndex | null> {
+    if (!this.#images) return null;
+    let head;
+    try {
+      head = parseHead(value, true);
+    } catch {
+      return null;
+    }
+    this.#snapshotIds.set(namespace, head.id);
+    const read = await readIndexImage(
+      join(this.#images, imageName(namespace)),
+      head.id,
+      namespace,
+    );
+    let problem = read.problem;
+    if (read.data) {
+      try {
+        const index = indexOf(head, read.data);
+        const rowParts = rowPartsOf(head);
+        if (rowParts) this.#rowParts.set(namespace, rowParts);
+        return index;
+      } catch (error) {
+        problem = `image disagrees with its head: ${messageOf(error)}`;
+      }
+    }
+    if (problem !== "no image") {
+      this.#logger?.info("memory_index_image_unused", {
+        namespace,
+        reason: problem,
+      });
+    }
+    return null;
+  }
+
+  /**
+   * Writes the image of snapshot `id` of `namespace` in the background
+   * (after the writes already queued). `data` is the snapshot's export, or
+   * the index loaded from it with the journal replayed: replaying the
+   * journal again over that at the next start gives the same index.
+   */
+  #image(namespace: string, id: string, data: () => IndexData): void {
+    const dir = this.#images;
+    if (!dir) return;
+    this.#imaging = this.#imaging.then(async () => {
+      // Another save of this namespace since: its image is the one to write.
+      if (this.#snapshotIds.get(namespace) !== id) return;
+      try {
+        await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+        await writeIndexImage(
+          join(dir, imageName(namespace)),
+          id,
+          namespace,
+          data(),
+        );
+      } catch (error) {
+        // Only the next start is slower: it reads the store's parts.
+        this.#logger?.warn("memory_index_image_failed", {
+          namespace,
+          error: messageOf(error),
+        });
+      }
+    });
   }
 
   /**

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import type { Store, StoreKey } from "../../../platform/store/mod.ts";
 import { decodeIndex, encodeIndex } from "../index_snapshot.ts";
-import { SearchIndex } from "../search_index.ts";
+import { type IndexData, SearchIndex } from "../search_index.ts";
 import {
   BASE64_PART_BYTES,
   BATCH,
@@ -44,19 +44,18 @@ const Head = z.object({
 export type SnapshotHead = z.infer<typeof Head>;
 
 /**
- * Writes `index` as a new snapshot of `namespace` (its vector rows' parts
+ * Writes `data` (an index's export) as a new snapshot of `namespace` (its vector rows' parts
  * unchanged since `before` stay where they are) and returns its head, not
  * yet stored.
  */
 export async function writeSnapshot(
   store: Store,
   namespace: string,
-  index: SearchIndex,
+  data: IndexData,
   before: PartRef[][],
 ): Promise<SnapshotHead> {
-  const data = index.export();
   const blob = encodeIndex(data);
-  const entries = index.size;
+  const entries = data.keys.length;
   const id = crypto.randomUUID();
   const parts = await writeStream(store, ["y", namespace, id], blob);
   // Rows change in place or at the end: parts unchanged since the last head stay where they are.
@@ -97,11 +96,19 @@ export async function readSnapshot(
   value: unknown,
   strict: boolean,
 ): Promise<{ index: SearchIndex; rowParts?: PartRef[][] }> {
+  const head = parseHead(value, strict);
+  const index = indexOf(head, await readParts(store, namespace, head));
+  // Parts of format 2 are cut elsewhere: the next save writes every row part anew.
+  const rowParts = strict ? rowPartsOf(head) : undefined;
+  return rowParts ? { index, rowParts } : { index };
+}
+
+/** The head `value` names, if this code reads its format (`strict`: and its tokenizer). */
+export function parseHead(value: unknown, strict: boolean): SnapshotHead {
   const parsed = Head.safeParse(value);
   if (!parsed.success) throw new Error("snapshot head unreadable");
   const head = parsed.data;
-  const base64 = head.format === BASE64_FORMAT;
-  if (head.format !== INDEX_FORMAT && !base64) {
+  if (head.format !== INDEX_FORMAT && head.format !== BASE64_FORMAT) {
     throw new Error(
       `snapshot format ${head.format}, expected ${INDEX_FORMAT}`,
     );
@@ -109,7 +116,46 @@ export async function readSnapshot(
   if (strict && head.tokenizer !== tokenizerFingerprint()) {
     throw new Error("snapshot made with another tokenizer");
   }
-  const partBytes = base64 ? BASE64_PART_BYTES : PART_BYTES;
+  return head;
+}
+
+/** Where the next save may refer to the head's vector rows (none for format 2). */
+export function rowPartsOf(head: SnapshotHead): PartRef[][] | undefined {
+  return head.format === INDEX_FORMAT ? head.row_parts : undefined;
+}
+
+/**
+ * The index `data` makes (read from the head's store parts or from an index
+ * image), once its parts agree with each other and with the head.
+ */
+export function indexOf(head: SnapshotHead, data: IndexData): SearchIndex {
+  if (
+    data.slabs.length !== head.rows.length ||
+    head.row_parts.length !== head.rows.length
+  ) {
+    throw new Error("snapshot head disagrees with its vector slabs");
+  }
+  for (const [k, slab] of data.slabs.entries()) {
+    if (slab.rows.byteLength !== head.rows[k]) {
+      throw new Error("snapshot head disagrees with its vector rows");
+    }
+  }
+  const index = SearchIndex.fromData(data);
+  if (index.size !== head.entries) {
+    throw new Error("snapshot entry count disagrees with its head");
+  }
+  return index;
+}
+
+/** The head's index data from its store parts (its rows read into their slabs). */
+async function readParts(
+  store: Store,
+  namespace: string,
+  head: SnapshotHead,
+): Promise<IndexData> {
+  const partBytes = head.format === BASE64_FORMAT
+    ? BASE64_PART_BYTES
+    : PART_BYTES;
   if (head.parts !== partsOf(head.bytes, partBytes)) {
     throw new Error("snapshot head disagrees with its size");
   }
@@ -140,12 +186,7 @@ export async function readSnapshot(
       partBytes,
     );
   }
-  const index = SearchIndex.fromData(data);
-  if (index.size !== head.entries) {
-    throw new Error("snapshot entry count disagrees with its head");
-  }
-  // Parts of format 2 are cut elsewhere: the next save writes every row part anew.
-  return strict && !base64 ? { index, rowParts: head.row_parts } : { index };
+  return data;
 }
 
 /** Deletes the snapshot parts of `namespace` that `pick` picks. */

@@ -39,6 +39,7 @@ export async function openBackend(
       : undefined;
     const loading = KvBackend.open(own ?? scoped(deps.store, ["entries"]), {
       logger: deps.log,
+      images: join(config.path ?? deps.dataDir, "memory-index"),
     });
     return {
       backend: deferred("local", loading, config, deps),
