@@ -610,18 +610,6 @@ export class Upstream {
     return error;
   }
 
-  /** `resources/read` on the upstream: big results it kept for a session (their URIs are unguessable). */
-  async readResource(uri: string): Promise<ReadResourceResult["contents"]> {
-    const client = this.#client;
-    if (!client || this.state !== "healthy") {
-      throw new Error(`upstream "${this.name}" is ${this.state}`);
-    }
-    const result = await client.readResource({ uri }, {
-      timeout: this.#options.callTimeoutMs,
-    });
-    return result.contents;
-  }
-
   /** The link calls of `caller` take: memory's own-namespace rule holds through the gateway. */
   #linkFor(peer: Peer, caller: Caller): DirectLink {
     // "" is the anonymous caller (no agent name is empty).

@@ -201,10 +201,12 @@ export interface ResourceTemplateDef<C> {
   mimeType?: string;
   /** Completion of one template variable from a partial value. */
   complete?(ctx: C, variable: string, value: string): Promise<string[]>;
+  /** `request`: who reads (a server reading on someone's behalf reads as them). */
   read(
     ctx: C,
     uri: URL,
     variables: TemplateVariables,
+    request: ListRequest,
   ): Promise<ReadResourceResult["contents"]>;
 }
 

@@ -135,7 +135,14 @@ export function registerResources(
       for (const { def, template } of templates) {
         const variables = template.match(uri);
         if (variables) {
-          return { contents: await def.read(context, url, variables) };
+          return {
+            contents: await def.read(
+              context,
+              url,
+              variables,
+              listRequestOf(extra),
+            ),
+          };
         }
       }
       throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, {
