@@ -26,14 +26,15 @@ async function refusedEverywhere(
   client: Client,
   id: string,
 ): Promise<void> {
+  // One at a time: a wrongly answered get fails here before a result could block.
   for (
     const attempt of [
-      client.experimental.tasks.getTask(id),
-      client.experimental.tasks.getTaskResult(id, CallToolResultSchema),
-      client.experimental.tasks.cancelTask(id),
+      () => client.experimental.tasks.getTask(id),
+      () => client.experimental.tasks.getTaskResult(id, CallToolResultSchema),
+      () => client.experimental.tasks.cancelTask(id),
     ]
   ) {
-    const refused = await rpcError(attempt);
+    const refused = await rpcError(attempt());
     assert.equal(refused.code, -32602, `${id}: ${refused.message}`);
     assert.match(refused.message, /Task not found/);
   }
