@@ -3,8 +3,9 @@
 // calls only, so an agent reads no external upstream's resource or prompt
 // with the registration's own credentials, by whatever way in: a listed
 // URI, a prompt's gateway name, or a URI of the gateway's results template
-// (`agentd://<server>/results/<id>`, which an upstream may answer unlisted).
-// Only the operator does (or the upstream itself, under pass_through_auth).
+// (`agentd://<server>/results/<id>`, which an upstream may answer unlisted);
+// nor are they listed to it. Only the operator reads and lists them (or the
+// upstream itself judges, under pass_through_auth).
 // A real `agentd serve`, a real MCP SDK upstream registered over HTTP.
 
 import assert from "node:assert/strict";
@@ -68,6 +69,20 @@ Deno.test("security gateway resources: an agent reads no external upstream's res
     assert.equal(prompt.messages.length, 1);
 
     await using agent = await gatewayClient(daemon.url, ALICE);
+    // Not even listed to her: a listing names what she cannot read (an
+    // upstream's URIs may hold its host, paths or table names).
+    const listed = await agent.listResources();
+    assert.deepEqual(
+      listed.resources.filter((resource) =>
+        resource.uri.startsWith("listing:")
+      ),
+      [],
+    );
+    const prompts = await agent.listPrompts();
+    assert.deepEqual(
+      prompts.prompts.filter((listed) => listed.name.startsWith("listing__")),
+      [],
+    );
     await assert.rejects(
       agent.readResource({ uri: "listing://first" }),
       /read by the operator only/,

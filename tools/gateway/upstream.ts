@@ -365,6 +365,19 @@ export class Upstream {
     );
   }
 
+  /**
+   * Whether `caller` reads (and is listed) this upstream's resources and
+   * prompts. The policy judges tool calls only: an agent must not read, with
+   * the registration's own credentials, what it could not call. It reads an
+   * external upstream's resources and prompts only where the upstream judges
+   * it by its own token (pass_through_auth).
+   */
+  readsFor(caller: Caller): boolean {
+    const target = this.target;
+    return caller.agent === undefined || target.kind === "builtin" ||
+      (target.kind === "http" && target.passThroughAuth);
+  }
+
   /** The SDK client whose requests reach the upstream as `request.caller`. */
   #clientAs(request: ListRequest): Promise<Client> {
     const client = this.#client;
@@ -373,14 +386,7 @@ export class Upstream {
     }
     const agent = request.caller.agent;
     const target = this.target;
-    // The policy judges tool calls only: an agent must not read, with the
-    // registration's own credentials, what it could not call. It reads an
-    // external upstream's resources and prompts only where the upstream
-    // judges it by its own token (pass_through_auth).
-    if (
-      agent !== undefined && target.kind !== "builtin" &&
-      !(target.kind === "http" && target.passThroughAuth)
-    ) {
+    if (!this.readsFor(request.caller)) {
       throw new ToolError(
         `Upstream ${this.name}'s resources and prompts are read by the operator only (or through pass_through_auth); an agent reaches ${this.name} through its tools`,
       );

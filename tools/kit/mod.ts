@@ -342,7 +342,8 @@ export interface ListRequest {
  * `ServerDeps.resourcesChanged`.
  */
 export interface DynamicResources {
-  listResources(): Resource[];
+  /** The resources `viewer` may read. */
+  listResources(viewer: Caller): Resource[];
   /** Whether `uri` is one of `listResources()`: only those are read here. */
   hasResource(uri: string): boolean;
   readResource(uri: string, request: ListRequest): Promise<ReadResourceResult>;
@@ -350,7 +351,8 @@ export interface DynamicResources {
 
 /** Prompts a server adds at run time, like DynamicResources (`ServerDeps.promptsChanged`). */
 export interface DynamicPrompts {
-  listPrompts(): Prompt[];
+  /** The prompts `viewer` may get. */
+  listPrompts(viewer: Caller): Prompt[];
   hasPrompt(name: string): boolean;
   /** Arguments are the callee's to check. */
   getPrompt(
