@@ -15,10 +15,16 @@ import {
   Client,
   StreamableHTTPClientTransport,
 } from "../../platform/mcp_sdk.ts";
+import { join } from "node:path";
 import { MemoryStore } from "../../platform/store/memory.ts";
-import { encodeCursor } from "../../platform/store/mod.ts";
+import { openKvStore } from "../../platform/store/kv.ts";
+import {
+  decodeCursor,
+  encodeCursor,
+  type Store,
+} from "../../platform/store/mod.ts";
 import { McpHttpEndpoint } from "../../tools/kit/transport/http_server.ts";
-import { capturedLog, waitFor } from "../helpers.ts";
+import { capturedLog, tempDir, waitFor } from "../helpers.ts";
 import { hosted, rpcError, startTask } from "../tools/tasks_harness.ts";
 
 /** Every way a caller names a task: each must be "not found" for mallory. */
@@ -151,6 +157,44 @@ Deno.test("security tasks: no tasks/list cursor reaches another caller's tasks",
       mallory.experimental.tasks.listTasks(cursor),
     );
     assert.equal(refused.code, -32602, cursor);
+  }
+});
+
+async function pagesPastOthers(store: Store): Promise<void> {
+  await using kit = await hosted(false, store);
+  const alice = await kit.client({ agent: "alice" });
+  const mallory = await kit.client({ agent: "mallory" });
+  kit.gates.release("f");
+  const own = (await startTask(mallory, "hold", { key: "f" })).task.taskId;
+  // More of alice's (newer) than one listing reads past (20 reads of 50).
+  const hers = new Set<string>();
+  for (let i = 0; i < 1010; i++) {
+    hers.add((await startTask(alice, "hold", { key: "f" })).task.taskId);
+  }
+  const seen: string[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 5; page++) {
+    const listed = await mallory.experimental.tasks.listTasks(cursor);
+    seen.push(...listed.tasks.map((task) => task.taskId));
+    cursor = listed.nextCursor;
+    if (cursor === undefined) break;
+    const named = decodeCursor(cursor.slice("tasks.".length));
+    for (const id of hers) {
+      assert.ok(!named.includes(id), `the cursor names alice's task ${id}`);
+    }
+  }
+  assert.deepEqual(seen, [own]);
+}
+
+Deno.test("security tasks: a tasks/list cursor names no task of another caller's, and paging past theirs still finds one's own", async () => {
+  await pagesPastOthers(new MemoryStore());
+  // The cursor past them is built, not the store's: the same on Deno KV.
+  await using dir = await tempDir();
+  const kv = await openKvStore(join(dir.path, "tasks.kv"));
+  try {
+    await pagesPastOthers(kv);
+  } finally {
+    await kv.close();
   }
 });
 
