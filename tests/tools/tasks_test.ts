@@ -1,9 +1,10 @@
 // MCP tasks in the kit (2025-11-25, as @modelcontextprotocol/sdk 1.32.2 has
 // them): a tool that declares taskSupport runs as a task when asked; the
 // handle comes at once, tasks/result blocks until the end and answers what
-// the plain call answers; cancel aborts the work; a task is its caller's
-// alone (tests/security/tasks_test.ts); quiet long calls report progress; the kit's streamable HTTP and
-// in-process links, and a server's routed (dynamic) tools, all serve it.
+// the plain call answers; cancel aborts the work; quiet long calls report
+// progress; the kit's streamable HTTP and in-process links, and a server's
+// routed (dynamic) tools, all serve it. A task is its caller's alone:
+// tests/security/tasks_test.ts (the server is tests/tools/tasks_harness.ts).
 
 import assert from "node:assert/strict";
 import { HostedServer } from "../../tools/kit/host.ts";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import type { Client } from "../../../platform/mcp_sdk.ts";
 import { Run, SendReply, Team } from "../../../agents/schemas.ts";
-import { ALICE_TOKEN, type Stack, startStack } from "../../agents/stack.ts";
+import { type Stack, startStack } from "../../agents/stack.ts";
 import { call, textOf } from "./upstreams.ts";
 
 async function crew(stack: Stack, agents: string[]): Promise<Team> {
