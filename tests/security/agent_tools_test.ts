@@ -4,7 +4,8 @@
 // team with a member it may not act as, is refused in /v1's words with no
 // model asked: called plainly, as a task, through the on-demand call_tool,
 // and with the target spelled any way (case, spaces, invisible characters,
-// its id, another normalization). The in-process daemon stack
+// its id, another normalization); and a deny rule on `agents.send` or
+// `teams.execute` holds by each of those ways. The in-process daemon stack
 // (tests/agents/stack.ts) with the scripted model server.
 
 import assert from "node:assert/strict";
@@ -192,4 +193,53 @@ Deno.test("security agent tools: agents.act_as widens exactly what it names", as
   });
   assert.notEqual(sent.isError, true, textOf(sent));
   assert.equal(SendReply.parse(sent.structuredContent).agent_name, "bob");
+});
+
+Deno.test("security agent tools: a deny rule on agents.send / teams.execute holds by every way in, as a task too", async () => {
+  await using stack = await startStack();
+  await crew(stack);
+  const policy = await stack.request("PUT", "/admin/policy", {
+    rules: [
+      {
+        id: "alice-no-send",
+        agent: "alice",
+        server: "agents",
+        tool: "send",
+        decision: "deny",
+      },
+      {
+        id: "alice-no-teams",
+        agent: "alice",
+        server: "teams",
+        decision: "deny",
+      },
+    ],
+  });
+  assert.equal(policy.status, 200, policy.text);
+  const alice = await stack.gateway("alice");
+  const before = stack.model.requests.length;
+  const send = { agent: "alice", message: "hi" };
+  const execute = { team: "own", task: "t" };
+  for (
+    const answer of [
+      await call(alice, "agents__send", send),
+      await call(alice, "call_tool", { name: "agents__send", arguments: send }),
+      await asTask(alice, "agents__send", send),
+      await call(alice, "teams__execute", execute),
+      await call(alice, "call_tool", {
+        name: "teams__execute",
+        arguments: execute,
+      }),
+      await asTask(alice, "teams__execute", execute),
+    ]
+  ) {
+    assert.equal(answer.isError, true, textOf(answer));
+    assert.match(textOf(answer), /alice-no-(send|teams)/);
+  }
+  assert.equal(stack.model.requests.length, before, "no model was asked");
+  // The rule names alice only: the operator still sends (so the rule was what refused).
+  stack.model.script([{ text: "Noted." }]);
+  const operator = await stack.gateway();
+  const sent = await call(operator, "agents__send", send);
+  assert.notEqual(sent.isError, true, textOf(sent));
 });
