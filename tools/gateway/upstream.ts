@@ -331,6 +331,19 @@ export class Upstream {
   }
 
   /**
+   * Whether `caller` reads (and is listed) this upstream's resources and
+   * prompts. The policy judges tool calls only: an agent must not read, with
+   * the registration's own credentials, what it could not call. It reads an
+   * external upstream's resources and prompts only where the upstream judges
+   * it by its own token (pass_through_auth).
+   */
+  readsFor(caller: Caller): boolean {
+    const target = this.target;
+    return caller.agent === undefined || target.kind === "builtin" ||
+      (target.kind === "http" && target.passThroughAuth);
+  }
+
+  /**
    * `resources/read` as `request.caller`: an external upstream gets the
    * caller's token where it passes tokens through, a built-in one sees the
    * caller's agent (as its tools do), so nobody reads through the gateway
@@ -363,19 +376,6 @@ export class Upstream {
           signal: request.signal,
         }),
     );
-  }
-
-  /**
-   * Whether `caller` reads (and is listed) this upstream's resources and
-   * prompts. The policy judges tool calls only: an agent must not read, with
-   * the registration's own credentials, what it could not call. It reads an
-   * external upstream's resources and prompts only where the upstream judges
-   * it by its own token (pass_through_auth).
-   */
-  readsFor(caller: Caller): boolean {
-    const target = this.target;
-    return caller.agent === undefined || target.kind === "builtin" ||
-      (target.kind === "http" && target.passThroughAuth);
   }
 
   /** The SDK client whose requests reach the upstream as `request.caller`. */
