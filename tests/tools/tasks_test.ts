@@ -1,200 +1,30 @@
 // MCP tasks in the kit (2025-11-25, as @modelcontextprotocol/sdk 1.32.2 has
 // them): a tool that declares taskSupport runs as a task when asked; the
 // handle comes at once, tasks/result blocks until the end and answers what
-// the plain call answers; cancel aborts the work; a task is its caller's
-// alone; quiet long calls report progress; the kit's streamable HTTP and
-// in-process links, and a server's routed (dynamic) tools, all serve it.
+// the plain call answers; cancel aborts the work; quiet long calls report
+// progress; the kit's streamable HTTP and in-process links, and a server's
+// routed (dynamic) tools, all serve it. A task is its caller's alone:
+// tests/security/tasks_test.ts (the server is tests/tools/tasks_harness.ts).
 
 import assert from "node:assert/strict";
-import { z } from "zod";
 import { HostedServer } from "../../tools/kit/host.ts";
 import { connectInProcess } from "../../tools/kit/transport/sdk_server.ts";
 import { McpHttpEndpoint } from "../../tools/kit/transport/http_server.ts";
 import {
-  type CallContext,
-  defineServer,
-  json,
-  text,
-  toolDefiner,
-  ToolError,
-} from "../../tools/kit/mod.ts";
-import {
   CallToolResultSchema,
   Client,
-  CreateTaskResultSchema,
   ElicitRequestSchema,
-  McpError,
   StreamableHTTPClientTransport,
 } from "../../platform/mcp_sdk.ts";
 import { MemoryStore } from "../../platform/store/memory.ts";
-import type { Caller } from "../../platform/identity.ts";
 import { capturedLog, waitFor } from "../helpers.ts";
-
-/** Gates the `hold` calls wait on, by key; and what each call saw. */
-class Gates {
-  readonly #open = new Map<string, PromiseWithResolvers<void>>();
-  readonly aborted = new Set<string>();
-  readonly started = new Set<string>();
-
-  gate(key: string): PromiseWithResolvers<void> {
-    let gate = this.#open.get(key);
-    if (!gate) {
-      gate = Promise.withResolvers<void>();
-      this.#open.set(key, gate);
-    }
-    return gate;
-  }
-
-  release(key: string): void {
-    this.gate(key).resolve();
-  }
-
-  async wait(key: string, call: CallContext): Promise<void> {
-    this.started.add(key);
-    const gate = this.gate(key);
-    const aborted = Promise.withResolvers<never>();
-    const abort = () => {
-      this.aborted.add(key);
-      aborted.reject(new ToolError(`hold ${key} was aborted`));
-    };
-    call.signal.addEventListener("abort", abort, { once: true });
-    try {
-      await Promise.race([gate.promise, aborted.promise]);
-    } finally {
-      call.signal.removeEventListener("abort", abort);
-    }
-  }
-}
-
-const tool = toolDefiner<Gates>();
-
-function taskSpec(gates: Gates, routed = false) {
-  return defineServer<Gates>({
-    id: "tasker",
-    namespace: "svc-tasker",
-    title: "Tasker",
-    version: "1.0.0",
-    aggregates: routed,
-    tools: [
-      tool({
-        name: "hold",
-        description: "Waits until the test releases its key",
-        input: z.object({ key: z.string() }),
-        output: z.object({ key: z.string(), released: z.boolean() }),
-        taskSupport: "optional",
-        touches: [],
-        async handle(ctx, { key }, call) {
-          await ctx.wait(key, call);
-          return json({ key, released: true });
-        },
-      }),
-      tool({
-        name: "ask",
-        description:
-          "Asks the user through the client, then answers what they said",
-        input: z.object({}),
-        taskSupport: "optional",
-        touches: [],
-        async handle(_ctx, _args, call) {
-          const answer = await call.elicit({
-            message: "Proceed?",
-            requestedSchema: { type: "object", properties: {} },
-          });
-          return text(`user said ${answer.action}`);
-        },
-      }),
-      tool({
-        name: "quick",
-        description: "Answers at once; no task support",
-        input: z.object({}),
-        touches: [],
-        handle: () => Promise.resolve(text("quick")),
-      }),
-    ],
-    start: () =>
-      Promise.resolve({
-        context: gates,
-        // A routed tool as an aggregator adds it (the gateway's upstream tools).
-        dynamicTools: routed
-          ? {
-            list: () => [{
-              name: "up__hold",
-              description: "A routed hold",
-              inputSchema: { type: "object" },
-              execution: { taskSupport: "optional" },
-            }],
-            has: (name: string) => name === "up__hold",
-            async call(
-              _name: string,
-              args: Record<string, unknown>,
-              call: CallContext,
-            ) {
-              const key = String(args.key);
-              await gates.wait(key, call);
-              return text(`routed ${key}`);
-            },
-          }
-          : undefined,
-      }),
-  });
-}
-
-async function hosted(routed = false) {
-  const gates = new Gates();
-  const { log } = capturedLog("error");
-  const host = await HostedServer.start(taskSpec(gates, routed), {
-    store: new MemoryStore(),
-    log,
-    config: {},
-    dataDir: "/nonexistent/agentd-tasks-test",
-  });
-  const clients: Client[] = [];
-  return {
-    host,
-    gates,
-    async client(caller: Caller = {}): Promise<Client> {
-      const client = new Client({ name: "tasks-test", version: "1.0.0" });
-      await client.connect(await connectInProcess(host, caller));
-      clients.push(client);
-      return client;
-    },
-    async [Symbol.asyncDispose]() {
-      for (const key of ["a", "b", "c", "d", "e", "p", "q", "r", "h"]) {
-        gates.release(key);
-      }
-      await Promise.all(clients.map((client) => client.close()));
-      await host.stop(5000);
-    },
-  };
-}
-
-function startTask(
-  client: Client,
-  name: string,
-  args: Record<string, unknown>,
-  options: {
-    onprogress?: (progress: { progress: number; message?: string }) => void;
-  } = {},
-) {
-  return client.request(
-    {
-      method: "tools/call",
-      params: { name, arguments: args, task: { ttl: 120_000 } },
-    },
-    CreateTaskResultSchema,
-    options,
-  );
-}
-
-async function rpcError(promise: Promise<unknown>): Promise<McpError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof McpError) return error;
-    throw error;
-  }
-  throw new Error("expected a JSON-RPC error, got a result");
-}
+import {
+  Gates,
+  hosted,
+  rpcError,
+  startTask,
+  taskSpec,
+} from "./tasks_harness.ts";
 
 Deno.test("tasks: listed with execution.taskSupport, the capability declared; a tool without it is refused (-32601)", async () => {
   await using kit = await hosted();
@@ -276,53 +106,6 @@ Deno.test("tasks: cancel aborts the running call; the task stays cancelled and h
     (await client.experimental.tasks.getTask(task.taskId)).status,
     "cancelled",
   );
-});
-
-Deno.test("tasks: an agent's task is its own; another agent cannot get, wait for, cancel or list it; the operator can", async () => {
-  await using kit = await hosted();
-  const alice = await kit.client({ agent: "alice" });
-  const mallory = await kit.client({ agent: "mallory" });
-  const operator = await kit.client();
-  const { task } = await startTask(alice, "hold", { key: "c" });
-  const id = task.taskId;
-  for (
-    const attempt of [
-      mallory.experimental.tasks.getTask(id),
-      mallory.experimental.tasks.getTaskResult(id, CallToolResultSchema),
-      mallory.experimental.tasks.cancelTask(id),
-    ]
-  ) {
-    const refused = await rpcError(attempt);
-    assert.equal(refused.code, -32602);
-    assert.match(refused.message, /Task not found/);
-  }
-  assert.deepEqual((await mallory.experimental.tasks.listTasks()).tasks, []);
-  // Nor an operator's task: an agent sees its own only.
-  const mine = await startTask(operator, "hold", { key: "d" });
-  assert.equal(
-    (await rpcError(alice.experimental.tasks.getTask(mine.task.taskId))).code,
-    -32602,
-  );
-  assert.deepEqual(
-    (await alice.experimental.tasks.listTasks()).tasks.map((t) => t.taskId),
-    [id],
-  );
-  assert.equal((await alice.experimental.tasks.getTask(id)).status, "working");
-  assert.deepEqual(
-    (await operator.experimental.tasks.listTasks()).tasks.map((t) => t.taskId),
-    [mine.task.taskId, id],
-  );
-  assert.equal(
-    (await operator.experimental.tasks.getTask(id)).status,
-    "working",
-  );
-  // Mallory's cancel did nothing: alice's call still runs and completes.
-  kit.gates.release("c");
-  const result = await alice.experimental.tasks.getTaskResult(
-    id,
-    CallToolResultSchema,
-  );
-  assert.deepEqual(result.structuredContent, { key: "c", released: true });
 });
 
 Deno.test("tasks: a quiet long call reports start and finish; a task's reports carry its id; a quick call sends none", async () => {

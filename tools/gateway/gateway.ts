@@ -326,8 +326,11 @@ export class Gateway implements DynamicTools, DynamicResources, DynamicPrompts {
     }
   }
 
-  listResources(): Resource[] {
-    return [...this.#lists.resources.values()].map((entry) => entry.listing);
+  /** The resources `viewer` may read (Upstream.readsFor): a listing names what it could not. */
+  listResources(viewer: Caller = {}): Resource[] {
+    return [...this.#lists.resources.values()]
+      .filter((entry) => this.#readable(entry.upstream, viewer))
+      .map((entry) => entry.listing);
   }
 
   hasResource(uri: string): boolean {
@@ -344,8 +347,15 @@ export class Gateway implements DynamicTools, DynamicResources, DynamicPrompts {
     return await this.get(entry.upstream).read(uri, request);
   }
 
-  listPrompts(): Prompt[] {
-    return [...this.#lists.prompts.values()].map((entry) => entry.listing);
+  /** The prompts `viewer` may get, as listResources. */
+  listPrompts(viewer: Caller = {}): Prompt[] {
+    return [...this.#lists.prompts.values()]
+      .filter((entry) => this.#readable(entry.upstream, viewer))
+      .map((entry) => entry.listing);
+  }
+
+  #readable(upstream: string, viewer: Caller): boolean {
+    return this.upstreams.get(upstream)?.readsFor(viewer) === true;
   }
 
   hasPrompt(name: string): boolean {

@@ -63,10 +63,13 @@ export const gatewayServer = defineServer<Gateway>({
     uriTemplate: "agentd://{server}/results/{id}",
     name: "upstream-result",
     title: "A big result an upstream kept for this session",
-    read(gateway, uri, variables) {
+    // Read as the caller, as a listed resource is (Upstream.read): an agent
+    // reads no external upstream with the registration's credentials.
+    async read(gateway, uri, variables, request) {
       const server = variables.server;
-      return gateway.get(typeof server === "string" ? server : "")
-        .readResource(uri.href);
+      const read = await gateway.get(typeof server === "string" ? server : "")
+        .read(uri.href, request);
+      return read.contents;
     },
   }],
   async start(deps) {

@@ -331,6 +331,19 @@ export class Upstream {
   }
 
   /**
+   * Whether `caller` reads (and is listed) this upstream's resources and
+   * prompts. The policy judges tool calls only: an agent must not read, with
+   * the registration's own credentials, what it could not call. It reads an
+   * external upstream's resources and prompts only where the upstream judges
+   * it by its own token (pass_through_auth).
+   */
+  readsFor(caller: Caller): boolean {
+    const target = this.target;
+    return caller.agent === undefined || target.kind === "builtin" ||
+      (target.kind === "http" && target.passThroughAuth);
+  }
+
+  /**
    * `resources/read` as `request.caller`: an external upstream gets the
    * caller's token where it passes tokens through, a built-in one sees the
    * caller's agent (as its tools do), so nobody reads through the gateway
@@ -373,14 +386,7 @@ export class Upstream {
     }
     const agent = request.caller.agent;
     const target = this.target;
-    // The policy judges tool calls only: an agent must not read, with the
-    // registration's own credentials, what it could not call. It reads an
-    // external upstream's resources and prompts only where the upstream
-    // judges it by its own token (pass_through_auth).
-    if (
-      agent !== undefined && target.kind !== "builtin" &&
-      !(target.kind === "http" && target.passThroughAuth)
-    ) {
+    if (!this.readsFor(request.caller)) {
       throw new ToolError(
         `Upstream ${this.name}'s resources and prompts are read by the operator only (or through pass_through_auth); an agent reaches ${this.name} through its tools`,
       );
@@ -608,18 +614,6 @@ export class Upstream {
       );
     }
     return error;
-  }
-
-  /** `resources/read` on the upstream: big results it kept for a session (their URIs are unguessable). */
-  async readResource(uri: string): Promise<ReadResourceResult["contents"]> {
-    const client = this.#client;
-    if (!client || this.state !== "healthy") {
-      throw new Error(`upstream "${this.name}" is ${this.state}`);
-    }
-    const result = await client.readResource({ uri }, {
-      timeout: this.#options.callTimeoutMs,
-    });
-    return result.contents;
   }
 
   /** The link calls of `caller` take: memory's own-namespace rule holds through the gateway. */

@@ -201,10 +201,12 @@ export interface ResourceTemplateDef<C> {
   mimeType?: string;
   /** Completion of one template variable from a partial value. */
   complete?(ctx: C, variable: string, value: string): Promise<string[]>;
+  /** `request`: who reads (a server reading on someone's behalf reads as them). */
   read(
     ctx: C,
     uri: URL,
     variables: TemplateVariables,
+    request: ListRequest,
   ): Promise<ReadResourceResult["contents"]>;
 }
 
@@ -340,7 +342,8 @@ export interface ListRequest {
  * `ServerDeps.resourcesChanged`.
  */
 export interface DynamicResources {
-  listResources(): Resource[];
+  /** The resources `viewer` may read. */
+  listResources(viewer: Caller): Resource[];
   /** Whether `uri` is one of `listResources()`: only those are read here. */
   hasResource(uri: string): boolean;
   readResource(uri: string, request: ListRequest): Promise<ReadResourceResult>;
@@ -348,7 +351,8 @@ export interface DynamicResources {
 
 /** Prompts a server adds at run time, like DynamicResources (`ServerDeps.promptsChanged`). */
 export interface DynamicPrompts {
-  listPrompts(): Prompt[];
+  /** The prompts `viewer` may get. */
+  listPrompts(viewer: Caller): Prompt[];
   hasPrompt(name: string): boolean;
   /** Arguments are the callee's to check. */
   getPrompt(

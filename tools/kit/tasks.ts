@@ -17,7 +17,12 @@ import {
   RELATED_TASK_META_KEY,
   type Task,
 } from "../../platform/mcp_sdk_server.ts";
-import type { JsonValue, Store } from "../../platform/store/mod.ts";
+import {
+  encodeCursor,
+  type JsonValue,
+  type Store,
+  validateKey,
+} from "../../platform/store/mod.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Caller } from "../../platform/identity.ts";
 import { deadLease, type Lease } from "../../platform/leases.ts";
@@ -652,6 +657,8 @@ export class TaskBoard {
     const rows: TaskRecord[] = [];
     let next: string | null = cursor ?? null;
     let first = true;
+    /** The id of the last record read that is not in `rows` (another caller's), if the page ends there. */
+    let skipped: string | undefined;
     // Each read asks for no more than the rows still wanted, so the store's
     // cursor is exactly where the page ends; tasks of others are skipped a
     // read at a time, at most 20 (a short page then, with its cursor).
@@ -677,13 +684,22 @@ export class TaskBoard {
         throw error;
       }
       for (const entry of page.entries) {
+        skipped = String(entry.key.at(-1));
         const parsed = TaskRecord.safeParse(entry.value);
         if (!parsed.success || this.#expired(parsed.data)) continue;
         if (!accept(parsed.data)) continue;
         rows.push(await this.#settleDead(parsed.data) ?? parsed.data);
+        skipped = undefined;
       }
       next = page.cursor;
       if (next === null) break;
+    }
+    // The store's cursor is the last key read: it would name another
+    // caller's task. Continue below that task's creation time instead (ids
+    // begin with it; tasks of one daemon never share it).
+    if (next !== null && skipped !== undefined) {
+      const time = skipped.split("-")[0];
+      next = encodeCursor(validateKey([`${time}-`]));
     }
     return { rows, next };
   }

@@ -53,6 +53,15 @@ export async function secretFromPerson(
   why: string,
 ): Promise<{ saved: true } | { saved: false; page: PersonPage }> {
   const { label, save } = SECRETS[field];
+  // The page is the person's, but whoever holds its address can fill it in
+  // first, and it would go to the caller's own client: an agent would enter
+  // a secret of its choosing for everyone (authenticate touches nothing).
+  if (call.caller.agent !== undefined) {
+    throw new ToolError(
+      `${why}. The ${label} of "${platform}" is entered by the operator, not through an agent's call: ` +
+        `ask the operator to connect "${platform}" (authenticate from the operator's own MCP client, or Connect on agentd's dashboard)`,
+    );
+  }
   const page = ctx.pages.secret({
     platform,
     caller: call.caller,

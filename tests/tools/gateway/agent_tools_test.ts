@@ -1,13 +1,13 @@
 // agents__send and teams__execute: MCP clients of the gateway drive the /v1
 // agents. The same team run and the same send, once through /v1 and once
 // through the gateway's tools (the scripted model server stands in for the
-// paid API), answer the same; an agent's identity may do through the tools
-// exactly what /v1 lets its token do.
+// paid API), answer the same. What an agent's identity may do through the
+// tools (exactly what /v1 lets its token do): tests/security/agent_tools_test.ts.
 
 import assert from "node:assert/strict";
 import type { Client } from "../../../platform/mcp_sdk.ts";
 import { Run, SendReply, Team } from "../../../agents/schemas.ts";
-import { ALICE_TOKEN, type Stack, startStack } from "../../agents/stack.ts";
+import { type Stack, startStack } from "../../agents/stack.ts";
 import { call, textOf } from "./upstreams.ts";
 
 async function crew(stack: Stack, agents: string[]): Promise<Team> {
@@ -176,59 +176,6 @@ Deno.test("teams__execute and agents__send answer what /v1 answers, listed with 
     Reflect.get(Object(v1Unknown.json).error, "message"),
   );
   assert.equal(stack.model.requests.length, before);
-});
-
-Deno.test("agents__send and teams__execute: an agent's identity may do what its /v1 token may, and no more", async () => {
-  await using stack = await startStack({ agents: { act_as: {} } });
-  await crew(stack, ["alice", "bob"]);
-  const alice = await stack.gateway("alice");
-  const asAlice = { authorization: `Bearer ${ALICE_TOKEN}` };
-  const before = stack.model.requests.length;
-
-  // Sending as another agent: refused by /v1 and by the tool, in the same words.
-  const v1Send = await stack.request(
-    "POST",
-    "/v1/agents/bob/send",
-    { message: "hi" },
-    asAlice,
-  );
-  assert.equal(v1Send.status, 403, v1Send.text);
-  const toolSend = await call(alice, "agents__send", {
-    agent: "bob",
-    message: "hi",
-  });
-  assert.equal(toolSend.isError, true);
-  assert.equal(
-    textOf(toolSend),
-    Reflect.get(Object(v1Send.json).error, "message"),
-  );
-
-  // A team with a member she may not act as: the same.
-  const v1Run = await stack.request(
-    "POST",
-    "/v1/teams/crew/execute",
-    { task: "t" },
-    asAlice,
-  );
-  assert.equal(v1Run.status, 403, v1Run.text);
-  const toolRun = await call(alice, "teams__execute", {
-    team: "crew",
-    task: "t",
-  });
-  assert.equal(toolRun.isError, true);
-  assert.equal(
-    textOf(toolRun),
-    Reflect.get(Object(v1Run.json).error, "message"),
-  );
-  assert.equal(stack.model.requests.length, before, "no model was asked");
-
-  // As herself she may, as at /v1.
-  stack.model.script([{ text: "Noted." }]);
-  const own = SendReply.parse(
-    await toolJson(alice, "agents__send", { agent: "alice", message: "hi" }),
-  );
-  assert.equal(own.agent_name, "alice");
-  assert.equal(own.content, "Noted.");
 });
 
 Deno.test("agents__send and teams__execute inside an agent's own turn: no wait for itself, no run inside its own run", async () => {

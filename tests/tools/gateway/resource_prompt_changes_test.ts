@@ -1,7 +1,8 @@
 // An upstream's resources and prompts through the gateway: listed (prompts
 // as <server>__<prompt>), read and got on the upstream that listed them, and
 // a resource or prompt the upstream adds at run time reaches the gateway's
-// clients as the gateway's own resources/ and prompts/list_changed.
+// clients as the gateway's own resources/ and prompts/list_changed. What an
+// agent may read of them: tests/security/gateway_resources_test.ts.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -120,46 +121,6 @@ Deno.test("list changes: an upstream's new resource and prompt reach gateway cli
     );
     assert.ok(!(await resourceUris(client)).includes("listing://first"));
     assert.ok(!(await promptNames(client)).includes("listing__first"));
-  } finally {
-    assert.equal((await daemon.stop()).code, 0);
-  }
-});
-
-Deno.test("an agent reads no external upstream's resources or prompts with the registration's credentials (the policy judges tools only)", async () => {
-  await using dir = await tempDir();
-  const operator = "operator-token-0123456789abcdef";
-  const alice = "alice-token-0123456789abcdef";
-  const config = join(dir.path, "agentd.json");
-  await Deno.writeTextFile(
-    config,
-    JSON.stringify({
-      token: operator,
-      agent_tokens: { alice },
-      gateway: { health_interval_ms: 200 },
-    }),
-  );
-  const daemon = await spawnServe(join(dir.path, "data"), {
-    extra: ["--config", config],
-  });
-  try {
-    await using upstream = startListingServer();
-    await using owner = await gatewayClient(daemon.url, operator);
-    const changes = listChanges(owner);
-    await callJson(owner, "register_server", {
-      name: "listing",
-      url: upstream.url,
-    });
-    await waitFor(() => changes, (seen) => seen.resources >= 1);
-    await owner.readResource({ uri: "listing://first" });
-    await using agent = await gatewayClient(daemon.url, alice);
-    await assert.rejects(
-      agent.readResource({ uri: "listing://first" }),
-      /read by the operator only/,
-    );
-    await assert.rejects(
-      agent.getPrompt({ name: "listing__first", arguments: { topic: "x" } }),
-      /read by the operator only/,
-    );
   } finally {
     assert.equal((await daemon.stop()).code, 0);
   }

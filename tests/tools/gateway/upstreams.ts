@@ -13,7 +13,10 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "../../../platform/mcp_sdk.ts";
 // @ts-types="../../../node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp.d.ts"
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import {
+  McpServer,
+  ResourceTemplate,
+} from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import type { AdminPage } from "../../../web/admin.ts";
 import type {
@@ -362,7 +365,9 @@ export interface ListingServer {
 /**
  * An MCP SDK McpServer at /mcp (one per session) with tool `hello`, resource
  * `listing://first` and prompt `first`, and more of each added at run time,
- * which the SDK announces with resources/ and prompts/list_changed.
+ * which the SDK announces with resources/ and prompts/list_changed. It also
+ * answers every `agentd://listing/results/<id>` (a resource template, not
+ * listed), as a remote agentd keeps its big results.
  */
 export function startListingServer(): ListingServer {
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
@@ -399,6 +404,20 @@ export function startListingServer(): ListingServer {
     }, () => ({ content: [{ type: "text", text: "hello" }] }));
     for (const name of resources) addResource(server, name);
     for (const name of prompts) addPrompt(server, name);
+    server.registerResource(
+      "kept",
+      new ResourceTemplate("agentd://listing/results/{id}", {
+        list: undefined,
+      }),
+      { mimeType: "text/plain" },
+      (uri, { id }) => ({
+        contents: [{
+          uri: uri.href,
+          mimeType: "text/plain",
+          text: `kept ${id}`,
+        }],
+      }),
+    );
     servers.push(server);
     await server.connect(transport);
   });

@@ -87,7 +87,7 @@ export function registerResources(
   }));
   if (!hasResources(host)) return;
 
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+  server.setRequestHandler(ListResourcesRequestSchema, (_request, extra) => ({
     resources: [
       ...resources.map((def): Resource => {
         const listing: Resource = { uri: def.uri, name: def.name };
@@ -98,7 +98,9 @@ export function registerResources(
         if (def.mimeType !== undefined) listing.mimeType = def.mimeType;
         return listing;
       }),
-      ...host.dynamicResources()?.listResources() ?? [],
+      ...host.dynamicResources()?.listResources(
+        callerOf(extra.authInfo?.extra),
+      ) ?? [],
     ],
   }));
 
@@ -135,7 +137,14 @@ export function registerResources(
       for (const { def, template } of templates) {
         const variables = template.match(uri);
         if (variables) {
-          return { contents: await def.read(context, url, variables) };
+          return {
+            contents: await def.read(
+              context,
+              url,
+              variables,
+              listRequestOf(extra),
+            ),
+          };
         }
       }
       throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, {
@@ -172,7 +181,7 @@ export function registerPrompts(server: Server, host: HostedServer): void {
   const prompts = host.spec.prompts ?? [];
   if (!hasPrompts(host)) return;
 
-  server.setRequestHandler(ListPromptsRequestSchema, () => ({
+  server.setRequestHandler(ListPromptsRequestSchema, (_request, extra) => ({
     prompts: [
       ...prompts.map((def): Prompt => {
         const listing: Prompt = { name: def.name };
@@ -200,7 +209,9 @@ export function registerPrompts(server: Server, host: HostedServer): void {
         }
         return listing;
       }),
-      ...host.dynamicPrompts()?.listPrompts() ?? [],
+      ...host.dynamicPrompts()?.listPrompts(
+        callerOf(extra.authInfo?.extra),
+      ) ?? [],
     ],
   }));
 
