@@ -102,7 +102,8 @@ const TOUCHES: Record<string, Capability[]> = {
   "memory.store_conversation": [],
   "memory.get_conversation_history": [],
   "memory.get_agent_context": [],
-  "platform-auth.authenticate": [],
+  // Both may store new tokens an agent consented to with an account of its own.
+  "platform-auth.authenticate": ["credentials"],
   "platform-auth.get_token": ["credentials"],
   "platform-auth.refresh_token": [],
   "platform-auth.revoke_token": ["credentials"],
@@ -110,7 +111,7 @@ const TOUCHES: Record<string, Capability[]> = {
   "platform-auth.add_platform": ["credentials"],
   "platform-auth.remove_platform": ["credentials"],
   "platform-auth.get_auth_status": [],
-  "platform-auth.oauth_callback": [],
+  "platform-auth.oauth_callback": ["credentials"],
   "platform-auth.validate_token": [],
 };
 

@@ -3,9 +3,8 @@
 // address can open it first and fill it in, and an agent's own MCP client
 // is given that address (in the elicitation, or in the result when it
 // cannot elicit). So an agent's call opens no secret page: `authenticate`
-// (which touches no capability) would otherwise let the agent put a key of
-// its choosing in the vault for everyone, where add_platform (credentials)
-// asks a person first. And a page the operator's call opened belongs to the
+// (allowed for the agent here) would otherwise let the agent put a key of
+// its choosing in the vault for everyone. And a page the operator's call opened belongs to the
 // first browser: another client holding its address takes nothing.
 // platform-auth behind the daemon's real app (tests/tools/platform-auth/
 // elicitation_harness.ts), the agent's client in-process.
@@ -39,7 +38,19 @@ Deno.test("security elicitation: an agent's call opens no secret page, so the ag
   // The key the probe takes: one the attacker holds (its own account at the provider).
   const attackers = "wk-attacker-" + crypto.randomUUID();
   const probe = keyProbe(attackers);
-  const daemon = await startDaemon();
+  // authenticate touches credentials, so an agent's call waits for a person
+  // (tests/security/capabilities_test.ts); here the operator lets alice
+  // through, and still no secret page opens for her.
+  const daemon = await startDaemon({
+    policy: {
+      rules: [{
+        id: "alice-signs-in",
+        agent: "alice",
+        capability: "credentials",
+        decision: "allow",
+      }],
+    },
+  });
   try {
     await stalePlatform(daemon, "weather", probe.config);
     const browser = new Browser();
@@ -51,7 +62,6 @@ Deno.test("security elicitation: an agent's call opens no secret page, so the ag
     const answers: string[] = [];
     for (const elicits of ["none", "form", "url"] as const) {
       const alice = await daemon.client(elicits, { agent: "alice" });
-      // add_platform touches credentials: a person is asked first. authenticate touches nothing.
       const calling = alice.call("authenticate", { platform: "weather" });
       // A client that elicits is sent the address while the call waits; alice's accepts.
       const asked = await Promise.race([

@@ -24,7 +24,10 @@ export const authenticate = tool({
   name: "authenticate",
   title: "Authenticate",
   taskSupport: "optional",
-  touches: [],
+  // It may store new tokens for everyone: an agent could consent with an
+  // account of its own (its own browser tools open the URL), so a person is
+  // asked unless a rule allows credentials for it.
+  touches: ["credentials"],
   description:
     "Start authentication for a platform. oauth: returns the authorization URL to open (PKCE, one-time state; opened in the " +
     "default browser when the platform sets open_browser), or a device code to enter (device_code platforms), or gets a " +
@@ -72,7 +75,7 @@ export const authenticate = tool({
 export const oauthCallback = tool({
   name: "oauth_callback",
   title: "Complete OAuth callback",
-  touches: [],
+  touches: ["credentials"], // stores the tokens (see authenticate)
   description:
     "Complete an authorization with the code and state the provider sent to the redirect URI (the daemon's /oauth/callback " +
     "does this by itself). A state is valid once, for one platform, until it expires.",

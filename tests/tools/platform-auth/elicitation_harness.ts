@@ -71,14 +71,17 @@ export interface Person {
 }
 
 /** platform-auth behind the daemon's real app (Host/Origin guards, a daemon token), with a policy guard's audit. */
-export async function startDaemon(): Promise<Daemon> {
+/** `policy`: the daemon's policy section (default: none, the safe defaults). */
+export async function startDaemon(
+  { policy = {} }: { policy?: Record<string, unknown> } = {},
+): Promise<Daemon> {
   const lines: string[] = [];
   const log = createLogger({
     level: "debug",
     sink: (line) => lines.push(line),
   });
   const store = new MemoryStore();
-  const guard = new Guard(new MemoryStore(), log, PolicyConfig.parse({}));
+  const guard = new Guard(new MemoryStore(), log, PolicyConfig.parse(policy));
   const hosts: HostedServer[] = [];
   // The listener first (the server needs its address), the app once the server runs.
   const face: { app?: ReturnType<typeof createApp> } = {};
