@@ -10,6 +10,9 @@
 //   deno run -A bench/gateway_profile.ts [calls] [in flight]
 //
 // GATEWAY_PROFILE_OUT=FILE: the raw profile (`Profiler.stop`'s answer) too.
+// The inspector adds work to every fetch (Deno's network events for the
+// inspector, a tee of each response body): about a fifth of the samples;
+// GATEWAY_PROFILE_FLAGS (below) profiles without it.
 // GATEWAY_PROFILE_CPU=1: no profiler, only CPU per call, in ROUNDS rounds
 // that alternate this checkout's gateway with GATEWAY_PROFILE_BASE's main.ts
 // (when set; e.g. a `git worktree add --detach` of the code before a change),
@@ -43,6 +46,12 @@ const inFlight = Number(Deno.args[1] ?? 16);
 const cpuOnly = Deno.env.get("GATEWAY_PROFILE_CPU") === "1";
 const base = Deno.env.get("GATEWAY_PROFILE_BASE");
 const rounds = Number(Deno.env.get("GATEWAY_PROFILE_ROUNDS") ?? 3);
+// Extra `deno run` flags for the gateways in that mode, e.g. V8's own
+// profiler, which (unlike --inspect) adds no network events to each fetch:
+// "--v8-flags=--prof,--logfile=/tmp/gw-%p.log,--no-logfile-per-isolate",
+// then `node --prof-process /tmp/gw-<pid>.log`.
+const FLAGS = (Deno.env.get("GATEWAY_PROFILE_FLAGS") ?? "").split(" ")
+  .filter((flag) => flag !== "");
 
 async function spawn(
   label: string,
@@ -149,7 +158,7 @@ try {
     const fronts = [{ label: "gateway", main: MAIN }];
     if (base) fronts.push({ label: "base", main: base });
     const started = await Promise.all(fronts.map(async (front) => {
-      const server = await gateway(upstream.port, front.main, []);
+      const server = await gateway(upstream.port, front.main, FLAGS);
       const call = callOnce(
         await clientOf(server.port),
         "everything__echo",
