@@ -178,6 +178,9 @@ const GATEWAY_DENO_FLAGS = (Deno.env.get("BENCH_GATEWAY_DENO_FLAGS") ?? "")
 // Another checkout's main.ts for the gateway (e.g. the code before a change,
 // from `git archive`), to compare two versions run after run.
 const GATEWAY_MAIN = Deno.env.get("BENCH_GATEWAY_MAIN");
+// `http` runs only the HTTP targets (direct, gateway, relay): a quicker run
+// for the gateway's HTTP leg, with less load on a shared machine.
+const STDIO = Deno.env.get("BENCH_GATEWAY_UPSTREAMS") !== "http";
 
 /** `agentd mcp gateway` alone, with server-everything as its one upstream. */
 async function gatewayTarget(
@@ -396,61 +399,63 @@ try {
     ),
   );
 
-  started = performance.now();
-  const direct = await stdioClient("direct stdio", "node", [
-    EVERYTHING,
-    "stdio",
-  ]);
-  killOnExit(direct.pid);
-  targets.push({
-    label: "direct stdio",
-    role: "direct",
-    upstream: "stdio",
-    pid: direct.pid,
-    readyMs: performance.now() - started,
-    call: callOnce(direct.client, "echo", echo.args, echo.expected),
-  });
-  targets.push(
-    await gatewayTarget("agentd gateway → stdio", "stdio", {
-      command: "node",
-      args: [EVERYTHING, "stdio"],
-    }),
-  );
-
-  started = performance.now();
-  const peerPort = freePort();
-  const peer = await spawnListening(
-    "mcp-proxy",
-    {
-      command: "node",
-      args: [
-        PEER,
-        "--port",
-        String(peerPort),
-        "--host",
-        "127.0.0.1",
-        "--server",
-        "stream",
-        "--",
-        "node",
-        EVERYTHING,
-        "stdio",
-      ],
-    },
-    "stdout",
-    (line) => line.includes("starting server on port") ? peerPort : undefined,
-  );
-  await untilAccepting("mcp-proxy", peer.port);
-  targets.push(
-    await httpTarget(
-      "mcp-proxy → stdio",
-      "peer",
+  if (STDIO) {
+    started = performance.now();
+    const direct = await stdioClient("direct stdio", "node", [
+      EVERYTHING,
       "stdio",
-      started,
-      peer,
-      "echo",
-    ),
-  );
+    ]);
+    killOnExit(direct.pid);
+    targets.push({
+      label: "direct stdio",
+      role: "direct",
+      upstream: "stdio",
+      pid: direct.pid,
+      readyMs: performance.now() - started,
+      call: callOnce(direct.client, "echo", echo.args, echo.expected),
+    });
+    targets.push(
+      await gatewayTarget("agentd gateway → stdio", "stdio", {
+        command: "node",
+        args: [EVERYTHING, "stdio"],
+      }),
+    );
+
+    started = performance.now();
+    const peerPort = freePort();
+    const peer = await spawnListening(
+      "mcp-proxy",
+      {
+        command: "node",
+        args: [
+          PEER,
+          "--port",
+          String(peerPort),
+          "--host",
+          "127.0.0.1",
+          "--server",
+          "stream",
+          "--",
+          "node",
+          EVERYTHING,
+          "stdio",
+        ],
+      },
+      "stdout",
+      (line) => line.includes("starting server on port") ? peerPort : undefined,
+    );
+    await untilAccepting("mcp-proxy", peer.port);
+    targets.push(
+      await httpTarget(
+        "mcp-proxy → stdio",
+        "peer",
+        "stdio",
+        started,
+        peer,
+        "echo",
+      ),
+    );
+  }
 
   for (const target of targets) {
     for (let i = 0; i < WARMUP; i++) await target.call();

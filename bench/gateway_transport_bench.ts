@@ -7,6 +7,9 @@
 // Rounds alternate the transports so that load hits them alike. Each round
 // makes CALLS calls one after another, then BURST calls with IN_FLIGHT in
 // flight (where the stdio transport's coalesced writes matter).
+// "+ direct calls" rows call through tools/gateway/direct_calls.ts on the
+// gateway's transport (as a routed call does since issue 37), the others
+// through the Client's callTool (as the gateway did before).
 // BENCH_TRANSPORTS=REGEX keeps the transports whose label matches (to profile one).
 //
 //   deno run -A bench/gateway_transport_bench.ts
@@ -21,6 +24,7 @@ import {
 import { StdioClientTransport } from "../platform/mcp_sdk_stdio_client.ts";
 import { HttpClientTransport } from "../tools/kit/transport/http_client.ts";
 import { StdioUpstreamTransport } from "../tools/kit/transport/stdio_client.ts";
+import { DirectCalls } from "../tools/gateway/direct_calls.ts";
 import {
   EVERYTHING,
   everythingPort,
@@ -47,15 +51,22 @@ killOnExit(server.pid);
 await portFromOutput("server-everything", server.stderr, everythingPort);
 const url = new URL(`http://127.0.0.1:${port}/mcp`);
 
+const gatewayHttp = () => new HttpClientTransport(url, { headers: {} });
+const gatewayStdio = () =>
+  new StdioUpstreamTransport({
+    command: "node",
+    args: [EVERYTHING, "stdio"],
+    env: {},
+    onStderrLine: () => {},
+  });
+
 const transports: [string, () => Transport][] = [
   [
     "SDK StreamableHTTPClientTransport",
     () => new StreamableHTTPClientTransport(url),
   ],
-  [
-    "gateway HttpClientTransport",
-    () => new HttpClientTransport(url, { headers: {} }),
-  ],
+  ["gateway HttpClientTransport", gatewayHttp],
+  ["gateway HttpClientTransport + direct calls", gatewayHttp],
   [
     "SDK StdioClientTransport",
     () =>
@@ -65,22 +76,15 @@ const transports: [string, () => Transport][] = [
         stderr: "pipe",
       }),
   ],
-  [
-    "gateway StdioUpstreamTransport",
-    () =>
-      new StdioUpstreamTransport({
-        command: "node",
-        args: [EVERYTHING, "stdio"],
-        env: {},
-        onStderrLine: () => {},
-      }),
-  ],
+  ["gateway StdioUpstreamTransport", gatewayStdio],
+  ["gateway StdioUpstreamTransport + direct calls", gatewayStdio],
 ];
 
 const only = new RegExp(Deno.env.get("BENCH_TRANSPORTS") ?? "");
 const clients: {
   label: string;
   client: Client;
+  call: () => Promise<unknown>;
   cpu: number;
   samples: number[];
   burstCpu: number;
@@ -89,31 +93,43 @@ const clients: {
 for (const [label, open] of transports) {
   if (!only.test(label)) continue;
   const client = new Client({ name: "transport-bench", version: "1.0.0" });
-  await client.connect(open());
+  const transport = open();
+  await client.connect(transport);
+  const direct = label.endsWith("+ direct calls")
+    ? DirectCalls.of(transport)
+    : undefined;
+  const signal = new AbortController().signal;
   clients.push({
     label,
     client,
+    call: direct
+      ? () =>
+        direct.call(undefined, "echo", { message: "bench" }, {
+          timeoutMs: 60_000,
+          maxTotalMs: 600_000,
+          signal,
+          onprogress() {},
+        })
+      : () =>
+        client.callTool(
+          { name: "echo", arguments: { message: "bench" } },
+          CallToolResultSchema,
+        ),
     cpu: 0,
     samples: [],
     burstCpu: 0,
     burstMs: 0,
   });
 }
-const call = (client: Client) =>
-  client.callTool(
-    { name: "echo", arguments: { message: "bench" } },
-    CallToolResultSchema,
-  );
-
-for (const { client } of clients) {
-  for (let i = 0; i < WARMUP; i++) await call(client);
+for (const { call } of clients) {
+  for (let i = 0; i < WARMUP; i++) await call();
 }
 for (let round = 0; round < ROUNDS; round++) {
   for (const target of clients) {
     const before = process.cpuUsage();
     for (let i = 0; i < CALLS; i++) {
       const started = performance.now();
-      await call(target.client);
+      await target.call();
       target.samples.push(performance.now() - started);
     }
     const used = process.cpuUsage(before);
@@ -123,7 +139,7 @@ for (let round = 0; round < ROUNDS; round++) {
     let next = 0;
     await Promise.all(
       Array.from({ length: IN_FLIGHT }, async () => {
-        while (next++ < BURST) await call(target.client);
+        while (next++ < BURST) await target.call();
       }),
     );
     target.burstMs += performance.now() - started;

@@ -39,6 +39,8 @@ export function forwardedSession(id: string): string {
 }
 import { describeFailure } from "./failures.ts";
 import { StdioUpstreamTransport } from "../kit/transport/stdio_client.ts";
+import { HttpClientTransport } from "../kit/transport/http_client.ts";
+import { DirectCalls } from "./direct_calls.ts";
 import {
   deliverInTurns,
   newClient,
@@ -153,7 +155,23 @@ export class Upstream {
   }
 
   has(tool: string): boolean {
-    return this.tools.some((candidate) => candidate.name === tool);
+    return this.#listed(tool) !== undefined;
+  }
+
+  #index: { tools: Tool[]; byName: Map<string, Tool> } = {
+    tools: [],
+    byName: new Map(),
+  };
+
+  /** The exposed tool named `tool` (a map per tool list, not a scan per call). */
+  #listed(tool: string): Tool | undefined {
+    if (this.#index.tools !== this.tools) {
+      this.#index = {
+        tools: this.tools,
+        byName: new Map(this.tools.map((listed) => [listed.name, listed])),
+      };
+    }
+    return this.#index.byName.get(tool);
   }
 
   /** Connects (or reconnects) and reads the tool list; rejects with the reason, leaving the upstream unhealthy. */
@@ -487,8 +505,7 @@ export class Upstream {
         args,
         caller: call.caller,
         argNames: Object.keys(
-          this.tools.find((listed) => listed.name === tool)?.inputSchema
-            .properties ?? {},
+          this.#listed(tool)?.inputSchema.properties ?? {},
         ),
       },
       call,
@@ -529,11 +546,11 @@ export class Upstream {
         relayed = relayed.then(() => call.progress(progress, total, message))
           .catch(() => {});
       };
-      const result = await linkedSession.run(
-        session || undefined,
-        () =>
-          target.kind === "builtin"
-            ? this.#linkFor(target.peer, call.caller).callTool(tool, args, {
+      const result = target.kind === "builtin"
+        ? await linkedSession.run(
+          session || undefined,
+          () =>
+            this.#linkFor(target.peer, call.caller).callTool(tool, args, {
               signal: call.signal,
               timeoutMs: this.#options.callTimeoutMs,
               resetTimeoutOnProgress: true,
@@ -541,29 +558,14 @@ export class Upstream {
               // A built-in server's questions (a key in the daemon's page) reach this caller's client.
               elicit: call.elicit,
               elicitationComplete: call.elicitationComplete,
-            })
-            : passThrough.run(
-              call.authorization,
-              () =>
-                client.callTool(
-                  { name: tool, arguments: args },
-                  CallToolResultSchema,
-                  {
-                    timeout: this.#options.callTimeoutMs,
-                    signal: call.signal,
-                    resetTimeoutOnProgress: true,
-                    // Progress resets the timeout: without a cap an upstream could hold the call forever.
-                    maxTotalTimeout: this.#options.callMaxMs,
-                    onprogress: (progress) =>
-                      relay(
-                        progress.progress,
-                        progress.total,
-                        progress.message,
-                      ),
-                  },
-                ),
-            ),
-      );
+            }),
+        )
+        : target.kind === "http" && target.passThroughAuth
+        ? await passThrough.run(
+          call.authorization,
+          () => this.#sendOn(client, tool, args, call, relay),
+        )
+        : await this.#sendOn(client, tool, args, call, relay);
       await relayed;
       // The SDK client (or, for a built-in server, the kit's dispatch) gave a CallToolResult.
       const parsed = isCallToolResult(result)
@@ -586,6 +588,47 @@ export class Upstream {
       if (!ok) this.errors++;
       this.latency.observe(performance.now() - started);
     }
+  }
+
+  /**
+   * An external upstream's call: straight on its transport (direct_calls.ts)
+   * where the gateway's own transport carries it, through the SDK Client
+   * for a tool that must run as a task (the Client refuses it, as before).
+   */
+  #sendOn(
+    client: Client,
+    tool: string,
+    args: Record<string, unknown>,
+    call: CallContext,
+    relay: (progress: number, total?: number, message?: string) => void,
+  ): Promise<CallToolResult | { toolResult: unknown }> {
+    const listed = this.#listed(tool);
+    const transport = client.transport;
+    if (
+      listed?.execution?.taskSupport !== "required" &&
+      (transport instanceof HttpClientTransport ||
+        transport instanceof StdioUpstreamTransport)
+    ) {
+      return DirectCalls.of(transport).call(listed, tool, args, {
+        timeoutMs: this.#options.callTimeoutMs,
+        maxTotalMs: this.#options.callMaxMs,
+        signal: call.signal,
+        onprogress: relay,
+      });
+    }
+    return client.callTool(
+      { name: tool, arguments: args },
+      CallToolResultSchema,
+      {
+        timeout: this.#options.callTimeoutMs,
+        signal: call.signal,
+        resetTimeoutOnProgress: true,
+        // Progress resets the timeout: without a cap an upstream could hold the call forever.
+        maxTotalTimeout: this.#options.callMaxMs,
+        onprogress: (progress) =>
+          relay(progress.progress, progress.total, progress.message),
+      },
+    );
   }
 
   /**
