@@ -584,6 +584,8 @@ try {
     turns,
     await interleaved(calls, TURN_ROUNDS, (call) => call(), agentdPid),
   );
+  // The MCP client's stream keeps the process alive under `deno run`.
+  if (TURNS_ONLY) Deno.exit(0);
 } catch (error) {
   cleanUp();
   throw error;
