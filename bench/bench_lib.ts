@@ -940,7 +940,12 @@ export function countKvOps(
     ));
   hook(kv, "atomic", () => {}, (atomic) => {
     if (typeof atomic === "object" && atomic !== null) {
-      hook(atomic, "commit", () => count("commit", undefined));
+      // A commit is named by the first key it sets (or deletes).
+      let first: unknown;
+      const note = ([key]: unknown[]) => first ??= key;
+      hook(atomic, "set", note);
+      hook(atomic, "delete", note);
+      hook(atomic, "commit", () => count("commit", first));
     }
   });
   return counter;

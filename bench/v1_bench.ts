@@ -91,7 +91,9 @@ const RATE_REQUESTS = 4000;
 const RATE_ROUNDS = 4;
 const IN_FLIGHT = 16;
 const TURN_WARMUP = 20;
-const TURN_ROUNDS = 120;
+const TURN_ROUNDS = Number(Deno.env.get("BENCH_V1_TURN_ROUNDS") ?? 120);
+/** BENCH_V1_PART=turn: the turns alone (no GET part), e.g. for before/after runs. */
+const TURNS_ONLY = Deno.env.get("BENCH_V1_PART") === "turn";
 /** agents.history_limit's default: a turn in a long conversation reads this many messages. */
 const HISTORY_MESSAGES = 50;
 const HISTORY_LABEL = `no tool call, ${HISTORY_MESSAGES}-message history`;
@@ -394,6 +396,9 @@ function printTurns(
       "direct p50 ms": ms(d50),
       "direct p99 ms": ms(percentile(direct.samples, 99)),
       "added ms (p50)": ms(s50 - d50),
+      "added ms (p95)": ms(
+        percentile(send.samples, 95) - percentile(direct.samples, 95),
+      ),
       "send ÷ direct": ratio(s50, d50),
       "agentd CPU ms/send": (send.cpuMs / TURN_ROUNDS).toFixed(2),
       "agentd CPU ms/direct": (direct.cpuMs / TURN_ROUNDS).toFixed(2),
@@ -525,7 +530,7 @@ try {
     turnCase(HISTORY_LABEL, [answer], model, sendUrl, memory, true),
   );
 
-  for (const target of listTargets) {
+  for (const target of TURNS_ONLY ? [] : listTargets) {
     for (let i = 0; i < GET_WARMUP; i++) await target.get();
   }
   for (const turn of turns) {
@@ -566,8 +571,10 @@ printMemory(
   true,
 );
 try {
-  const latency = await interleaved(listTargets, GET_ROUNDS, (t) => t.get());
-  printList(listTargets, latency, await rates(listTargets));
+  if (!TURNS_ONLY) {
+    const latency = await interleaved(listTargets, GET_ROUNDS, (t) => t.get());
+    printList(listTargets, latency, await rates(listTargets));
+  }
   for (const turn of turns) {
     turn.parts.model.splice(0);
     turn.parts.tool.splice(0);
@@ -577,6 +584,8 @@ try {
     turns,
     await interleaved(calls, TURN_ROUNDS, (call) => call(), agentdPid),
   );
+  // The MCP client's stream keeps the process alive under `deno run`.
+  if (TURNS_ONLY) Deno.exit(0);
 } catch (error) {
   cleanUp();
   throw error;

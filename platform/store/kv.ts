@@ -16,6 +16,8 @@ import { dirname } from "node:path";
 import {
   type Check,
   type CommitResult,
+  type CommitRider,
+  CommitRiders,
   entryOf,
   formatKey,
   listLimit,
@@ -82,6 +84,7 @@ export class KvStore implements Store {
   readonly kind = "kv";
   #kv: Deno.Kv;
   #operations = new OperationTracker();
+  #riders = new CommitRiders();
   /** Key id -> a version getMany saw stored inline: a commit checking that version need not re-read it. */
   #inline = new Map<string, string>();
 
@@ -164,7 +167,23 @@ export class KvStore implements Store {
   commit(
     op: { checks?: Check[]; mutations: Mutation[] },
   ): Promise<CommitResult> {
-    return this.#run(() => this.#commit(prepareCommit(op)));
+    return this.#run(async () => {
+      const prepared = prepareCommit(op);
+      // Riders (audit records) join this commit: one disk sync for both.
+      const landed = this.#riders.board(prepared);
+      let ok = false;
+      try {
+        const result = await this.#commit(prepared);
+        ok = result.ok;
+        return result;
+      } finally {
+        landed(ok);
+      }
+    });
+  }
+
+  addCommitRider(rider: CommitRider): () => void {
+    return this.#riders.add(rider);
   }
 
   flush(): Promise<void> {

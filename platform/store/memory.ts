@@ -4,6 +4,7 @@
  */
 import type * as port from "./mod.ts";
 import {
+  CommitRiders,
   entryOf,
   listRange,
   OperationTracker,
@@ -26,6 +27,7 @@ export class MemoryStore implements port.Store {
   #order: string[] = [];
   #counter = 0;
   #operations = new OperationTracker();
+  #riders = new CommitRiders();
 
   get(key: port.StoreKey): Promise<port.StoreEntry | null> {
     return this.#operations.run(() =>
@@ -73,6 +75,10 @@ export class MemoryStore implements port.Store {
     return this.#operations.run(() => Promise.resolve(this.#commit(op)));
   }
 
+  addCommitRider(rider: port.CommitRider): () => void {
+    return this.#riders.add(rider);
+  }
+
   flush(): Promise<void> {
     return this.#operations.flush();
   }
@@ -93,12 +99,16 @@ export class MemoryStore implements port.Store {
     op: { checks?: port.Check[]; mutations: port.Mutation[] },
   ): port.CommitResult {
     const prepared = prepareCommit(op);
+    const landed = this.#riders.board(prepared);
     for (const check of prepared.checks) {
       if ((this.#records.get(check.id)?.version ?? null) !== check.version) {
+        landed(false);
         return { ok: false };
       }
     }
-    return { ok: true, version: this.#apply(prepared.mutations) };
+    const version = this.#apply(prepared.mutations);
+    landed(true);
+    return { ok: true, version };
   }
 
   #apply(mutations: port.PreparedMutation[]): string {

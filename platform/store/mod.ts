@@ -86,11 +86,107 @@ export interface Store {
    * Lets a reader skip a get that would answer what it already knows.
    */
   changeMark?(): string | undefined;
+  /**
+   * Lets writes that may wait (an audit trail's records) join the next
+   * commit made on this store, through any view, instead of a commit of
+   * their own; returns the function that removes `rider`. Absent when the
+   * store cannot (its commits then stay as they are).
+   */
+  addCommitRider?(rider: CommitRider): () => void;
   /** Resolves when every operation started so far has settled (writes are then durable). */
   flush(): Promise<void>;
   /** Flushes, then releases resources; later calls reject with "Store is closed". Idempotent. */
   close(): Promise<void>;
 }
+
+/**
+ * Writes that need no commit of their own: a store asks each rider, before
+ * a commit starts, for up to `room` sets of new keys (`newKey`, no checks)
+ * to add to it, and tells it whether they were committed with it (a failed
+ * check or an error: not committed, so the rider keeps them for another).
+ */
+export interface CommitRider {
+  board(room: number): CommitRide | undefined;
+}
+
+export interface CommitRide {
+  mutations: Mutation[];
+  landed(ok: boolean): void;
+}
+
+/** Keys per commit left to riders: a commit near the limits takes none. */
+const RIDER_KEYS = 50;
+/** Serialized bytes a commit may hold for riders to board it, and riders' bytes at most. */
+const RIDER_COMMIT_BYTES = 256 * 1024;
+const RIDER_BYTES = 64 * 1024;
+
+/** The riders of one store, boarding its commits (see CommitRider). */
+export class CommitRiders {
+  #riders = new Set<CommitRider>();
+
+  add(rider: CommitRider): () => void {
+    this.#riders.add(rider);
+    return () => this.#riders.delete(rider);
+  }
+
+  /**
+   * Adds the riders' mutations to `prepared` (prepared and validated as the
+   * commit's own, after them) and returns what to tell them once the commit
+   * is over; prepared unchanged and a no-op when none boards.
+   */
+  board(prepared: PreparedCommit): (ok: boolean) => void {
+    if (this.#riders.size === 0) return noRide;
+    const ids = new Set<string>();
+    let bytes = 0;
+    let keyBytes = 0;
+    for (const c of prepared.checks) ids.add(c.id);
+    for (const m of prepared.mutations) {
+      ids.add(m.id);
+      keyBytes += m.id.length;
+      if (m.type === "set") bytes += m.bytes.length;
+    }
+    let room = Math.min(RIDER_KEYS, MAX_COMMIT_KEYS - ids.size);
+    if (room <= 0 || bytes > RIDER_COMMIT_BYTES) return noRide;
+    const rides: CommitRide[] = [];
+    let riderBytes = 0;
+    for (const rider of [...this.#riders]) {
+      if (room <= 0) break;
+      const ride = rider.board(room);
+      if (ride === undefined) continue;
+      rides.push(ride);
+      let added: PreparedMutation[];
+      try {
+        added = prepareCommit({ mutations: ride.mutations }).mutations;
+      } catch {
+        added = [];
+      }
+      for (const m of added) {
+        riderBytes += m.type === "set" ? m.bytes.length : 0;
+      }
+      const fits = added.length === ride.mutations.length &&
+        added.length <= room && riderBytes <= RIDER_BYTES &&
+        added.every((m) =>
+          m.type === "set" && m.newKey && !ids.has(m.id) &&
+          (keyBytes += m.id.length) <= MAX_COMMIT_KEY_BYTES
+        );
+      if (!fits) {
+        // Given back at once: this commit will not hold them.
+        rides.pop();
+        ride.landed(false);
+        break;
+      }
+      for (const m of added) ids.add(m.id);
+      prepared.mutations.push(...added);
+      room -= added.length;
+    }
+    if (rides.length === 0) return noRide;
+    return (ok) => {
+      for (const ride of rides) ride.landed(ok);
+    };
+  }
+}
+
+const noRide = (_ok: boolean) => {};
 
 /** The shared engine cannot be reached: nothing was written; retry later (HTTP 503). */
 export class StoreUnavailable extends Error {
@@ -549,6 +645,22 @@ class ScopedStore implements Store {
 
   changeMark(): string | undefined {
     return this.#store.changeMark?.();
+  }
+
+  addCommitRider(rider: CommitRider): () => void {
+    const prefix = this.#prefix;
+    return this.#store.addCommitRider?.({
+      board: (room) => {
+        const ride = rider.board(room);
+        return ride && {
+          mutations: ride.mutations.map((m) => ({
+            ...m,
+            key: [...prefix, ...m.key],
+          })),
+          landed: (ok) => ride.landed(ok),
+        };
+      },
+    }) ?? (() => {});
   }
 
   flush(): Promise<void> {

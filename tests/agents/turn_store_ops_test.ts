@@ -84,3 +84,73 @@ Deno.test("turn: a conversation's turns read its session record once and list no
     { role: "user", content: "question 2" },
   ]);
 });
+
+Deno.test("turn: the audit records of a turn's calls ride the store's other commits and all land", async () => {
+  await using stack = await startStack();
+  const guard = stack.hosts.find((host) => host.guard)?.guard;
+  assert.ok(guard, "the servers share a policy guard");
+  const reply = await stack.request("POST", "/v1/agents", {
+    name: "noted",
+    model: "openai/test-model",
+    system_prompt: "You keep notes.",
+    tools: ["memory__store_memory"],
+  });
+  assert.equal(reply.status, 201, reply.text);
+  await guard.audit.flush();
+  const before = (await guard.audit.query()).length;
+  // The versions of the turns' own commits (none writes an audit record itself).
+  const own = new Set<string>();
+  const commit = stack.store.commit.bind(stack.store);
+  stack.store.commit = async (op) => {
+    const result = await commit(op);
+    const audit = op.mutations.some((m) => m.key[1] === "policy");
+    if (result.ok && !audit) own.add(result.version);
+    return result;
+  };
+  for (let turn = 0; turn < 3; turn++) {
+    stack.model.script([
+      {
+        tool_calls: [{
+          name: "memory__store_memory",
+          arguments: { key: `note-${turn}`, value: `note ${turn}` },
+        }],
+      },
+      { text: `noted ${turn}` },
+    ]);
+    const sent = await stack.request("POST", "/v1/agents/noted/send", {
+      message: `remember ${turn}`,
+      session_id: "notes",
+    });
+    assert.equal(sent.status, 200, sent.text);
+  }
+  await guard.audit.flush();
+  // No record is lost by riding: each call of each turn (the history read,
+  // the tool call, the append) has its record.
+  const records = (await guard.audit.query()).slice(before);
+  const tools = records.filter((r) => r.caller === "agent:noted").map((r) =>
+    r.tool
+  );
+  for (
+    const tool of [
+      "get_conversation_history",
+      "store_memory",
+      "store_conversation",
+    ]
+  ) {
+    assert.ok(
+      tools.filter((name) => name === tool).length >= 3,
+      `${tool}: ${JSON.stringify(tools)}`,
+    );
+  }
+  // Records rode the turns' own commits (the entry's, the append's), in
+  // the same commit as their writes: one disk sync, not one more each.
+  // (A record waiting longer than the audit's delay is committed alone.)
+  const page = await stack.store.list(["agentd", "policy", "audit"], {
+    limit: 1000,
+  });
+  const rode = page.entries.filter((entry) => own.has(entry.version));
+  assert.ok(
+    rode.length > 0,
+    `no record rode a turn's commit (${own.size} commits)`,
+  );
+});

@@ -2,7 +2,11 @@
 // store with retention, with argument summaries that never hold a value that
 // could be secret (contents, scripts, tokens are reduced to their length).
 
-import type { JsonValue, Store } from "../../../platform/store/mod.ts";
+import type {
+  CommitRide,
+  JsonValue,
+  Store,
+} from "../../../platform/store/mod.ts";
 import { publicUrl } from "../../../platform/log.ts";
 
 export interface AuditRecord {
@@ -108,6 +112,10 @@ export class AuditTrail {
   #committing: Promise<void> | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #pruning: Promise<number> | undefined;
+  /** Removes the rider while records wait (see #ride). */
+  #unride: (() => void) | undefined;
+  /** Records on board another commit, until it is over. */
+  #riding = new Set<Promise<void>>();
 
   constructor(
     private readonly store: Store,
@@ -134,11 +142,70 @@ export class AuditTrail {
       value: { ...record, id, time },
       written,
     });
+    this.#ride();
     if (this.#pending.length >= BATCH) this.#commitPending();
     else this.#timer ??= setTimeout(() => this.#commitPending(), this.delayMs);
     await written.promise;
     // Retention runs beside the calls, never in front of a record's answer.
     if (this.#writes++ % PRUNE_EVERY === 0) this.#startPrune(now);
+  }
+
+  /**
+   * While records wait, they board the next commit anyone makes on the store
+   * (a conversation's append, a memory write): one disk sync for both, and
+   * no commit of their own landing in the middle of a call's reads (Deno KV
+   * answers a read only after the commit in flight). The timer still commits
+   * what no other commit took.
+   */
+  #ride(): void {
+    if (this.#unride !== undefined || this.#pending.length === 0) return;
+    this.#unride = this.store.addCommitRider?.({
+      board: (room) => this.#board(room),
+    });
+  }
+
+  #stopRiding(): void {
+    if (this.#pending.length > 0 || this.#unride === undefined) return;
+    this.#unride();
+    this.#unride = undefined;
+  }
+
+  #board(room: number): CommitRide | undefined {
+    if (this.#pending.length === 0) return undefined;
+    const batch = this.#pending.splice(0, Math.min(room, BATCH));
+    if (this.#pending.length === 0 && this.#timer !== undefined) {
+      // The next record waits its own delay for others.
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    this.#stopRiding();
+    const over = Promise.withResolvers<void>();
+    this.#riding.add(over.promise);
+    return {
+      mutations: batch.map(({ key, value }) => ({
+        type: "set" as const,
+        key,
+        value,
+        newKey: true,
+      })),
+      landed: (ok) => {
+        if (ok) {
+          for (const record of batch) record.written.resolve();
+        } else {
+          // Not committed with that commit: they wait for the next one (or the timer).
+          this.#pending.unshift(...batch);
+          this.#ride();
+          if (!this.#committing) {
+            this.#timer ??= setTimeout(
+              () => this.#commitPending(),
+              this.delayMs,
+            );
+          }
+        }
+        this.#riding.delete(over.promise);
+        over.resolve();
+      },
+    };
   }
 
   #startPrune(now: number): void {
@@ -166,13 +233,15 @@ export class AuditTrail {
       clearTimeout(this.#timer);
       this.#timer = undefined;
     }
-    if (this.#committing) return;
+    if (this.#committing || this.#pending.length === 0) return;
     this.#committing = (async () => {
       // Records that came in during a commit join the next full batch or wait
       // `delayMs` for others (below): committing them at once made each flush
       // two disk syncs, the second often for one record.
       do {
         const batch = this.#pending.splice(0, BATCH);
+        this.#stopRiding();
+        if (batch.length === 0) break;
         try {
           await this.store.commit({
             // Each record's key is new: the store need not read it first.
@@ -200,8 +269,9 @@ export class AuditTrail {
   /** Commits what is queued now; resolves once every record appended so far is committed (or failed). */
   async flush(): Promise<void> {
     if (this.#pending.length > 0) this.#commitPending();
-    while (this.#committing) {
-      await this.#committing;
+    // Records that boarded another commit are waited for too.
+    while (this.#committing || this.#riding.size > 0) {
+      await Promise.all([this.#committing, ...this.#riding]);
       if (this.#pending.length > 0) this.#commitPending();
     }
   }
