@@ -111,7 +111,7 @@ export function serverCard(
         : {}),
       remotes: [remote(single ? "/mcp" : `/mcp/${spec.id}`)],
       capabilities: capabilitiesOf(host),
-      toolNames: spec.tools.map((tool) => tool.name),
+      toolNames: (host.deferredListings ?? spec.tools).map((tool) => tool.name),
     };
   });
   // One endpoint for everything: the gateway at /mcp, or the lone server.

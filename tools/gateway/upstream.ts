@@ -18,6 +18,7 @@ import {
   ToolListChangedNotificationSchema,
   type Transport,
 } from "../../platform/mcp_sdk.ts";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import { LatencyWindow } from "../../platform/metrics.ts";
@@ -136,6 +137,12 @@ export class Upstream {
   #restartTimer: ReturnType<typeof setTimeout> | undefined;
   #restartDelay = RESTART_FIRST_MS;
   #closed = false;
+  /**
+   * Runs a function in the async context the upstream was made in (the
+   * gateway's start): a built-in server first connected inside a call must
+   * not keep that caller's context (an agent run's) in its connection.
+   */
+  readonly #outside = AsyncLocalStorage.snapshot();
 
   constructor(options: UpstreamOptions) {
     this.#options = options;
@@ -165,6 +172,24 @@ export class Upstream {
   }
 
   async #connect(): Promise<void> {
+    const target = this.target;
+    if (target.kind === "builtin" && target.peer.loaded?.() === false) {
+      // A server `serve` loads on first use: listed from its generated
+      // listings meanwhile, loaded and connected on the first call (#ready).
+      this.tools = (target.peer.listings ?? []).filter((tool) =>
+        this.filter === undefined || this.filter.has(tool.name)
+      );
+      this.lastCheck = this.#clock();
+      // What keeps it from starting, known without loading it (no display),
+      // makes it down as a failed start would.
+      const problem = target.peer.error();
+      if (problem !== undefined) {
+        this.#setState("unhealthy", problem);
+        throw new UpstreamUnreachable(problem);
+      }
+      this.#setState("healthy");
+      return;
+    }
     await this.#dropClient();
     const started = performance.now();
     const client = newClient();
@@ -365,8 +390,29 @@ export class Upstream {
     );
   }
 
+  /**
+   * A built-in server not loaded yet (`serve` loads on first use): loads it
+   * and connects, so a call finds it as if it had started with the daemon.
+   */
+  async #ready(): Promise<void> {
+    const target = this.target;
+    if (
+      this.#client !== undefined || target.kind !== "builtin" ||
+      target.peer.loaded?.() !== false
+    ) {
+      return;
+    }
+    await this.#outside(async () => {
+      await target.peer.load?.();
+      await this.connect();
+      // A connect begun before the load (a health check) only listed it.
+      if (this.#client === undefined) await this.connect();
+    });
+  }
+
   /** The SDK client whose requests reach the upstream as `request.caller`. */
-  #clientAs(request: ListRequest): Promise<Client> {
+  async #clientAs(request: ListRequest): Promise<Client> {
+    await this.#ready();
     const client = this.#client;
     if (!client || this.state !== "healthy") {
       throw new UpstreamUnreachable(this.lastError ?? `not connected`);
@@ -386,9 +432,7 @@ export class Upstream {
       );
     }
     // The main connection is the operator's ({}); external upstreams judge by the token.
-    if (target.kind !== "builtin" || agent === undefined) {
-      return Promise.resolve(client);
-    }
+    if (target.kind !== "builtin" || agent === undefined) return client;
     let opened = this.#agentClients.get(agent);
     if (opened === undefined) {
       opened = (async () => {
@@ -401,7 +445,7 @@ export class Upstream {
       opened.catch(() => this.#agentClients.delete(agent));
       this.#agentClients.set(agent, opened);
     }
-    return opened;
+    return await opened;
   }
 
   async refreshTools(): Promise<void> {
@@ -465,6 +509,7 @@ export class Upstream {
     args: Record<string, unknown>,
     call: CallContext,
   ): Promise<CallToolResult> {
+    await this.#ready();
     if (!this.#client || this.state !== "healthy") {
       throw new UpstreamUnreachable(this.lastError ?? `not connected`);
     }
@@ -612,6 +657,7 @@ export class Upstream {
 
   /** `resources/read` on the upstream: big results it kept for a session (their URIs are unguessable). */
   async readResource(uri: string): Promise<ReadResourceResult["contents"]> {
+    await this.#ready();
     const client = this.#client;
     if (!client || this.state !== "healthy") {
       throw new Error(`upstream "${this.name}" is ${this.state}`);

@@ -62,6 +62,8 @@ export interface CallHost {
   readonly log: Logger;
   readonly guard: CallJudge | undefined;
   readonly inFlight: { run<T>(work: () => Promise<T>): Promise<T> };
+  /** Loads a server `serve` defers to its first use (at once when loaded). */
+  load(): Promise<void>;
   retryStart(): Promise<void>;
   /** The handler context; throws a readable ToolError unless the server runs. */
   context(): unknown;
@@ -178,6 +180,7 @@ export async function runToolCall(
   request: ToolCallRequest,
 ): Promise<CallToolResult> {
   const { connection, name, args, call, logSession } = request;
+  await host.load();
   // A server in error that retries its start does so here (off by default).
   await host.retryStart();
   const spec = host.spec;

@@ -149,6 +149,8 @@ export class McpHttpEndpoint {
         { Allow: "POST" },
       );
     }
+    // A server `serve` defers loads on its first session (or stateless call).
+    await this.host.load();
     if (this.host.phase.phase !== "running") {
       const state = this.host.phase.state;
       return rpcError(

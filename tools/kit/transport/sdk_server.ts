@@ -268,12 +268,18 @@ export function peerOf(host: HostedServer): Peer {
     id: host.id,
     namespace: host.spec.namespace,
     phase: () => host.phase.phase,
-    error: () => host.phase.state.error,
+    error: () => host.phase.state.error ?? host.problem,
     connect: (caller) => connectInProcess(host, caller),
     // A linked client declares no capabilities: the SDK's Client sends `{}`.
-    listTools: () => listTools(host, {}, {}),
+    listTools: async () => {
+      await host.load();
+      return listTools(host, {}, {});
+    },
     link: (caller) => directLink(host, caller),
     sessionClosed: (sessionId) => host.sessionClosed(sessionId),
+    loaded: () => host.loaded,
+    listings: host.deferredListings,
+    load: () => host.load(),
   };
 }
 
@@ -281,6 +287,7 @@ export async function connectInProcess(
   host: HostedServer,
   caller: Caller = {},
 ): Promise<Transport> {
+  await host.load();
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await createSdkServer(host, {}, caller).connect(serverSide);
   return new CallerBoundTransport(clientSide, authInfoFor(caller));
