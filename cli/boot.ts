@@ -230,6 +230,8 @@ export async function startServers(
   const deferred = (options.deferred ?? []).map((deferral) =>
     HostedServer.deferred(deferral, {
       log: options.log,
+      guard,
+      tasks,
       setup: () =>
         Promise.resolve(
           hostOptions(deferral.facts, { ...options, guard, tasks }),

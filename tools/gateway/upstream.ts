@@ -396,9 +396,10 @@ export class Upstream {
    */
   async #ready(): Promise<void> {
     const target = this.target;
+    // Healthy without a client: listed only (not loaded, or being connected).
     if (
-      this.#client !== undefined || target.kind !== "builtin" ||
-      target.peer.loaded?.() !== false
+      this.#client !== undefined || this.state !== "healthy" ||
+      target.kind !== "builtin"
     ) {
       return;
     }

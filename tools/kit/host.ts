@@ -203,7 +203,12 @@ export class HostedServer {
    */
   static deferred(
     deferral: HostDeferral,
-    options: HostStart & { log: Logger },
+    options: HostStart & {
+      log: Logger;
+      /** The daemon's policy and task board, known before it loads (/admin's approvals). */
+      guard?: Guard;
+      tasks?: TaskBoard;
+    },
   ): HostedServer {
     const { facts } = deferral;
     const stub: AnyServerSpec = {
@@ -229,6 +234,8 @@ export class HostedServer {
       options,
     );
     host.#deferral = deferral;
+    host.guard = options.guard;
+    host.tasks = options.tasks;
     return host;
   }
 
@@ -266,20 +273,21 @@ export class HostedServer {
    */
   load(): Promise<void> {
     const deferral = this.#deferral;
+    if (this.#loading !== undefined) return this.#loading;
     if (deferral === undefined) return Promise.resolve();
-    this.#loading ??= this.#outside(async () => {
+    this.#loading = this.#outside(async () => {
       if (this.phase.phase === "shutdown") return;
       const done = this.inFlight.begin();
       try {
         this.log.info("load", {});
         this.#spec = await deferral.load();
-        this.#deferral = undefined;
         await this.#startPhase();
         this.#lastAttempt = this.#clock();
       } catch (error) {
-        this.#deferral = undefined;
         this.phase.set("error", `Cannot load ${this.id}: ${messageOf(error)}`);
       } finally {
+        // Loaded once started (or failed): `loaded` never shows a half start.
+        this.#deferral = undefined;
         done();
       }
       // Sessions opened meanwhile (the gateway's) see its real tools.
