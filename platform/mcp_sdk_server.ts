@@ -4,15 +4,14 @@
 // OAuth client: ~25 ms of `agentd mcp memory`'s start) or the HTTP server
 // transport (mcp_sdk.ts re-exports this file and adds them), nor the SDK's
 // stdio server transport (the kit has its own, tools/kit/transport/stdio_server.ts).
+// Nor the SDK's Server class and its validator: platform/mcp_sdk_server_class.ts
+// (they import ajv; the daemon evaluates them on its first MCP session).
 // The @ts-types hints: see platform/mcp_sdk.ts.
 
-export { Server } from "@modelcontextprotocol/sdk/server";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/inMemory.d.ts"
 export { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/shared/uriTemplate.d.ts"
 export { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
-// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/validation/ajv-provider.d.ts"
-export { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/validation/types.d.ts"
 export type {
   JsonSchemaType,

@@ -3,7 +3,10 @@
 // own lean transport: tools/kit/transport/http_client.ts) or a stdio child.
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { Client, type Transport } from "../../platform/mcp_sdk.ts";
+import type { Transport } from "../../platform/mcp_sdk_server.ts";
+import type { Client } from "../../platform/mcp_sdk_client_class.ts";
+// Evaluated on the first upstream connection: ajv stays out of an idle daemon.
+import defer * as sdkClient from "../../platform/mcp_sdk_client_class.ts";
 import type { Logger } from "../../platform/log.ts";
 import { VERSION } from "../../platform/version.ts";
 import { HttpClientTransport } from "../kit/transport/http_client.ts";
@@ -94,7 +97,7 @@ export function deliverInTurns(transport: Transport): void {
 }
 
 export function newClient(): Client {
-  return new Client(
+  return new sdkClient.Client(
     { name: "agentd-gateway", version: VERSION },
     { capabilities: {} },
   );

@@ -2,10 +2,10 @@
 // in-process link, streamable HTTP, or a stdio child process), its tools, its
 // health and its counters. Reconnection lives here; routing does not.
 
+import type { Client } from "../../platform/mcp_sdk_client_class.ts";
 import {
   type CallToolResult,
   CallToolResultSchema,
-  type Client,
   ErrorCode,
   type GetPromptResult,
   McpError,
@@ -17,7 +17,7 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
   type Transport,
-} from "../../platform/mcp_sdk.ts";
+} from "../../platform/mcp_sdk_server.ts";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";

@@ -7,10 +7,12 @@ import {
   isInitializeRequest,
   isJSONRPCRequest,
   JSONRPCMessageSchema,
-  type RequestId,
-  type Server,
-  WebStandardStreamableHTTPServerTransport,
-} from "../../../platform/mcp_sdk.ts";
+} from "../../../platform/mcp_sdk_server.ts";
+import type { RequestId } from "../../../platform/mcp_sdk.ts";
+import type { Server } from "../../../platform/mcp_sdk_server_class.ts";
+// Evaluated on the first stateless request: the SDK's media-type parsing is
+// CommonJS (content-type), which brings up Node compatibility in an idle daemon.
+import defer * as sdkHttp from "../../../platform/mcp_sdk_http_server.ts";
 import { InFlight } from "../../../platform/lifecycle.ts";
 import type { Logger } from "../../../platform/log.ts";
 import { MemoryEventStore } from "./event_store.ts";
@@ -306,7 +308,7 @@ export class McpHttpEndpoint {
     preferences: SessionPreferences,
   ): Promise<Response> {
     const server = createSdkServer(this.host, preferences);
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new sdkHttp.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });

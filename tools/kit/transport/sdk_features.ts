@@ -14,12 +14,12 @@ import {
   ReadResourceRequestSchema,
   type Resource,
   type ResourceTemplate,
-  type Server,
   type ServerCapabilities,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
   UriTemplate,
 } from "../../../platform/mcp_sdk_server.ts";
+import type { Server } from "../../../platform/mcp_sdk_server_class.ts";
 import { messageOf } from "../../../platform/errors.ts";
 import { describeIssues } from "../../../platform/validation.ts";
 import type { HostedServer } from "../host.ts";

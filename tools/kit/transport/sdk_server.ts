@@ -3,7 +3,6 @@
 // from `createSdkServer`, so validation, logging and errors are the same.
 
 import {
-  AjvJsonSchemaValidator,
   CallToolRequestSchema,
   type CallToolResult,
   type ClientCapabilities,
@@ -14,11 +13,16 @@ import {
   type jsonSchemaValidator,
   ListToolsRequestSchema,
   type LoggingLevel,
-  Server,
   SetLevelRequestSchema,
   type Tool,
   type Transport,
 } from "../../../platform/mcp_sdk_server.ts";
+import type {
+  AjvJsonSchemaValidator,
+  Server,
+} from "../../../platform/mcp_sdk_server_class.ts";
+// Evaluated on the first SDK server made (a session): ajv stays out of an idle daemon.
+import defer * as sdkServer from "../../../platform/mcp_sdk_server_class.ts";
 import type { HostedServer } from "../host.ts";
 import { iconsAt, serverInfoIcons } from "../icons.ts";
 import { directLink, ownListings, runToolCall } from "../tool_call.ts";
@@ -52,7 +56,7 @@ class LazySchemaValidator implements jsonSchemaValidator {
   #ajv: AjvJsonSchemaValidator | undefined;
 
   getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
-    this.#ajv ??= new AjvJsonSchemaValidator();
+    this.#ajv ??= new sdkServer.AjvJsonSchemaValidator();
     return this.#ajv.getValidator<T>(schema);
   }
 }
@@ -92,7 +96,7 @@ export function createSdkServer(
 ): Server {
   const spec = host.spec;
   const capabilities = capabilitiesOf(host);
-  const server = new Server(
+  const server = new sdkServer.Server(
     {
       name: `agentd-${spec.id}`,
       title: spec.title,
