@@ -11,7 +11,6 @@
 // SDK's server side and the stemmer's wrapper from source, and wrote their
 // cache again, on every start (~20 ms of CPU). Here they hit it.
 import defer * as _mcpSdkServer from "./platform/mcp_sdk_server.ts";
-import defer * as _mcpSdkServerClass from "./platform/mcp_sdk_server_class.ts";
 import defer * as _snowball from "./platform/snowball.ts";
 import { ConfigError } from "./platform/config_merge.ts";
 import { VERSION } from "./platform/version.ts";

@@ -32,7 +32,7 @@ import { TaskBoard } from "../tools/kit/tasks.ts";
 import { PolicyConfig } from "../platform/policy.ts";
 import type { AnyServerSpec, Peer } from "../tools/kit/mod.ts";
 import type { ServerSection } from "../tools/registry.ts";
-import { peerOf } from "../tools/kit/transport/sdk_server.ts";
+import { peerOf } from "../tools/kit/transport/peer.ts";
 import { configKey, UsageError } from "./args.ts";
 import { AgentsConfig } from "../agents/config.ts";
 import { ProvidersConfig } from "../agents/providers/config.ts";

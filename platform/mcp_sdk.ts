@@ -6,7 +6,6 @@
 // stdio client is platform/mcp_sdk_stdio_client.ts, for tests and benches.
 
 export * from "./mcp_sdk_server.ts";
-export * from "./mcp_sdk_server_class.ts";
 export * from "./mcp_sdk_client_class.ts";
 export * from "./mcp_sdk_http_server.ts";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.d.ts"

@@ -10,7 +10,7 @@ import { type LazyModule, lazyModule } from "../platform/lazy.ts";
 import type { z } from "zod";
 import type { AnyServerSpec, ServerFacts } from "./kit/mod.ts";
 import type { HostDeferral } from "./kit/host.ts";
-import type { Tool } from "../platform/mcp_sdk_server.ts";
+import type { Tool } from "../platform/mcp_sdk_types.ts";
 import { BUILTIN_ICONS } from "./icons.ts";
 import { isRecord } from "../platform/validation.ts";
 

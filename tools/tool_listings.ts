@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { listingOf } from "./kit/tool_call.ts";
 import type { AnyServerSpec, ServerFacts } from "./kit/mod.ts";
 import { capabilitiesOfSpec } from "./kit/capabilities.ts";
-import type { Tool } from "../platform/mcp_sdk_server.ts";
+import type { Tool } from "../platform/mcp_sdk_types.ts";
 import { loadBuiltinServers } from "./registry.ts";
 
 export const REGENERATE = "deno run -A tools/tool_listings.ts";
@@ -50,7 +50,7 @@ function listingsModule(spec: AnyServerSpec): string {
 // tool definitions: do not edit. tools/list answers from it; \`serve\`
 // lists the server from it (and SERVER_FACTS) before loading the server.
 
-import type { Tool } from "../../platform/mcp_sdk_server.ts";
+import type { Tool } from "../../platform/mcp_sdk_types.ts";
 import type { ServerFacts } from "../kit/mod.ts";
 
 export const TOOL_LISTINGS: readonly Tool[] = ${

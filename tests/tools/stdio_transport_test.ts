@@ -7,8 +7,8 @@ import {
   type JSONRPCMessage,
   JSONRPCMessageSchema,
   LATEST_PROTOCOL_VERSION,
+  Server,
 } from "../../platform/mcp_sdk_server.ts";
-import { Server } from "../../platform/mcp_sdk_server_class.ts";
 import type { ByteSink } from "../../platform/line_frames.ts";
 import { DenoStdioTransport } from "../../tools/kit/transport/stdio_server.ts";
 import { envelopeProblem } from "../../tools/kit/transport/jsonrpc_envelope.ts";

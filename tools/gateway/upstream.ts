@@ -17,7 +17,7 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
   type Transport,
-} from "../../platform/mcp_sdk_server.ts";
+} from "../../platform/mcp_sdk_types.ts";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
@@ -192,7 +192,7 @@ export class Upstream {
     }
     await this.#dropClient();
     const started = performance.now();
-    const client = newClient();
+    const client = await newClient();
     let transport: Transport | undefined;
     try {
       transport = await this.#openTransport();
@@ -437,7 +437,7 @@ export class Upstream {
     let opened = this.#agentClients.get(agent);
     if (opened === undefined) {
       opened = (async () => {
-        const own = newClient();
+        const own = await newClient();
         await own.connect(await target.peer.connect({ agent }), {
           timeout: this.#options.connectTimeoutMs,
         });

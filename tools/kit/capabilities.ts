@@ -2,7 +2,7 @@
 // sessions say at initialize, and what `serve` shows of a server it has not
 // loaded yet (generated into tools/<id>/tool_listings.ts).
 
-import type { ServerCapabilities } from "../../platform/mcp_sdk_server.ts";
+import type { ServerCapabilities } from "../../platform/mcp_sdk_types.ts";
 import type { AnyServerSpec } from "./mod.ts";
 import { runsTasks } from "./tasks.ts";
 

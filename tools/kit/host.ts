@@ -36,7 +36,7 @@ import {
   ToolError,
 } from "./mod.ts";
 import { messageOf } from "../../platform/errors.ts";
-import type { Tool } from "../../platform/mcp_sdk_server.ts";
+import type { Tool } from "../../platform/mcp_sdk_types.ts";
 import {
   type DaemonOrigin,
   daemonOrigin,

@@ -16,7 +16,7 @@ import {
   McpError,
   RELATED_TASK_META_KEY,
   type Task,
-} from "../../platform/mcp_sdk_server.ts";
+} from "../../platform/mcp_sdk_types.ts";
 import type { JsonValue, Store } from "../../platform/store/mod.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { Caller } from "../../platform/identity.ts";

@@ -5,11 +5,17 @@
 import { z } from "zod";
 import {
   type CallToolResult,
+  type ClientCapabilities,
   ErrorCode,
   McpError,
   type Tool,
-} from "../../platform/mcp_sdk_server.ts";
-import type { AnyServerSpec, DirectLink, DynamicTools } from "./mod.ts";
+} from "../../platform/mcp_sdk_types.ts";
+import type {
+  AnyServerSpec,
+  DirectLink,
+  DynamicTools,
+  SessionPreferences,
+} from "./mod.ts";
 import { outerCall } from "./policy/guard.ts";
 import type { Logger } from "../../platform/log.ts";
 import { type ToolOrigin, withOrigin } from "./tool_names.ts";
@@ -163,6 +169,23 @@ export function toolCatalog(
 /** A server's own tools as its tools/list shows them, in definition order. */
 export function ownListings(host: { spec: AnyServerSpec }): Tool[] {
   return [...toolCatalog(host).values()].map((entry) => entry.listing());
+}
+
+/**
+ * What tools/list answers a client with `client` capabilities: the server's
+ * own tools and its run-time ones (the gateway's, per client and preferences).
+ */
+export async function listedTools(
+  host: CallHost,
+  client: ClientCapabilities | undefined,
+  preferences: SessionPreferences,
+): Promise<Tool[]> {
+  const dynamic = host.dynamicTools();
+  await dynamic?.refresh?.();
+  return dynamic?.listFor?.(client, preferences) ?? [
+    ...ownListings(host),
+    ...dynamic?.list() ?? [],
+  ];
 }
 
 export interface ToolCallRequest {

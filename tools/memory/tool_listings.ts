@@ -2,7 +2,7 @@
 // tool definitions: do not edit. tools/list answers from it; `serve`
 // lists the server from it (and SERVER_FACTS) before loading the server.
 
-import type { Tool } from "../../platform/mcp_sdk_server.ts";
+import type { Tool } from "../../platform/mcp_sdk_types.ts";
 import type { ServerFacts } from "../kit/mod.ts";
 
 export const TOOL_LISTINGS: readonly Tool[] = [

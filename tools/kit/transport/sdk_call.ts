@@ -13,8 +13,8 @@ import {
   type RequestHandlerExtra,
   type ServerNotification,
   type ServerRequest,
-} from "../../../platform/mcp_sdk_server.ts";
-import type { Server } from "../../../platform/mcp_sdk_server_class.ts";
+} from "../../../platform/mcp_sdk_types.ts";
+import type { Server } from "../../../platform/mcp_sdk_server.ts";
 import type { HostedServer } from "../host.ts";
 import {
   elicitsIn,

@@ -18,8 +18,8 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
   UriTemplate,
-} from "../../../platform/mcp_sdk_server.ts";
-import type { Server } from "../../../platform/mcp_sdk_server_class.ts";
+} from "../../../platform/mcp_sdk_types.ts";
+import type { Server } from "../../../platform/mcp_sdk_server.ts";
 import { messageOf } from "../../../platform/errors.ts";
 import { describeIssues } from "../../../platform/validation.ts";
 import type { HostedServer } from "../host.ts";

@@ -17,15 +17,13 @@ import {
   type Tool,
   type Transport,
 } from "../../../platform/mcp_sdk_server.ts";
-import type {
+import {
   AjvJsonSchemaValidator,
   Server,
-} from "../../../platform/mcp_sdk_server_class.ts";
-// Evaluated on the first SDK server made (a session): ajv stays out of an idle daemon.
-import defer * as sdkServer from "../../../platform/mcp_sdk_server_class.ts";
+} from "../../../platform/mcp_sdk_server.ts";
 import type { HostedServer } from "../host.ts";
 import { iconsAt, serverInfoIcons } from "../icons.ts";
-import { directLink, ownListings, runToolCall } from "../tool_call.ts";
+import { listedTools, runToolCall } from "../tool_call.ts";
 import {
   identityLine,
   identityOf,
@@ -56,23 +54,9 @@ class LazySchemaValidator implements jsonSchemaValidator {
   #ajv: AjvJsonSchemaValidator | undefined;
 
   getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
-    this.#ajv ??= new sdkServer.AjvJsonSchemaValidator();
+    this.#ajv ??= new AjvJsonSchemaValidator();
     return this.#ajv.getValidator<T>(schema);
   }
-}
-
-/** What tools/list answers a client with `client` capabilities. */
-async function listTools(
-  host: HostedServer,
-  client: ClientCapabilities | undefined,
-  preferences: SessionPreferences,
-): Promise<Tool[]> {
-  const dynamic = host.dynamicTools();
-  await dynamic?.refresh?.();
-  return dynamic?.listFor?.(client, preferences) ?? [
-    ...ownListings(host),
-    ...dynamic?.list() ?? [],
-  ];
 }
 
 /** Where the client of an HTTP request reached the daemon (`http://host:port`). */
@@ -96,7 +80,7 @@ export function createSdkServer(
 ): Server {
   const spec = host.spec;
   const capabilities = capabilitiesOf(host);
-  const server = new sdkServer.Server(
+  const server = new Server(
     {
       name: `agentd-${spec.id}`,
       title: spec.title,
@@ -122,7 +106,7 @@ export function createSdkServer(
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
     tools: iconsAt(
-      await listTools(host, server.getClientCapabilities(), preferences),
+      await listedTools(host, server.getClientCapabilities(), preferences),
       originOfRequest(extra.requestInfo),
     ),
   }));
@@ -266,27 +250,6 @@ export async function serveStdio(host: HostedServer): Promise<StdioChannel> {
  * An in-process link: the client side of a linked pair, for the gateway,
  * agents and tests. Every request on it reaches the server as `caller`.
  */
-/** A hosted server as its in-process peers (the gateway, the agents) see it. */
-export function peerOf(host: HostedServer): Peer {
-  return {
-    id: host.id,
-    namespace: host.spec.namespace,
-    phase: () => host.phase.phase,
-    error: () => host.phase.state.error ?? host.problem,
-    connect: (caller) => connectInProcess(host, caller),
-    // A linked client declares no capabilities: the SDK's Client sends `{}`.
-    listTools: async () => {
-      await host.load();
-      return listTools(host, {}, {});
-    },
-    link: (caller) => directLink(host, caller),
-    sessionClosed: (sessionId) => host.sessionClosed(sessionId),
-    loaded: () => host.loaded,
-    listings: host.deferredListings,
-    load: () => host.load(),
-  };
-}
-
 export async function connectInProcess(
   host: HostedServer,
   caller: Caller = {},

@@ -15,8 +15,8 @@ import {
   McpError,
   type ProgressToken,
   type ServerCapabilities,
-} from "../../../platform/mcp_sdk_server.ts";
-import type { Server } from "../../../platform/mcp_sdk_server_class.ts";
+} from "../../../platform/mcp_sdk_types.ts";
+import type { Server } from "../../../platform/mcp_sdk_server.ts";
 import type { AnyServerSpec } from "../mod.ts";
 import type { HostedServer } from "../host.ts";
 import { runToolCall, toolCatalog } from "../tool_call.ts";
