@@ -64,6 +64,13 @@ const ON_FIRST_USE = [
   "platform/puppeteer.ts",
   // platform/keychain.ts: DPAPI bindings, on Windows only.
   "ffi/win32_crypt.ts",
+  // The MCP SDK's server side (its Server, ajv, zod 3) and HTTP transport,
+  // on a daemon's first MCP session or stateless request (kit's
+  // http_server.ts) or in-process connection (peer.ts); the SDK's Client, on
+  // the gateway's first upstream connection (its transports.ts).
+  "tools/kit/transport/sdk_server.ts",
+  "platform/mcp_sdk_http_server.ts",
+  "platform/mcp_sdk_client_class.ts",
   // agents/a2a/client.ts: @a2a-js/sdk, on the first message to a remote agent.
   "agents/a2a/sdk_client.ts",
   // desktop-control's image.ts: the npm image codecs, on the first screenshot

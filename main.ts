@@ -29,6 +29,8 @@ import type { CliContext } from "./cli/context.ts";
 export interface MainOptions {
   /** The servers this binary runs; the built-in ones unless a test supplies its own. */
   specs?: readonly AnyServerSpec[];
+  /** Or a catalog (a test's: the built-in servers, loaded as `serve` loads them, plus its own). */
+  servers?: ServerCatalog;
   env?: Record<string, string>;
   print?: (text: string) => void;
   printError?: (text: string) => void;
@@ -68,7 +70,8 @@ export async function main(
   args: string[],
   options: MainOptions = {},
 ): Promise<number> {
-  const servers = options.specs ? catalogOf(options.specs) : builtinCatalog;
+  const servers = options.servers ??
+    (options.specs ? catalogOf(options.specs) : builtinCatalog);
   const print = options.print ?? ((text: string) => console.log(text));
   const printError = options.printError ??
     ((text: string) => console.error(text));

@@ -19,7 +19,7 @@ import { loadGatewayModule } from "../tools/registry.ts";
 import type { Logger } from "../platform/log.ts";
 import { scoped, type Store } from "../platform/store/mod.ts";
 import type { HostedServer } from "../tools/kit/host.ts";
-import { peerOf } from "../tools/kit/transport/sdk_server.ts";
+import { peerOf } from "../tools/kit/transport/peer.ts";
 import type { Settings } from "./boot.ts";
 
 export async function startAgents(options: {

@@ -22,13 +22,17 @@ import { configDir, dataDir as defaultDataDir } from "../platform/paths.ts";
 import { scoped, type Store } from "../platform/store/mod.ts";
 import { openStoreAt } from "../platform/store/open.ts";
 import { passwordIn } from "../platform/store/pg_url.ts";
-import { HostedServer, type HostOptions } from "../tools/kit/host.ts";
+import {
+  type HostDeferral,
+  HostedServer,
+  type HostOptions,
+} from "../tools/kit/host.ts";
 import { Guard } from "../tools/kit/policy/guard.ts";
 import { TaskBoard } from "../tools/kit/tasks.ts";
 import { PolicyConfig } from "../platform/policy.ts";
 import type { AnyServerSpec, Peer } from "../tools/kit/mod.ts";
 import type { ServerSection } from "../tools/registry.ts";
-import { peerOf } from "../tools/kit/transport/sdk_server.ts";
+import { peerOf } from "../tools/kit/transport/peer.ts";
 import { configKey, UsageError } from "./args.ts";
 import { AgentsConfig } from "../agents/config.ts";
 import { ProvidersConfig } from "../agents/providers/config.ts";
@@ -196,6 +200,11 @@ export async function openStore(settings: Settings): Promise<Store> {
 export async function startServers(
   specs: readonly AnyServerSpec[],
   options: {
+    /**
+     * Servers loaded on first use (`serve`): each becomes a host that is
+     * `not_loaded` until a session, a link or the gateway's first call to it.
+     */
+    deferred?: readonly HostDeferral[];
     store: Store;
     log: Logger;
     settings: Settings;
@@ -218,16 +227,30 @@ export async function startServers(
   const first = await Promise.all(
     specs.filter((spec) => !spec.aggregates).map((spec) => start(spec, [])),
   );
-  const peers = first.map(peerOf);
+  const deferred = (options.deferred ?? []).map((deferral) =>
+    HostedServer.deferred(deferral, {
+      log: options.log,
+      guard,
+      tasks,
+      setup: () =>
+        Promise.resolve(
+          hostOptions(deferral.facts, { ...options, guard, tasks }),
+        ),
+    })
+  );
+  const peers = [...first, ...deferred].map(peerOf);
   const later = await Promise.all(
     specs.filter((spec) => spec.aggregates).map((spec) => start(spec, peers)),
   );
   const hosts = [...first, ...later];
-  return specs.map((spec) => {
-    const host = hosts.find((candidate) => candidate.spec === spec);
-    if (!host) throw new Error(`${spec.id} was not started`);
-    return host;
-  });
+  return [
+    ...specs.map((spec) => {
+      const host = hosts.find((candidate) => candidate.spec === spec);
+      if (!host) throw new Error(`${spec.id} was not started`);
+      return host;
+    }),
+    ...deferred,
+  ];
 }
 
 /** The process's policy and audit trail, kept in `store`. */
@@ -256,7 +279,7 @@ export function createTaskBoard(options: {
 }
 
 /** What `spec` gets to start with from these settings: its config section, its slice of the store. */
-export function hostOptions(spec: AnyServerSpec, options: {
+export function hostOptions(spec: { id: string; namespace: string }, options: {
   store: Store;
   log: Logger;
   settings: Settings;
@@ -310,7 +333,12 @@ export interface HttpDaemon {
 export async function startHttpDaemon(
   settings: Settings,
   specs: readonly AnyServerSpec[],
-  options: { env: Readonly<Record<string, string>>; alone?: boolean },
+  options: {
+    env: Readonly<Record<string, string>>;
+    alone?: boolean;
+    /** Servers loaded on first use (startServers). */
+    deferred?: readonly HostDeferral[];
+  },
 ): Promise<HttpDaemon> {
   const base = settings.base;
   assertSafeBinding(base);
@@ -325,6 +353,7 @@ export async function startHttpDaemon(
     env: options.env,
     address: () => address,
     alone: options.alone,
+    deferred: options.deferred,
   });
   return {
     base,

@@ -38,13 +38,22 @@ export async function runServe(
     return 0;
   }
   noArguments(positionals, "serve");
-  // Every section is validated; only the servers that run are loaded (idle memory).
+  // Every section is validated; only the servers that run are loaded (idle
+  // memory), and of those only the ones that aggregate others (the gateway)
+  // at start: the rest on first use (HostedServer.deferred).
   const sections = await ctx.servers.sections();
   const settings = await serveSettings(values, sections, ctx.env);
+  const ids = selectServers(settings, sections).map((section) => section.id);
+  const deferred =
+    await ctx.servers.deferrals?.(ids, settings.values, ctx.env) ??
+      [];
   const specs = await ctx.servers.load(
-    selectServers(settings, sections).map((section) => section.id),
+    ids.filter((id) => !deferred.some((each) => each.facts.id === id)),
   );
-  const daemon = await startHttpDaemon(settings, specs, { env: ctx.env });
+  const daemon = await startHttpDaemon(settings, specs, {
+    env: ctx.env,
+    deferred,
+  });
   const { agents, a2a } = await startAgents({
     settings,
     store: daemon.store,

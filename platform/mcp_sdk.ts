@@ -6,13 +6,8 @@
 // stdio client is platform/mcp_sdk_stdio_client.ts, for tests and benches.
 
 export * from "./mcp_sdk_server.ts";
-export { Client } from "@modelcontextprotocol/sdk/client";
-
-// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/server/webStandardStreamableHttp.d.ts"
-export {
-  type EventStore,
-  WebStandardStreamableHTTPServerTransport,
-} from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+export * from "./mcp_sdk_client_class.ts";
+export * from "./mcp_sdk_http_server.ts";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.d.ts"
 export { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"

@@ -455,8 +455,10 @@ export function textOf(result: Record<string, unknown>): string {
 }
 
 /**
- * A daemon's /health where every server runs, except desktop-control on a
- * machine without an X display (its error phase makes the daemon "degraded").
+ * A daemon's /health where every server runs or waits for its first use
+ * (`not_loaded`: `serve` loads servers then), except desktop-control on a
+ * machine without an X display (its error, said before it loads too, makes
+ * the daemon "degraded").
  */
 export function assertRunningExceptDisplay(health: unknown): void {
   const body = typeof health === "object" && health !== null ? health : {};
@@ -475,9 +477,12 @@ export function assertRunningExceptDisplay(health: unknown): void {
         "error" in server && typeof server.error === "string"
       ? server.error
       : "";
-    if (phase === "running") continue;
+    if (phase === "running" || (phase === "not_loaded" && error === "")) {
+      continue;
+    }
     if (
-      id === "desktop-control" && phase === "error" &&
+      id === "desktop-control" &&
+      (phase === "error" || phase === "not_loaded") &&
       /DISPLAY|X display/.test(error)
     ) {
       degraded = true;

@@ -34,8 +34,11 @@ const PRODUCT = [
 
 /** Stands for "each server's own folder" in the table below. */
 const OWN = "tools/<server>/";
-/** Stands for a server's faces: `tools/<server>/mod.ts` and `config.ts`. */
-const FACE = "tools/<server>/{mod,config}.ts";
+/**
+ * Stands for a server's faces: `tools/<server>/mod.ts`, `config.ts` and its
+ * generated `tool_listings.ts` (what `serve` shows of it before loading it).
+ */
+const FACE = "tools/<server>/{mod,config,tool_listings}.ts";
 
 const KIT = "tools/kit/";
 const TRANSPORT = "tools/kit/transport/";
@@ -299,13 +302,13 @@ function violation({ from, to }: Edge): string | undefined {
   const target = serverOf(to);
   if (target !== undefined) {
     if (target === own) return undefined;
-    const face = /^tools\/[^/]+\/(mod|config)\.ts$/.test(to);
+    const face = /^tools\/[^/]+\/(mod|config|tool_listings)\.ts$/.test(to);
     if (face && allowed.includes(FACE)) return undefined;
     return own !== undefined
       ? `a server imports another server (${to})`
       : face
       ? `${zone} may not import a server (${to})`
-      : `${to} is inside a server: go through its mod.ts or config.ts`;
+      : `${to} is inside a server: go through its mod.ts, config.ts or tool_listings.ts`;
   }
   const targetZone = zoneOf(to);
   if (targetZone === undefined) return `${to} is outside the layout`;

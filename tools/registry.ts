@@ -8,8 +8,11 @@
 
 import { type LazyModule, lazyModule } from "../platform/lazy.ts";
 import type { z } from "zod";
-import type { AnyServerSpec } from "./kit/mod.ts";
+import type { AnyServerSpec, ServerFacts } from "./kit/mod.ts";
+import type { HostDeferral } from "./kit/host.ts";
+import type { Tool } from "../platform/mcp_sdk_types.ts";
 import { BUILTIN_ICONS } from "./icons.ts";
+import { isRecord } from "../platform/validation.ts";
 
 /** Every server id the architecture names, built or not, in display order. */
 export const SERVER_IDS = [
@@ -40,14 +43,42 @@ export interface ServerCatalog {
    * loads just the servers it runs.
    */
   sections(): Promise<ServerSection[]>;
+  /**
+   * Which of `ids` `serve` loads on first use, and what each is until then
+   * (its generated listings and facts, and what its environment already
+   * says against it, judged on its validated config section `values[id]`).
+   * Servers that aggregate others (the gateway) are not among them. Absent:
+   * the catalog loads its servers up front (tests' own specs).
+   */
+  deferrals?(
+    ids: readonly string[],
+    values: Readonly<Record<string, unknown>>,
+    env: Readonly<Record<string, string>>,
+  ): Promise<HostDeferral[]>;
 }
+
+/** A server's generated tools/<id>/tool_listings.ts. */
+interface ListingsModule {
+  TOOL_LISTINGS: readonly Tool[];
+  SERVER_FACTS: ServerFacts;
+}
+
+/** A server's check of what keeps it from starting, without loading it. */
+type EnvironmentCheck = (
+  config: Readonly<Record<string, unknown>>,
+  env: Readonly<Record<string, string>>,
+) => string | undefined;
 
 interface BuiltinServer {
   id: string;
-  /** Its mod.ts and config.ts, which lazy_modules.ts passes to deno compile. */
+  /** Its mod.ts, config.ts and tool_listings.ts (and environment check), which lazy_modules.ts passes to deno compile. */
   modules: readonly LazyModule<unknown>[];
   spec(): Promise<AnyServerSpec>;
   config(): Promise<z.ZodObject>;
+  deferral(
+    config: Readonly<Record<string, unknown>>,
+    env: Readonly<Record<string, string>>,
+  ): Promise<HostDeferral>;
 }
 
 function builtin<S, C>(
@@ -56,12 +87,29 @@ function builtin<S, C>(
   spec: (module: S) => AnyServerSpec,
   section: LazyModule<C>,
   config: (module: C) => z.ZodObject,
+  listings: LazyModule<ListingsModule>,
+  environment?: (module: C) => EnvironmentCheck,
 ): BuiltinServer {
+  const load = async () => withIcons(spec(await server.load()));
   return {
     id,
-    modules: [server, section],
-    spec: async () => withIcons(spec(await server.load())),
+    modules: [server, section, listings],
+    spec: load,
     config: async () => config(await section.load()),
+    async deferral(values, env) {
+      const [{ TOOL_LISTINGS, SERVER_FACTS }, problem] = await Promise.all([
+        listings.load(),
+        environment &&
+        section.load().then((module) => environment(module)(values, env)),
+      ]);
+      return {
+        facts: SERVER_FACTS,
+        listings: TOOL_LISTINGS,
+        icons: BUILTIN_ICONS[id],
+        load,
+        ...problem === undefined ? {} : { problem },
+      };
+    },
   };
 }
 
@@ -102,6 +150,7 @@ const builtins: readonly BuiltinServer[] = [
       import.meta.url,
     ),
     (module) => module.GatewayConfig,
+    lazyModule<ListingsModule>("./gateway/tool_listings.ts", import.meta.url),
   ),
   builtin(
     "browser-automation",
@@ -115,6 +164,10 @@ const builtins: readonly BuiltinServer[] = [
       import.meta.url,
     ),
     (module) => module.BrowserAutomationConfig,
+    lazyModule<ListingsModule>(
+      "./browser-automation/tool_listings.ts",
+      import.meta.url,
+    ),
   ),
   builtin(
     "extension-bridge",
@@ -128,6 +181,10 @@ const builtins: readonly BuiltinServer[] = [
       import.meta.url,
     ),
     (module) => module.ExtensionBridgeConfig,
+    lazyModule<ListingsModule>(
+      "./extension-bridge/tool_listings.ts",
+      import.meta.url,
+    ),
   ),
   builtin(
     "in-page",
@@ -141,6 +198,7 @@ const builtins: readonly BuiltinServer[] = [
       import.meta.url,
     ),
     (module) => module.InPageConfig,
+    lazyModule<ListingsModule>("./in-page/tool_listings.ts", import.meta.url),
   ),
   builtin(
     "desktop-control",
@@ -154,6 +212,11 @@ const builtins: readonly BuiltinServer[] = [
       import.meta.url,
     ),
     (module) => module.DesktopControlConfig,
+    lazyModule<ListingsModule>(
+      "./desktop-control/tool_listings.ts",
+      import.meta.url,
+    ),
+    (module) => module.environmentProblem,
   ),
   builtin(
     "memory",
@@ -167,6 +230,7 @@ const builtins: readonly BuiltinServer[] = [
       import.meta.url,
     ),
     (module) => module.MemoryConfig,
+    lazyModule<ListingsModule>("./memory/tool_listings.ts", import.meta.url),
   ),
   builtin(
     "platform-auth",
@@ -180,6 +244,10 @@ const builtins: readonly BuiltinServer[] = [
       import.meta.url,
     ),
     (module) => module.PlatformAuthConfig,
+    lazyModule<ListingsModule>(
+      "./platform-auth/tool_listings.ts",
+      import.meta.url,
+    ),
   ),
 ];
 
@@ -203,6 +271,15 @@ export const builtinCatalog: ServerCatalog = {
       })),
     );
   },
+  async deferrals(ids, values, env) {
+    const all = await Promise.all(
+      builtins.filter((server) => ids.includes(server.id)).map((server) => {
+        const section = values[server.id];
+        return server.deferral(isRecord(section) ? section : {}, env);
+      }),
+    );
+    return all.filter((deferral) => !deferral.facts.aggregates);
+  },
 };
 
 /** Every built-in server, loaded (tests and tools that need them all). */
@@ -222,5 +299,31 @@ export function catalogOf(specs: readonly AnyServerSpec[]): ServerCatalog {
       Promise.resolve(
         specs.map((spec) => ({ id: spec.id, config: spec.config })),
       ),
+  };
+}
+
+/** `catalog` with `specs` after its own servers (a test's fixtures beside the built-in ones). */
+export function withSpecs(
+  catalog: ServerCatalog,
+  specs: readonly AnyServerSpec[],
+): ServerCatalog {
+  const extra = catalogOf(specs);
+  const own = (ids: readonly string[] | undefined) =>
+    ids?.filter((id) => catalog.ids.includes(id));
+  return {
+    ids: [...catalog.ids, ...extra.ids],
+    load: async (ids) => [
+      ...await catalog.load(own(ids)),
+      ...await extra.load(ids),
+    ],
+    sections: async () => [
+      ...await catalog.sections(),
+      ...await extra.sections(),
+    ],
+    ...catalog.deferrals
+      ? {
+        deferrals: catalog.deferrals.bind(catalog),
+      }
+      : {},
   };
 }

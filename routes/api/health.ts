@@ -2,7 +2,11 @@
 
 import { Hono } from "hono";
 import type { GuardVariables } from "../../platform/http_guards.ts";
-import type { HostedServer, ServerHealth } from "../../tools/kit/host.ts";
+import {
+  type HostedServer,
+  NOT_LOADED,
+  type ServerHealth,
+} from "../../tools/kit/host.ts";
 import type { Store } from "../../platform/store/mod.ts";
 import { storeReachable } from "../../platform/store/open.ts";
 
@@ -53,7 +57,13 @@ export async function healthOf(
       ? { kind: options.store.kind, status: "ok" }
       : { kind: options.store.kind, status: "unavailable", error: reach.error };
   }
-  const phases = options.hosts.map((host) => host.phase.phase);
+  // A server not loaded yet counts as running, unless its environment
+  // already says it could not start (no display): then as `error`.
+  const phases = Object.values(servers).map((server) =>
+    server.phase === NOT_LOADED
+      ? server.error === undefined ? "running" : "error"
+      : server.phase
+  );
   let status: DaemonStatus = "ok";
   if (phases.includes("shutdown")) status = "shutting_down";
   else if (phases.length > 0 && phases.every((phase) => phase === "error")) {

@@ -10,7 +10,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { GuardVariables } from "../../platform/http_guards.ts";
-import { SUPPORTED_PROTOCOL_VERSIONS } from "../../platform/mcp_sdk_server.ts";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "../../platform/mcp_sdk_types.ts";
 import type { HostedServer } from "../../tools/kit/host.ts";
 import { ICON_TYPE, iconPath } from "../../tools/kit/icons.ts";
 import { capabilitiesOf } from "../../tools/kit/transport/sdk_features.ts";
@@ -111,7 +111,7 @@ export function serverCard(
         : {}),
       remotes: [remote(single ? "/mcp" : `/mcp/${spec.id}`)],
       capabilities: capabilitiesOf(host),
-      toolNames: spec.tools.map((tool) => tool.name),
+      toolNames: (host.deferredListings ?? spec.tools).map((tool) => tool.name),
     };
   });
   // One endpoint for everything: the gateway at /mcp, or the lone server.

@@ -24,10 +24,8 @@ import { startServers } from "../../cli/boot.ts";
 import { offerToGateway } from "../../cli/agents.ts";
 import type { HostedServer } from "../../tools/kit/host.ts";
 import { gatewayServer } from "../../tools/gateway/mod.ts";
-import {
-  connectInProcess,
-  peerOf,
-} from "../../tools/kit/transport/sdk_server.ts";
+import { connectInProcess } from "../../tools/kit/transport/sdk_server.ts";
+import { peerOf } from "../../tools/kit/transport/peer.ts";
 import { memoryServer } from "../../tools/memory/mod.ts";
 import {
   capturedLog,

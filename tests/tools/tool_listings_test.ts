@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import {
+  factsOf,
   listingsFile,
   listingsOf,
   REGENERATE,
@@ -18,7 +19,10 @@ import { MemoryStore } from "../../platform/store/memory.ts";
 import { capturedLog } from "../helpers.ts";
 import { META_TOOLS } from "../../tools/gateway/on_demand.ts";
 
-const ListingsModule = z.object({ TOOL_LISTINGS: z.array(z.unknown()) });
+const ListingsModule = z.object({
+  TOOL_LISTINGS: z.array(z.unknown()),
+  SERVER_FACTS: z.unknown(),
+});
 
 for (const id of builtinCatalog.ids) {
   Deno.test(`${id}: tool_listings.ts is what its tools give today`, async () => {
@@ -31,6 +35,12 @@ for (const id of builtinCatalog.ids) {
       `tools/${id}/tool_listings.ts is stale; regenerate: ${REGENERATE}`,
     );
     assert.deepEqual(spec.listings, file.TOOL_LISTINGS);
+    // What `serve` shows of the server before loading it.
+    assert.deepEqual(
+      file.SERVER_FACTS,
+      factsOf(spec),
+      `tools/${id}/tool_listings.ts is stale; regenerate: ${REGENERATE}`,
+    );
   });
 }
 

@@ -305,7 +305,8 @@ export class Gateway implements DynamicTools, DynamicResources, DynamicPrompts {
       ...[...catalog.values()].map((entry) => entry.listing),
       ...[...local.values()].map((tool) => tool.listing),
     ].sort(byName);
-    const key = JSON.stringify(listed);
+    // A digest, not the listing's JSON (~180 KB kept for as long as it runs).
+    const key = digest(JSON.stringify(listed));
     if (key === this.#catalogKey) return;
     this.#catalog = catalog;
     this.#listed = listed;
@@ -623,4 +624,19 @@ function buildLists(
   lists.resourcesKey = JSON.stringify([...lists.resources.values()]);
   lists.promptsKey = JSON.stringify([...lists.prompts.values()]);
   return lists;
+}
+
+/**
+ * Two 32-bit FNV-1a hashes of `text` (different offsets) and its length:
+ * a change key for a listing, never a security check.
+ */
+function digest(text: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    a = Math.imul(a ^ code, 0x01000193);
+    b = Math.imul(b ^ code, 0x050c5d1f);
+  }
+  return `${text.length}:${(a >>> 0).toString(36)}:${(b >>> 0).toString(36)}`;
 }

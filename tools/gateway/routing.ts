@@ -1,7 +1,7 @@
 // Routing: a call goes to one healthy replica of a group (round robin or
 // least in flight), rerouted past unreachable ones; a broadcast goes to all.
 
-import { type CallToolResult, McpError } from "../../platform/mcp_sdk.ts";
+import { type CallToolResult, McpError } from "../../platform/mcp_sdk_types.ts";
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import type { JsonValue } from "../../platform/store/mod.ts";

@@ -3,7 +3,9 @@
 // own lean transport: tools/kit/transport/http_client.ts) or a stdio child.
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { Client, type Transport } from "../../platform/mcp_sdk.ts";
+import type { Transport } from "../../platform/mcp_sdk_types.ts";
+import type { Client } from "../../platform/mcp_sdk_client_class.ts";
+import { lazy } from "../../platform/lazy.ts";
 import type { Logger } from "../../platform/log.ts";
 import { VERSION } from "../../platform/version.ts";
 import { HttpClientTransport } from "../kit/transport/http_client.ts";
@@ -93,7 +95,11 @@ export function deliverInTurns(transport: Transport): void {
   };
 }
 
-export function newClient(): Client {
+/** An SDK client; its module (the SDK's Protocol, ajv) loads on the first connection, not at start. */
+export async function newClient(): Promise<Client> {
+  const { Client } = await lazy<
+    typeof import("../../platform/mcp_sdk_client_class.ts")
+  >("../../platform/mcp_sdk_client_class.ts", import.meta.url);
   return new Client(
     { name: "agentd-gateway", version: VERSION },
     { capabilities: {} },

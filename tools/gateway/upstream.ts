@@ -2,10 +2,10 @@
 // in-process link, streamable HTTP, or a stdio child process), its tools, its
 // health and its counters. Reconnection lives here; routing does not.
 
+import type { Client } from "../../platform/mcp_sdk_client_class.ts";
 import {
   type CallToolResult,
   CallToolResultSchema,
-  type Client,
   ErrorCode,
   type GetPromptResult,
   McpError,
@@ -17,7 +17,8 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
   type Transport,
-} from "../../platform/mcp_sdk.ts";
+} from "../../platform/mcp_sdk_types.ts";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import { LatencyWindow } from "../../platform/metrics.ts";
@@ -138,6 +139,12 @@ export class Upstream {
   #restartTimer: ReturnType<typeof setTimeout> | undefined;
   #restartDelay = RESTART_FIRST_MS;
   #closed = false;
+  /**
+   * Runs a function in the async context the upstream was made in (the
+   * gateway's start): a built-in server first connected inside a call must
+   * not keep that caller's context (an agent run's) in its connection.
+   */
+  readonly #outside = AsyncLocalStorage.snapshot();
 
   constructor(options: UpstreamOptions) {
     this.#options = options;
@@ -183,9 +190,27 @@ export class Upstream {
   }
 
   async #connect(): Promise<void> {
+    const target = this.target;
+    if (target.kind === "builtin" && target.peer.loaded?.() === false) {
+      // A server `serve` loads on first use: listed from its generated
+      // listings meanwhile, loaded and connected on the first call (#ready).
+      this.tools = (target.peer.listings ?? []).filter((tool) =>
+        this.filter === undefined || this.filter.has(tool.name)
+      );
+      this.lastCheck = this.#clock();
+      // What keeps it from starting, known without loading it (no display),
+      // makes it down as a failed start would.
+      const problem = target.peer.error();
+      if (problem !== undefined) {
+        this.#setState("unhealthy", problem);
+        throw new UpstreamUnreachable(problem);
+      }
+      this.#setState("healthy");
+      return;
+    }
     await this.#dropClient();
     const started = performance.now();
-    const client = newClient();
+    const client = await newClient();
     let transport: Transport | undefined;
     try {
       transport = await this.#openTransport();
@@ -396,8 +421,30 @@ export class Upstream {
     );
   }
 
+  /**
+   * A built-in server not loaded yet (`serve` loads on first use): loads it
+   * and connects, so a call finds it as if it had started with the daemon.
+   */
+  async #ready(): Promise<void> {
+    const target = this.target;
+    // Healthy without a client: listed only (not loaded, or being connected).
+    if (
+      this.#client !== undefined || this.state !== "healthy" ||
+      target.kind !== "builtin"
+    ) {
+      return;
+    }
+    await this.#outside(async () => {
+      await target.peer.load?.();
+      await this.connect();
+      // A connect begun before the load (a health check) only listed it.
+      if (this.#client === undefined) await this.connect();
+    });
+  }
+
   /** The SDK client whose requests reach the upstream as `request.caller`. */
-  #clientAs(request: ListRequest): Promise<Client> {
+  async #clientAs(request: ListRequest): Promise<Client> {
+    await this.#ready();
     const client = this.#client;
     if (!client || this.state !== "healthy") {
       throw new UpstreamUnreachable(this.lastError ?? `not connected`);
@@ -410,13 +457,11 @@ export class Upstream {
       );
     }
     // The main connection is the operator's ({}); external upstreams judge by the token.
-    if (target.kind !== "builtin" || agent === undefined) {
-      return Promise.resolve(client);
-    }
+    if (target.kind !== "builtin" || agent === undefined) return client;
     let opened = this.#agentClients.get(agent);
     if (opened === undefined) {
       opened = (async () => {
-        const own = newClient();
+        const own = await newClient();
         await own.connect(await target.peer.connect({ agent }), {
           timeout: this.#options.connectTimeoutMs,
         });
@@ -425,7 +470,7 @@ export class Upstream {
       opened.catch(() => this.#agentClients.delete(agent));
       this.#agentClients.set(agent, opened);
     }
-    return opened;
+    return await opened;
   }
 
   async refreshTools(): Promise<void> {
@@ -489,6 +534,7 @@ export class Upstream {
     args: Record<string, unknown>,
     call: CallContext,
   ): Promise<CallToolResult> {
+    await this.#ready();
     if (!this.#client || this.state !== "healthy") {
       throw new UpstreamUnreachable(this.lastError ?? `not connected`);
     }

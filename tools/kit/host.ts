@@ -2,6 +2,7 @@
 // in-flight calls and counters. One HostedServer serves every transport
 // (stdio, HTTP sessions, in-process links) of one server in this process.
 
+import { AsyncLocalStorage } from "node:async_hooks";
 import {
   InFlight,
   type Phase,
@@ -17,6 +18,8 @@ import {
 } from "../../platform/store/mod.ts";
 
 const PHASES: Phase[] = ["start", "running", "error", "shutdown"];
+/** The phase /health and /metrics show for a server `serve` has not loaded yet. */
+export const NOT_LOADED = "not_loaded";
 import type { AdminSection } from "./admin.ts";
 import {
   type AnyServerSpec,
@@ -27,10 +30,13 @@ import {
   type DynamicTools,
   identityOf,
   type Peer,
+  type ServerFacts,
+  type ServerIcons,
   type ServerRuntime,
   ToolError,
 } from "./mod.ts";
 import { messageOf } from "../../platform/errors.ts";
+import type { Tool } from "../../platform/mcp_sdk_types.ts";
 import {
   type DaemonOrigin,
   daemonOrigin,
@@ -85,12 +91,35 @@ export interface HostStart {
   retryAfterMs?: number;
 }
 
+/** A server loaded on first use (`serve`): what it is until then, and how to load it. */
+export interface HostDeferral {
+  facts: ServerFacts;
+  /** Its tools/list entries, generated (tools/<id>/tool_listings.ts). */
+  listings: readonly Tool[];
+  load(): Promise<AnyServerSpec>;
+  icons?: ServerIcons;
+  /**
+   * What would stop it starting that is known without loading it (no
+   * display): /health shows it meanwhile, as the started server would.
+   */
+  problem?: string;
+}
+
 export interface ServerHealth {
   [key: string]: JsonValue;
 }
 
 export class HostedServer {
-  readonly spec: AnyServerSpec;
+  #spec: AnyServerSpec;
+  /** Set while the server is not loaded (HostedServer.deferred). */
+  #deferral: HostDeferral | undefined;
+  #loading: Promise<void> | undefined;
+  /**
+   * Runs a function in the async context the host was made in: a server
+   * loaded inside some caller's call must not keep that caller's context
+   * (an agent run's, say) in what it starts.
+   */
+  readonly #outside = AsyncLocalStorage.snapshot();
   readonly log: Logger;
   readonly phase: PhaseTracker;
   readonly inFlight = new InFlight();
@@ -118,7 +147,7 @@ export class HostedServer {
     log: Logger,
     options: HostStart,
   ) {
-    this.spec = spec;
+    this.#spec = spec;
     this.log = log;
     this.#setup = options.setup;
     this.#clock = options.clock ?? Date.now;
@@ -165,6 +194,106 @@ export class HostedServer {
     await host.#startPhase();
     host.#lastAttempt = host.#clock();
     return host;
+  }
+
+  /**
+   * A server loaded and started on first use (`load()`, which sessions,
+   * in-process connections and links call): until then its spec is a stub
+   * made of `deferral.facts` (no tools, no start) and it is `not_loaded`.
+   */
+  static deferred(
+    deferral: HostDeferral,
+    options: HostStart & {
+      log: Logger;
+      /** The daemon's policy and task board, known before it loads (/admin's approvals). */
+      guard?: Guard;
+      tasks?: TaskBoard;
+    },
+  ): HostedServer {
+    const { facts } = deferral;
+    const stub: AnyServerSpec = {
+      id: facts.id,
+      namespace: facts.namespace,
+      title: facts.title,
+      version: facts.version,
+      instructions: facts.instructions,
+      tools: [],
+      listings: deferral.listings,
+      icons: deferral.icons,
+      callbacks: Object.fromEntries(
+        Object.entries(facts.callbacks).map(([path, { form }]) => [path, {
+          form,
+          answer: () => Promise.reject(new Error(`${facts.id} is not loaded`)),
+        }]),
+      ),
+      start: () => Promise.reject(new Error(`${facts.id} is not loaded`)),
+    };
+    const host = new HostedServer(
+      stub,
+      options.log.child({ server: facts.id }),
+      options,
+    );
+    host.#deferral = deferral;
+    host.guard = options.guard;
+    host.tasks = options.tasks;
+    return host;
+  }
+
+  get spec(): AnyServerSpec {
+    return this.#spec;
+  }
+
+  /** Whether the server's module is loaded (always, but for HostedServer.deferred before `load`). */
+  get loaded(): boolean {
+    return this.#deferral === undefined;
+  }
+
+  /** What keeps a deferred server from starting, known before it loads (no display). */
+  get problem(): string | undefined {
+    const problem = this.#deferral?.problem;
+    return problem === undefined
+      ? undefined
+      : `Cannot start ${this.id}: ${problem}`;
+  }
+
+  /** A deferred server's facts until it loads. */
+  get facts(): ServerFacts | undefined {
+    return this.#deferral?.facts;
+  }
+
+  /** The tools/list entries of a deferred server until it loads. */
+  get deferredListings(): readonly Tool[] | undefined {
+    return this.#deferral?.listings;
+  }
+
+  /**
+   * Loads a deferred server's module and runs its Start phase (once; callers
+   * meanwhile share it). Never throws: a module that cannot load leaves the
+   * server in `error`, as a failed start does.
+   */
+  load(): Promise<void> {
+    const deferral = this.#deferral;
+    if (this.#loading !== undefined) return this.#loading;
+    if (deferral === undefined) return Promise.resolve();
+    this.#loading = this.#outside(async () => {
+      if (this.phase.phase === "shutdown") return;
+      const done = this.inFlight.begin();
+      try {
+        this.log.info("load", {});
+        this.#spec = await deferral.load();
+        await this.#startPhase();
+        this.#lastAttempt = this.#clock();
+      } catch (error) {
+        this.phase.set("error", `Cannot load ${this.id}: ${messageOf(error)}`);
+      } finally {
+        // Loaded once started (or failed): `loaded` never shows a half start.
+        this.#deferral = undefined;
+        done();
+      }
+      // Sessions opened meanwhile (the gateway's) see its real tools.
+      this.notifyToolsChanged();
+    });
+    return this.#loading;
   }
 
   /**
@@ -286,7 +415,7 @@ export class HostedServer {
   }
 
   get id(): string {
-    return this.spec.id;
+    return this.#spec.id;
   }
 
   /** The handler context; throws a ToolError the caller can read unless the server is running. */
@@ -330,9 +459,9 @@ export class HostedServer {
         name: "agentd_server_phase",
         help: "1 for the phase each server is in",
         type: "gauge",
-        samples: PHASES.map((phase) => ({
+        samples: [...PHASES, NOT_LOADED].map((phase) => ({
           labels: { ...server, phase },
-          value: phase === state.phase ? 1 : 0,
+          value: phase === (this.loaded ? state.phase : NOT_LOADED) ? 1 : 0,
         })),
       },
       {
@@ -471,8 +600,10 @@ export class HostedServer {
 
   async health(): Promise<ServerHealth> {
     const state: PhaseState = this.phase.state;
+    const deferral = this.#deferral;
     const health: ServerHealth = {
-      phase: state.phase,
+      // Not loaded yet (`serve` loads on first use) is not failed.
+      phase: deferral && state.phase === "start" ? NOT_LOADED : state.phase,
       since: state.since,
       ...identityOf(this.spec),
       version: this.spec.version,
@@ -481,6 +612,9 @@ export class HostedServer {
       errors: this.#errors,
     };
     if (state.error !== undefined) health.error = state.error;
+    // What would stop it starting, known without loading it (no display).
+    const problem = this.problem;
+    if (problem !== undefined) health.error = problem;
     for (const [name, read] of this.gauges) health[name] = read();
     if (this.#runtime?.health && state.phase === "running") {
       try {

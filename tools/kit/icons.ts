@@ -8,7 +8,7 @@
 // serverInfo carries the server's icon inline as a `data:` URI, as it is
 // built before any request says where the daemon is.
 
-import type { Icon, Tool } from "../../platform/mcp_sdk_server.ts";
+import type { Icon, Tool } from "../../platform/mcp_sdk_types.ts";
 import { encodeBase64 } from "../../platform/base64.ts";
 import type { AnyServerSpec } from "./mod.ts";
 

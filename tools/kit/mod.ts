@@ -18,6 +18,7 @@ import type {
   Prompt,
   ReadResourceResult,
   Resource,
+  ServerCapabilities,
   Tool,
   ToolAnnotations,
   Transport,
@@ -320,6 +321,14 @@ export interface Peer {
   link(caller: Caller): DirectLink;
   /** An outer MCP session the peer may have served (through a link) has ended. */
   sessionClosed(sessionId: string): void;
+  /**
+   * A server `serve` loads on first use: false until then. Its tools are
+   * `listings` meanwhile, and `load()` loads and starts it (connect, link
+   * and listTools load it too). Absent: loaded from the start.
+   */
+  loaded?(): boolean;
+  listings?: readonly Tool[];
+  load?(): Promise<void>;
 }
 
 /** What a client asked for when it opened its connection (`/mcp?tools=on_demand`, `X-Agentd-Tools`). */
@@ -562,6 +571,25 @@ export function identityOf(
  */
 export function identityLine(identity: ServerIdentity): string {
   return `name ${identity.name}; type ${identity.type}; namespace ${identity.namespace}`;
+}
+
+/**
+ * What the daemon shows of a built-in server it has not loaded yet (`serve`
+ * loads servers on first use): generated with its tool listings into
+ * tools/<id>/tool_listings.ts, so /health, /admin, the server card and the
+ * gateway know it without its module.
+ */
+export interface ServerFacts {
+  id: string;
+  namespace: string;
+  title: string;
+  version: string;
+  instructions?: string;
+  /** Its callback paths (ServerSpec.callbacks), and whether each takes a form. */
+  callbacks: Readonly<Record<string, { form: boolean }>>;
+  capabilities: ServerCapabilities;
+  /** It aggregates the others (the gateway): `serve` starts it up front. */
+  aggregates: boolean;
 }
 
 /**

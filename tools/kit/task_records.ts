@@ -7,7 +7,7 @@ import {
   ErrorCode,
   McpError,
   type Task,
-} from "../../platform/mcp_sdk_server.ts";
+} from "../../platform/mcp_sdk_types.ts";
 import type { JsonValue } from "../../platform/store/mod.ts";
 import type { Caller } from "../../platform/identity.ts";
 import { Lease } from "../../platform/leases.ts";

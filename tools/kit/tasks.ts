@@ -16,7 +16,7 @@ import {
   McpError,
   RELATED_TASK_META_KEY,
   type Task,
-} from "../../platform/mcp_sdk_server.ts";
+} from "../../platform/mcp_sdk_types.ts";
 import {
   encodeCursor,
   type JsonValue,

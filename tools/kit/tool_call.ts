@@ -5,11 +5,17 @@
 import { z } from "zod";
 import {
   type CallToolResult,
+  type ClientCapabilities,
   ErrorCode,
   McpError,
   type Tool,
-} from "../../platform/mcp_sdk_server.ts";
-import type { AnyServerSpec, DirectLink, DynamicTools } from "./mod.ts";
+} from "../../platform/mcp_sdk_types.ts";
+import type {
+  AnyServerSpec,
+  DirectLink,
+  DynamicTools,
+  SessionPreferences,
+} from "./mod.ts";
 import { outerCall } from "./policy/guard.ts";
 import type { Logger } from "../../platform/log.ts";
 import { type ToolOrigin, withOrigin } from "./tool_names.ts";
@@ -62,6 +68,8 @@ export interface CallHost {
   readonly log: Logger;
   readonly guard: CallJudge | undefined;
   readonly inFlight: { run<T>(work: () => Promise<T>): Promise<T> };
+  /** Loads a server `serve` defers to its first use (at once when loaded). */
+  load(): Promise<void>;
   retryStart(): Promise<void>;
   /** The handler context; throws a readable ToolError unless the server runs. */
   context(): unknown;
@@ -163,6 +171,23 @@ export function ownListings(host: { spec: AnyServerSpec }): Tool[] {
   return [...toolCatalog(host).values()].map((entry) => entry.listing());
 }
 
+/**
+ * What tools/list answers a client with `client` capabilities: the server's
+ * own tools and its run-time ones (the gateway's, per client and preferences).
+ */
+export async function listedTools(
+  host: CallHost,
+  client: ClientCapabilities | undefined,
+  preferences: SessionPreferences,
+): Promise<Tool[]> {
+  const dynamic = host.dynamicTools();
+  await dynamic?.refresh?.();
+  return dynamic?.listFor?.(client, preferences) ?? [
+    ...ownListings(host),
+    ...dynamic?.list() ?? [],
+  ];
+}
+
 export interface ToolCallRequest {
   /** Names this connection for "approve for the rest of the session" where there is no MCP session. */
   connection: string;
@@ -178,6 +203,7 @@ export async function runToolCall(
   request: ToolCallRequest,
 ): Promise<CallToolResult> {
   const { connection, name, args, call, logSession } = request;
+  await host.load();
   // A server in error that retries its start does so here (off by default).
   await host.retryStart();
   const spec = host.spec;

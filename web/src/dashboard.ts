@@ -33,9 +33,14 @@ import {
 // when running but not ok), the one line its health reports as "summary",
 // an Error phase's message in full, and the whole health object on demand.
 const serversOpen = new Set<string>();
+/** /health's phase of a server `serve` has not loaded yet. */
+const NOT_LOADED = "not_loaded";
 
 function toneOf(server: ServerView): string {
   if (server.phase === "error") return "bad";
+  // Not loaded yet (`serve` loads servers on first use): quiet, unless its
+  // environment already says it cannot start (no display).
+  if (server.phase === NOT_LOADED) return server.error ? "bad" : "quiet";
   if (server.phase === "start") return "warn";
   if (server.phase !== "running") return "quiet";
   const status = server.details && server.details.status;
@@ -123,6 +128,8 @@ function serverRows(
     ? "starting…"
     : server.phase === "shutdown"
     ? "shutting down"
+    : server.phase === NOT_LOADED && !server.error
+    ? "loads on first use"
     : "";
   const toggle = el("button", {
     type: "button",
@@ -175,7 +182,7 @@ function serverRows(
       "td",
       { class: "phase" },
       badge(
-        server.phase,
+        server.phase === NOT_LOADED ? "not loaded" : server.phase,
         tone,
         server.since ? "since " + time(server.since) : undefined,
       ),
@@ -575,6 +582,8 @@ function renderMemory(health: Health): void {
       rows,
       memory.phase === "running"
         ? "No memories stored yet"
+        : memory.phase === NOT_LOADED
+        ? "The memory server loads on first use"
         : "Memory server is " + memory.phase,
       "namespace",
     ),

@@ -155,7 +155,8 @@ type Flow = {
 export async function refreshPlatforms(health: Health): Promise<void> {
   if (
     !health.servers["platform-auth"] ||
-    health.servers["platform-auth"].phase !== "running"
+    // Not loaded yet: listing its platforms loads it.
+    !["running", "not_loaded"].includes(health.servers["platform-auth"].phase)
   ) {
     fill(
       "platforms",

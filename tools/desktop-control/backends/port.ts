@@ -3,6 +3,7 @@
 // all coordinates here are screen pixels, the tools translate image ones.
 
 import type { JsonValue } from "../../../platform/store/mod.ts";
+import { DISPLAY_NOT_SET } from "../config.ts";
 
 export type Point = {
   x: number;
@@ -108,12 +109,7 @@ export class DesktopUnavailable extends Error {
 
 /** No X display named (no DISPLAY, no config key `display`): nothing to control. */
 export function displayNotSet(): DesktopUnavailable {
-  return new DesktopUnavailable(
-    "DISPLAY is not set: there is no X display to control. Run agentd inside a desktop session, " +
-      "or start an X server (e.g. `Xvfb :99 &`) and set DISPLAY=:99 (or the desktop-control " +
-      "config key `display`).",
-    "display",
-  );
+  return new DesktopUnavailable(DISPLAY_NOT_SET, "display");
 }
 
 /** The clipboard of the desktop session, as text. */

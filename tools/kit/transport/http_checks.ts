@@ -4,7 +4,7 @@
 // size, every message a JSON-RPC envelope the SDK's Protocol would take.
 
 import type { JSONRPCMessage } from "../../../platform/mcp_sdk.ts";
-import { SUPPORTED_PROTOCOL_VERSIONS } from "../../../platform/mcp_sdk.ts";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "../../../platform/mcp_sdk_types.ts";
 import { isMessage } from "./jsonrpc_envelope.ts";
 import { bodyText, isJsonType, MAX_BODY_BYTES } from "./http_wire.ts";
 

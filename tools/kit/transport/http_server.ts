@@ -7,15 +7,25 @@ import {
   isInitializeRequest,
   isJSONRPCRequest,
   JSONRPCMessageSchema,
-  type RequestId,
-  type Server,
-  WebStandardStreamableHTTPServerTransport,
-} from "../../../platform/mcp_sdk.ts";
+} from "../../../platform/mcp_sdk_types.ts";
+import type { RequestId } from "../../../platform/mcp_sdk.ts";
+import type { Server } from "../../../platform/mcp_sdk_server.ts";
+import { lazy } from "../../../platform/lazy.ts";
 import { InFlight } from "../../../platform/lifecycle.ts";
 import type { Logger } from "../../../platform/log.ts";
 import { MemoryEventStore } from "./event_store.ts";
 import type { HostedServer } from "../host.ts";
-import { createSdkServer } from "./sdk_server.ts";
+/**
+ * The SDK server side (sdk_server.ts: the SDK's Server, ajv) and its HTTP
+ * transport (content-type, CommonJS: Node compatibility), loaded on the
+ * first request that needs them: not in an idle daemon.
+ */
+function sdkServer(): Promise<typeof import("./sdk_server.ts")> {
+  return lazy<typeof import("./sdk_server.ts")>(
+    "./sdk_server.ts",
+    import.meta.url,
+  );
+}
 import type { SessionPreferences } from "../mod.ts";
 import { authInfoFor, type RequestAuth } from "./identity.ts";
 import { SessionHttpTransport } from "./http_session.ts";
@@ -149,6 +159,8 @@ export class McpHttpEndpoint {
         { Allow: "POST" },
       );
     }
+    // A server `serve` defers loads on its first session (or stateless call).
+    await this.host.load();
     if (this.host.phase.phase !== "running") {
       const state = this.host.phase.state;
       return rpcError(
@@ -210,7 +222,11 @@ export class McpHttpEndpoint {
       );
     }
     // The preferences stick to the session: later requests carry only its id.
-    const server = createSdkServer(this.host, preferences, auth.caller);
+    const server = (await sdkServer()).createSdkServer(
+      this.host,
+      preferences,
+      auth.caller,
+    );
     let session: Session | undefined;
     const transport = new SessionHttpTransport({
       eventStore: new MemoryEventStore(),
@@ -303,6 +319,14 @@ export class McpHttpEndpoint {
     authInfo: ReturnType<typeof authInfoFor>,
     preferences: SessionPreferences,
   ): Promise<Response> {
+    const [{ createSdkServer }, { WebStandardStreamableHTTPServerTransport }] =
+      await Promise.all([
+        sdkServer(),
+        lazy<typeof import("../../../platform/mcp_sdk_http_server.ts")>(
+          "../../../platform/mcp_sdk_http_server.ts",
+          import.meta.url,
+        ),
+      ]);
     const server = createSdkServer(this.host, preferences);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

@@ -9,7 +9,7 @@ import {
   isJSONRPCRequest,
   isJSONRPCResultResponse,
   type JSONRPCMessage,
-} from "../../../platform/mcp_sdk_server.ts";
+} from "../../../platform/mcp_sdk_types.ts";
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

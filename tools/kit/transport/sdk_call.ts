@@ -11,10 +11,10 @@ import {
   type ProgressToken,
   RELATED_TASK_META_KEY,
   type RequestHandlerExtra,
-  type Server,
   type ServerNotification,
   type ServerRequest,
-} from "../../../platform/mcp_sdk_server.ts";
+} from "../../../platform/mcp_sdk_types.ts";
+import type { Server } from "../../../platform/mcp_sdk_server.ts";
 import type { HostedServer } from "../host.ts";
 import {
   elicitsIn,

@@ -14,51 +14,28 @@ import {
   ReadResourceRequestSchema,
   type Resource,
   type ResourceTemplate,
-  type Server,
   type ServerCapabilities,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
   UriTemplate,
-} from "../../../platform/mcp_sdk_server.ts";
+} from "../../../platform/mcp_sdk_types.ts";
+import type { Server } from "../../../platform/mcp_sdk_server.ts";
 import { messageOf } from "../../../platform/errors.ts";
 import { describeIssues } from "../../../platform/validation.ts";
 import type { HostedServer } from "../host.ts";
 import type { ListRequest } from "../mod.ts";
 import { callerOf } from "./identity.ts";
-import { tasksCapability } from "./sdk_tasks.ts";
+import {
+  capabilitiesOfSpec,
+  hasPrompts,
+  hasResources,
+} from "../capabilities.ts";
 
 const RESOURCE_NOT_FOUND = -32002; // MCP's code for an unknown resource URI
 
 export function capabilitiesOf(host: HostedServer): ServerCapabilities {
-  const spec = host.spec;
-  const capabilities: ServerCapabilities = {
-    tools: { listChanged: true },
-    logging: {},
-  };
-  if (hasResources(host)) {
-    capabilities.resources = { subscribe: true, listChanged: true };
-  }
-  if (hasPrompts(host)) {
-    capabilities.prompts = { listChanged: true };
-  }
-  if ((spec.prompts?.length ?? 0) + (spec.resourceTemplates?.length ?? 0) > 0) {
-    capabilities.completions = {};
-  }
-  const tasks = tasksCapability(spec);
-  if (tasks) capabilities.tasks = tasks;
-  return capabilities;
-}
-
-function hasResources(host: HostedServer): boolean {
-  const spec = host.spec;
-  return (spec.resources?.length ?? 0) +
-          (spec.resourceTemplates?.length ?? 0) > 0 ||
-    spec.dynamicLists?.resources === true;
-}
-
-function hasPrompts(host: HostedServer): boolean {
-  return (host.spec.prompts?.length ?? 0) > 0 ||
-    host.spec.dynamicLists?.prompts === true;
+  // A server not loaded yet (`serve` loads on first use) says what it will declare.
+  return host.facts?.capabilities ?? capabilitiesOfSpec(host.spec);
 }
 
 /** Who a request came from, for a run-time resource or prompt. */
@@ -85,7 +62,7 @@ export function registerResources(
     def,
     template: new UriTemplate(def.uriTemplate),
   }));
-  if (!hasResources(host)) return;
+  if (!hasResources(host.spec)) return;
 
   server.setRequestHandler(ListResourcesRequestSchema, (_request, extra) => ({
     resources: [
@@ -179,7 +156,7 @@ export function registerResources(
 
 export function registerPrompts(server: Server, host: HostedServer): void {
   const prompts = host.spec.prompts ?? [];
-  if (!hasPrompts(host)) return;
+  if (!hasPrompts(host.spec)) return;
 
   server.setRequestHandler(ListPromptsRequestSchema, (_request, extra) => ({
     prompts: [

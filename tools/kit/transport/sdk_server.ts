@@ -3,7 +3,6 @@
 // from `createSdkServer`, so validation, logging and errors are the same.
 
 import {
-  AjvJsonSchemaValidator,
   CallToolRequestSchema,
   type CallToolResult,
   type ClientCapabilities,
@@ -14,14 +13,17 @@ import {
   type jsonSchemaValidator,
   ListToolsRequestSchema,
   type LoggingLevel,
-  Server,
   SetLevelRequestSchema,
   type Tool,
   type Transport,
 } from "../../../platform/mcp_sdk_server.ts";
+import {
+  AjvJsonSchemaValidator,
+  Server,
+} from "../../../platform/mcp_sdk_server.ts";
 import type { HostedServer } from "../host.ts";
 import { iconsAt, serverInfoIcons } from "../icons.ts";
-import { directLink, ownListings, runToolCall } from "../tool_call.ts";
+import { listedTools, runToolCall } from "../tool_call.ts";
 import {
   identityLine,
   identityOf,
@@ -55,20 +57,6 @@ class LazySchemaValidator implements jsonSchemaValidator {
     this.#ajv ??= new AjvJsonSchemaValidator();
     return this.#ajv.getValidator<T>(schema);
   }
-}
-
-/** What tools/list answers a client with `client` capabilities. */
-async function listTools(
-  host: HostedServer,
-  client: ClientCapabilities | undefined,
-  preferences: SessionPreferences,
-): Promise<Tool[]> {
-  const dynamic = host.dynamicTools();
-  await dynamic?.refresh?.();
-  return dynamic?.listFor?.(client, preferences) ?? [
-    ...ownListings(host),
-    ...dynamic?.list() ?? [],
-  ];
 }
 
 /** Where the client of an HTTP request reached the daemon (`http://host:port`). */
@@ -118,7 +106,7 @@ export function createSdkServer(
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
     tools: iconsAt(
-      await listTools(host, server.getClientCapabilities(), preferences),
+      await listedTools(host, server.getClientCapabilities(), preferences),
       originOfRequest(extra.requestInfo),
     ),
   }));
@@ -262,25 +250,11 @@ export async function serveStdio(host: HostedServer): Promise<StdioChannel> {
  * An in-process link: the client side of a linked pair, for the gateway,
  * agents and tests. Every request on it reaches the server as `caller`.
  */
-/** A hosted server as its in-process peers (the gateway, the agents) see it. */
-export function peerOf(host: HostedServer): Peer {
-  return {
-    id: host.id,
-    namespace: host.spec.namespace,
-    phase: () => host.phase.phase,
-    error: () => host.phase.state.error,
-    connect: (caller) => connectInProcess(host, caller),
-    // A linked client declares no capabilities: the SDK's Client sends `{}`.
-    listTools: () => listTools(host, {}, {}),
-    link: (caller) => directLink(host, caller),
-    sessionClosed: (sessionId) => host.sessionClosed(sessionId),
-  };
-}
-
 export async function connectInProcess(
   host: HostedServer,
   caller: Caller = {},
 ): Promise<Transport> {
+  await host.load();
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await createSdkServer(host, {}, caller).connect(serverSide);
   return new CallerBoundTransport(clientSide, authInfoFor(caller));

@@ -14,9 +14,9 @@ import {
   type LoggingLevel,
   McpError,
   type ProgressToken,
-  type Server,
   type ServerCapabilities,
-} from "../../../platform/mcp_sdk_server.ts";
+} from "../../../platform/mcp_sdk_types.ts";
+import type { Server } from "../../../platform/mcp_sdk_server.ts";
 import type { AnyServerSpec } from "../mod.ts";
 import type { HostedServer } from "../host.ts";
 import { runToolCall, toolCatalog } from "../tool_call.ts";

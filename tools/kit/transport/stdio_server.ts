@@ -7,7 +7,7 @@
 import type {
   JSONRPCMessage,
   Transport,
-} from "../../../platform/mcp_sdk_server.ts";
+} from "../../../platform/mcp_sdk_types.ts";
 import { asError } from "../../../platform/errors.ts";
 import {
   type ByteSink,
