@@ -484,6 +484,9 @@ export class Upstream {
   async check(): Promise<void> {
     if (this.#closed || this.#restartTimer !== undefined) return;
     if (this.#connecting) return;
+    // A built-in server not loaded yet has nothing to ping; its listing stands.
+    const target = this.target;
+    if (target.kind === "builtin" && target.peer.loaded?.() === false) return;
     const client = this.#client;
     const generation = this.#generation;
     if (client) {
