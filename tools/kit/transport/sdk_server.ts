@@ -5,7 +5,6 @@
 import {
   CallToolRequestSchema,
   type CallToolResult,
-  type ClientCapabilities,
   type CreateTaskResult,
   InMemoryTransport,
   type JsonSchemaType,
@@ -14,7 +13,6 @@ import {
   ListToolsRequestSchema,
   type LoggingLevel,
   SetLevelRequestSchema,
-  type Tool,
   type Transport,
 } from "../../../platform/mcp_sdk_server.ts";
 import {
@@ -27,7 +25,6 @@ import { listedTools, runToolCall } from "../tool_call.ts";
 import {
   identityLine,
   identityOf,
-  type Peer,
   type SessionPreferences,
 } from "../mod.ts";
 import { sdkCallContext } from "./sdk_call.ts";
