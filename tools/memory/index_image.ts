@@ -21,7 +21,11 @@
 
 import type { IndexData } from "./search_index.ts";
 import { VectorSlab } from "./search_vectors.ts";
-import { type IndexHeader, parseIndexHeader } from "./index_snapshot.ts";
+import {
+  indexDataOf,
+  type IndexHeader,
+  parseIndexHeader,
+} from "./index_snapshot.ts";
 
 const MAGIC = 0x31494d41; // "AMI1"
 const VERSION = 1;
@@ -312,11 +316,7 @@ async function readOpen(
   const postingOffsets = u32(terms + 1);
   const postingSlots = u32(postings);
   const postingTfs = next((b, o, l) => new Uint16Array(b, o, l), postings, 2);
-  const data: IndexData = {
-    keys: header.keys,
-    embedders: header.embedders,
-    tags: header.tags,
-    terms: header.terms,
+  const data = indexDataOf(header, {
     lengths,
     sensitive,
     embedderOf,
@@ -325,8 +325,7 @@ async function readOpen(
     postingOffsets,
     postingSlots,
     postingTfs,
-    slabs: [],
-  };
+  });
   let rowBytes = 0;
   for (const s of header.slabs) {
     const slots = u32(s.count);

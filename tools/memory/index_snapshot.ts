@@ -26,6 +26,15 @@ export interface IndexHeader {
   slabs: { embedder: number; dim: number; count: number }[];
 }
 
+/** The index's data from a header and its columns (slabs are added after). */
+export function indexDataOf(
+  header: IndexHeader,
+  columns: Omit<IndexData, "keys" | "embedders" | "tags" | "terms" | "slabs">,
+): IndexData {
+  const { keys, embedders, tags, terms } = header;
+  return { keys, embedders, tags, terms, ...columns, slabs: [] };
+}
+
 type Section =
   | Uint8Array
   | Int8Array
@@ -134,11 +143,7 @@ export function decodeIndex(bytes: Uint8Array<ArrayBuffer>): IndexData {
   const tagIds = unpackVarints(next(), new Uint32Array(tagOffsets[n]), false);
   const postingOffsets = u32();
   const postings = postingOffsets.at(-1) ?? 0;
-  const data: IndexData = {
-    keys: header.keys,
-    embedders: header.embedders,
-    tags: header.tags,
-    terms: header.terms,
+  const data = indexDataOf(header, {
     lengths,
     sensitive,
     embedderOf,
@@ -147,8 +152,7 @@ export function decodeIndex(bytes: Uint8Array<ArrayBuffer>): IndexData {
     postingOffsets,
     postingSlots: unpackVarints(next(), new Uint32Array(postings), true),
     postingTfs: unpackVarints(next(), new Uint16Array(postings), false),
-    slabs: [],
-  };
+  });
   for (const slabHeader of header.slabs) {
     const slots = unpackVarints(
       next(),
