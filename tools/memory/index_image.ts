@@ -24,6 +24,7 @@ import { VectorSlab } from "./search_vectors.ts";
 import {
   indexDataOf,
   type IndexHeader,
+  indexHeaderOf,
   parseIndexHeader,
 } from "./index_snapshot.ts";
 
@@ -121,15 +122,7 @@ export async function writeIndexImage(
   const header: ImageHeader = {
     id,
     namespace,
-    keys: data.keys,
-    embedders: data.embedders,
-    tags: data.tags,
-    terms: data.terms,
-    slabs: data.slabs.map((s) => ({
-      embedder: s.embedder,
-      dim: s.dim,
-      count: s.count,
-    })),
+    ...indexHeaderOf(data),
     tag_ids: data.tagIds.length,
     postings: data.postingSlots.length,
   };

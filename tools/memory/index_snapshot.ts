@@ -26,6 +26,17 @@ export interface IndexHeader {
   slabs: { embedder: number; dim: number; count: number }[];
 }
 
+/** What a header says of `data`: its names, and the shape of its slabs. */
+export function indexHeaderOf(data: IndexData): IndexHeader {
+  const { keys, embedders, tags, terms } = data;
+  const slabs = data.slabs.map(({ embedder, dim, count }) => ({
+    embedder,
+    dim,
+    count,
+  }));
+  return { keys, embedders, tags, terms, slabs };
+}
+
 /** The index's data from a header and its columns (slabs are added after). */
 export function indexDataOf(
   header: IndexHeader,
@@ -43,18 +54,7 @@ type Section =
   | Float32Array;
 
 export function encodeIndex(data: IndexData): Uint8Array<ArrayBuffer> {
-  const header: IndexHeader = {
-    keys: data.keys,
-    embedders: data.embedders,
-    tags: data.tags,
-    terms: data.terms,
-    slabs: data.slabs.map((s) => ({
-      embedder: s.embedder,
-      dim: s.dim,
-      count: s.count,
-    })),
-  };
-  const json = new TextEncoder().encode(JSON.stringify(header));
+  const json = new TextEncoder().encode(JSON.stringify(indexHeaderOf(data)));
   const sections: Section[] = [
     json,
     packVarints(data.lengths, false),
