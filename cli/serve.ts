@@ -40,13 +40,12 @@ export async function runServe(
   noArguments(positionals, "serve");
   // Every section is validated; only the servers that run are loaded (idle
   // memory), and of those only the ones that aggregate others (the gateway)
-  // at start: the rest on first use (HostedServer.deferred).
+  // and those whose start finds what /health must say at start: the rest on
+  // first use (HostedServer.deferred).
   const sections = await ctx.servers.sections();
   const settings = await serveSettings(values, sections, ctx.env);
   const ids = selectServers(settings, sections).map((section) => section.id);
-  const deferred =
-    await ctx.servers.deferrals?.(ids, settings.values, ctx.env) ??
-      [];
+  const deferred = await ctx.servers.deferrals?.(ids) ?? [];
   const specs = await ctx.servers.load(
     ids.filter((id) => !deferred.some((each) => each.facts.id === id)),
   );

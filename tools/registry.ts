@@ -12,7 +12,6 @@ import type { AnyServerSpec, ServerFacts } from "./kit/mod.ts";
 import type { HostDeferral } from "./kit/host.ts";
 import type { Tool } from "../platform/mcp_sdk_types.ts";
 import { BUILTIN_ICONS } from "./icons.ts";
-import { isRecord } from "../platform/validation.ts";
 
 /** Every server id the architecture names, built or not, in display order. */
 export const SERVER_IDS = [
@@ -45,16 +44,11 @@ export interface ServerCatalog {
   sections(): Promise<ServerSection[]>;
   /**
    * Which of `ids` `serve` loads on first use, and what each is until then
-   * (its generated listings and facts, and what its environment already
-   * says against it, judged on its validated config section `values[id]`).
-   * Servers that aggregate others (the gateway) are not among them. Absent:
-   * the catalog loads its servers up front (tests' own specs).
+   * (its generated listings and facts). Servers that aggregate others (the
+   * gateway) and those in STARTS_WITH_DAEMON are not among them. Absent: the
+   * catalog loads its servers up front (tests' own specs).
    */
-  deferrals?(
-    ids: readonly string[],
-    values: Readonly<Record<string, unknown>>,
-    env: Readonly<Record<string, string>>,
-  ): Promise<HostDeferral[]>;
+  deferrals?(ids: readonly string[]): Promise<HostDeferral[]>;
 }
 
 /** A server's generated tools/<id>/tool_listings.ts. */
@@ -63,22 +57,13 @@ interface ListingsModule {
   SERVER_FACTS: ServerFacts;
 }
 
-/** A server's check of what keeps it from starting, without loading it. */
-type EnvironmentCheck = (
-  config: Readonly<Record<string, unknown>>,
-  env: Readonly<Record<string, string>>,
-) => string | undefined;
-
 interface BuiltinServer {
   id: string;
-  /** Its mod.ts, config.ts and tool_listings.ts (and environment check), which lazy_modules.ts passes to deno compile. */
+  /** Its mod.ts, config.ts and tool_listings.ts, which lazy_modules.ts passes to deno compile. */
   modules: readonly LazyModule<unknown>[];
   spec(): Promise<AnyServerSpec>;
   config(): Promise<z.ZodObject>;
-  deferral(
-    config: Readonly<Record<string, unknown>>,
-    env: Readonly<Record<string, string>>,
-  ): Promise<HostDeferral>;
+  deferral(): Promise<HostDeferral>;
 }
 
 function builtin<S, C>(
@@ -88,7 +73,6 @@ function builtin<S, C>(
   section: LazyModule<C>,
   config: (module: C) => z.ZodObject,
   listings: LazyModule<ListingsModule>,
-  environment?: (module: C) => EnvironmentCheck,
 ): BuiltinServer {
   const load = async () => withIcons(spec(await server.load()));
   return {
@@ -96,18 +80,13 @@ function builtin<S, C>(
     modules: [server, section, listings],
     spec: load,
     config: async () => config(await section.load()),
-    async deferral(values, env) {
-      const [{ TOOL_LISTINGS, SERVER_FACTS }, problem] = await Promise.all([
-        listings.load(),
-        environment &&
-        section.load().then((module) => environment(module)(values, env)),
-      ]);
+    async deferral() {
+      const { TOOL_LISTINGS, SERVER_FACTS } = await listings.load();
       return {
         facts: SERVER_FACTS,
         listings: TOOL_LISTINGS,
         icons: BUILTIN_ICONS[id],
         load,
-        ...problem === undefined ? {} : { problem },
       };
     },
   };
@@ -138,6 +117,19 @@ export function loadGatewayModule(): Promise<
 > {
   return gatewayModule.load();
 }
+
+/**
+ * Servers `serve` starts with the daemon although they could wait: their
+ * start is what finds they cannot work, which /health must say from the
+ * first request (desktop-control: a display that is set but dead;
+ * platform-auth: a secret key that does not open the stored vault), and
+ * platform-auth answers OAuth redirects at /oauth/callback, which may arrive
+ * for a flow begun before a restart.
+ */
+const STARTS_WITH_DAEMON: ReadonlySet<string> = new Set([
+  "desktop-control",
+  "platform-auth",
+]);
 
 // The gateway first (it aggregates the others), then SERVER_IDS order.
 const builtins: readonly BuiltinServer[] = [
@@ -216,7 +208,6 @@ const builtins: readonly BuiltinServer[] = [
       "./desktop-control/tool_listings.ts",
       import.meta.url,
     ),
-    (module) => module.environmentProblem,
   ),
   builtin(
     "memory",
@@ -271,12 +262,11 @@ export const builtinCatalog: ServerCatalog = {
       })),
     );
   },
-  async deferrals(ids, values, env) {
+  async deferrals(ids) {
     const all = await Promise.all(
-      builtins.filter((server) => ids.includes(server.id)).map((server) => {
-        const section = values[server.id];
-        return server.deferral(isRecord(section) ? section : {}, env);
-      }),
+      builtins.filter((server) =>
+        ids.includes(server.id) && !STARTS_WITH_DAEMON.has(server.id)
+      ).map((server) => server.deferral()),
     );
     return all.filter((deferral) => !deferral.facts.aggregates);
   },

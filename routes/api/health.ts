@@ -57,12 +57,9 @@ export async function healthOf(
       ? { kind: options.store.kind, status: "ok" }
       : { kind: options.store.kind, status: "unavailable", error: reach.error };
   }
-  // A server not loaded yet counts as running, unless its environment
-  // already says it could not start (no display): then as `error`.
+  // A server not loaded yet (`serve` loads it on first use) counts as running.
   const phases = Object.values(servers).map((server) =>
-    server.phase === NOT_LOADED
-      ? server.error === undefined ? "running" : "error"
-      : server.phase
+    server.phase === NOT_LOADED ? "running" : server.phase
   );
   let status: DaemonStatus = "ok";
   if (phases.includes("shutdown")) status = "shutting_down";

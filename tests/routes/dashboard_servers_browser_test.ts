@@ -46,7 +46,7 @@ Deno.test({
         ),
       );
       // `serve` loads a server on its first use: a session with each loads
-      // it; desktop-control stays unloaded, its missing display said anyway.
+      // it (desktop-control started with the daemon and failed: no display).
       for (const id of SERVERS) {
         if (["desktop-control", "gateway", "memory"].includes(id)) continue;
         const other = new Client({ name: "servers-test", version: "1.0.0" });
@@ -113,10 +113,7 @@ Deno.test({
       // A badge per server; its phase reads as a word, its tone as a colour.
       for (const id of SERVERS) {
         const badge = await text(`${row(id)} td.phase .badge`);
-        assert.equal(
-          badge,
-          id === "desktop-control" ? "not loaded" : "running",
-        );
+        assert.equal(badge, id === "desktop-control" ? "error" : "running");
       }
       assert.ok(await page.$(`${row("memory")} .badge.tone-good`));
       assert.ok(await page.$(`${row("desktop-control")} .badge.tone-bad`));
@@ -152,8 +149,7 @@ Deno.test({
         assert.ok(!panel.includes(raw), `"${raw}" shown in: ${panel}`);
       }
 
-      // What keeps it from starting (said before it loads, as the Error
-      // phase says it): its message whole, right under its row, in red.
+      // The Error phase: its message whole, right under its row, in red.
       const problem = `${row("desktop-control")} + tr.problem-row .callout`;
       assert.match(
         await seen(problem),

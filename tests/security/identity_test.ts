@@ -5,7 +5,7 @@
 // agent names).
 
 import assert from "node:assert/strict";
-import { type Daemon, spawnDaemon, tempDir } from "../helpers.ts";
+import { type Daemon, spawnDaemon, tempDir, waitFor } from "../helpers.ts";
 
 const ALICE = "alice-token-" + crypto.randomUUID();
 const OPERATOR = "operator-token-" + crypto.randomUUID();
@@ -103,9 +103,34 @@ Deno.test("security identity: with a daemon token, no credentials is refused eve
       assert.equal(anonymous.status, 401, `${method} ${path}`);
     }
     const as = (token: string) => ({ authorization: `Bearer ${token}` });
-    const operator = await (await fetch(`${daemon.url}/health`, {
-      headers: as(OPERATOR),
-    })).json();
+    // memory loads on first use: the operator's session starts it, so it has details.
+    const opened = await fetch(`${daemon.url}/mcp/memory`, {
+      method: "POST",
+      headers: {
+        ...as(OPERATOR),
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "identity-test", version: "1.0.0" },
+        },
+      }),
+    });
+    await opened.body?.cancel();
+    assert.equal(opened.status, 200);
+    const operator = await waitFor(
+      async () =>
+        await (await fetch(`${daemon.url}/health`, {
+          headers: as(OPERATOR),
+        })).json(),
+      (health) => health.servers.memory.phase === "running",
+    );
     assert.equal(typeof operator.servers.memory.details, "object");
     const alice = await fetch(`${daemon.url}/health`, { headers: as(ALICE) });
     assert.equal(alice.status, 200);

@@ -51,24 +51,3 @@ export const DISPLAY_NOT_SET =
   "DISPLAY is not set: there is no X display to control. Run agentd inside a desktop session, " +
   "or start an X server (e.g. `Xvfb :99 &`) and set DISPLAY=:99 (or the desktop-control " +
   "config key `display`).";
-
-/**
- * What keeps desktop-control from starting that `serve` can tell without
- * loading the server (it loads on first use): no display named, judged as
- * the start judges it (backends/open.ts), so /health says it before the
- * first call as the started server would. `config`: the section as
- * DesktopControlConfig validated it.
- */
-export function environmentProblem(
-  config: Readonly<Record<string, unknown>>,
-  env: Readonly<Record<string, string>>,
-): string | undefined {
-  // macOS and Windows open their desktop without a display name.
-  if (Deno.build.os === "darwin" || Deno.build.os === "windows") {
-    return undefined;
-  }
-  const name = typeof config.display === "string"
-    ? config.display
-    : env.DISPLAY;
-  return name === undefined || name === "" ? DISPLAY_NOT_SET : undefined;
-}

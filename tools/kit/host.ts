@@ -98,11 +98,6 @@ export interface HostDeferral {
   listings: readonly Tool[];
   load(): Promise<AnyServerSpec>;
   icons?: ServerIcons;
-  /**
-   * What would stop it starting that is known without loading it (no
-   * display): /health shows it meanwhile, as the started server would.
-   */
-  problem?: string;
 }
 
 export interface ServerHealth {
@@ -246,14 +241,6 @@ export class HostedServer {
   /** Whether the server's module is loaded (always, but for HostedServer.deferred before `load`). */
   get loaded(): boolean {
     return this.#deferral === undefined;
-  }
-
-  /** What keeps a deferred server from starting, known before it loads (no display). */
-  get problem(): string | undefined {
-    const problem = this.#deferral?.problem;
-    return problem === undefined
-      ? undefined
-      : `Cannot start ${this.id}: ${problem}`;
   }
 
   /** A deferred server's facts until it loads. */
@@ -612,9 +599,6 @@ export class HostedServer {
       errors: this.#errors,
     };
     if (state.error !== undefined) health.error = state.error;
-    // What would stop it starting, known without loading it (no display).
-    const problem = this.problem;
-    if (problem !== undefined) health.error = problem;
     for (const [name, read] of this.gauges) health[name] = read();
     if (this.#runtime?.health && state.phase === "running") {
       try {

@@ -38,9 +38,8 @@ const NOT_LOADED = "not_loaded";
 
 function toneOf(server: ServerView): string {
   if (server.phase === "error") return "bad";
-  // Not loaded yet (`serve` loads servers on first use): quiet, unless its
-  // environment already says it cannot start (no display).
-  if (server.phase === NOT_LOADED) return server.error ? "bad" : "quiet";
+  // Not loaded yet (`serve` loads servers on first use): nothing is wrong.
+  if (server.phase === NOT_LOADED) return "quiet";
   if (server.phase === "start") return "warn";
   if (server.phase !== "running") return "quiet";
   const status = server.details && server.details.status;
@@ -128,7 +127,7 @@ function serverRows(
     ? "starting…"
     : server.phase === "shutdown"
     ? "shutting down"
-    : server.phase === NOT_LOADED && !server.error
+    : server.phase === NOT_LOADED
     ? "loads on first use"
     : "";
   const toggle = el("button", {

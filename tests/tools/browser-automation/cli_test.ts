@@ -196,11 +196,9 @@ Deno.test({
       env: { AGENTD_BROWSER_AUTOMATION__CDP_PORT: String(freePort()) },
     });
     try {
-      // Beside other servers the launch stays lazy: no browser until a call.
+      // Beside other servers it loads on first use: no server, no browser until a call.
       const idle = await (await fetch(`${daemon.url}/health`)).json();
-      const lazy = idle.servers["browser-automation"].details;
-      assert.equal(lazy.browser.state, "not_started");
-      assert.equal(lazy.launch, "on_first_use");
+      assert.equal(idle.servers["browser-automation"].phase, "not_loaded");
 
       const own = await httpClient(daemon.url, "/mcp/browser-automation");
       const gateway = await httpClient(daemon.url, "/mcp");

@@ -1,6 +1,7 @@
 // `serve` loads the built-in servers on first use (issue 37, idle memory):
 // through a real daemon, /health says which are not loaded yet (not
-// failed; desktop-control's missing display still shows), the gateway
+// failed; desktop-control and platform-auth start with the daemon, since
+// their start finds a dead display or a wrong key), the gateway
 // lists their tools from the generated listings without loading them, and
 // the first call through the gateway, or the first session at
 // /mcp/<server>, loads and starts that server alone.
@@ -45,18 +46,18 @@ Deno.test("serve: built-in servers load on first use; /health, the gateway's lis
         "extension-bridge",
         "in-page",
         "memory",
-        "platform-auth",
       ]
     ) {
       assert.equal(before.servers[id]?.phase, "not_loaded", id);
       assert.equal(before.servers[id]?.error, undefined, id);
     }
     assert.equal(before.servers.gateway?.phase, "running");
-    // No display: said before desktop-control loads, as its start would.
-    assert.equal(before.servers["desktop-control"]?.phase, "not_loaded");
+    assert.equal(before.servers["platform-auth"]?.phase, "running");
+    // No display: its start, with the daemon's, said so.
+    assert.equal(before.servers["desktop-control"]?.phase, "error");
     assert.match(
       before.servers["desktop-control"]?.error ?? "",
-      /^Cannot start desktop-control: DISPLAY is not set/,
+      /DISPLAY is not set/,
     );
     assert.equal(before.status, "degraded", "desktop-control cannot start");
 
@@ -64,7 +65,7 @@ Deno.test("serve: built-in servers load on first use; /health, the gateway's lis
     const names = (await client.listTools()).tools.map((tool) => tool.name);
     assert.ok(names.includes("memory__store_memory"), names.join(" "));
     assert.ok(names.includes("platform-auth__list_platforms"));
-    // The gateway knows desktop-control is down without loading it.
+    // The gateway knows desktop-control is down.
     assert.ok(!names.some((name) => name.startsWith("desktop-control__")));
     assert.deepEqual(loaded(daemon), [], "listing loaded no server");
     assert.equal((await servers(daemon)).servers.memory?.phase, "not_loaded");

@@ -15,7 +15,7 @@ export function peerOf(host: HostedServer): Peer {
     id: host.id,
     namespace: host.spec.namespace,
     phase: () => host.phase.phase,
-    error: () => host.phase.state.error ?? host.problem,
+    error: () => host.phase.state.error,
     connect: (caller) => connectInProcess(host, caller),
     // A linked client declares no capabilities: the SDK's Client sends `{}`.
     listTools: async () => {
