@@ -205,6 +205,8 @@ export async function startServers(
      * `not_loaded` until a session, a link or the gateway's first call to it.
      */
     deferred?: readonly HostDeferral[];
+    /** Server ids in the order /health and the dashboard list them (`serve`'s). */
+    order?: readonly string[];
     store: Store;
     log: Logger;
     settings: Settings;
@@ -243,7 +245,7 @@ export async function startServers(
     specs.filter((spec) => spec.aggregates).map((spec) => start(spec, peers)),
   );
   const hosts = [...first, ...later];
-  return [
+  const all = [
     ...specs.map((spec) => {
       const host = hosts.find((candidate) => candidate.spec === spec);
       if (!host) throw new Error(`${spec.id} was not started`);
@@ -251,6 +253,10 @@ export async function startServers(
     }),
     ...deferred,
   ];
+  const order = options.order;
+  return order === undefined
+    ? all
+    : all.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
 }
 
 /** The process's policy and audit trail, kept in `store`. */
@@ -336,8 +342,9 @@ export async function startHttpDaemon(
   options: {
     env: Readonly<Record<string, string>>;
     alone?: boolean;
-    /** Servers loaded on first use (startServers). */
+    /** Servers loaded on first use, and the order of all (startServers). */
     deferred?: readonly HostDeferral[];
+    order?: readonly string[];
   },
 ): Promise<HttpDaemon> {
   const base = settings.base;
@@ -354,6 +361,7 @@ export async function startHttpDaemon(
     address: () => address,
     alone: options.alone,
     deferred: options.deferred,
+    order: options.order,
   });
   return {
     base,

@@ -52,6 +52,7 @@ export async function runServe(
   const daemon = await startHttpDaemon(settings, specs, {
     env: ctx.env,
     deferred,
+    order: ids,
   });
   const { agents, a2a } = await startAgents({
     settings,

@@ -162,14 +162,16 @@ Deno.test({
       );
 
       // Another agent's token can neither see nor touch it; the operator sees it.
+      // One at a time: a refusal arriving before its turn would go unhandled.
       for (
         const attempt of [
-          mallory.experimental.tasks.getTask(id),
-          mallory.experimental.tasks.getTaskResult(id, CallToolResultSchema),
-          mallory.experimental.tasks.cancelTask(id),
+          () => mallory.experimental.tasks.getTask(id),
+          () =>
+            mallory.experimental.tasks.getTaskResult(id, CallToolResultSchema),
+          () => mallory.experimental.tasks.cancelTask(id),
         ]
       ) {
-        assert.equal((await rpcError(attempt)).code, -32602);
+        assert.equal((await rpcError(attempt())).code, -32602);
       }
       assert.deepEqual(
         (await mallory.experimental.tasks.listTasks()).tasks,
