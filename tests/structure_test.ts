@@ -55,6 +55,14 @@ const DEPS: Record<string, readonly string[]> = {
   "lazy_modules.ts": ["cli/", "tools/registry.ts", "platform/"],
   // The compile task: deno compile with the table's modules included.
   "compile.ts": ["lazy_modules.ts", "platform/"],
+  // The CLI's body: main.ts loads it after the stdio front started.
+  "cli/main.ts": [
+    "lazy_modules.ts",
+    "cli/",
+    "tools/registry.ts",
+    KIT,
+    "platform/",
+  ],
   // The commands build the servers, the agents and the routes, and start a face.
   "cli/": [
     "cli/",

@@ -94,7 +94,14 @@ const SDK_CLIENT = /^npm:\/@modelcontextprotocol\/sdk@[^/]+\/client(\/|$)/;
 
 Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heavy libraries", async () => {
   const loaded = new Set<string>();
-  for (const entry of ["main.ts", "cli/mcp.ts", "tools/memory/mod.ts"]) {
+  for (
+    const entry of [
+      "main.ts",
+      "cli/main.ts",
+      "cli/mcp.ts",
+      "tools/memory/mod.ts",
+    ]
+  ) {
     for (const specifier of await codeClosure(entry)) loaded.add(specifier);
   }
   const local = [...loaded].filter((s) => s.startsWith(root)).map((s) =>
@@ -126,6 +133,42 @@ Deno.test("agentd mcp memory loads no routes, agents, other servers, FFI or heav
   );
   assert.deepEqual(heavy, []);
   assert.deepEqual(npm.filter((s) => SDK_CLIENT.test(s)), []);
+});
+
+// The stdio front (cli/stdio_front.ts) answers initialize and tools/list of
+// `agentd mcp <server>` before anything else loads: what runs before its
+// first answer is main.ts's graph and the server's generated listings, and
+// that holds no npm module (no MCP SDK, zod or ajv), no config and no CLI.
+const BEFORE_THE_FIRST_ANSWER = new Set([
+  "main.ts",
+  "platform/lazy.ts",
+  "cli/stdio_front.ts",
+  "tools/kit/icons.ts",
+  "platform/base64.ts",
+  "platform/stdout.ts",
+  "platform/line_frames.ts",
+]);
+
+Deno.test("the stdio front's path loads no npm module, config or CLI before its first answer", async () => {
+  const { FRONT_SERVERS } = await import("../../cli/stdio_front.ts");
+  assert.ok(FRONT_SERVERS.includes("memory"));
+  const loaded = await codeClosure("main.ts");
+  for (const id of FRONT_SERVERS) {
+    for (const specifier of await codeClosure(`tools/${id}/tool_listings.ts`)) {
+      loaded.add(specifier);
+    }
+  }
+  const npm = [...loaded].filter((s) => !s.startsWith(root));
+  assert.deepEqual(npm, []);
+  const local = [...loaded].map((s) => s.slice(root.length)).filter((path) =>
+    !BEFORE_THE_FIRST_ANSWER.has(path) &&
+    !/^tools\/[a-z-]+\/tool_listings\.ts$/.test(path)
+  );
+  assert.deepEqual(local, []);
+  assert.ok(
+    loaded.has(`${root}cli/stdio_front.ts`),
+    "the walk found the front",
+  );
 });
 
 // Idle memory (bench/README.md): a daemon that never starts a browser, takes
