@@ -28,5 +28,7 @@ if (import.meta.main) {
     ? undefined
     : frontServerOf(Deno.args);
   const stdioFront = id === undefined ? undefined : await startFront(id);
+  // The CLI's modules take the main thread while they load: after the front's answers.
+  await stdioFront?.settled();
   Deno.exit(await main(Deno.args, stdioFront ? { stdioFront } : {}));
 }

@@ -102,6 +102,8 @@ export async function startFront(id: string): Promise<StdioFront> {
 }
 
 const MAX_LINE = 1 << 20;
+/** How long the rest waits to load after the front's last answer when no tools/list came. */
+const QUIET_MS = 50;
 
 type Json = Record<string, unknown>;
 
@@ -176,6 +178,9 @@ export class StdioFront {
   #read: Promise<Uint8Array | null> | undefined;
   #chunk = new Uint8Array(64 * 1024);
   #answers = 0;
+  #settled = Promise.withResolvers<void>();
+  #isSettled = false;
+  #quiet: number | undefined;
 
   constructor(facts: FrontFacts, output: ByteSink) {
     this.#facts = facts;
@@ -186,6 +191,32 @@ export class StdioFront {
 
   start(): void {
     this.#loop();
+    this.#wake();
+  }
+
+  /**
+   * Resolves when the rest may load: loading it takes the main thread for
+   * hundreds of milliseconds (module evaluation runs at a stretch), and a
+   * tools/list that arrives meanwhile would wait for it. So: once the front
+   * answered tools/list, once a message waits for the real server, at the
+   * end of input, or after QUIET_MS without a message the front answered
+   * (a client that sends nothing more, or takes its time).
+   */
+  settled(): Promise<void> {
+    return this.#settled.promise;
+  }
+
+  #settle(): void {
+    clearTimeout(this.#quiet);
+    this.#isSettled = true;
+    this.#settled.resolve();
+  }
+
+  /** (Re)starts the quiet timer: the front answered, more may follow at once. */
+  #wake(): void {
+    if (this.#isSettled) return;
+    clearTimeout(this.#quiet);
+    this.#quiet = setTimeout(() => this.#settle(), QUIET_MS);
   }
 
   /** One read of stdin at a time: a read under way at handover is the real server's. */
@@ -210,6 +241,8 @@ export class StdioFront {
       }
     } catch {
       // A stdin that fails: the real server's transport reads it and says so.
+    } finally {
+      this.#settle();
     }
   }
 
@@ -261,6 +294,7 @@ export class StdioFront {
       this.#answer(id, {
         tools: iconsAt(this.#facts.TOOL_LISTINGS, undefined),
       });
+      this.#settle();
     } else if (method === "ping" && isId(id) && plainParams(params)) {
       this.#answer(id, {});
     } else this.#wait(line);
@@ -289,6 +323,7 @@ export class StdioFront {
 
   #answer(id: string | number, result: unknown): void {
     this.#answers++;
+    this.#wake();
     // In the SDK's key order: the same bytes as the real server's answer.
     this.#writer.write(JSON.stringify({ result, jsonrpc: "2.0", id })).catch(
       () => {},
@@ -298,6 +333,7 @@ export class StdioFront {
   /** Stops the front: the recorded messages, then the rest of stdin, for the real server. */
   handover(): Handover {
     this.#handedOver = true;
+    this.#settle();
     const parts = [...this.#recorded, this.#buffer].filter((part) =>
       part.length > 0
     );
