@@ -6,11 +6,11 @@
 // so `agentd mcp memory` never reads the daemon's routes, the agent runtime or
 // other servers.
 
-// Deferred: loaded (compiled from the V8 code cache) but not run until a
-// command imports them. Deno 2.9.6 never finds in that cache an npm module
-// that a dynamically imported module names directly: it compiled the MCP
-// SDK's server side and the stemmer's wrapper from source, and wrote their
-// cache again, on every start (~20 ms of CPU). Here they hit it.
+// Deferred: loaded (compiled) with this module but not run until a command
+// imports them. main.ts loads this module dynamically (after the stdio
+// front's answers), and Deno 2.9.6 never finds in its V8 code cache an npm
+// module reached that way: these compile from source on each start
+// (tests/cli/mcp_memory_graph_test.ts pins which).
 import defer * as _mcpSdkServer from "../platform/mcp_sdk_server.ts";
 import defer * as _snowball from "../platform/snowball.ts";
 import { ConfigError } from "../platform/config_merge.ts";

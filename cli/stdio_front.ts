@@ -180,7 +180,7 @@ export class StdioFront {
   #answers = 0;
   #settled = Promise.withResolvers<void>();
   #isSettled = false;
-  #quiet: number | undefined;
+  #quiet: ReturnType<typeof setTimeout> | undefined;
 
   constructor(facts: FrontFacts, output: ByteSink) {
     this.#facts = facts;
