@@ -133,6 +133,16 @@ function isMeta(value: unknown): boolean {
     });
 }
 
+/**
+ * Objects holding only objects (`{ elicitation: { form: {} } }`): what every
+ * client capability but `roots` is in the SDK's schema, as far as the front
+ * vouches. Anything else (a flag, a list) goes to the real server.
+ */
+function objectsAllTheWay(value: unknown, depth = 0): boolean {
+  return isObject(value) && depth < 8 &&
+    Object.values(value).every((v) => objectsAllTheWay(v, depth + 1));
+}
+
 /** An initialize request the SDK accepts, as far as the front can vouch: else the real server answers. */
 function plainInitialize(params: unknown): params is {
   protocolVersion: string;
@@ -147,10 +157,22 @@ function plainInitialize(params: unknown): params is {
   return only(params, {
     protocolVersion: isString,
     capabilities: (caps) =>
-      isObject(caps) && Object.values(caps).every(isObject),
+      isObject(caps) &&
+      Object.entries(caps).every(([key, value]) =>
+        key === "roots"
+          ? isObject(value) &&
+            only(value, { listChanged: (v) => typeof v === "boolean" })
+          : objectsAllTheWay(value)
+      ),
     clientInfo: (info) =>
       isObject(info) &&
-      only(info, { name: isString, version: isString, title: isString }),
+      only(info, {
+        name: isString,
+        version: isString,
+        title: isString,
+        websiteUrl: isString,
+        description: isString,
+      }),
     _meta: isMeta,
   });
 }

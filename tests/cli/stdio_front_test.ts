@@ -166,6 +166,17 @@ const initialize = (id: number, protocolVersion: string) =>
       clientInfo: { name: "raw", version: "1" },
     },
   });
+const withCapabilities = (id: number, capabilities: unknown) =>
+  JSON.stringify({
+    jsonrpc: "2.0",
+    id,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities,
+      clientInfo: { name: "raw", version: "1" },
+    },
+  });
 const request = (id: number, method: string, params?: unknown) =>
   JSON.stringify({
     jsonrpc: "2.0",
@@ -225,7 +236,7 @@ Deno.test("stdio front: calls before initialized, right after tools/list and pip
   assert.match(text(9), /"value":"second"/);
 });
 
-Deno.test("stdio front: a first message that is not initialize, a malformed line or a tools/list cursor reach the real server unanswered by the front", async () => {
+Deno.test("stdio front: a first message that is not initialize, a malformed line, an odd initialize or a tools/list cursor reach the real server unanswered by the front", async () => {
   await using dir = await tempDir();
   const cases: [string, string[], number][] = [
     ["tools/list first", [
@@ -256,8 +267,32 @@ Deno.test("stdio front: a first message that is not initialize, a malformed line
       ],
       2,
     ],
+    [
+      "a client capability of a shape the front does not vouch for",
+      [
+        withCapabilities(1, { roots: { listChanged: "yes" } }),
+        request(2, "ping"),
+      ],
+      2,
+    ],
   ];
   for (const [index, [what, lines, expect]] of cases.entries()) {
+    if (index === 0) {
+      // The shapes the front does answer: a client's usual capabilities.
+      const usual = [
+        withCapabilities(1, {
+          roots: { listChanged: true },
+          sampling: {},
+          elicitation: { form: {}, url: {} },
+          tasks: { requests: { elicitation: { create: {} } } },
+        }),
+        request(2, "ping"),
+      ];
+      const front = await rawRun(usual, "front", `${dir.path}/fu`, 2);
+      const off = await rawRun(usual, "off", `${dir.path}/ou`, 2);
+      assert.deepEqual(front.answers, off.answers, "usual capabilities");
+      assert.equal(front.answered, 2, "usual capabilities");
+    }
     const front = await rawRun(lines, "front", `${dir.path}/f${index}`, expect);
     const off = await rawRun(lines, "off", `${dir.path}/o${index}`, expect);
     assert.deepEqual(front.answers, off.answers, what);
