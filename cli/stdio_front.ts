@@ -12,9 +12,10 @@
 // real server, so answers keep their order. A first message that is not
 // `initialize`, a line that is not a JSON-RPC message, or a request whose
 // params the front cannot vouch the SDK accepts (a tools/list cursor, an
-// odd initialize) hands over at once, unanswered: the real server answers
-// it as it would without a front.
-// This module imports no code but the kit's icon paths (type imports only).
+// odd initialize) stops the front at once, unanswered: the real server
+// answers it as it would without a front.
+// This module imports no npm module, only the kit's icon paths, the stdout
+// sink and line framing (tests/cli/mcp_memory_graph_test.ts pins it).
 
 import type {
   Implementation,
@@ -104,6 +105,8 @@ export async function startFront(id: string): Promise<StdioFront> {
 const MAX_LINE = 1 << 20;
 /** How long the rest waits to load after the front's last answer when no tools/list came. */
 const QUIET_MS = 50;
+/** The longest the rest waits to load, whatever comes. */
+const MAX_HOLD_MS = 500;
 
 type Json = Record<string, unknown>;
 
@@ -203,6 +206,7 @@ export class StdioFront {
   #settled = Promise.withResolvers<void>();
   #isSettled = false;
   #quiet: ReturnType<typeof setTimeout> | undefined;
+  #cap: ReturnType<typeof setTimeout> | undefined;
 
   constructor(facts: FrontFacts, output: ByteSink) {
     this.#facts = facts;
@@ -214,6 +218,8 @@ export class StdioFront {
   start(): void {
     this.#loop();
     this.#wake();
+    // A client that keeps pinging without listing does not hold the load back.
+    this.#cap = setTimeout(() => this.#settle(), MAX_HOLD_MS);
   }
 
   /**
@@ -230,6 +236,7 @@ export class StdioFront {
 
   #settle(): void {
     clearTimeout(this.#quiet);
+    clearTimeout(this.#cap);
     this.#isSettled = true;
     this.#settled.resolve();
   }
