@@ -51,6 +51,8 @@ export const commands = {
  * there; by who and why. Paths from the repository root.
  */
 const ON_FIRST_USE = [
+  // main.ts: the CLI, after `mcp <server>`'s stdio front started.
+  "cli/main.ts",
   // cli/mcp.ts: Hono and the routes, for `mcp <server> --port` only.
   "cli/http_face.ts",
   // cli/http_face.ts and platform-auth's validation: jose, when JWTs are

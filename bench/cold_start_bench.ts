@@ -83,6 +83,48 @@ const variants: Variant[] = [
   },
 ];
 
+// Before and after in one run: BENCH_BEFORE=<another tree> adds its agentd
+// (`git worktree add --detach /tmp/base main`); the stdio front off
+// (AGENTD_STDIO_FRONT=off) is this tree without cli/stdio_front.ts answering.
+const BEFORE = Deno.env.get("BENCH_BEFORE");
+const more: Variant[] = [
+  {
+    label: "agentd, stdio front off",
+    command: {
+      ...agentdCommand(["mcp", "memory", "--data-dir", tempDir()]),
+      env: { AGENTD_STDIO_FRONT: "off" },
+    },
+    samples: [],
+    tools: 0,
+    cpu: [],
+    listedCpu: [],
+  },
+];
+if (BEFORE) {
+  more.push({
+    label: `before: agentd mcp memory (${BEFORE})`,
+    command: {
+      command: DENO,
+      args: [
+        "run",
+        "-A",
+        "--config",
+        join(BEFORE, "deno.json"),
+        join(BEFORE, "main.ts"),
+        "mcp",
+        "memory",
+        "--data-dir",
+        tempDir(),
+      ],
+    },
+    samples: [],
+    tools: 0,
+    cpu: [],
+    listedCpu: [],
+  });
+}
+variants.push(...more);
+
 /** Milliseconds from spawn to the tools/list answer, and the tool count. */
 async function start(command: Command): Promise<[number, number]> {
   const began = performance.now();

@@ -26,6 +26,7 @@ import {
   type ColdStart,
   coldStart,
   type Command,
+  DENO,
   inTurn,
   ms,
   nodeVersion,
@@ -71,6 +72,30 @@ const variants: Variant[] = [
     samples: [],
   },
 ];
+// Before and after in one run: BENCH_BEFORE=<another tree> adds its agentd
+// (`git worktree add --detach /tmp/base main`).
+const BEFORE = Deno.env.get("BENCH_BEFORE");
+if (BEFORE) {
+  variants.push({
+    label: `before: agentd mcp memory (${BEFORE})`,
+    kind: "agentd",
+    command: {
+      command: DENO,
+      args: [
+        "run",
+        "-A",
+        "--config",
+        join(BEFORE, "deno.json"),
+        join(BEFORE, "main.ts"),
+        "mcp",
+        "memory",
+        "--data-dir",
+        tempDir(),
+      ],
+    },
+    samples: [],
+  });
+}
 
 try {
   for (const variant of variants) {

@@ -1,4 +1,5 @@
 import type { ServerCatalog } from "../tools/registry.ts";
+import type { StdioFront } from "./stdio_front.ts";
 
 /** What main hands each command: the servers it may run and the process environment. */
 export interface CliContext {
@@ -7,4 +8,6 @@ export interface CliContext {
   env: Record<string, string>;
   /** Human output (help, doctor); never used by `mcp` on stdio. */
   print(text: string): void;
+  /** `mcp <server>` on stdio: the front answering until the server takes over. */
+  stdioFront?: StdioFront;
 }

@@ -217,7 +217,11 @@ async function serveAlone(
       serving: "tools/call answers this error and retries the start",
     });
   }
-  const stdio = await serveStdio(host);
+  // The front (cli/stdio_front.ts) answered initialize and tools/list meanwhile.
+  const front = ctx.stdioFront?.handover();
+  await front?.written;
+  const stdio = await serveStdio(host, front);
+  if (front) log.info("stdio_front", { answered: front.answers });
   log.info("ready", { transport: "stdio", phase: host.phase.phase });
   const why = await Promise.race([
     signal.received,

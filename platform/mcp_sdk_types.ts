@@ -39,6 +39,7 @@ export {
   GetTaskPayloadRequestSchema,
   GetTaskRequestSchema,
   type Icon,
+  type Implementation,
   isInitializeRequest,
   isJSONRPCErrorResponse,
   isJSONRPCNotification,

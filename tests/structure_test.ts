@@ -50,11 +50,27 @@ const POLICY = "tools/kit/policy/";
  */
 const DEPS: Record<string, readonly string[]> = {
   // Parses flags and hands over to a command in cli/.
-  "main.ts": ["lazy_modules.ts", "cli/", "tools/registry.ts", KIT, "platform/"],
+  // Starts the stdio front of `mcp <server>`, then loads the CLI (cli/main.ts).
+  "main.ts": [
+    "lazy_modules.ts",
+    "cli/main.ts",
+    "cli/",
+    "tools/registry.ts",
+    KIT,
+    "platform/",
+  ],
   // Every lazily loaded module, named once (main.ts and compile.ts read it).
   "lazy_modules.ts": ["cli/", "tools/registry.ts", "platform/"],
   // The compile task: deno compile with the table's modules included.
   "compile.ts": ["lazy_modules.ts", "platform/"],
+  // The CLI's body: main.ts loads it after the stdio front started.
+  "cli/main.ts": [
+    "lazy_modules.ts",
+    "cli/",
+    "tools/registry.ts",
+    KIT,
+    "platform/",
+  ],
   // The commands build the servers, the agents and the routes, and start a face.
   "cli/": [
     "cli/",

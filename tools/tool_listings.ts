@@ -8,9 +8,21 @@
 
 import { fileURLToPath } from "node:url";
 import { listingOf } from "./kit/tool_call.ts";
-import type { AnyServerSpec, ServerFacts } from "./kit/mod.ts";
+import {
+  type AnyServerSpec,
+  identityLine,
+  identityOf,
+  type ProtocolVersions,
+  type ServerFacts,
+} from "./kit/mod.ts";
 import { capabilitiesOfSpec } from "./kit/capabilities.ts";
-import type { Tool } from "../platform/mcp_sdk_types.ts";
+import { serverInfoIcons } from "./kit/icons.ts";
+import {
+  type Implementation,
+  LATEST_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type Tool,
+} from "../platform/mcp_sdk_types.ts";
 import { loadBuiltinServers } from "./registry.ts";
 
 export const REGENERATE = "deno run -A tools/tool_listings.ts";
@@ -40,6 +52,29 @@ export function factsOf(spec: AnyServerSpec): ServerFacts {
   };
 }
 
+/**
+ * The serverInfo its SDK server answers `initialize` with (createSdkServer):
+ * the stdio front (cli/stdio_front.ts) answers it before the SDK loads.
+ */
+export function serverInfoOf(spec: AnyServerSpec): Implementation {
+  const icons = serverInfoIcons(spec);
+  return {
+    name: `agentd-${spec.id}`,
+    title: spec.title,
+    version: spec.version,
+    description: identityLine(identityOf(spec)),
+    ...(icons === undefined ? {} : { icons }),
+  };
+}
+
+/** The protocol versions the MCP SDK's Server negotiates, as its `_oninitialize` does. */
+export function protocolVersionsOf(): ProtocolVersions {
+  return {
+    latest: LATEST_PROTOCOL_VERSION,
+    supported: [...SUPPORTED_PROTOCOL_VERSIONS],
+  };
+}
+
 /** Where a built-in server's generated listings live. */
 export function listingsFile(id: string): URL {
   return new URL(`./${id}/tool_listings.ts`, import.meta.url);
@@ -51,7 +86,8 @@ function listingsModule(spec: AnyServerSpec): string {
 // lists the server from it (and SERVER_FACTS) before loading the server.
 
 import type { Tool } from "../../platform/mcp_sdk_types.ts";
-import type { ServerFacts } from "../kit/mod.ts";
+import type { ProtocolVersions, ServerFacts } from "../kit/mod.ts";
+import type { Implementation } from "../../platform/mcp_sdk_types.ts";
 
 export const TOOL_LISTINGS: readonly Tool[] = ${
     JSON.stringify(listingsOf(spec), null, 2)
@@ -59,6 +95,15 @@ export const TOOL_LISTINGS: readonly Tool[] = ${
 
 export const SERVER_FACTS: ServerFacts = ${
     JSON.stringify(factsOf(spec), null, 2)
+  };
+
+/** Its SDK server's serverInfo and protocol versions, for \`initialize\`. */
+export const SERVER_INFO: Implementation = ${
+    JSON.stringify(serverInfoOf(spec), null, 2)
+  };
+
+export const PROTOCOL_VERSIONS: ProtocolVersions = ${
+    JSON.stringify(protocolVersionsOf(), null, 2)
   };
 `;
 }

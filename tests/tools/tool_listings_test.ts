@@ -8,7 +8,9 @@ import {
   factsOf,
   listingsFile,
   listingsOf,
+  protocolVersionsOf,
   REGENERATE,
+  serverInfoOf,
 } from "../../tools/tool_listings.ts";
 import { builtinCatalog } from "../../tools/registry.ts";
 import { HostedServer } from "../../tools/kit/host.ts";
@@ -22,6 +24,8 @@ import { META_TOOLS } from "../../tools/gateway/on_demand.ts";
 const ListingsModule = z.object({
   TOOL_LISTINGS: z.array(z.unknown()),
   SERVER_FACTS: z.unknown(),
+  SERVER_INFO: z.unknown(),
+  PROTOCOL_VERSIONS: z.unknown(),
 });
 
 for (const id of builtinCatalog.ids) {
@@ -39,6 +43,12 @@ for (const id of builtinCatalog.ids) {
     assert.deepEqual(
       file.SERVER_FACTS,
       factsOf(spec),
+      `tools/${id}/tool_listings.ts is stale; regenerate: ${REGENERATE}`,
+    );
+    // What the stdio front (cli/stdio_front.ts) answers initialize with.
+    assert.deepEqual(
+      [file.SERVER_INFO, file.PROTOCOL_VERSIONS],
+      [serverInfoOf(spec), protocolVersionsOf()],
       `tools/${id}/tool_listings.ts is stale; regenerate: ${REGENERATE}`,
     );
   });

@@ -3,7 +3,8 @@
 // lists the server from it (and SERVER_FACTS) before loading the server.
 
 import type { Tool } from "../../platform/mcp_sdk_types.ts";
-import type { ServerFacts } from "../kit/mod.ts";
+import type { ProtocolVersions, ServerFacts } from "../kit/mod.ts";
+import type { Implementation } from "../../platform/mcp_sdk_types.ts";
 
 export const TOOL_LISTINGS: readonly Tool[] = [
   {
@@ -1240,4 +1241,34 @@ export const SERVER_FACTS: ServerFacts = {
     },
   },
   "aggregates": false,
+};
+
+/** Its SDK server's serverInfo and protocol versions, for `initialize`. */
+export const SERVER_INFO: Implementation = {
+  "name": "agentd-desktop-control",
+  "title": "Desktop control",
+  "version": "1.0.0",
+  "description":
+    "name desktop-control; type tool server; namespace svc-desktop-control",
+  "icons": [
+    {
+      "src":
+        "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCAyNCAyNCIgd2lkdGg9IjI0IiBoZWlnaHQ9IjI0Ij48cmVjdCB3aWR0aD0iMjQiIGhlaWdodD0iMjQiIHJ4PSI1IiBmaWxsPSIjNDc1NTY5Ii8+PGcgZmlsbD0ibm9uZSIgc3Ryb2tlPSIjZmZmIiBzdHJva2Utd2lkdGg9IjEuOCIgc3Ryb2tlLWxpbmVjYXA9InJvdW5kIiBzdHJva2UtbGluZWpvaW49InJvdW5kIj48cmVjdCB4PSI0IiB5PSI1IiB3aWR0aD0iMTYiIGhlaWdodD0iMTEiIHJ4PSIxLjUiLz48cGF0aCBkPSJNOSAxOWg2TTEyIDE2djMiLz48L2c+PC9zdmc+",
+      "mimeType": "image/svg+xml",
+      "sizes": [
+        "any",
+      ],
+    },
+  ],
+};
+
+export const PROTOCOL_VERSIONS: ProtocolVersions = {
+  "latest": "2025-11-25",
+  "supported": [
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+    "2024-10-07",
+  ],
 };

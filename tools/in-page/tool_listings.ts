@@ -3,7 +3,8 @@
 // lists the server from it (and SERVER_FACTS) before loading the server.
 
 import type { Tool } from "../../platform/mcp_sdk_types.ts";
-import type { ServerFacts } from "../kit/mod.ts";
+import type { ProtocolVersions, ServerFacts } from "../kit/mod.ts";
+import type { Implementation } from "../../platform/mcp_sdk_types.ts";
 
 export const TOOL_LISTINGS: readonly Tool[] = [
   {
@@ -1275,4 +1276,33 @@ export const SERVER_FACTS: ServerFacts = {
     "logging": {},
   },
   "aggregates": false,
+};
+
+/** Its SDK server's serverInfo and protocol versions, for `initialize`. */
+export const SERVER_INFO: Implementation = {
+  "name": "agentd-in-page",
+  "title": "In-page (companion extension)",
+  "version": "1.0.0",
+  "description": "name in-page; type tool server; namespace svc-in-page",
+  "icons": [
+    {
+      "src":
+        "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCAyNCAyNCIgd2lkdGg9IjI0IiBoZWlnaHQ9IjI0Ij48cmVjdCB3aWR0aD0iMjQiIGhlaWdodD0iMjQiIHJ4PSI1IiBmaWxsPSIjMDg5MWIyIi8+PGcgZmlsbD0ibm9uZSIgc3Ryb2tlPSIjZmZmIiBzdHJva2Utd2lkdGg9IjEuOCIgc3Ryb2tlLWxpbmVjYXA9InJvdW5kIiBzdHJva2UtbGluZWpvaW49InJvdW5kIj48cGF0aCBkPSJNOSA4bC00IDQgNCA0TTE1IDhsNCA0LTQgNE0xMyA2bC0yIDEyIi8+PC9nPjwvc3ZnPg==",
+      "mimeType": "image/svg+xml",
+      "sizes": [
+        "any",
+      ],
+    },
+  ],
+};
+
+export const PROTOCOL_VERSIONS: ProtocolVersions = {
+  "latest": "2025-11-25",
+  "supported": [
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+    "2024-10-07",
+  ],
 };

@@ -579,6 +579,13 @@ export function identityLine(identity: ServerIdentity): string {
  * tools/<id>/tool_listings.ts, so /health, /admin, the server card and the
  * gateway know it without its module.
  */
+/** The protocol versions the MCP SDK's Server negotiates (generated: tools/tool_listings.ts). */
+export interface ProtocolVersions {
+  /** Answered when the client asks for a version not in `supported`. */
+  latest: string;
+  supported: string[];
+}
+
 export interface ServerFacts {
   id: string;
   namespace: string;

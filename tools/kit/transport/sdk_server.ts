@@ -37,7 +37,7 @@ import {
   registerResources,
 } from "./sdk_features.ts";
 import { authInfoFor, CallerBoundTransport } from "./identity.ts";
-import { DenoStdioTransport } from "./stdio_server.ts";
+import { DenoStdioTransport, type StdioStreams } from "./stdio_server.ts";
 
 /**
  * The SDK builds an Ajv instance (with formats) per server by default, most
@@ -211,11 +211,17 @@ export interface StdioChannel {
   close(): Promise<void>;
 }
 
-/** Serves one server on this process's stdin/stdout until stdin ends or `close()`. */
-export async function serveStdio(host: HostedServer): Promise<StdioChannel> {
+/**
+ * Serves one server on this process's stdin/stdout until stdin ends or
+ * `close()`; `streams` when the stdio front (cli/stdio_front.ts) hands over.
+ */
+export async function serveStdio(
+  host: HostedServer,
+  streams?: StdioStreams,
+): Promise<StdioChannel> {
   // Whoever runs the process on stdio is the local operator.
   const server = createSdkServer(host, {}, {});
-  const transport = new DenoStdioTransport();
+  const transport = new DenoStdioTransport(streams);
   const { promise: closed, resolve } = Promise.withResolvers<void>();
   const onclose = server.onclose;
   server.onclose = () => {

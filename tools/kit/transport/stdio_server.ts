@@ -26,6 +26,11 @@ export interface StdioStreams {
   output?: ByteSink;
   /** The longest line accepted, in UTF-16 code units (default 10 MiB, as the SDK's). */
   maxLine?: number;
+  /**
+   * A request already answered (by `agentd mcp`'s stdio front, cli/stdio_front.ts,
+   * before the server loaded): the server's answer to it is dropped, once.
+   */
+  answered?: string | number;
 }
 
 /**
@@ -49,10 +54,12 @@ export class DenoStdioTransport implements Transport {
   #splitter: LineSplitter;
   #started = false;
   #closed = false;
+  #answered: string | number | undefined;
 
   constructor(streams: StdioStreams = {}) {
     this.ended = this.#ended.promise;
     this.#input = streams.input;
+    this.#answered = streams.answered;
     this.#writer = new LineWriter(
       streams.output ?? stdoutSink(),
       (error) => this.#writeFailed(error),
@@ -79,6 +86,13 @@ export class DenoStdioTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
+    if (
+      this.#answered !== undefined && "id" in message &&
+      !("method" in message) && message.id === this.#answered
+    ) {
+      this.#answered = undefined;
+      return Promise.resolve();
+    }
     return this.#writer.write(JSON.stringify(message));
   }
 
