@@ -1,19 +1,17 @@
 // Model providers: turns `<provider>/<name>`, or a bare model name placed by
 // the default provider or a well-known prefix, into a Model speaking the
 // provider's wire format. Keys are read from the environment when a model is
-// resolved and registered with the logger as secrets right away.
+// resolved and registered with the logger as secrets right away. The wire
+// formats and the HTTP endpoint (wire.ts) load on a model's first call: an
+// idle daemon, or one whose agents never run, does not hold them.
 import type { Logger } from "../../platform/log.ts";
+import { lazy } from "../../platform/lazy.ts";
 import { type Model, ModelNameError, type ModelResolver } from "../model.ts";
-import { ANTHROPIC_VERSION, anthropicMessages } from "./anthropic.ts";
 import {
   providerNames,
   type ProvidersConfig,
-  type ResolvedProvider,
   resolveProvider,
 } from "./config.ts";
-import { Endpoint } from "./http.ts";
-import { endpointModel } from "./endpoint_model.ts";
-import { openAIChat } from "./openai.ts";
 
 export { ProviderConfig, ProvidersConfig } from "./config.ts";
 
@@ -87,31 +85,24 @@ function resolveModel(
   }
   const explicit = `${provider}/${name}`;
   if (resolved.apiKey) options.log.addSecret(resolved.apiKey);
-  const endpoint = new Endpoint({
-    provider,
-    baseUrl: resolved.baseUrl,
-    headers: headers(resolved),
-    timeoutMs: resolved.timeoutMs,
-    maxRetries: resolved.maxRetries,
-    log: options.log,
-    fetchFn: options.fetchFn ?? fetch,
-    secret: resolved.apiKey,
-    problem: resolved.problem,
-  });
-  if (resolved.api === "anthropic") {
-    return endpointModel(
-      { id: explicit, model: name, endpoint },
-      anthropicMessages,
-    );
-  }
-  return endpointModel({
+  let built: Promise<Model> | undefined;
+  const wireModel = () =>
+    built ??= lazy<typeof import("./wire.ts")>("./wire.ts", import.meta.url)
+      .then(({ wireModel }) =>
+        wireModel({
+          id: explicit,
+          name,
+          provider,
+          resolved,
+          log: options.log,
+          fetchFn: options.fetchFn ?? fetch,
+        })
+      );
+  return {
     id: explicit,
-    model: name,
-    endpoint,
-    maxTokensField: URL.parse(resolved.baseUrl)?.hostname === "api.openai.com"
-      ? "max_completion_tokens"
-      : "max_tokens",
-  }, openAIChat);
+    complete: async (request, call) =>
+      (await wireModel()).complete(request, call),
+  };
 }
 
 /**
@@ -167,18 +158,4 @@ function placeModel(
     }, or set agents.default_provider`,
     tried,
   );
-}
-
-function headers(provider: ResolvedProvider): Record<string, string> {
-  const out: Record<string, string> = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-  };
-  if (provider.api === "anthropic") {
-    out["anthropic-version"] = ANTHROPIC_VERSION;
-    if (provider.apiKey) out["x-api-key"] = provider.apiKey;
-  } else if (provider.apiKey) {
-    out.authorization = `Bearer ${provider.apiKey}`;
-  }
-  return out;
 }
