@@ -4,6 +4,7 @@
 // resolved and registered with the logger as secrets right away. The wire
 // formats and the HTTP endpoint (wire.ts) load on a model's first call: an
 // idle daemon, or one whose agents never run, does not hold them.
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Logger } from "../../platform/log.ts";
 import { lazy } from "../../platform/lazy.ts";
 import { type Model, ModelNameError, type ModelResolver } from "../model.ts";
@@ -52,6 +53,10 @@ export function createModelResolver(
   options: ModelResolverOptions,
 ): ModelResolver {
   const names = () => providerNames(options.config);
+  // The wire formats load in the context the resolver was made in: loaded
+  // inside a team run's first turn, they kept that run's async context, and
+  // the team's next run was refused as "running this task already".
+  const outside = AsyncLocalStorage.snapshot();
   // A turn resolves its agent's model: placing it and building its endpoint
   // (provider defaults, URL checks) once per name, not once per turn.
   const models = new Map<string, Model>();
@@ -60,7 +65,7 @@ export function createModelResolver(
     resolve(model: string): Model {
       let resolved = models.get(model);
       if (resolved === undefined) {
-        resolved = resolveModel(model, options, names);
+        resolved = resolveModel(model, options, names, outside);
         if (models.size >= MODELS_KEPT) models.clear();
         models.set(model, resolved);
       }
@@ -73,6 +78,7 @@ function resolveModel(
   model: string,
   options: ModelResolverOptions,
   names: () => string[],
+  outside: <R>(fn: () => R) => R,
 ): Model {
   const { provider, name } = placeModel(model, options, names);
   const resolved = resolveProvider(provider, options);
@@ -87,17 +93,19 @@ function resolveModel(
   if (resolved.apiKey) options.log.addSecret(resolved.apiKey);
   let built: Promise<Model> | undefined;
   const wireModel = () =>
-    built ??= lazy<typeof import("./wire.ts")>("./wire.ts", import.meta.url)
-      .then(({ wireModel }) =>
-        wireModel({
-          id: explicit,
-          name,
-          provider,
-          resolved,
-          log: options.log,
-          fetchFn: options.fetchFn ?? fetch,
-        })
-      );
+    built ??= outside(() =>
+      lazy<typeof import("./wire.ts")>("./wire.ts", import.meta.url)
+        .then(({ wireModel }) =>
+          wireModel({
+            id: explicit,
+            name,
+            provider,
+            resolved,
+            log: options.log,
+            fetchFn: options.fetchFn ?? fetch,
+          })
+        )
+    );
   return {
     id: explicit,
     complete: async (request, call) =>
