@@ -22,11 +22,7 @@ import {
 import type { HostedServer } from "../host.ts";
 import { iconsAt, serverInfoIcons } from "../icons.ts";
 import { listedTools, runToolCall } from "../tool_call.ts";
-import {
-  identityLine,
-  identityOf,
-  type SessionPreferences,
-} from "../mod.ts";
+import { identityLine, identityOf, type SessionPreferences } from "../mod.ts";
 import { sdkCallContext } from "./sdk_call.ts";
 import {
   refuseUntasked,
