@@ -73,6 +73,10 @@ const ON_FIRST_USE = [
   "tools/kit/transport/sdk_server.ts",
   "platform/mcp_sdk_http_server.ts",
   "platform/mcp_sdk_client_class.ts",
+  // routes/mod.ts: the OpenAPI document (/v1/openapi.json, /docs), on its first request.
+  "routes/api/openapi.ts",
+  // agents/providers/mod.ts: a model's endpoint and wire format, on its first call.
+  "agents/providers/wire.ts",
   // agents/a2a/client.ts: @a2a-js/sdk, on the first message to a remote agent.
   "agents/a2a/sdk_client.ts",
   // desktop-control's image.ts: the npm image codecs, on the first screenshot

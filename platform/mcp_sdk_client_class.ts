@@ -4,3 +4,8 @@
 // upstream connection, not at start.
 
 export { Client } from "@modelcontextprotocol/sdk/client";
+
+// The Client validates tools' output schemas with ajv; the gateway's direct
+// calls (tools/gateway/direct_calls.ts) use the same validator.
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/validation/ajv-provider.d.ts"
+export { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";

@@ -36,10 +36,10 @@ import { A2A_PATH, a2aRoutes, wellKnownRoutes } from "./api/a2a.ts";
 import { dashboardRoutes } from "../web/dashboard.ts";
 import { DashboardSessions, sessionOrToken } from "../web/dashboard_session.ts";
 import { docsRoutes } from "../web/docs.ts";
-import { openApiDocument } from "./api/openapi.ts";
 import { runRoutes, teamRoutes } from "./api/teams.ts";
 import { asHttpError, jsonRequestsOnly, plainLists } from "./api/v1_http.ts";
 import { MemoRouter } from "./memo_router.ts";
+import { lazy } from "../platform/lazy.ts";
 
 export interface AppOptions {
   hosts: readonly HostedServer[];
@@ -230,9 +230,15 @@ function mountV1(
     app.route(A2A_PATH, a2aRoutes(a2a));
     app.route("/.well-known", wellKnownRoutes(a2a));
   }
-  let document: Record<string, unknown> | undefined;
-  const openapi = () => document ??= openApiDocument();
-  app.get("/v1/openapi.json", (c) => c.json(openapi()));
+  // The document and the operation tables it is built from load on the
+  // first request for it, not with the daemon.
+  let document: Promise<Record<string, unknown>> | undefined;
+  const openapi = () =>
+    document ??= lazy<typeof import("./api/openapi.ts")>(
+      "./api/openapi.ts",
+      import.meta.url,
+    ).then(({ openApiDocument }) => openApiDocument());
+  app.get("/v1/openapi.json", async (c) => c.json(await openapi()));
   app.route("/docs", docsRoutes(openapi));
 }
 

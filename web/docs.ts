@@ -35,10 +35,11 @@ agent delegates with <code>team__delegate</code> {agent, task} and its answer is
 415, 502, 503 or 504.</dd>
 </dl>`;
 
-export function docsRoutes(document: () => Json): Hono {
+/** `document`: the OpenAPI document, loaded on the first request. */
+export function docsRoutes(document: () => Promise<Json>): Hono {
   const app = new Hono();
-  app.get("/", (c) =>
-    c.html(renderDocs(document()), 200, {
+  app.get("/", async (c) =>
+    c.html(renderDocs(await document()), 200, {
       "content-security-policy":
         "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
       "cache-control": "no-store",

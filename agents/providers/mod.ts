@@ -1,19 +1,18 @@
 // Model providers: turns `<provider>/<name>`, or a bare model name placed by
 // the default provider or a well-known prefix, into a Model speaking the
 // provider's wire format. Keys are read from the environment when a model is
-// resolved and registered with the logger as secrets right away.
+// resolved and registered with the logger as secrets right away. The wire
+// formats and the HTTP endpoint (wire.ts) load on a model's first call: an
+// idle daemon, or one whose agents never run, does not hold them.
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Logger } from "../../platform/log.ts";
+import { lazy } from "../../platform/lazy.ts";
 import { type Model, ModelNameError, type ModelResolver } from "../model.ts";
-import { ANTHROPIC_VERSION, anthropicMessages } from "./anthropic.ts";
 import {
   providerNames,
   type ProvidersConfig,
-  type ResolvedProvider,
   resolveProvider,
 } from "./config.ts";
-import { Endpoint } from "./http.ts";
-import { endpointModel } from "./endpoint_model.ts";
-import { openAIChat } from "./openai.ts";
 
 export { ProviderConfig, ProvidersConfig } from "./config.ts";
 
@@ -54,6 +53,10 @@ export function createModelResolver(
   options: ModelResolverOptions,
 ): ModelResolver {
   const names = () => providerNames(options.config);
+  // The wire formats load in the context the resolver was made in: loaded
+  // inside a team run's first turn, they kept that run's async context, and
+  // the team's next run was refused as "running this task already".
+  const outside = AsyncLocalStorage.snapshot();
   // A turn resolves its agent's model: placing it and building its endpoint
   // (provider defaults, URL checks) once per name, not once per turn.
   const models = new Map<string, Model>();
@@ -62,7 +65,7 @@ export function createModelResolver(
     resolve(model: string): Model {
       let resolved = models.get(model);
       if (resolved === undefined) {
-        resolved = resolveModel(model, options, names);
+        resolved = resolveModel(model, options, names, outside);
         if (models.size >= MODELS_KEPT) models.clear();
         models.set(model, resolved);
       }
@@ -75,6 +78,7 @@ function resolveModel(
   model: string,
   options: ModelResolverOptions,
   names: () => string[],
+  outside: <R>(fn: () => R) => R,
 ): Model {
   const { provider, name } = placeModel(model, options, names);
   const resolved = resolveProvider(provider, options);
@@ -87,31 +91,26 @@ function resolveModel(
   }
   const explicit = `${provider}/${name}`;
   if (resolved.apiKey) options.log.addSecret(resolved.apiKey);
-  const endpoint = new Endpoint({
-    provider,
-    baseUrl: resolved.baseUrl,
-    headers: headers(resolved),
-    timeoutMs: resolved.timeoutMs,
-    maxRetries: resolved.maxRetries,
-    log: options.log,
-    fetchFn: options.fetchFn ?? fetch,
-    secret: resolved.apiKey,
-    problem: resolved.problem,
-  });
-  if (resolved.api === "anthropic") {
-    return endpointModel(
-      { id: explicit, model: name, endpoint },
-      anthropicMessages,
+  let built: Promise<Model> | undefined;
+  const wireModel = () =>
+    built ??= outside(() =>
+      lazy<typeof import("./wire.ts")>("./wire.ts", import.meta.url)
+        .then(({ wireModel }) =>
+          wireModel({
+            id: explicit,
+            name,
+            provider,
+            resolved,
+            log: options.log,
+            fetchFn: options.fetchFn ?? fetch,
+          })
+        )
     );
-  }
-  return endpointModel({
+  return {
     id: explicit,
-    model: name,
-    endpoint,
-    maxTokensField: URL.parse(resolved.baseUrl)?.hostname === "api.openai.com"
-      ? "max_completion_tokens"
-      : "max_tokens",
-  }, openAIChat);
+    complete: async (request, call) =>
+      (await wireModel()).complete(request, call),
+  };
 }
 
 /**
@@ -167,18 +166,4 @@ function placeModel(
     }, or set agents.default_provider`,
     tried,
   );
-}
-
-function headers(provider: ResolvedProvider): Record<string, string> {
-  const out: Record<string, string> = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-  };
-  if (provider.api === "anthropic") {
-    out["anthropic-version"] = ANTHROPIC_VERSION;
-    if (provider.apiKey) out["x-api-key"] = provider.apiKey;
-  } else if (provider.apiKey) {
-    out.authorization = `Bearer ${provider.apiKey}`;
-  }
-  return out;
 }

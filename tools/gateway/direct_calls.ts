@@ -16,18 +16,21 @@
 // gives (the same errors, so the gateway's wording and rerouting hold).
 
 import {
-  AjvJsonSchemaValidator,
   type CallToolResult,
   CallToolResultSchema,
   ErrorCode,
   type JSONRPCMessage,
-  type JsonSchemaType,
-  type JsonSchemaValidator,
   McpError,
   RELATED_TASK_META_KEY,
   type Tool,
   type Transport,
-} from "../../platform/mcp_sdk.ts";
+} from "../../platform/mcp_sdk_types.ts";
+import type {
+  AjvJsonSchemaValidator,
+  JsonSchemaType,
+  JsonSchemaValidator,
+} from "../../platform/mcp_sdk_server.ts";
+import { lazy } from "../../platform/lazy.ts";
 
 export interface DirectCallOptions {
   /** No answer within this long (from the call, or from its last progress report): cancelled. */
@@ -186,7 +189,14 @@ export class DirectCalls {
       finish();
       reject(error);
     });
-    return promise.then((result) => checkedResult(listed, tool, result));
+    return promise.then(async (result) => {
+      // ajv loads with the SDK's Client (this upstream's): on the first
+      // output schema to check, not with the daemon.
+      const validators = listed?.outputSchema === undefined
+        ? undefined
+        : (sharedAjv ??= await loadAjv());
+      return checkedResult(listed, tool, result, validators);
+    });
   }
 
   #startSweep(tick: number): void {
@@ -249,10 +259,12 @@ function checkedResult(
   listed: Tool | undefined,
   tool: string,
   result: unknown,
+  ajv: AjvJsonSchemaValidator | undefined,
 ): CallToolResult {
   const checked = isPlainResult(result) ? result : parsed(result);
   const schema = listed?.outputSchema;
-  if (schema === undefined) return checked;
+  // The caller loads ajv whenever the tool has an output schema.
+  if (schema === undefined || ajv === undefined) return checked;
   if (!checked.structuredContent) {
     if (checked.isError) return checked;
     throw new McpError(
@@ -260,7 +272,7 @@ function checkedResult(
       `Tool ${tool} has an output schema but did not return structured content`,
     );
   }
-  const validated = validatorOf(schema)(checked.structuredContent);
+  const validated = validatorOf(ajv, schema)(checked.structuredContent);
   if (!validated.valid) {
     throw new McpError(
       ErrorCode.InvalidParams,
@@ -313,13 +325,22 @@ export function isPlainResult(value: unknown): value is CallToolResult {
 
 type Validator = JsonSchemaValidator<unknown>;
 const validators = new WeakMap<object, Validator>();
-let ajv: AjvJsonSchemaValidator | undefined;
+let sharedAjv: AjvJsonSchemaValidator | undefined;
 
-/** The output schema's validator, compiled once per listed schema. */
-function validatorOf(schema: Tool["outputSchema"] & object): Validator {
+async function loadAjv(): Promise<AjvJsonSchemaValidator> {
+  const { AjvJsonSchemaValidator } = await lazy<
+    typeof import("../../platform/mcp_sdk_client_class.ts")
+  >("../../platform/mcp_sdk_client_class.ts", import.meta.url);
+  return new AjvJsonSchemaValidator();
+}
+
+/** The output schema's validator, compiled once per listed schema (after loadAjv). */
+function validatorOf(
+  ajv: AjvJsonSchemaValidator,
+  schema: Tool["outputSchema"] & object,
+): Validator {
   let validator = validators.get(schema);
   if (validator === undefined) {
-    ajv ??= new AjvJsonSchemaValidator();
     validator = ajv.getValidator(schema as JsonSchemaType);
     validators.set(schema, validator);
   }

@@ -107,10 +107,16 @@ export class Gateway implements DynamicTools, DynamicResources, DynamicPrompts {
   /** The upstreams' tools and the agent runtime's, by name: what list() answers. */
   #listed: Tool[] = [];
   /**
-   * The listings as clients see them, names and all: a change of any tool
-   * (an upstream's new description or schema too) tells clients.
+   * The listings as clients see them, names and all, as JSON: a change of
+   * any tool (an upstream's new description or schema too) tells clients.
+   * Kept whole (~180 KB with every built-in server) and compared natively:
+   * a hash of it in JavaScript ran hot enough at start (one rebuild per
+   * upstream) that V8 compiled it with TurboFan, whose first use kept about
+   * 3.5 MiB resident in an idle daemon (bench/README.md, Transports).
    */
-  #catalogKey = "";
+  #catalogJson = "";
+  /** Counts the changes of #catalogJson: the on-demand search's cache key. */
+  #catalogVersion = 0;
   /** The upstreams' resources (URIs as they give them) and their prompts (`<group>__<prompt>`). */
   #lists: UpstreamLists = emptyLists();
   /** The agent runtime's tools (agents__send, teams__execute), while one is attached. */
@@ -126,7 +132,7 @@ export class Gateway implements DynamicTools, DynamicResources, DynamicPrompts {
   #metaListings: Tool[] | undefined;
   readonly #onDemand = new OnDemandTools({
     all: () => [...this.#options.own.list(), ...this.list()],
-    key: () => this.#catalogKey,
+    key: () => String(this.#catalogVersion),
     call: (name, args, call) =>
       this.#options.own.has(name)
         ? this.#options.own.call(name, args, call)
@@ -305,12 +311,12 @@ export class Gateway implements DynamicTools, DynamicResources, DynamicPrompts {
       ...[...catalog.values()].map((entry) => entry.listing),
       ...[...local.values()].map((tool) => tool.listing),
     ].sort(byName);
-    // A digest, not the listing's JSON (~180 KB kept for as long as it runs).
-    const key = digest(JSON.stringify(listed));
-    if (key === this.#catalogKey) return;
+    const json = JSON.stringify(listed);
+    if (json === this.#catalogJson) return;
     this.#catalog = catalog;
     this.#listed = listed;
-    this.#catalogKey = key;
+    this.#catalogJson = json;
+    this.#catalogVersion++;
     this.#options.toolsChanged();
   }
 
@@ -624,19 +630,4 @@ function buildLists(
   lists.resourcesKey = JSON.stringify([...lists.resources.values()]);
   lists.promptsKey = JSON.stringify([...lists.prompts.values()]);
   return lists;
-}
-
-/**
- * Two 32-bit FNV-1a hashes of `text` (different offsets) and its length:
- * a change key for a listing, never a security check.
- */
-function digest(text: string): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    a = Math.imul(a ^ code, 0x01000193);
-    b = Math.imul(b ^ code, 0x050c5d1f);
-  }
-  return `${text.length}:${(a >>> 0).toString(36)}:${(b >>> 0).toString(36)}`;
 }

@@ -2,8 +2,8 @@
 // flags (`sync_interval_ms` → `--sync-interval-ms`).
 
 import { z } from "zod";
-import { EmbedderConfig } from "./embedder.ts";
-import { DEFAULT_SENSITIVE_TAG } from "./service.ts";
+import { EmbedderConfig } from "./embedder_config.ts";
+import { DEFAULT_SENSITIVE_TAG } from "./defaults.ts";
 
 export const MemoryConfig = z.object({
   storage: z.enum(["local", "hosted"]).default("local")

@@ -1,11 +1,11 @@
-// The embedder configuration and createEmbedder (the Embedder port is in
-// model.ts). Implementations: a
+// createEmbedder, from the embedder configuration (embedder_config.ts; the
+// Embedder port is in model.ts). Implementations: a
 // built-in feature-hashing embedder that needs no download
 // (embedder_builtin.ts), and clients for OpenAI-compatible (`/v1/embeddings`)
 // and Ollama (`/api/embed`) servers (embedder_remote.ts, embedder_http.ts).
 
-import { z } from "zod";
 import type { Embedder } from "./model.ts";
+import { EmbedderConfig } from "./embedder_config.ts";
 import { BuiltinEmbedder } from "./embedder_builtin.ts";
 import {
   DEFAULT_OPENAI_URL,
@@ -14,35 +14,7 @@ import {
   trimSlash,
 } from "./embedder_remote.ts";
 
-// ---- configuration ----------------------------------------------------------------
-
-/** Flat keys of the memory server's config section (and `agentd mcp memory` flags). */
-export const EmbedderConfig = z.object({
-  embedder: z.enum(["builtin", "openai", "ollama"]).default("builtin")
-    .describe(
-      "builtin (no download), openai (any OpenAI-compatible /v1/embeddings) or ollama",
-    ),
-  embedder_model: z.string().min(1).optional()
-    .describe(
-      "Model; default text-embedding-3-small (openai) or nomic-embed-text (ollama)",
-    ),
-  embedder_url: z.string().min(1).optional()
-    .describe(
-      "openai: base URL (default https://api.openai.com/v1); ollama: host (default OLLAMA_HOST)",
-    ),
-  // The key itself never goes in config, only the name of the variable holding it.
-  embedder_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
-    error: "expected an environment variable name",
-  }).default("OPENAI_API_KEY")
-    .describe(
-      "Environment variable holding the API key (default OPENAI_API_KEY)",
-    ),
-  embedder_timeout_ms: z.number().int().min(1).max(600_000).default(30_000)
-    .describe("Timeout per embedding request"),
-  embedder_batch_size: z.number().int().min(1).max(2048).default(64)
-    .describe("Texts per embedding request"),
-});
-export type EmbedderConfig = z.output<typeof EmbedderConfig>;
+export { EmbedderConfig };
 
 export function createEmbedder(
   config: EmbedderConfig,

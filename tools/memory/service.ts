@@ -31,7 +31,10 @@ import { MemoryStats } from "./stats.ts";
 export { SHARED_NAMESPACE } from "./service_access.ts";
 export type { SearchHit, SearchOutcome } from "./service_search.ts";
 
-export const DEFAULT_SENSITIVE_TAG = "sensitive";
+// In defaults.ts, so that the config section (config.ts, which an idle
+// `agentd serve` reads) does not load the service.
+import { DEFAULT_SENSITIVE_TAG } from "./defaults.ts";
+export { DEFAULT_SENSITIVE_TAG };
 
 export interface MemoryServiceOptions {
   backend: MemoryBackend;
