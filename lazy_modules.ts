@@ -1,50 +1,15 @@
 // Every module agentd imports on first use instead of at start
-// (platform/lazy.ts), each named once: the commands main.ts runs, the
-// built-in servers (tools/registry.ts keeps their loaders), and the modules
-// their own importer loads when a path is first taken. `deno task compile`
+// (platform/lazy.ts), each named once: the commands the CLI runs
+// (cli/commands.ts keeps their loaders), the built-in servers
+// (tools/registry.ts keeps theirs), and the modules their own importer loads
+// when a path is first taken. `deno task compile`
 // passes every path here to --include (compile.ts): `deno compile` embeds
 // only what it sees from main.ts, so a module missing here is missing from
 // the binary. tests/cli/lazy_modules_test.ts fails when a lazy() call names a
 // module that is not here, or this names one nobody loads.
 
-import { lazyModule } from "./platform/lazy.ts";
+import { commands } from "./cli/commands.ts";
 import { BUILTIN_SERVER_MODULES } from "./tools/registry.ts";
-
-/** main.ts's commands, and cli/boot.ts whose startup errors it tells apart. */
-export const commands = {
-  serve: lazyModule<typeof import("./cli/serve.ts")>(
-    "./cli/serve.ts",
-    import.meta.url,
-  ),
-  mcp: lazyModule<typeof import("./cli/mcp.ts")>(
-    "./cli/mcp.ts",
-    import.meta.url,
-  ),
-  doctor: lazyModule<typeof import("./cli/doctor.ts")>(
-    "./cli/doctor.ts",
-    import.meta.url,
-  ),
-  nativeHost: lazyModule<typeof import("./cli/native_host.ts")>(
-    "./cli/native_host.ts",
-    import.meta.url,
-  ),
-  service: lazyModule<typeof import("./cli/service.ts")>(
-    "./cli/service.ts",
-    import.meta.url,
-  ),
-  ui: lazyModule<typeof import("./cli/ui.ts")>(
-    "./cli/ui.ts",
-    import.meta.url,
-  ),
-  policy: lazyModule<typeof import("./cli/policy.ts")>(
-    "./cli/policy.ts",
-    import.meta.url,
-  ),
-  boot: lazyModule<typeof import("./cli/boot.ts")>(
-    "./cli/boot.ts",
-    import.meta.url,
-  ),
-};
 
 /**
  * Loaded by the module that needs them, with `lazy<typeof import(...)>`

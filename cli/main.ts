@@ -2,7 +2,7 @@
 // answered, when there is one). Parses the command line, then starts a face
 // (serve, mcp <server>, doctor). Exit codes: 0 ok, 1 failed, 2 usage error.
 
-// Each command's module is imported when that command runs (lazy_modules.ts),
+// Each command's module is imported when that command runs (cli/commands.ts),
 // so `agentd mcp memory` never reads the daemon's routes, the agent runtime or
 // other servers.
 
@@ -23,7 +23,7 @@ import {
 } from "../tools/registry.ts";
 import type { AnyServerSpec } from "../tools/kit/mod.ts";
 import { FIRST_STEPS, UsageError } from "./args.ts";
-import { commands } from "../lazy_modules.ts";
+import { commands } from "./commands.ts";
 import { messageOf } from "../platform/errors.ts";
 import type { CliContext } from "./context.ts";
 import type { StdioFront } from "./stdio_front.ts";

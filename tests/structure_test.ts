@@ -65,7 +65,6 @@ const DEPS: Record<string, readonly string[]> = {
   "compile.ts": ["lazy_modules.ts", "platform/"],
   // The CLI's body: main.ts loads it after the stdio front started.
   "cli/main.ts": [
-    "lazy_modules.ts",
     "cli/",
     "tools/registry.ts",
     KIT,
