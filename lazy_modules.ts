@@ -18,6 +18,7 @@ import { BUILTIN_SERVER_MODULES } from "./tools/registry.ts";
 const ON_FIRST_USE = [
   // main.ts: the CLI, after `mcp <server>`'s stdio front started.
   "cli/main.ts",
+  "cli/mcp_entry.ts",
   // cli/mcp.ts: Hono and the routes, for `mcp <server> --port` only.
   "cli/http_face.ts",
   // cli/http_face.ts and platform-auth's validation: jose, when JWTs are
@@ -25,6 +26,9 @@ const ON_FIRST_USE = [
   "platform/jwt.ts",
   // platform-auth's provider: oauth4webapi, on the first grant or discovery.
   "tools/platform-auth/oauth.ts",
+  // platform-auth's preflight: the key and the vault, when a store is to unseal.
+  "platform/secrets.ts",
+  "tools/platform-auth/vault.ts",
   // platform/store/open.ts: the PostgreSQL driver, for a postgres:// store.
   "platform/store/pg.ts",
   // platform/browser.ts: puppeteer-core, on the first launch or attach.

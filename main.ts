@@ -16,10 +16,16 @@ export async function main(
   args: string[],
   options: MainOptions = {},
 ): Promise<number> {
-  const cli = await lazy<typeof import("./cli/main.ts")>(
-    "./cli/main.ts",
-    import.meta.url,
-  );
+  // `mcp` comes in with the seams its servers run (cli/mcp_entry.ts).
+  const cli = args[0] === "mcp"
+    ? await lazy<typeof import("./cli/mcp_entry.ts")>(
+      "./cli/mcp_entry.ts",
+      import.meta.url,
+    )
+    : await lazy<typeof import("./cli/main.ts")>(
+      "./cli/main.ts",
+      import.meta.url,
+    );
   return await cli.main(args, options);
 }
 

@@ -226,27 +226,48 @@ export async function startServers(
       spec,
       hostOptions(spec, { ...options, guard, tasks, peers }),
     );
-  const first = await Promise.all(
-    specs.filter((spec) => !spec.aggregates).map((spec) => start(spec, [])),
+  // Each deferred server's preflight decides: start now, wait in `error`, or wait.
+  const judged = await Promise.all(
+    (options.deferred ?? []).map(async (deferral) => {
+      const own = hostOptions(deferral.facts, { ...options, guard, tasks });
+      const found = await deferral.preflight?.(own).catch((error) => ({
+        start: `its preflight failed (${messageOf(error)})`,
+      }));
+      if (found !== undefined && "start" in found) {
+        options.log.info("server_starts_now", {
+          server: deferral.facts.id,
+          reason: found.start,
+        });
+        return { now: await deferral.load() };
+      }
+      return {
+        later: HostedServer.deferred(deferral, {
+          log: options.log,
+          guard,
+          tasks,
+          setup: () => Promise.resolve(own),
+          error: found?.error,
+        }),
+      };
+    }),
   );
-  const deferred = (options.deferred ?? []).map((deferral) =>
-    HostedServer.deferred(deferral, {
-      log: options.log,
-      guard,
-      tasks,
-      setup: () =>
-        Promise.resolve(
-          hostOptions(deferral.facts, { ...options, guard, tasks }),
-        ),
-    })
+  const now = [
+    ...specs,
+    ...judged.flatMap((each) => each.now === undefined ? [] : [each.now]),
+  ];
+  const deferred = judged.flatMap((each) =>
+    each.later === undefined ? [] : [each.later]
+  );
+  const first = await Promise.all(
+    now.filter((spec) => !spec.aggregates).map((spec) => start(spec, [])),
   );
   const peers = [...first, ...deferred].map(peerOf);
   const later = await Promise.all(
-    specs.filter((spec) => spec.aggregates).map((spec) => start(spec, peers)),
+    now.filter((spec) => spec.aggregates).map((spec) => start(spec, peers)),
   );
   const hosts = [...first, ...later];
   const all = [
-    ...specs.map((spec) => {
+    ...now.map((spec) => {
       const host = hosts.find((candidate) => candidate.spec === spec);
       if (!host) throw new Error(`${spec.id} was not started`);
       return host;

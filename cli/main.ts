@@ -6,13 +6,6 @@
 // so `agentd mcp memory` never reads the daemon's routes, the agent runtime or
 // other servers.
 
-// Deferred: loaded (compiled) with this module but not run until a command
-// imports them. main.ts loads this module dynamically (after the stdio
-// front's answers), and Deno 2.9.6 never finds in its V8 code cache an npm
-// module reached that way: these compile from source on each start
-// (tests/cli/mcp_memory_graph_test.ts pins which).
-import defer * as _mcpSdkServer from "../platform/mcp_sdk_server.ts";
-import defer * as _snowball from "../platform/snowball.ts";
 import { ConfigError } from "../platform/config_merge.ts";
 import { VERSION } from "../platform/version.ts";
 import {
@@ -162,6 +155,3 @@ async function isStartFailure(error: unknown): Promise<boolean> {
   const { ServiceError } = await commands.service.load();
   return error instanceof StartupError || error instanceof ServiceError;
 }
-
-// A use, so the transpiler keeps the deferred imports (reading a namespace runs nothing).
-void [_mcpSdkServer, _snowball];

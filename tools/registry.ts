@@ -44,9 +44,10 @@ export interface ServerCatalog {
   sections(): Promise<ServerSection[]>;
   /**
    * Which of `ids` `serve` loads on first use, and what each is until then
-   * (its generated listings and facts). Servers that aggregate others (the
-   * gateway) and those in STARTS_WITH_DAEMON are not among them. Absent: the
-   * catalog loads its servers up front (tests' own specs).
+   * (its generated listings and facts, and its preflight: what the daemon
+   * must know at start without loading it). Servers that aggregate others
+   * (the gateway) are not among them. Absent: the catalog loads its servers
+   * up front (tests' own specs).
    */
   deferrals?(ids: readonly string[]): Promise<HostDeferral[]>;
 }
@@ -55,6 +56,11 @@ export interface ServerCatalog {
 interface ListingsModule {
   TOOL_LISTINGS: readonly Tool[];
   SERVER_FACTS: ServerFacts;
+}
+
+/** A server's tools/<id>/preflight.ts: its check at `serve`'s start, without its modules. */
+interface PreflightModule {
+  preflight: NonNullable<HostDeferral["preflight"]>;
 }
 
 interface BuiltinServer {
@@ -73,11 +79,12 @@ function builtin<S, C>(
   section: LazyModule<C>,
   config: (module: C) => z.ZodObject,
   listings: LazyModule<ListingsModule>,
+  preflight?: LazyModule<PreflightModule>,
 ): BuiltinServer {
   const load = async () => withIcons(spec(await server.load()));
   return {
     id,
-    modules: [server, section, listings],
+    modules: [server, section, listings, ...preflight ? [preflight] : []],
     spec: load,
     config: async () => config(await section.load()),
     async deferral() {
@@ -87,6 +94,12 @@ function builtin<S, C>(
         listings: TOOL_LISTINGS,
         icons: BUILTIN_ICONS[id],
         load,
+        ...preflight
+          ? {
+            preflight: async (options) =>
+              (await preflight.load()).preflight(options),
+          }
+          : {},
       };
     },
   };
@@ -117,19 +130,6 @@ export function loadGatewayModule(): Promise<
 > {
   return gatewayModule.load();
 }
-
-/**
- * Servers `serve` starts with the daemon although they could wait: their
- * start is what finds they cannot work, which /health must say from the
- * first request (desktop-control: a display that is set but dead;
- * platform-auth: a secret key that does not open the stored vault), and
- * platform-auth answers OAuth redirects at /oauth/callback, which may arrive
- * for a flow begun before a restart.
- */
-const STARTS_WITH_DAEMON: ReadonlySet<string> = new Set([
-  "desktop-control",
-  "platform-auth",
-]);
 
 // The gateway first (it aggregates the others), then SERVER_IDS order.
 const builtins: readonly BuiltinServer[] = [
@@ -208,6 +208,10 @@ const builtins: readonly BuiltinServer[] = [
       "./desktop-control/tool_listings.ts",
       import.meta.url,
     ),
+    lazyModule<PreflightModule>(
+      "./desktop-control/preflight.ts",
+      import.meta.url,
+    ),
   ),
   builtin(
     "memory",
@@ -239,6 +243,10 @@ const builtins: readonly BuiltinServer[] = [
       "./platform-auth/tool_listings.ts",
       import.meta.url,
     ),
+    lazyModule<PreflightModule>(
+      "./platform-auth/preflight.ts",
+      import.meta.url,
+    ),
   ),
 ];
 
@@ -264,9 +272,9 @@ export const builtinCatalog: ServerCatalog = {
   },
   async deferrals(ids) {
     const all = await Promise.all(
-      builtins.filter((server) =>
-        ids.includes(server.id) && !STARTS_WITH_DAEMON.has(server.id)
-      ).map((server) => server.deferral()),
+      builtins.filter((server) => ids.includes(server.id)).map((server) =>
+        server.deferral()
+      ),
     );
     return all.filter((deferral) => !deferral.facts.aggregates);
   },

@@ -51,3 +51,10 @@ export const DISPLAY_NOT_SET =
   "DISPLAY is not set: there is no X display to control. Run agentd inside a desktop session, " +
   "or start an X server (e.g. `Xvfb :99 &`) and set DISPLAY=:99 (or the desktop-control " +
   "config key `display`).";
+
+/** What the start says when the X display `name` does not answer (backends/x11_display.ts, preflight.ts). */
+export function displayUnreachable(name: string): string {
+  return `Cannot open X display "${name}": no X server answers there, or it refuses this client. ` +
+    "Check that the X server runs and DISPLAY is right, and that this user may connect " +
+    "(XAUTHORITY pointing at the session's cookie, or `xhost +si:localuser:$USER`).";
+}

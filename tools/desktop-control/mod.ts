@@ -4,7 +4,8 @@
 
 import { defineServer, gatherTools, serviceRuntime } from "../kit/mod.ts";
 import { TOOL_LISTINGS } from "./tool_listings.ts";
-import { localDisplayMissing, openDesktop } from "./backends/open.ts";
+import { openDesktop } from "./backends/open.ts";
+import { localDisplayMissing } from "./backends/display_socket.ts";
 import * as clipboard from "./clipboard_tools.ts";
 import { DesktopControlConfig } from "./config.ts";
 import { DesktopControl } from "./control.ts";

@@ -98,7 +98,21 @@ export interface HostDeferral {
   listings: readonly Tool[];
   load(): Promise<AnyServerSpec>;
   icons?: ServerIcons;
+  /**
+   * A check at the daemon's start that needs none of the server's modules
+   * (tools/<id>/preflight.ts): what /health must know from the first request.
+   */
+  preflight?(options: HostOptions): Promise<Preflight>;
 }
+
+/** What a deferred server's preflight found. */
+export type Preflight =
+  /** Its start has work now (a watch to run, a vault to unseal): it starts with the daemon. */
+  | { start: string }
+  /** It surely cannot work now: /health shows `error` with this until a call loads it. */
+  | { error: string }
+  /** Nothing to say: it loads on first use. */
+  | undefined;
 
 export interface ServerHealth {
   [key: string]: JsonValue;
@@ -203,6 +217,8 @@ export class HostedServer {
       /** The daemon's policy and task board, known before it loads (/admin's approvals). */
       guard?: Guard;
       tasks?: TaskBoard;
+      /** Its preflight's finding that it cannot work now. */
+      error?: string;
     },
   ): HostedServer {
     const { facts } = deferral;
@@ -231,6 +247,9 @@ export class HostedServer {
     host.#deferral = deferral;
     host.guard = options.guard;
     host.tasks = options.tasks;
+    if (options.error !== undefined) {
+      host.phase.set("error", `Cannot start ${facts.id}: ${options.error}`);
+    }
     return host;
   }
 
@@ -575,6 +594,23 @@ export class HostedServer {
     const callback = Object.hasOwn(this.spec.callbacks ?? {}, path)
       ? this.spec.callbacks?.[path]
       : undefined;
+    // Not loaded yet: the browser's request loads it (a redirect may come
+    // back for a flow begun before the daemon restarted).
+    if (this.#deferral !== undefined && callback !== undefined) {
+      return async (params, request) => {
+        await this.load();
+        const loaded = this.callback(path);
+        if (loaded !== undefined) return await loaded(params, request);
+        const state = this.phase.state;
+        return {
+          ok: false,
+          status: 503,
+          title: "Not available",
+          message: `${this.spec.title} is not running (${state.phase}` +
+            (state.error ? `: ${state.error}` : "") + ").",
+        };
+      };
+    }
     if (
       this.phase.phase !== "running" || runtime === undefined ||
       callback === undefined

@@ -6,6 +6,7 @@ import { decrypt, encrypt, SecretsError } from "../../platform/secrets.ts";
 import type { JsonValue, Store } from "../../platform/store/mod.ts";
 import { z } from "zod";
 import { PlatformConfig } from "./config.ts";
+import { META, PLATFORMS } from "./vault_layout.ts";
 
 export const AUTH_STATUSES = [
   "not_authenticated",
@@ -52,13 +53,40 @@ export interface TokenSet {
   obtained_at: number;
 }
 
-const META = ["meta"];
 const CANARY = "platform-auth credential store";
 
 export class StoreUnreadableError extends SecretsError {}
 
 function context(platform: string, field: string): string {
   return `platform-auth\u0000${platform}\u0000${field}`;
+}
+
+/** Throws StoreUnreadableError unless `key` opens the store whose meta record is `meta`. */
+async function unseal(key: CryptoKey, meta: JsonValue): Promise<void> {
+  const canary = typeof meta === "object" && meta !== null &&
+      !Array.isArray(meta) && typeof meta.canary === "string"
+    ? meta.canary
+    : "";
+  try {
+    if (await decrypt(key, canary, context("", "canary")) !== CANARY) {
+      throw new Error("canary mismatch");
+    }
+  } catch {
+    throw new StoreUnreadableError(
+      "The credential store cannot be unsealed: the master key differs from the one it was " +
+        "created with. Restore that key (AGENTD_SECRET_KEY, the key file or the keychain entry); " +
+        "the store is left untouched.",
+    );
+  }
+}
+
+/** Throws StoreUnreadableError when `store` holds a credential store `key` does not open; writes nothing. */
+export async function checkUnseals(
+  store: Store,
+  key: CryptoKey,
+): Promise<void> {
+  const meta = await store.get(META);
+  if (meta !== null) await unseal(key, meta.value);
 }
 
 export class Vault {
@@ -85,22 +113,7 @@ export class Vault {
             "Start without --init-store to use it (remove_platform deletes platforms one by one).",
         );
       }
-      const value = meta.value;
-      const canary = typeof value === "object" && value !== null &&
-          !Array.isArray(value) && typeof value.canary === "string"
-        ? value.canary
-        : "";
-      try {
-        if (await decrypt(key, canary, context("", "canary")) !== CANARY) {
-          throw new Error("canary mismatch");
-        }
-      } catch {
-        throw new StoreUnreadableError(
-          "The credential store cannot be unsealed: the master key differs from the one it was " +
-            "created with. Restore that key (AGENTD_SECRET_KEY, the key file or the keychain entry); " +
-            "the store is left untouched.",
-        );
-      }
+      await unseal(key, meta.value);
       return { vault, created: false };
     }
     const result = await store.commit({
@@ -125,7 +138,7 @@ export class Vault {
     const records: PlatformRecord[] = [];
     let cursor: string | undefined;
     do {
-      const page = await this.store.list(["platforms"], { cursor });
+      const page = await this.store.list(PLATFORMS, { cursor });
       for (const entry of page.entries) {
         const record = asPlatform(entry.value);
         if (record) records.push(record);
@@ -136,7 +149,7 @@ export class Vault {
   }
 
   async platform(name: string): Promise<PlatformRecord | undefined> {
-    const entry = await this.store.get(["platforms", name]);
+    const entry = await this.store.get([...PLATFORMS, name]);
     return entry ? asPlatform(entry.value) : undefined;
   }
 
@@ -153,14 +166,14 @@ export class Vault {
   }
 
   async putPlatform(record: PlatformRecord): Promise<void> {
-    await this.store.set(["platforms", record.name], toJson(record));
+    await this.store.set([...PLATFORMS, record.name], toJson(record));
   }
 
   /** Removes a platform and its tokens in one commit. */
   async removePlatform(name: string): Promise<void> {
     await this.store.commit({
       mutations: [
-        { type: "delete", key: ["platforms", name] },
+        { type: "delete", key: [...PLATFORMS, name] },
         { type: "delete", key: ["tokens", name] },
         { type: "delete", key: ["refresh_leases", name] },
       ],
@@ -267,7 +280,11 @@ export class Vault {
     const result = await this.store.commit({
       mutations: [
         { type: "set", key: ["tokens", record.name], value: sealed },
-        { type: "set", key: ["platforms", record.name], value: toJson(record) },
+        {
+          type: "set",
+          key: [...PLATFORMS, record.name],
+          value: toJson(record),
+        },
       ],
     });
     if (!result.ok) throw new Error(`Cannot save tokens of ${record.name}`);
@@ -277,7 +294,11 @@ export class Vault {
     await this.store.commit({
       mutations: [
         { type: "delete", key: ["tokens", record.name] },
-        { type: "set", key: ["platforms", record.name], value: toJson(record) },
+        {
+          type: "set",
+          key: [...PLATFORMS, record.name],
+          value: toJson(record),
+        },
       ],
     });
   }

@@ -47,12 +47,9 @@ Deno.test({
         env: { DISPLAY: x.display },
       });
       try {
-        const health = await (await fetch(`${daemon.url}/health`)).json();
-        assert.equal(health.servers["desktop-control"].phase, "running");
-        assert.equal(
-          health.servers["desktop-control"].details.desktop.display,
-          x.display,
-        );
+        // A display that answers: nothing to say until the first call loads it.
+        const before = await (await fetch(`${daemon.url}/health`)).json();
+        assert.equal(before.servers["desktop-control"].phase, "not_loaded");
         for (
           const [path, tool] of [
             ["/mcp/desktop-control", "mouse_move"],
@@ -76,6 +73,12 @@ Deno.test({
             await client.close();
           }
         }
+        const health = await (await fetch(`${daemon.url}/health`)).json();
+        assert.equal(health.servers["desktop-control"].phase, "running");
+        assert.equal(
+          health.servers["desktop-control"].details.desktop.display,
+          x.display,
+        );
       } finally {
         await daemon.stop();
       }

@@ -46,14 +46,15 @@ Deno.test("serve: built-in servers load on first use; /health, the gateway's lis
         "extension-bridge",
         "in-page",
         "memory",
+        // An empty credential store: nothing to refresh or unseal yet.
+        "platform-auth",
       ]
     ) {
       assert.equal(before.servers[id]?.phase, "not_loaded", id);
       assert.equal(before.servers[id]?.error, undefined, id);
     }
     assert.equal(before.servers.gateway?.phase, "running");
-    assert.equal(before.servers["platform-auth"]?.phase, "running");
-    // No display: its start, with the daemon's, said so.
+    // No display: its preflight said so, without loading it.
     assert.equal(before.servers["desktop-control"]?.phase, "error");
     assert.match(
       before.servers["desktop-control"]?.error ?? "",

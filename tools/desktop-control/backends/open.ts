@@ -60,21 +60,3 @@ export async function openDesktop(
   });
   return { desktop, clipboard };
 }
-
-/**
- * Why the X display `name` surely cannot be opened now, judged without Xlib:
- * a local display (`:N`) whose socket is missing. XOpenDisplay blocks the
- * whole process while it connects, so a lost display is retried only once
- * its socket is back. Remote displays are not judged here.
- */
-export function localDisplayMissing(name: string): string | undefined {
-  const local = /^(?:unix)?:(\d+)(?:\.\d+)?$/.exec(name);
-  if (local === null) return undefined;
-  const socket = `/tmp/.X11-unix/X${local[1]}`;
-  try {
-    Deno.statSync(socket);
-    return undefined;
-  } catch {
-    return `no X server listens on "${name}" (${socket} is missing)`;
-  }
-}

@@ -19,6 +19,7 @@ import {
 } from "../../../ffi/x11.ts";
 import { messageOf } from "../../../platform/errors.ts";
 import { DesktopUnavailable, displayNotSet } from "./port.ts";
+import { displayUnreachable } from "../config.ts";
 
 interface XErrorRecord {
   code: number;
@@ -183,12 +184,7 @@ export class XDisplay {
     const { x11, xtst } = libs;
     const pointer = x11.symbols.XOpenDisplay(cString(name));
     if (pointer === null) {
-      throw new DesktopUnavailable(
-        `Cannot open X display "${name}": no X server answers there, or it refuses this client. ` +
-          "Check that the X server runs and DISPLAY is right, and that this user may connect " +
-          "(XAUTHORITY pointing at the session's cookie, or `xhost +si:localuser:$USER`).",
-        "display",
-      );
+      throw new DesktopUnavailable(displayUnreachable(name), "display");
     }
     const ints = new Int32Array(4);
     if (
