@@ -6,7 +6,6 @@ import { z } from "zod";
 import { imageBlock, toolDefiner } from "../kit/mod.ts";
 import type { BrowserAutomation } from "./automation.ts";
 import { pageState } from "./page_ops.ts";
-import { sessionKey } from "./pages.ts";
 import { resourceLink } from "./results.ts";
 import { screenshotTarget } from "./screenshot_paths.ts";
 
@@ -82,7 +81,7 @@ export const screenshot = tool({
         if (png.length > ctx.config.image_budget) {
           // Too big to inline: a resource of the session, read back whole.
           const stored = ctx.results.put(
-            sessionKey(call),
+            call,
             "screenshot.png",
             "image/png",
             png,

@@ -8,15 +8,15 @@ import { messageOf } from "../../platform/errors.ts";
 import type { Logger } from "../../platform/log.ts";
 import { Mutex } from "../../platform/mutex.ts";
 import type { Browser, Page } from "../../platform/puppeteer.ts";
-import type { CallContext } from "../kit/mod.ts";
 import { ToolError } from "../kit/mod.ts";
+import { resultSession } from "../kit/session_results.ts";
 
-/** The session's tab: stdio and in-process callers share `default`. */
-export function sessionKey(call: CallContext): string {
-  if (call.sessionId) return `session:${call.sessionId}`;
-  if (call.caller.agent) return `agent:${call.caller.agent}`;
-  return "default";
-}
+/**
+ * The session's tab: its MCP session's, else its agent's; stdio and the
+ * operator's in-process calls share `default`. The same key as its results
+ * (SessionResults), so a tab closed for idleness takes its results along.
+ */
+export const sessionKey = resultSession;
 
 export interface PageSlot {
   readonly key: string;

@@ -6,7 +6,6 @@ import { z } from "zod";
 import type { JsonValue } from "../../platform/store/mod.ts";
 import { json, toolDefiner } from "../kit/mod.ts";
 import type { BrowserAutomation } from "./automation.ts";
-import { sessionKey } from "./pages.ts";
 import { resourceLink } from "./results.ts";
 import {
   describeLinks,
@@ -110,7 +109,7 @@ export const getHtml = tool({
         }
         // Over the budget: the whole HTML becomes a resource of the session.
         const stored = ctx.results.put(
-          sessionKey(call),
+          call,
           "page.html",
           "text/html",
           html,

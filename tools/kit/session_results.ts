@@ -6,10 +6,13 @@
 
 import { encodeBase64 } from "../../platform/base64.ts";
 import type { ReadResourceResult } from "../../platform/mcp_sdk.ts";
-import type { ResourceTemplateDef } from "./mod.ts";
+import type { CallContext, ResourceTemplateDef } from "./mod.ts";
+import type { Caller } from "../../platform/identity.ts";
 
 interface Stored {
   session: string;
+  /** The agent whose call made it (undefined: the operator's). */
+  agent: string | undefined;
   mimeType: string;
   name: string;
   data: string | Uint8Array;
@@ -44,9 +47,12 @@ export class SessionResults {
     return this.#bytes;
   }
 
-  /** Keeps `data` for `session`; the URI is unguessable (a UUID). */
+  /**
+   * Keeps `data` for the session of `call` (by its agent without a
+   * session); the URI is unguessable (a UUID), and only that caller reads it.
+   */
   put(
-    session: string,
+    call: CallContext,
     name: string,
     mimeType: string,
     data: string | Uint8Array,
@@ -55,7 +61,14 @@ export class SessionResults {
     const bytes = typeof data === "string"
       ? new TextEncoder().encode(data).length
       : data.length;
-    this.#results.set(id, { session, mimeType, name, data, bytes });
+    this.#results.set(id, {
+      session: resultSession(call),
+      agent: call.caller.agent,
+      mimeType,
+      name,
+      data,
+      bytes,
+    });
     this.#bytes += bytes;
     for (const [old, stored] of this.#results) {
       if (this.#bytes <= this.#maxBytes || old === id) break;
@@ -65,9 +78,14 @@ export class SessionResults {
     return { uri: `${this.#prefix}${id}`, name, mimeType, bytes };
   }
 
-  read(uri: string, id: string): ReadResourceResult["contents"] {
+  /** `reader` reads what its own calls made: another caller's URI reads as unknown. */
+  read(
+    uri: string,
+    id: string,
+    reader: Caller,
+  ): ReadResourceResult["contents"] {
     const stored = this.#results.get(id);
-    if (!stored) {
+    if (!stored || stored.agent !== reader.agent) {
       throw new Error(
         `Resource ${uri} is unknown or expired (results live as long as the MCP session that made them)`,
       );
@@ -79,7 +97,7 @@ export class SessionResults {
     ];
   }
 
-  /** The session ended: its results go with it. */
+  /** The session (`session:<id>`, or `agent:<name>` without one) ended: its results go with it. */
   forget(session: string): void {
     for (const [id, stored] of this.#results) {
       if (stored.session !== session) continue;
@@ -119,11 +137,21 @@ export function resultsTemplate<C>(
     uriTemplate: `${prefix}{id}`,
     name: "result",
     ...about,
-    read(ctx, uri, variables) {
+    read(ctx, uri, variables, request) {
       const id = variables.id;
       return Promise.resolve(
-        results(ctx).read(uri.href, typeof id === "string" ? id : ""),
+        results(ctx).read(
+          uri.href,
+          typeof id === "string" ? id : "",
+          request.caller,
+        ),
       );
     },
   };
+}
+
+/** Whose results a call's are: its MCP session's, else its agent's (in-process calls). */
+export function resultSession(call: CallContext): string {
+  if (call.sessionId) return `session:${call.sessionId}`;
+  return call.caller.agent ? `agent:${call.caller.agent}` : "default";
 }

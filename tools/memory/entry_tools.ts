@@ -1,7 +1,7 @@
 // Entry tools: store, retrieve, update, delete and list memories.
 
 import { z } from "zod";
-import { type CallContext, json, toolDefiner } from "../kit/mod.ts";
+import { json, toolDefiner } from "../kit/mod.ts";
 import { resourceLink } from "../kit/session_results.ts";
 import {
   entryJson,
@@ -211,7 +211,7 @@ export const listMemories = tool({
       2,
     );
     const stored = memory.results.put(
-      resultSession(call),
+      call,
       `list_memories ${args.namespace}`,
       "application/json",
       whole,
@@ -239,7 +239,3 @@ export const listMemories = tool({
 });
 
 /** Whose listing a resource is: it ends with that MCP session. */
-function resultSession(call: CallContext): string {
-  if (call.sessionId) return `session:${call.sessionId}`;
-  return call.caller.agent ? `agent:${call.caller.agent}` : "default";
-}
