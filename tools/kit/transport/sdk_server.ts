@@ -151,6 +151,15 @@ export function createSdkServer(
   registerPrompts(server, host);
   registerCompletion(server, host);
 
+  // A session hears of a change to the run-time lists (the gateway's
+  // upstreams') only when its own view changed: an agent is not told of
+  // upstreams it may not list.
+  const viewer: Caller = owner ?? {};
+  const viewOf = (list: readonly unknown[] | undefined) =>
+    list === undefined ? undefined : JSON.stringify(list);
+  let resourcesSeen = viewOf(host.dynamicResources()?.listResources(viewer));
+  let promptsSeen = viewOf(host.dynamicPrompts()?.listPrompts(viewer));
+
   const listener = {
     resourceUpdated(uri: string) {
       if (!subscriptions.has(uri)) return;
@@ -168,6 +177,9 @@ export function createSdkServer(
     resourcesChanged() {
       if (server.getClientCapabilities() === undefined) return;
       if (!capabilities.resources) return;
+      const view = viewOf(host.dynamicResources()?.listResources(viewer));
+      if (view !== undefined && view === resourcesSeen) return;
+      resourcesSeen = view;
       server.sendResourceListChanged().catch((error) =>
         host.log.debug("notify_failed", { error })
       );
@@ -175,6 +187,9 @@ export function createSdkServer(
     promptsChanged() {
       if (server.getClientCapabilities() === undefined) return;
       if (!capabilities.prompts) return;
+      const view = viewOf(host.dynamicPrompts()?.listPrompts(viewer));
+      if (view !== undefined && view === promptsSeen) return;
+      promptsSeen = view;
       server.sendPromptListChanged().catch((error) =>
         host.log.debug("notify_failed", { error })
       );
