@@ -116,6 +116,23 @@ export function spawnServe(
   );
 }
 
+/**
+ * `agentd serve` with `config` written as `<dir>/agentd.json` and its data in
+ * `<dir>/data` (a token, agent tokens, sections: what a test sets up).
+ */
+export async function spawnServeWith(
+  dir: string,
+  config: Record<string, unknown>,
+  options: SpawnOptions = {},
+): Promise<Daemon> {
+  const file = `${dir}/agentd.json`;
+  await Deno.writeTextFile(file, JSON.stringify(config));
+  return await spawnServe(`${dir}/data`, {
+    ...options,
+    extra: ["--config", file],
+  });
+}
+
 /** An HTTP reply read whole: its body as text, and as JSON when it parses. */
 export interface Reply {
   status: number;

@@ -9,8 +9,7 @@
 // A real `agentd serve`, a real MCP SDK upstream registered over HTTP.
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { spawnServe, tempDir, waitFor } from "../helpers.ts";
+import { spawnServeWith, tempDir, waitFor } from "../helpers.ts";
 import {
   callJson,
   gatewayClient,
@@ -29,17 +28,10 @@ function textsOf(result: { contents: unknown[] }): string[] {
 
 Deno.test("security gateway resources: an agent reads no external upstream's resources or prompts with the registration's credentials, by any way in", async () => {
   await using dir = await tempDir();
-  const config = join(dir.path, "agentd.json");
-  await Deno.writeTextFile(
-    config,
-    JSON.stringify({
-      token: OPERATOR,
-      agent_tokens: { alice: ALICE },
-      gateway: { health_interval_ms: 200 },
-    }),
-  );
-  const daemon = await spawnServe(join(dir.path, "data"), {
-    extra: ["--config", config],
+  const daemon = await spawnServeWith(dir.path, {
+    token: OPERATOR,
+    agent_tokens: { alice: ALICE },
+    gateway: { health_interval_ms: 200 },
   });
   try {
     await using upstream = startListingServer();

@@ -5,12 +5,11 @@
 // own endpoint. A real `agentd serve` with two agent tokens.
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import {
   Client,
   StreamableHTTPClientTransport,
 } from "../../platform/mcp_sdk.ts";
-import { spawnServe, tempDir } from "../helpers.ts";
+import { spawnServeWith, tempDir } from "../helpers.ts";
 import { gatewayClient } from "../tools/gateway/upstreams.ts";
 
 const OPERATOR = "operator-token-0123456789-results";
@@ -31,17 +30,10 @@ async function memoryClient(url: string, token: string) {
 
 Deno.test("security results: an agent reads no other caller's stored result, however it got the URI", async () => {
   await using dir = await tempDir();
-  const config = join(dir.path, "agentd.json");
-  await Deno.writeTextFile(
-    config,
-    JSON.stringify({
-      token: OPERATOR,
-      agent_tokens: { alice: ALICE, bob: BOB },
-      memory: { list_budget: 1000 },
-    }),
-  );
-  const daemon = await spawnServe(join(dir.path, "data"), {
-    extra: ["--config", config],
+  const daemon = await spawnServeWith(dir.path, {
+    token: OPERATOR,
+    agent_tokens: { alice: ALICE, bob: BOB },
+    memory: { list_budget: 1000 },
   });
   try {
     await using alice = await memoryClient(daemon.url, ALICE);
