@@ -287,8 +287,18 @@ function makeLogger(shared: Shared, context: Record<string, unknown>): Logger {
       event,
     };
     // Caller fields may not overwrite the envelope; keep them under "_<name>".
-    for (const [k, v] of Object.entries({ ...context, ...fields })) {
-      record[RESERVED.has(k) ? `_${k}` : k] = v;
+    // As `{ ...context, ...fields }` in that order, without building it.
+    for (const k of Object.keys(context)) {
+      record[RESERVED.has(k) ? `_${k}` : k] =
+        fields !== undefined && Object.hasOwn(fields, k)
+          ? fields[k]
+          : context[k];
+    }
+    if (fields !== undefined) {
+      for (const k of Object.keys(fields)) {
+        if (Object.hasOwn(context, k)) continue;
+        record[RESERVED.has(k) ? `_${k}` : k] = fields[k];
+      }
     }
     // Redact at write time so secrets registered after child() still apply.
     const redacted = redactFlat(record, shared.secretList, shared.keys) ??
@@ -324,6 +334,8 @@ const stderrQueue: {
   hooked: boolean;
 } = { lines: [], timer: undefined, hooked: false };
 
+const stderrEncoder = new TextEncoder();
+
 function flushStderr(): void {
   const queue = stderrQueue;
   if (queue.timer !== undefined) {
@@ -331,7 +343,7 @@ function flushStderr(): void {
     queue.timer = undefined;
   }
   if (queue.lines.length === 0) return;
-  const bytes = new TextEncoder().encode(queue.lines.join(""));
+  const bytes = stderrEncoder.encode(queue.lines.join(""));
   queue.lines = [];
   let written = 0;
   try {

@@ -23,7 +23,7 @@ export class TopK {
       const worst = scores[0];
       if (
         this.limit === 0 || score < worst ||
-        (score === worst && compareKeys(this.keyOf(id), this.keyOf(ids[0])) > 0)
+        (score === worst && this.keyOf(id) > this.keyOf(ids[0]))
       ) return;
       ids[0] = id;
       scores[0] = score;
@@ -41,10 +41,10 @@ export class TopK {
       .sort((a, b) => b.score - a.score || compareKeys(a.key, b.key));
   }
 
-  /** Whether (score a, id a) ranks below (score b, id b). */
+  /** Whether (score a, id a) ranks below (score b, id b); a tie by key, one comparison. */
   #below(sa: number, ia: number, sb: number, ib: number): boolean {
     if (sa !== sb) return sa < sb;
-    return compareKeys(this.keyOf(ia), this.keyOf(ib)) > 0;
+    return this.keyOf(ia) > this.keyOf(ib);
   }
 
   #up(i: number): void {
