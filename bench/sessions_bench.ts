@@ -10,7 +10,8 @@
 // they share the cores, so the sum bounds calls/s. Run the same
 // bench against an older checkout with AGENTD_ROOT=/path/to/checkout to get
 // the "before" row in the same conditions; BENCH_CLIENTS changes the
-// number of clients, BENCH_ROUNDS the rounds, BENCH_DAEMON_FLAGS adds `deno run` flags to the daemon.
+// number of clients, BENCH_CALLS the calls per client, BENCH_ROUNDS the
+// rounds, BENCH_DAEMON_FLAGS adds `deno run` flags to the daemon.
 //
 //   deno run -A bench/sessions_bench.ts
 //   deno task bench   (runs it as one Deno.bench)
@@ -32,7 +33,7 @@ import {
 } from "./bench_lib.ts";
 
 const CLIENTS = Number(Deno.env.get("BENCH_CLIENTS") ?? 200);
-const CALLS = 15;
+const CALLS = Number(Deno.env.get("BENCH_CALLS") ?? 15);
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 3);
 const AGENTD_ROOT = Deno.env.get("AGENTD_ROOT") ?? ROOT;
 /** Extra `deno run` flags for the daemon, e.g. `--v8-flags=--prof` for a CPU profile. */
