@@ -10,7 +10,8 @@
 // they share the cores, so the sum bounds calls/s. Run the same
 // bench against an older checkout with AGENTD_ROOT=/path/to/checkout to get
 // the "before" row in the same conditions; BENCH_CLIENTS changes the
-// number of clients, BENCH_DAEMON_FLAGS adds `deno run` flags to the daemon.
+// number of clients, BENCH_CALLS the calls per client, BENCH_ROUNDS the
+// rounds, BENCH_DAEMON_FLAGS adds `deno run` flags to the daemon.
 //
 //   deno run -A bench/sessions_bench.ts
 //   deno task bench   (runs it as one Deno.bench)
@@ -32,8 +33,8 @@ import {
 } from "./bench_lib.ts";
 
 const CLIENTS = Number(Deno.env.get("BENCH_CLIENTS") ?? 200);
-const CALLS = 15;
-const ROUNDS = 3;
+const CALLS = Number(Deno.env.get("BENCH_CALLS") ?? 15);
+const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 3);
 const AGENTD_ROOT = Deno.env.get("AGENTD_ROOT") ?? ROOT;
 /** Extra `deno run` flags for the daemon, e.g. `--v8-flags=--prof` for a CPU profile. */
 const DAEMON_FLAGS = (Deno.env.get("BENCH_DAEMON_FLAGS") ?? "").split(" ")
@@ -45,6 +46,8 @@ const Listening = z.object({ event: z.literal("listening"), port: z.number() })
 interface Daemon {
   url: string;
   pid: number;
+  /** SIGTERM and wait for the exit, so `--cpu-prof` gets to write its profile. */
+  stop(): Promise<void>;
 }
 
 async function startDaemon(): Promise<Daemon> {
@@ -95,6 +98,10 @@ async function startDaemon(): Promise<Daemon> {
         return {
           url: `http://127.0.0.1:${listening.data.port}`,
           pid: child.pid,
+          async stop() {
+            child.kill("SIGTERM");
+            await child.status;
+          },
         };
       }
     }
@@ -192,6 +199,7 @@ export async function run(): Promise<void> {
       ].join(" | "),
     );
   }
+  await daemon.stop();
 }
 
 if (import.meta.main) {

@@ -287,8 +287,18 @@ function makeLogger(shared: Shared, context: Record<string, unknown>): Logger {
       event,
     };
     // Caller fields may not overwrite the envelope; keep them under "_<name>".
-    for (const [k, v] of Object.entries({ ...context, ...fields })) {
-      record[RESERVED.has(k) ? `_${k}` : k] = v;
+    // As `{ ...context, ...fields }` in that order, without building it.
+    for (const k of Object.keys(context)) {
+      record[RESERVED.has(k) ? `_${k}` : k] =
+        fields !== undefined && Object.hasOwn(fields, k)
+          ? fields[k]
+          : context[k];
+    }
+    if (fields !== undefined) {
+      for (const k of Object.keys(fields)) {
+        if (Object.hasOwn(context, k)) continue;
+        record[RESERVED.has(k) ? `_${k}` : k] = fields[k];
+      }
     }
     // Redact at write time so secrets registered after child() still apply.
     const redacted = redactFlat(record, shared.secretList, shared.keys) ??
@@ -313,16 +323,26 @@ function makeLogger(shared: Shared, context: Record<string, unknown>): Logger {
 }
 
 /**
- * Lines of one turn of the event loop go to stderr in one write (each write
- * is a syscall that wakes the reader). Shared by every stderr logger, so the
- * order holds across them; warn and error lines flush at once, and the queue
- * is flushed before exit (`unload`) and on an uncaught error.
+ * Debug and info lines wait at most this long to go to stderr in one write
+ * (each write is a syscall that wakes the reader: under load, one per turn
+ * of the event loop was 2% of a busy daemon's main thread). A warn or error
+ * line flushes the queue at once, as do exit (`unload`) and an uncaught error.
+ */
+export const STDERR_BATCH_MS = 20;
+/** A queue this long is written at once, whatever its age. */
+const STDERR_BATCH_LINES = 256;
+
+/**
+ * The lines not yet written, shared by every stderr logger, so the order
+ * holds across them.
  */
 const stderrQueue: {
   lines: string[];
   timer: ReturnType<typeof setTimeout> | undefined;
   hooked: boolean;
 } = { lines: [], timer: undefined, hooked: false };
+
+const stderrEncoder = new TextEncoder();
 
 function flushStderr(): void {
   const queue = stderrQueue;
@@ -331,7 +351,7 @@ function flushStderr(): void {
     queue.timer = undefined;
   }
   if (queue.lines.length === 0) return;
-  const bytes = new TextEncoder().encode(queue.lines.join(""));
+  const bytes = stderrEncoder.encode(queue.lines.join(""));
   queue.lines = [];
   let written = 0;
   try {
@@ -354,9 +374,12 @@ function stderrSink(): (line: string, level: LogLevel) => void {
   }
   return (line, level) => {
     queue.lines.push(line + "\n");
-    if (LEVEL_RANK[level] >= LEVEL_RANK.warn) return flushStderr();
+    if (
+      LEVEL_RANK[level] >= LEVEL_RANK.warn ||
+      queue.lines.length >= STDERR_BATCH_LINES
+    ) return flushStderr();
     if (queue.timer === undefined) {
-      const timer = setTimeout(flushStderr, 0);
+      const timer = setTimeout(flushStderr, STDERR_BATCH_MS);
       // The flush must not keep the process alive; `unload` covers the end.
       Deno.unrefTimer(timer);
       queue.timer = timer;

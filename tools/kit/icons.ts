@@ -37,15 +37,19 @@ export function iconFiles(
   return files;
 }
 
+/** Each spec's icon as a `data:` URI, encoded once (serverInfo is built per session). */
+const dataUris = new WeakMap<AnyServerSpec, string>();
+
 /** The server's icon inline, for serverInfo (no daemon URL is known there). */
 export function serverInfoIcons(spec: AnyServerSpec): Icon[] | undefined {
   if (spec.icons === undefined) return undefined;
-  const data = encodeBase64(new TextEncoder().encode(spec.icons.svg));
-  return [{
-    src: `data:${ICON_TYPE};base64,${data}`,
-    mimeType: ICON_TYPE,
-    sizes: ["any"],
-  }];
+  let src = dataUris.get(spec);
+  if (src === undefined) {
+    const data = encodeBase64(new TextEncoder().encode(spec.icons.svg));
+    src = `data:${ICON_TYPE};base64,${data}`;
+    dataUris.set(spec, src);
+  }
+  return [{ src, mimeType: ICON_TYPE, sizes: ["any"] }];
 }
 
 /** Listings answered per origin: a client reaches the daemon by a few names only. */

@@ -17,6 +17,7 @@ import type {
   SessionPreferences,
 } from "./mod.ts";
 import { outerCall } from "./policy/guard.ts";
+import { CallDeadlines } from "./call_deadlines.ts";
 import type { Logger } from "../../platform/log.ts";
 import { type ToolOrigin, withOrigin } from "./tool_names.ts";
 import { ICON_TYPE, iconPath } from "./icons.ts";
@@ -457,6 +458,9 @@ async function canonicalArgs<C>(
 /** The SDK client's request timeout when none is given. */
 const DEFAULT_TIMEOUT_MS = 60_000;
 
+/** The deadlines of every direct link's calls in flight, on one timer. */
+const linkDeadlines = new CallDeadlines();
+
 /**
  * tools/call as an SDK client without capabilities gets it over a linked
  * transport bound to `caller` (same dispatch, same errors, timeout and
@@ -486,7 +490,7 @@ export function directLink(host: CallHost, caller: Caller): DirectLink {
             timeout,
           }),
         );
-      let timer = setTimeout(timedOut, timeout);
+      let cancelDeadline = linkDeadlines.add(timeout, timedOut);
       let settled = false;
       const onAbort = () => cancel(signal?.reason);
       signal?.addEventListener("abort", onAbort, { once: true });
@@ -499,8 +503,8 @@ export function directLink(host: CallHost, caller: Caller): DirectLink {
           // As the SDK: reports after the answer or a cancel reach no one.
           if (settled || controller.signal.aborted) return Promise.resolve();
           if (options.resetTimeoutOnProgress) {
-            clearTimeout(timer);
-            timer = setTimeout(timedOut, timeout);
+            cancelDeadline();
+            cancelDeadline = linkDeadlines.add(timeout, timedOut);
           }
           onProgressReport?.(progress, total, message);
           if (onProgress && message) onProgress(message);
@@ -531,7 +535,7 @@ export function directLink(host: CallHost, caller: Caller): DirectLink {
         return await Promise.race([answer, cancelled.promise]);
       } finally {
         settled = true;
-        clearTimeout(timer);
+        cancelDeadline();
         signal?.removeEventListener("abort", onAbort);
       }
     },

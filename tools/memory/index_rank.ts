@@ -13,7 +13,22 @@ export class TopK {
   #ids: number[] = [];
   #scores: number[] = [];
 
-  constructor(readonly limit: number, readonly keyOf: (id: number) => string) {}
+  /**
+   * Candidates are ids: slots of `keys`, or rows that `rows` maps to slots.
+   * An array, not a key function: a tie costs a key read, not two calls of a
+   * closure made per search (the lexical ranking of equal scores was the
+   * search's largest self time under bench/sessions_bench.ts).
+   */
+  constructor(
+    readonly limit: number,
+    readonly keys: readonly string[],
+    readonly rows?: { slotOf(row: number): number },
+  ) {}
+
+  keyOf(id: number): string {
+    const rows = this.rows;
+    return this.keys[rows === undefined ? id : rows.slotOf(id)];
+  }
 
   push(id: number, score: number): void {
     const ids = this.#ids;
@@ -23,7 +38,7 @@ export class TopK {
       const worst = scores[0];
       if (
         this.limit === 0 || score < worst ||
-        (score === worst && compareKeys(this.keyOf(id), this.keyOf(ids[0])) > 0)
+        (score === worst && this.keyOf(id) > this.keyOf(ids[0]))
       ) return;
       ids[0] = id;
       scores[0] = score;
@@ -41,10 +56,10 @@ export class TopK {
       .sort((a, b) => b.score - a.score || compareKeys(a.key, b.key));
   }
 
-  /** Whether (score a, id a) ranks below (score b, id b). */
+  /** Whether (score a, id a) ranks below (score b, id b); a tie by key, one comparison. */
   #below(sa: number, ia: number, sb: number, ib: number): boolean {
     if (sa !== sb) return sa < sb;
-    return compareKeys(this.keyOf(ia), this.keyOf(ib)) > 0;
+    return this.keyOf(ia) > this.keyOf(ib);
   }
 
   #up(i: number): void {

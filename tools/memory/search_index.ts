@@ -265,7 +265,7 @@ export class SearchIndex {
       }
     }
     const scores = this.#scratch;
-    const top = new TopK(limit, (slot) => this.#keys[slot]);
+    const top = new TopK(limit, this.#keys);
     for (const slot of touched) {
       top.push(slot, scores[slot]);
       scores[slot] = 0;
@@ -302,7 +302,7 @@ export class SearchIndex {
     const vector = query.vector;
     if (!slab || !vector || vector.length !== slab.dim || !limit) return [];
     const scores = slab.scores(vector);
-    const top = new TopK(limit, (row) => this.#keys[slab.slotOf(row)]);
+    const top = new TopK(limit, this.#keys, slab);
     for (let row = 0; row < scores.length; row++) {
       if (scores[row] > 0) top.push(row, scores[row]);
     }

@@ -21,11 +21,13 @@ import type { HostedServer } from "../host.ts";
  * first request that needs them: not in an idle daemon.
  */
 function sdkServer(): Promise<typeof import("./sdk_server.ts")> {
-  return lazy<typeof import("./sdk_server.ts")>(
+  // Imported once: a dynamic import() resolves its URL again on every call.
+  return sdkServerModule ??= lazy<typeof import("./sdk_server.ts")>(
     "./sdk_server.ts",
     import.meta.url,
   );
 }
+let sdkServerModule: Promise<typeof import("./sdk_server.ts")> | undefined;
 import type { SessionPreferences } from "../mod.ts";
 import { authInfoFor, type RequestAuth } from "./identity.ts";
 import { SessionHttpTransport } from "./http_session.ts";
@@ -268,7 +270,7 @@ export class McpHttpEndpoint {
         session: transport.sessionId,
         error: withoutPayload(error),
       });
-    await server.connect(transport);
+    await (await sdkServer()).connectChecked(server, transport);
     this.#countRequests(transport, () => session);
     const response = await transport.handleRequest(request, {
       parsedBody: body,

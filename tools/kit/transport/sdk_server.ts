@@ -2,16 +2,19 @@
 // transport (stdio, streamable HTTP, in-process link) gets its SDK server
 // from `createSdkServer`, so validation, logging and errors are the same.
 
+import { z } from "zod";
 import {
-  CallToolRequestSchema,
   type CallToolResult,
   type CreateTaskResult,
+  ErrorCode,
   InMemoryTransport,
   type JsonSchemaType,
   type JsonSchemaValidator,
   type jsonSchemaValidator,
   ListToolsRequestSchema,
   type LoggingLevel,
+  McpError,
+  type ProgressToken,
   SetLevelRequestSchema,
   type Transport,
 } from "../../../platform/mcp_sdk_server.ts";
@@ -64,6 +67,77 @@ function originOfRequest(
   return typeof host === "string" ? `http://${host}` : undefined;
 }
 
+/**
+ * tools/call as registered with the SDK's Server: the Server's wrapper checks
+ * each request against CallToolRequestSchema before the handler runs (and its
+ * result after), so the schema the Protocol parses with first names the
+ * method only: a call's request is parsed once, not twice. The handler reads
+ * the checked params (`callParams`).
+ */
+const CallToolMethod = z.looseObject({ method: z.literal("tools/call") });
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A tools/call's params, read after the SDK's CallToolRequestSchema check. */
+function callParams(params: unknown): {
+  name: string;
+  args: Record<string, unknown>;
+  task: { ttl: number | undefined } | undefined;
+  progressToken: ProgressToken | undefined;
+} {
+  // The SDK refused the request before the handler otherwise.
+  if (!isRecord(params) || typeof params.name !== "string") {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      "Invalid tools/call request: params.name must be a string",
+    );
+  }
+  const { task, _meta: meta } = params;
+  const token = isRecord(meta) ? meta.progressToken : undefined;
+  return {
+    name: params.name,
+    args: isRecord(params.arguments) ? params.arguments : {},
+    task: isRecord(task)
+      ? { ttl: typeof task.ttl === "number" ? task.ttl : undefined }
+      : undefined,
+    progressToken: typeof token === "string" || typeof token === "number"
+      ? token
+      : undefined,
+  };
+}
+
+/**
+ * Connects `server` to a kit transport (stdio, a streamable HTTP session).
+ * Those hand on only messages their envelope check let through
+ * (jsonrpc_envelope.ts), each a request, notification or response by its
+ * shape; the SDK's Protocol tells them apart again with up to three zod
+ * parses per message (a failed one builds its issues' messages). Here they go
+ * by shape to the same Protocol methods; an SDK without them keeps its own
+ * dispatch (`tests/tools/sdk_dispatch_test.ts` pins that this one has them).
+ */
+export async function connectChecked(
+  server: Server,
+  transport: Transport,
+): Promise<void> {
+  const before = transport.onmessage;
+  await server.connect(transport);
+  const request: unknown = Reflect.get(server, "_onrequest");
+  const notification: unknown = Reflect.get(server, "_onnotification");
+  const response: unknown = Reflect.get(server, "_onresponse");
+  if (
+    typeof request !== "function" || typeof notification !== "function" ||
+    typeof response !== "function"
+  ) return;
+  transport.onmessage = (message, extra) => {
+    before?.(message, extra);
+    if (!("method" in message)) response.call(server, message);
+    else if ("id" in message) request.call(server, message, extra);
+    else notification.call(server, message);
+  };
+}
+
 /** One SDK server: one per HTTP session, per stdio process or per in-process link. */
 export function createSdkServer(
   host: HostedServer,
@@ -105,11 +179,9 @@ export function createSdkServer(
   }));
 
   server.setRequestHandler(
-    CallToolRequestSchema,
+    CallToolMethod,
     async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
-      const { name, task } = request.params;
-      const args = request.params.arguments ?? {};
-      const progressToken = request.params._meta?.progressToken;
+      const { name, args, task, progressToken } = callParams(request.params);
       if (task !== undefined) {
         return await startTask({
           server,
@@ -249,7 +321,7 @@ export async function serveStdio(
     host.log.info("stdin_closed");
     resolve();
   });
-  await server.connect(transport);
+  await connectChecked(server, transport);
   return {
     closed,
     // One client per process: nothing new can arrive but calls on this session.

@@ -71,7 +71,8 @@ export interface MemoryBackend {
   get(namespace: string, key: string): Promise<StoredEntry | null>;
   /**
    * Optional: several entries of one namespace in one read (null: absent),
-   * in the order asked. Use getEntries().
+   * in the order asked, to show them (a search's hits): their `embedding`
+   * may be left out. Use getEntries().
    */
   getMany?(
     namespace: string,
@@ -155,7 +156,7 @@ export async function upsertKeepingCreated(
   return await backend.put({ ...entry, created_at: created }, "upsert");
 }
 
-/** Several entries of one namespace: in one read where the backend can, else one get each. */
+/** Several entries of one namespace, to show them (maybe without `embedding`): in one read where the backend can, else one get each. */
 export function getEntries(
   backend: MemoryBackend,
   namespace: string,
