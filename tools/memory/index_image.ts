@@ -1,6 +1,6 @@
 // A local file image of a namespace's index snapshot, for fast starts: the
 // snapshot's arrays as they are in memory (fixed width, aligned), so a start
-// reads them with four file reads into the arrays themselves (the vector
+// reads them with a few file reads into the arrays themselves (the vector
 // rows straight into the slab's wasm memory) instead of ~600 Store reads of
 // 60 KB parts, each copied twice, and varint sections decoded into fresh
 // arrays (at 100k entries ~0.9 s of CPU against ~0.3 s).
@@ -15,26 +15,38 @@
 //
 // Layout: a 24-byte prefix ("AMI1", version, the checksum's two 32-bit
 // sums, the header's bytes, the sections' bytes), the JSON header (the
-// snapshot's header, its id and namespace, the lengths of the variable
-// sections), the sections (each 8-byte aligned from the sections' start),
-// then each slab's rows. The checksum covers everything after the prefix.
+// snapshot's id, namespace, embedders, tags, slab shapes and the counts of
+// the sections; spaces pad it to 8 bytes), the sections (each 8-byte
+// aligned), then each slab's rows. Keys and terms are sections too (UTF-8
+// bytes, offsets, and their order by bytes: ByteStrings), so a start makes
+// no JS string of them: at 100k entries, as JSON strings, they were the
+// largest part of the load. The checksum covers everything after the prefix
+// as little-endian 32-bit words; a start computes it from a third pass over
+// the file, through one reused buffer, while the sections and the rows are
+// read into place: the pages those land in are touched for the first time
+// by the kernel, and the rows' never by this thread (a pass over them cost
+// 60-80 ms at 100k entries: a page's first touch is the cost on this VM).
 
 import type { IndexData } from "./search_index.ts";
 import { VectorSlab } from "./search_vectors.ts";
-import {
-  indexDataOf,
-  type IndexHeader,
-  indexHeaderOf,
-  parseIndexHeader,
-} from "./index_snapshot.ts";
+import { ByteStrings } from "./index_arrays.ts";
 
 const MAGIC = 0x31494d41; // "AMI1"
-const VERSION = 1;
+/** 2: keys and terms as byte sections; the checksum as one run of words, computed from the file. */
+const VERSION = 2;
 const PREFIX = 24;
 
-interface ImageHeader extends IndexHeader {
+/** What the image's JSON header says. */
+interface ImageHeader {
   id: string;
   namespace: string;
+  embedders: string[];
+  tags: string[];
+  slabs: { embedder: number; dim: number; count: number }[];
+  keys: number;
+  terms: number;
+  key_bytes: number;
+  term_bytes: number;
   tag_ids: number;
   postings: number;
 }
@@ -45,13 +57,17 @@ type Column =
   | Uint32Array
   | Float32Array;
 
-/** The image's data, or why it is not used. */
-export type ImageRead =
-  | { data: IndexData; problem?: undefined }
-  | { data?: undefined; problem: string };
+/** What a start made of the image, or why it is not used. */
+export type ImageRead<T> =
+  | { value: T; problem?: undefined }
+  | { value?: undefined; problem: string };
 
-/** The columns of `data` in file order (rows apart). */
-function columns(data: IndexData): Column[] {
+/** The columns of `data` in file order (rows apart), with its keys and terms as bytes. */
+function columns(
+  data: IndexData,
+  keys: ByteStrings,
+  terms: ByteStrings,
+): Column[] {
   return [
     data.lengths,
     data.sensitive,
@@ -61,6 +77,12 @@ function columns(data: IndexData): Column[] {
     data.postingOffsets,
     data.postingSlots,
     data.postingTfs,
+    keys.offsets,
+    keys.sorted,
+    keys.bytes,
+    terms.offsets,
+    terms.sorted,
+    terms.bytes,
     ...data.slabs.flatMap((s) => [s.slots, s.invNorms, s.scales]),
   ];
 }
@@ -69,40 +91,91 @@ function align8(n: number): number {
   return (n + 7) & ~7;
 }
 
-function align4(n: number): number {
-  return (n + 3) & ~3;
+/**
+ * Adds `count` words to the sums in `state` (a, b). Apart from the async
+ * sumsOfFile: V8 optimises no loop inside an async function while it runs,
+ * and this one ran 3-5× slower there on a start's one pass.
+ */
+function sum(words: Int32Array, count: number, state: Int32Array): void {
+  let a = state[0];
+  let b = state[1];
+  for (let i = 0; i < count; i++) {
+    a = (a + words[i]) | 0;
+    b = (b + a) | 0;
+  }
+  state[0] = a;
+  state[1] = b;
+}
+
+/** The largest of `count` words from `at` (as unsigned), or `max`. */
+function largest(
+  words: Uint32Array,
+  at: number,
+  count: number,
+  max: number,
+): number {
+  for (let i = at; i < at + count; i++) if (words[i] > max) max = words[i];
+  return max;
 }
 
 /**
- * Fletcher-style sums over 32-bit words (a tail is zero-padded): a word
- * changed, lost or moved changes them. Against damage and torn writes, not
- * tampering: four times cheaper than a multiplying hash (~10 ms at 100k).
+ * The checksum of the file at `path` from byte `from` to its end:
+ * Fletcher-style sums over little-endian 32-bit words (a tail zero-padded),
+ * so a word changed, lost or moved changes them; against damage and torn
+ * writes, not tampering. Read in 4 MiB pieces into one buffer (no fresh
+ * memory per MiB: on this kind of VM a page touched for the first time costs
+ * ~14 µs, and again at the first touch after the kernel wrote it). With
+ * `words` (file offsets, 4-aligned from `from`), also the largest unsigned
+ * word in that range: the posting slots' check, so that the start's own
+ * thread need not touch their pages (9 MB at 100k entries).
  */
-class Checksum {
-  a = 0;
-  b = 0;
-
-  update(bytes: Uint8Array): void {
-    const words = bytes.byteLength >>> 2;
-    // Every piece starts 4-byte aligned in its buffer (fresh arrays, wasm memory).
-    const u32 = new Uint32Array(bytes.buffer, bytes.byteOffset, words);
-    let a = this.a;
-    let b = this.b;
-    for (let i = 0; i < words; i++) {
-      a = (a + u32[i]) | 0;
-      b = (b + a) | 0;
-    }
-    if (bytes.byteLength & 3) {
-      let tail = 0;
-      for (let i = words << 2; i < bytes.byteLength; i++) {
-        tail |= bytes[i] << ((i & 3) * 8);
+export async function sumsOfFile(
+  path: string,
+  from: number,
+  words?: { start: number; end: number },
+): Promise<Sums> {
+  const file = await Deno.open(path);
+  try {
+    await file.seek(from, Deno.SeekMode.Start);
+    const chunk = new Uint8Array(4 << 20);
+    const signed = new Int32Array(chunk.buffer);
+    const unsigned = new Uint32Array(chunk.buffer);
+    const state = new Int32Array(2);
+    let bytes = 0;
+    let max = 0;
+    for (;;) {
+      let got = 0;
+      while (got < chunk.length) {
+        const n = await file.read(chunk.subarray(got));
+        if (n === null) break;
+        got += n;
       }
-      a = (a + tail) | 0;
-      b = (b + a) | 0;
+      if (got & 3) chunk.fill(0, got, (got + 3) & ~3);
+      sum(signed, (got + 3) >>> 2, state);
+      if (words) {
+        // This chunk's part of the range, in words.
+        const start = Math.max(words.start - from - bytes, 0);
+        const end = Math.min(words.end - from - bytes, got);
+        if (end > start) {
+          max = largest(unsigned, start >> 2, (end - start) >> 2, max);
+        }
+      }
+      bytes += got;
+      if (got < chunk.length) break;
     }
-    this.a = a;
-    this.b = b;
+    return { a: state[0] >>> 0, b: state[1] >>> 0, bytes, max };
+  } finally {
+    file.close();
   }
+}
+
+interface Sums {
+  a: number;
+  b: number;
+  /** Bytes summed. */
+  bytes: number;
+  /** The largest word of the range asked for (0 without one). */
+  max: number;
 }
 
 function bytesOf(column: Column | Int8Array): Uint8Array {
@@ -119,40 +192,45 @@ export async function writeIndexImage(
   namespace: string,
   data: IndexData,
 ): Promise<void> {
+  const keys = ByteStrings.of(data.keys);
+  const terms = ByteStrings.of(data.terms);
   const header: ImageHeader = {
     id,
     namespace,
-    ...indexHeaderOf(data),
+    embedders: data.embedders,
+    tags: data.tags,
+    slabs: data.slabs.map(({ embedder, dim, count }) => ({
+      embedder,
+      dim,
+      count,
+    })),
+    keys: keys.length,
+    terms: terms.length,
+    key_bytes: keys.bytes.length,
+    term_bytes: terms.bytes.length,
     tag_ids: data.tagIds.length,
     postings: data.postingSlots.length,
   };
-  const json = new TextEncoder().encode(JSON.stringify(header));
-  const parts = columns(data);
+  const text = new TextEncoder().encode(JSON.stringify(header));
+  // Padded with spaces: the sections, and the checksum's words, start 8-byte aligned.
+  const json = new Uint8Array(align8(text.length)).fill(0x20);
+  json.set(text);
+  const parts = columns(data, keys, terms);
   const sectionBytes = parts.reduce((n, c) => n + align8(c.byteLength), 0);
-  const checksum = new Checksum();
-  checksum.update(json);
-  // Written column by column (no copy of them all): the sums come out as
-  // the reader's over the sections in one run, padding included, since an
-  // update pads a tail to its word with zeros and the rest of the padding
-  // is whole zero words.
   const sections: Uint8Array[] = [];
   for (const column of parts) {
     const bytes = bytesOf(column);
-    const padding = new Uint8Array(align8(bytes.byteLength) - bytes.byteLength);
-    checksum.update(bytes);
-    checksum.update(
-      padding.subarray(0, align8(bytes.byteLength) - align4(bytes.byteLength)),
+    sections.push(
+      bytes,
+      new Uint8Array(align8(bytes.byteLength) - bytes.byteLength),
     );
-    sections.push(bytes, padding);
   }
   const rows = data.slabs.map((s) => bytesOf(s.rows));
-  for (const r of rows) checksum.update(r);
   const prefix = new Uint8Array(PREFIX);
   const view = new DataView(prefix.buffer);
   view.setUint32(0, MAGIC, true);
   view.setUint32(4, VERSION, true);
-  view.setUint32(8, checksum.a >>> 0, true);
-  view.setUint32(12, checksum.b >>> 0, true);
+  // The sums (8, 12) are written last, from the file as written.
   view.setUint32(16, json.byteLength, true);
   view.setUint32(20, sectionBytes, true);
   const temp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
@@ -167,6 +245,11 @@ export async function writeIndexImage(
     for (const piece of [prefix, json, ...sections, ...rows]) {
       await writeAll(file, piece);
     }
+    const sums = await sumsOfFile(temp, PREFIX);
+    view.setUint32(8, sums.a, true);
+    view.setUint32(12, sums.b, true);
+    await file.seek(0, Deno.SeekMode.Start);
+    await writeAll(file, prefix);
     file.close();
     await Deno.rename(temp, path);
   } catch (error) {
@@ -197,15 +280,98 @@ async function readFull(file: Deno.FsFile, into: Uint8Array): Promise<boolean> {
 }
 
 /**
- * The index data of the image at `path`, when it is snapshot `id` of
+ * What `build` makes of the image at `path`, when it is snapshot `id` of
  * `namespace`, whole and undamaged; else why not (a missing file too).
- * SearchIndex.fromData still checks that its parts agree.
+ * `build` (SearchIndex.fromData and the checks that the parts agree) runs
+ * while the vector rows are still being read into their slabs, and must
+ * not read them; its result is used only once they are in and the
+ * checksum agrees.
  */
-export async function readIndexImage(
+export async function readIndexImage<T>(
   path: string,
   id: string,
   namespace: string,
-): Promise<ImageRead> {
+  build: (data: IndexData) => T,
+): Promise<ImageRead<T>> {
+  try {
+    const opened = await openImage(path, { id, namespace });
+    if ("problem" in opened) return opened;
+    return await finish(opened, id, namespace, build);
+  } catch (error) {
+    return { problem: `image damaged: ${String(error)}` };
+  }
+}
+
+/** An image whose reads are under way: its sections, its rows into their slabs, and the checksum's pass. */
+interface Opening {
+  header: ImageHeader;
+  data: IndexData;
+  size: number;
+  prefix: DataView;
+  sectionsRead: Promise<boolean>;
+  rowsRead: Promise<boolean>;
+  sums: Promise<Sums>;
+}
+
+type Opened = Opening | { problem: string };
+
+/** The header, checked; null when it is not one. */
+function parseHeader(value: unknown): ImageHeader | null {
+  const strings = (v: unknown): v is string[] =>
+    Array.isArray(v) && v.every((s) => typeof s === "string");
+  const count = (v: unknown): v is number =>
+    typeof v === "number" && Number.isInteger(v) && v >= 0;
+  if (
+    typeof value !== "object" || value === null ||
+    !("id" in value) || typeof value.id !== "string" ||
+    !("namespace" in value) || typeof value.namespace !== "string" ||
+    !("embedders" in value) || !strings(value.embedders) ||
+    !("tags" in value) || !strings(value.tags) ||
+    !("slabs" in value) || !Array.isArray(value.slabs) ||
+    !("keys" in value) || !count(value.keys) ||
+    !("terms" in value) || !count(value.terms) ||
+    !("key_bytes" in value) || !count(value.key_bytes) ||
+    !("term_bytes" in value) || !count(value.term_bytes) ||
+    !("tag_ids" in value) || !count(value.tag_ids) ||
+    !("postings" in value) || !count(value.postings)
+  ) return null;
+  const slabs: ImageHeader["slabs"] = [];
+  for (const s of value.slabs) {
+    if (
+      typeof s !== "object" || s === null || !("embedder" in s) ||
+      !count(s.embedder) || !("dim" in s) || !count(s.dim) ||
+      !("count" in s) || !count(s.count)
+    ) return null;
+    slabs.push({ embedder: s.embedder, dim: s.dim, count: s.count });
+  }
+  return {
+    id: value.id,
+    namespace: value.namespace,
+    embedders: value.embedders,
+    tags: value.tags,
+    slabs,
+    keys: value.keys,
+    terms: value.terms,
+    key_bytes: value.key_bytes,
+    term_bytes: value.term_bytes,
+    tag_ids: value.tag_ids,
+    postings: value.postings,
+  };
+}
+
+/**
+ * Opens the image at `path`, checks its prefix, header (that it is of
+ * snapshot `expect`: a stale one is not read further) and size, and starts its reads, each on a thread of Deno's: the sections (one
+ * handle), the rows into their slabs (a second) and the checksum's pass (a
+ * third). Both handles close when their reads are done. Were the file
+ * replaced between the opens, the sums would not be this prefix's. (A
+ * worker for the checksum blocked this thread 100-300 ms to start, in the
+ * server's process.)
+ */
+async function openImage(
+  path: string,
+  expect: { id: string; namespace: string },
+): Promise<Opened> {
   let file: Deno.FsFile;
   try {
     file = await Deno.open(path);
@@ -216,53 +382,85 @@ export async function readIndexImage(
         : `image unreadable: ${String(error)}`,
     };
   }
+  let reading = false;
   try {
-    return await readOpen(file, id, namespace);
-  } catch (error) {
-    return { problem: `image damaged: ${String(error)}` };
+    const size = (await file.stat()).size;
+    const prefixBytes = new Uint8Array(PREFIX);
+    if (!await readFull(file, prefixBytes)) {
+      return { problem: "image truncated" };
+    }
+    const prefix = new DataView(prefixBytes.buffer);
+    if (
+      prefix.getUint32(0, true) !== MAGIC ||
+      prefix.getUint32(4, true) !== VERSION
+    ) {
+      return { problem: "not an image of this version" };
+    }
+    const jsonBytes = prefix.getUint32(16, true);
+    const sectionBytes = prefix.getUint32(20, true);
+    if (PREFIX + jsonBytes + sectionBytes > size) {
+      return { problem: "image truncated" };
+    }
+    const json = new Uint8Array(jsonBytes);
+    if (!await readFull(file, json)) return { problem: "image truncated" };
+    let value: unknown;
+    try {
+      value = JSON.parse(new TextDecoder().decode(json));
+    } catch {
+      return { problem: "image header unreadable" };
+    }
+    const header = parseHeader(value);
+    if (!header) return { problem: "image header unreadable" };
+    // Stale (someone saved since) or another namespace's: known before reading more.
+    if (
+      header.id !== expect.id || header.namespace !== expect.namespace
+    ) return { problem: "image of another snapshot" };
+    if (sectionsSize(header) !== sectionBytes) {
+      return { problem: "image sections disagree with its header" };
+    }
+    const buffer = new ArrayBuffer(sectionBytes);
+    const data = viewsOf(header, buffer);
+    const rowBytes = data.slabs.reduce((n, s) => n + s.rows.byteLength, 0);
+    if (PREFIX + jsonBytes + sectionBytes + rowBytes > size) {
+      return { problem: "image truncated" };
+    }
+    if (PREFIX + jsonBytes + sectionBytes + rowBytes !== size) {
+      return { problem: "image has trailing bytes" };
+    }
+    const rowsFile = await Deno.open(path);
+    const rowsRead = (async () => {
+      await rowsFile.seek(
+        PREFIX + jsonBytes + sectionBytes,
+        Deno.SeekMode.Start,
+      );
+      for (const s of data.slabs) {
+        if (!await readFull(rowsFile, bytesOf(s.rows))) return false;
+      }
+      return true;
+    })();
+    const sectionsRead = readFull(file, new Uint8Array(buffer));
+    const slotsAt = PREFIX + jsonBytes + data.postingSlots.byteOffset;
+    const sums = sumsOfFile(path, PREFIX, {
+      start: slotsAt,
+      end: slotsAt + data.postingSlots.byteLength,
+    });
+    sums.catch(() => {});
+    reading = true;
+    const opened = file;
+    // No read may still be going when its file closes; their failures are their awaiters'.
+    Promise.allSettled([sectionsRead, rowsRead]).then(() => {
+      opened.close();
+      rowsFile.close();
+    });
+    return { header, data, size, prefix, sectionsRead, rowsRead, sums };
   } finally {
-    file.close();
+    if (!reading) file.close();
   }
 }
 
-async function readOpen(
-  file: Deno.FsFile,
-  id: string,
-  namespace: string,
-): Promise<ImageRead> {
-  const size = (await file.stat()).size;
-  const prefix = new Uint8Array(PREFIX);
-  if (!await readFull(file, prefix)) return { problem: "image truncated" };
-  const view = new DataView(prefix.buffer);
-  if (
-    view.getUint32(0, true) !== MAGIC || view.getUint32(4, true) !== VERSION
-  ) {
-    return { problem: "not an image of this version" };
-  }
-  const jsonBytes = view.getUint32(16, true);
-  const sectionBytes = view.getUint32(20, true);
-  if (PREFIX + jsonBytes + sectionBytes > size) {
-    return { problem: "image truncated" };
-  }
-  const json = new Uint8Array(jsonBytes);
-  if (!await readFull(file, json)) return { problem: "image truncated" };
-  const checksum = new Checksum();
-  checksum.update(json);
-  const value: unknown = JSON.parse(new TextDecoder().decode(json));
-  const header = parseIndexHeader(value);
-  if (
-    typeof value !== "object" || value === null || !("id" in value) ||
-    !("namespace" in value) || !("tag_ids" in value) ||
-    !("postings" in value) || typeof value.tag_ids !== "number" ||
-    typeof value.postings !== "number"
-  ) return { problem: "image header unreadable" };
-  // Stale (someone saved since) or another namespace's: checked before reading more.
-  if (value.id !== id || value.namespace !== namespace) {
-    return { problem: "image of another snapshot" };
-  }
-  const n = header.keys.length;
-  const terms = header.terms.length;
-  const { tag_ids: tagIds, postings } = value;
+/** The sections' bytes the header's counts make. */
+function sectionsSize(header: ImageHeader): number {
+  const { keys: n, terms, tag_ids: tagIds, postings } = header;
   const shapes: [number, number][] = [
     [n, 4],
     [n, 1],
@@ -272,44 +470,120 @@ async function readOpen(
     [terms + 1, 4],
     [postings, 4],
     [postings, 2],
+    [n + 1, 4],
+    [n, 4],
+    [header.key_bytes, 1],
+    [terms + 1, 4],
+    [terms, 4],
+    [header.term_bytes, 1],
     ...header.slabs.flatMap((s): [number, number][] => [
       [s.count, 4],
       [s.count, 4],
       [s.count, 4],
     ]),
   ];
-  const expected = shapes.reduce(
-    (sum, [count, width]) => sum + align8(count * width),
-    0,
-  );
-  if (expected !== sectionBytes) {
-    return { problem: "image sections disagree with its header" };
+  return shapes.reduce((sum, [count, width]) => sum + align8(count * width), 0);
+}
+
+/** `build` over an opened image of snapshot `id` of `namespace`, once its reads are in and the checksum agrees. */
+async function finish<T>(
+  opened: Opening,
+  id: string,
+  namespace: string,
+  build: (data: IndexData) => T,
+): Promise<{ value: T; problem?: undefined } | { problem: string }> {
+  try {
+    return await check(opened, id, namespace, build);
+  } finally {
+    // Nothing of it still reading once it is answered (or dropped).
+    await Promise.allSettled([
+      opened.sectionsRead,
+      opened.rowsRead,
+      opened.sums,
+    ]);
   }
-  const buffer = new ArrayBuffer(sectionBytes);
-  const sections = new Uint8Array(buffer);
-  if (!await readFull(file, sections)) return { problem: "image truncated" };
-  checksum.update(sections);
+}
+
+async function check<T>(
+  opened: Opening,
+  id: string,
+  namespace: string,
+  build: (data: IndexData) => T,
+): Promise<{ value: T; problem?: undefined } | { problem: string }> {
+  const { header, data, size, prefix } = opened;
+  if (header.id !== id || header.namespace !== namespace) {
+    return { problem: "image of another snapshot" };
+  }
+  if (!await opened.sectionsRead) return { problem: "image truncated" };
+  // While the rows are read: `build` does not touch them.
+  let built: { value: T } | { error: unknown };
+  try {
+    built = { value: build(data) };
+  } catch (error) {
+    built = { error };
+  }
+  if (!await opened.rowsRead) return { problem: "image truncated" };
+  const checksum = await opened.sums;
+  if (
+    checksum.bytes !== size - PREFIX ||
+    checksum.a !== prefix.getUint32(8, true) ||
+    checksum.b !== prefix.getUint32(12, true)
+  ) return { problem: "image checksum disagrees" };
+  // Postings.fromData left this to the checksum's pass (slotsChecked).
+  if (data.postingSlots.length > 0 && checksum.max >= data.keys.length) {
+    return {
+      problem: "image disagrees with itself: posting slot out of range",
+    };
+  }
+  if ("error" in built) {
+    const message = built.error instanceof Error
+      ? built.error.message
+      : String(built.error);
+    return { problem: `image disagrees with its head: ${message}` };
+  }
+  return { value: built.value };
+}
+
+/** The index data as views of the sections' `buffer` (not read yet), each slab prepared for its rows. */
+function viewsOf(header: ImageHeader, buffer: ArrayBuffer): IndexData {
+  const { keys: n, terms, tag_ids: tagIds, postings } = header;
   let at = 0;
-  const next = <T>(
-    make: (buffer: ArrayBuffer, offset: number, length: number) => T,
+  const next = <C>(
+    make: (buffer: ArrayBuffer, offset: number, length: number) => C,
     count: number,
     width: number,
-  ): T => {
+  ): C => {
     const column = make(buffer, at, count);
     at += align8(count * width);
     return column;
   };
   const u32 = (count: number) =>
     next((b, o, l) => new Uint32Array(b, o, l), count, 4);
+  const u8 = (count: number) =>
+    next((b, o, l) => new Uint8Array(b, o, l), count, 1);
+  const u16 = (count: number) =>
+    next((b, o, l) => new Uint16Array(b, o, l), count, 2);
+  const f32 = (count: number) =>
+    next((b, o, l) => new Float32Array(b, o, l), count, 4);
   const lengths = u32(n);
-  const sensitive = next((b, o, l) => new Uint8Array(b, o, l), n, 1);
-  const embedderOf = next((b, o, l) => new Uint16Array(b, o, l), n, 2);
+  const sensitive = u8(n);
+  const embedderOf = u16(n);
   const tagOffsets = u32(n + 1);
   const tagIdColumn = u32(tagIds);
   const postingOffsets = u32(terms + 1);
   const postingSlots = u32(postings);
-  const postingTfs = next((b, o, l) => new Uint16Array(b, o, l), postings, 2);
-  const data = indexDataOf(header, {
+  const postingTfs = u16(postings);
+  const keyOffsets = u32(n + 1);
+  const keySorted = u32(n);
+  const keyBytes = u8(header.key_bytes);
+  const termOffsets = u32(terms + 1);
+  const termSorted = u32(terms);
+  const termBytes = u8(header.term_bytes);
+  const data: IndexData = {
+    keys: new ByteStrings(keyBytes, keyOffsets, keySorted),
+    embedders: header.embedders,
+    tags: header.tags,
+    terms: new ByteStrings(termBytes, termOffsets, termSorted),
     lengths,
     sensitive,
     embedderOf,
@@ -318,12 +592,13 @@ async function readOpen(
     postingOffsets,
     postingSlots,
     postingTfs,
-  });
-  let rowBytes = 0;
+    slotsChecked: true,
+    slabs: [],
+  };
   for (const s of header.slabs) {
     const slots = u32(s.count);
-    const invNorms = next((b, o, l) => new Float32Array(b, o, l), s.count, 4);
-    const scales = next((b, o, l) => new Float32Array(b, o, l), s.count, 4);
+    const invNorms = f32(s.count);
+    const scales = f32(s.count);
     const { slab, rows } = VectorSlab.prepare(
       s.dim,
       s.count,
@@ -331,23 +606,9 @@ async function readOpen(
       invNorms,
       scales,
     );
-    rowBytes += rows.byteLength;
-    if (PREFIX + jsonBytes + sectionBytes + rowBytes > size) {
-      return { problem: "image truncated" };
-    }
-    const into = bytesOf(rows);
-    if (!await readFull(file, into)) return { problem: "image truncated" };
-    checksum.update(into);
     data.slabs.push({ ...s, rows, slots, invNorms, scales, slab });
   }
-  if (PREFIX + jsonBytes + sectionBytes + rowBytes !== size) {
-    return { problem: "image has trailing bytes" };
-  }
-  if (
-    checksum.a >>> 0 !== view.getUint32(8, true) ||
-    checksum.b >>> 0 !== view.getUint32(12, true)
-  ) return { problem: "image checksum disagrees" };
-  return { data };
+  return data;
 }
 
 /** The image file name of `namespace` (any text): two FNV-1a lanes of it, in hex. */

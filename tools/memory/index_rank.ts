@@ -9,25 +9,30 @@ import type { RankedKey, Rankings } from "./model.ts";
  * candidate below it costs one comparison, and a tie with it one key
  * comparison (many entries can score the same).
  */
+/** The key of each slot of an index. */
+export interface SlotKeys {
+  keyAt(slot: number): string;
+}
+
 export class TopK {
   #ids: number[] = [];
   #scores: number[] = [];
 
   /**
    * Candidates are ids: slots of `keys`, or rows that `rows` maps to slots.
-   * An array, not a key function: a tie costs a key read, not two calls of a
-   * closure made per search (the lexical ranking of equal scores was the
-   * search's largest self time under bench/sessions_bench.ts).
+   * `keys` is the index's own, made once, not a closure per search (the
+   * lexical ranking of equal scores was the search's largest self time
+   * under bench/sessions_bench.ts).
    */
   constructor(
     readonly limit: number,
-    readonly keys: readonly string[],
+    readonly keys: SlotKeys,
     readonly rows?: { slotOf(row: number): number },
   ) {}
 
   keyOf(id: number): string {
     const rows = this.rows;
-    return this.keys[rows === undefined ? id : rows.slotOf(id)];
+    return this.keys.keyAt(rows === undefined ? id : rows.slotOf(id));
   }
 
   push(id: number, score: number): void {

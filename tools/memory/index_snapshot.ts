@@ -13,6 +13,7 @@
 
 import type { IndexData } from "./search_index.ts";
 import { VectorSlab } from "./search_vectors.ts";
+import { ArrayStrings, stringsOf } from "./index_arrays.ts";
 
 const MAGIC = 0x33584d41; // "AMX3"
 /** Snapshots written before the rows' scales were kept. */
@@ -28,13 +29,14 @@ export interface IndexHeader {
 
 /** What a header says of `data`: its names, and the shape of its slabs. */
 export function indexHeaderOf(data: IndexData): IndexHeader {
-  const { keys, embedders, tags, terms } = data;
+  const { embedders, tags } = data;
   const slabs = data.slabs.map(({ embedder, dim, count }) => ({
     embedder,
     dim,
     count,
   }));
-  return { keys, embedders, tags, terms, slabs };
+  const keys = stringsOf(data.keys);
+  return { keys, embedders, tags, terms: stringsOf(data.terms), slabs };
 }
 
 /** The index's data from a header and its columns (slabs are added after). */
@@ -42,8 +44,15 @@ export function indexDataOf(
   header: IndexHeader,
   columns: Omit<IndexData, "keys" | "embedders" | "tags" | "terms" | "slabs">,
 ): IndexData {
-  const { keys, embedders, tags, terms } = header;
-  return { keys, embedders, tags, terms, ...columns, slabs: [] };
+  const { embedders, tags } = header;
+  return {
+    keys: new ArrayStrings(header.keys),
+    embedders,
+    tags,
+    terms: new ArrayStrings(header.terms),
+    ...columns,
+    slabs: [],
+  };
 }
 
 type Section =

@@ -2,18 +2,29 @@
 // holding it and its frequency in each. Apart from search_index.ts, which
 // owns the slots, their metadata and vectors, and ranks with these postings.
 
-import { Arena, Dictionary, grown } from "./index_arrays.ts";
+import {
+  Arena,
+  ArrayStrings,
+  Dictionary,
+  grown,
+  type StringList,
+} from "./index_arrays.ts";
 
 /** Term frequencies are kept as uint16; BM25 is flat long before that. */
 const MAX_TF = 65535;
 
 /** The postings as a snapshot holds them (part of IndexData). */
 export interface PostingsData {
-  terms: string[];
+  terms: StringList;
   /** terms + 1 offsets into postingSlots/postingTfs. */
   postingOffsets: Uint32Array;
   postingSlots: Uint32Array;
   postingTfs: Uint16Array;
+  /**
+   * The reader checks that every posting slot is below the entry count
+   * itself (an index image's pass over the file): fromData skips that scan.
+   */
+  slotsChecked?: boolean;
 }
 
 export class Postings {
@@ -150,7 +161,7 @@ export class Postings {
     for (let t = 0; t < this.#terms.size; t++) {
       const df = this.#df[t];
       if (df === 0) continue;
-      terms.push(this.#terms.text[t]);
+      terms.push(this.#terms.text(t));
       const [slots, tfs] = this.view(t);
       for (let i = 0; i < df; i++) postingSlots[at + i] = slotMap[slots[i]];
       postingTfs.set(tfs.subarray(0, df), at);
@@ -158,7 +169,7 @@ export class Postings {
       offsets.push(at);
     }
     return {
-      terms,
+      terms: new ArrayStrings(terms),
       postingOffsets: Uint32Array.from(offsets),
       postingSlots,
       postingTfs,
@@ -189,6 +200,7 @@ export class Postings {
     };
     postings.#postSlots.length = data.terms.length;
     postings.#postTfs.length = data.terms.length;
+    if (data.slotsChecked) return postings;
     // Indexed: a for-of over millions of slots is several times slower in V8.
     const slots = data.postingSlots;
     let max = 0;

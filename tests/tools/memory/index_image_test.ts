@@ -7,12 +7,19 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { openKvStore } from "../../../platform/store/kv.ts";
-import { imageName } from "../../../tools/memory/index_image.ts";
+import {
+  imageName,
+  readIndexImage,
+  sumsOfFile,
+  writeIndexImage,
+} from "../../../tools/memory/index_image.ts";
+import { SearchIndex, tokenize } from "../../../tools/memory/search_index.ts";
 import {
   entry,
   NS,
   openReporting,
   queries,
+  random,
   rankings,
 } from "./index_fixture.ts";
 
@@ -202,5 +209,166 @@ Deno.test("without an images directory a start reads the store's parts and write
     await assert.rejects(Deno.stat(at.images), Deno.errors.NotFound);
   } finally {
     await Deno.remove(at.dir, { recursive: true });
+  }
+});
+
+/** Keys and words in several scripts (2-, 3- and 4-byte UTF-8 too), so their byte order is not their UTF-16 order. */
+const SPELLINGS = [
+  "river",
+  "rivers",
+  "rïver",
+  "фонарь",
+  "灯台",
+  "ﬃx",
+  "\u{1F600}smile",
+  "\uFF21wide",
+  "b",
+  "ba",
+  "",
+];
+
+function spelled(i: number): string {
+  return SPELLINGS[i % SPELLINGS.length];
+}
+
+function unicodeIndex(count: number): SearchIndex {
+  const index = new SearchIndex();
+  const next = random(7);
+  for (let i = 0; i < count; i++) {
+    const words = Array.from(
+      { length: 3 },
+      () => `${spelled(Math.floor(next() * 50))}${Math.floor(next() * 9)}`,
+    );
+    index.upsert(`${spelled(i)}-${i}`, words.join(" "), {
+      embedder: i % 3 ? "e:4" : "f:4",
+      vector: Float32Array.from([next() - 0.5, next(), 1, next()]),
+    }, { tags: i % 4 ? [spelled(i + 1)] : [] });
+  }
+  return index;
+}
+
+/** The same writes on both: replaced, removed, removed and put back, new, and a key that was never there. */
+function write(index: SearchIndex): void {
+  const next = random(11);
+  for (let i = 0; i < 40; i++) {
+    index.upsert(`${spelled(i * 3)}-${i * 3}`, `${spelled(i)}9 lamp`, null, {
+      tags: ["changed"],
+    });
+  }
+  for (let i = 1; i < 120; i += 7) index.remove(`${spelled(i)}-${i}`);
+  index.upsert(`${spelled(8)}-8`, "back again фонарь0", {
+    embedder: "e:4",
+    vector: Float32Array.from([next(), 1, 0, 0]),
+  });
+  index.upsert("新しい-key", "灯台1 river2 new", null);
+  index.remove("never-there");
+}
+
+Deno.test("an image's keys and terms (read as bytes, not strings) answer as the index it was written from, before and after writes", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "agentd-image-" });
+  try {
+    const path = join(dir, "image.img");
+    const original = unicodeIndex(300);
+    await writeIndexImage(path, "snap-1", NS, original.export());
+    const read = await readIndexImage(
+      path,
+      "snap-1",
+      NS,
+      (data) => SearchIndex.fromData(data),
+    );
+    assert.equal(read.problem, undefined);
+    const loaded = read.value;
+    assert.ok(loaded);
+    const probe = (index: SearchIndex) => {
+      const keys = [
+        ...Array.from({ length: 300 }, (_, i) => `${spelled(i)}-${i}`),
+        "新しい-key",
+        "never-there",
+        "",
+        "river-0x",
+      ];
+      const queries = [
+        ...SPELLINGS.flatMap((s) => [`${s}1 ${s}2`, `${s}9 lamp`]),
+        "灯台1 river2 new back",
+      ].map((text) => ({
+        text,
+        terms: tokenize(text),
+        limit: 12,
+        embedder: "e:4",
+        vector: Float32Array.from([0.2, 0.5, 1, 0.1]),
+      }));
+      return {
+        has: keys.map((k) => index.has(k)),
+        metas: keys.map((k) => index.meta(k)),
+        embeddings: keys.map((k) => index.embedding(k)),
+        results: queries.map((q) => index.search(q)),
+        all: [...index.metas()],
+        size: index.size,
+        tags: SPELLINGS.map((s) => index.tagCount(s)),
+      };
+    };
+    assert.deepEqual(probe(loaded), probe(original));
+    write(loaded);
+    write(original);
+    assert.deepEqual(probe(loaded), probe(original));
+    // And its next image (exported from the loaded index) too.
+    await writeIndexImage(path, "snap-2", NS, loaded.export());
+    const again = await readIndexImage(
+      path,
+      "snap-2",
+      NS,
+      (data) => SearchIndex.fromData(data),
+    );
+    assert.ok(again.value);
+    assert.deepEqual(probe(again.value), probe(original));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an image whose posting slots run past its entries is not used, though its checksum agrees (the pass checks them)", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "agentd-image-" });
+  try {
+    const path = join(dir, "image.img");
+    const data = unicodeIndex(50).export();
+    data.postingSlots[data.postingSlots.length - 1] = data.keys.length;
+    await writeIndexImage(path, "snap-1", NS, data);
+    const read = await readIndexImage(
+      path,
+      "snap-1",
+      NS,
+      (data) => SearchIndex.fromData(data),
+    );
+    assert.match(read.problem ?? "", /posting slot out of range/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the checksum's pass finds the largest word of a range across its 1 MiB reads", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "agentd-image-" });
+  try {
+    const path = join(dir, "words");
+    const words = new Uint32Array((3 << 20) / 4 + 5);
+    const next = random(3);
+    for (let i = 0; i < words.length; i++) {
+      words[i] = Math.floor(next() * 1000);
+    }
+    // Outside the range: larger, and must not count.
+    words[10] = 0xfffffff0;
+    words[words.length - 2] = 0xfffffff1;
+    // Inside, in the second MiB read (from byte 8 on).
+    words[(1 << 20) / 4 + 7] = 0x80000001;
+    await Deno.writeFile(path, new Uint8Array(words.buffer));
+    const sums = await sumsOfFile(path, 8, {
+      start: 100,
+      end: (words.length - 3) * 4,
+    });
+    assert.equal(sums.bytes, words.byteLength - 8);
+    assert.equal(sums.max, 0x80000001);
+    const none = await sumsOfFile(path, 8);
+    assert.deepEqual([none.a, none.b, none.max], [sums.a, sums.b, 0]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -473,7 +473,8 @@ Deno.test("TopK keeps the limit best by score, then key, with many ties", () => 
     );
     // Few distinct scores: most candidates tie with the kept worst.
     const scores = keys.map(() => Math.floor(random() * levels) / levels);
-    const top = new TopK(limit, keys);
+    const slotKeys = { keyAt: (slot: number) => keys[slot] };
+    const top = new TopK(limit, slotKeys);
     for (let id = 0; id < count; id++) top.push(id, scores[id]);
     const expected = keys
       .map((key, id) => ({ key, score: scores[id] }))
@@ -482,7 +483,9 @@ Deno.test("TopK keeps the limit best by score, then key, with many ties", () => 
     assert.deepEqual(top.result(), expected);
     // Rows that map to slots (a vector slab's) rank the same by their slots' keys.
     const slotOfRow = keys.map((_, id) => count - 1 - id);
-    const byRow = new TopK(limit, keys, { slotOf: (row) => slotOfRow[row] });
+    const byRow = new TopK(limit, slotKeys, {
+      slotOf: (row) => slotOfRow[row],
+    });
     for (let row = 0; row < count; row++) {
       byRow.push(row, scores[slotOfRow[row]]);
     }

@@ -382,17 +382,13 @@ export class IndexStore {
       join(this.#images, imageName(namespace)),
       head.id,
       namespace,
+      (data) => indexOf(head, data),
     );
-    let problem = read.problem;
-    if (read.data) {
-      try {
-        const index = indexOf(head, read.data);
-        const rowParts = rowPartsOf(head);
-        if (rowParts) this.#rowParts.set(namespace, rowParts);
-        return index;
-      } catch (error) {
-        problem = `image disagrees with its head: ${messageOf(error)}`;
-      }
+    const problem = read.problem;
+    if (read.value) {
+      const rowParts = rowPartsOf(head);
+      if (rowParts) this.#rowParts.set(namespace, rowParts);
+      return read.value;
     }
     if (problem !== "no image") {
       this.#logger?.info("memory_index_image_unused", {
