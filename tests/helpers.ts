@@ -22,7 +22,11 @@ export interface Daemon {
   port: number;
   /** `http://127.0.0.1:<port>` */
   url: string;
-  /** Every JSON log line read from stderr so far. */
+  /**
+   * Every JSON log line read from stderr so far. A line may come after the
+   * answer it belongs to (info lines are batched, platform/log.ts, and stderr
+   * is read apart from the sockets): wait for one with `logged`.
+   */
   logs: LogLine[];
   /** Lines on stderr that were not JSON (should stay empty). */
   stray: string[];
@@ -293,6 +297,35 @@ export async function waitFor<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * The first of a child process's `logs` that `match` accepts, once it is read:
+ * a daemon writes info lines in batches (platform/log.ts, STDERR_BATCH_MS)
+ * and its stderr is read apart from its answers, so a line an answer implies
+ * may not be there yet. With `count`, waits for that many and returns them all.
+ */
+export async function logged(
+  logs: readonly LogLine[],
+  match: (line: LogLine) => boolean,
+  timeoutMs = 10_000,
+): Promise<LogLine> {
+  const [line] = await loggedAll(logs, match, 1, timeoutMs);
+  return line;
+}
+
+/** At least `count` lines of `logs` that `match` accepts, once read (see `logged`). */
+export async function loggedAll(
+  logs: readonly LogLine[],
+  match: (line: LogLine) => boolean,
+  count: number,
+  timeoutMs = 10_000,
+): Promise<LogLine[]> {
+  return await waitFor(
+    () => logs.filter(match),
+    (found) => found.length >= count,
+    timeoutMs,
+  );
 }
 
 /**

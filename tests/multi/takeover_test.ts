@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Run, Team } from "../../agents/schemas.ts";
 import { LEASE_RENEW_MS } from "../../agents/leases.ts";
-import { api, type Daemon, waitFor } from "../helpers.ts";
+import { api, type Daemon, loggedAll, waitFor } from "../helpers.ts";
 import { pgTestIgnore } from "../pg_server.ts";
 import { startCluster } from "./cluster.ts";
 
@@ -69,8 +69,12 @@ Deno.test({
     assert.equal(interrupted.stop_reason, "interrupted");
     assert.deepEqual(interrupted.steps, [], "no step finished");
     assert.ok(interrupted.finished_at);
-    const logged = B.logs.filter((line) => line.event === "runs_interrupted");
-    assert.equal(logged.length, 1, JSON.stringify(B.logs));
+    const interruptions = await loggedAll(
+      B.logs,
+      (line) => line.event === "runs_interrupted",
+      1,
+    );
+    assert.equal(interruptions.length, 1, JSON.stringify(B.logs));
     // Nothing ran twice: the model was asked once, for the first step only.
     assert.equal(model.requests.length, 1);
     // A fresh daemon on the store finds nothing left to interrupt.

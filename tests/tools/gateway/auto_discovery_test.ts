@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { spawnServe, tempDir, waitFor } from "../../helpers.ts";
+import { logged, spawnServe, tempDir, waitFor } from "../../helpers.ts";
 import { autoNetworks } from "../../../tools/gateway/auto_discovery.ts";
 import { DiscoveryConfig } from "../../../tools/gateway/config.ts";
 import {
@@ -107,10 +107,9 @@ Deno.test("gateway: auto-discovery is on by default for announced daemons and lo
         !servers.some((server) => server.url.startsWith(`${second.url}/`)),
       20_000,
     );
-    assert.ok(
-      first.logs.some((line) =>
-        line.event === "undiscovered" && line.upstream === memory?.name
-      ),
+    await logged(
+      first.logs,
+      (line) => line.event === "undiscovered" && line.upstream === memory?.name,
     );
     assert.equal(scanned, 0);
   } finally {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ToolListChangedNotificationSchema } from "../../../platform/mcp_sdk.ts";
-import { spawnServe, tempDir, waitFor } from "../../helpers.ts";
+import { logged, spawnServe, tempDir, waitFor } from "../../helpers.ts";
 import {
   adminView,
   call,
@@ -231,11 +231,11 @@ Deno.test("gateway: a dead replica is routed around, alerted and brought back; a
       args: { message: "z" },
     });
     assert.equal(rerouted._meta?.["io.agentd/upstream"], "ev-b");
-    assert.ok(
-      daemon.logs.some((line) =>
+    await logged(
+      daemon.logs,
+      (line) =>
         line.event === "alert" && line.upstream === "ev-a" &&
-        line.level === "warn"
-      ),
+        line.level === "warn",
     );
     await waitFor(
       () => webhook.received,

@@ -12,7 +12,13 @@ import {
   Client,
   StreamableHTTPClientTransport,
 } from "../../../platform/mcp_sdk.ts";
-import { api, type Daemon, spawnServe, tempDir } from "../../helpers.ts";
+import {
+  api,
+  type Daemon,
+  loggedAll,
+  spawnServe,
+  tempDir,
+} from "../../helpers.ts";
 import { callJson, gatewayClient } from "./upstreams.ts";
 
 const Health = z.object({
@@ -29,10 +35,14 @@ async function servers(daemon: Daemon): Promise<z.infer<typeof Health>> {
   return Health.parse(reply.json);
 }
 
-/** The servers a daemon loaded, from its `load` log lines. */
-function loaded(daemon: Daemon): string[] {
-  return daemon.logs.filter((line) => line.event === "load")
-    .map((line) => String(line.server)).sort();
+/** The servers a daemon loaded, from its `load` log lines, once `count` are read. */
+async function loaded(daemon: Daemon, count = 0): Promise<string[]> {
+  const lines = await loggedAll(
+    daemon.logs,
+    (line) => line.event === "load",
+    count,
+  );
+  return lines.map((line) => String(line.server)).sort();
 }
 
 Deno.test("serve: built-in servers load on first use; /health, the gateway's list and calls stay truthful", async () => {
@@ -68,7 +78,7 @@ Deno.test("serve: built-in servers load on first use; /health, the gateway's lis
     assert.ok(names.includes("platform-auth__list_platforms"));
     // The gateway knows desktop-control is down.
     assert.ok(!names.some((name) => name.startsWith("desktop-control__")));
-    assert.deepEqual(loaded(daemon), [], "listing loaded no server");
+    assert.deepEqual(await loaded(daemon), [], "listing loaded no server");
     assert.equal((await servers(daemon)).servers.memory?.phase, "not_loaded");
 
     // The first call loads memory, and memory alone.
@@ -83,7 +93,7 @@ Deno.test("serve: built-in servers load on first use; /health, the gateway's lis
       key: "sky",
     });
     assert.match(JSON.stringify(got), /blue/);
-    assert.deepEqual(loaded(daemon), ["memory"]);
+    assert.deepEqual(await loaded(daemon, 1), ["memory"]);
     const after = await servers(daemon);
     assert.equal(after.servers.memory?.phase, "running");
     assert.equal(after.servers["in-page"]?.phase, "not_loaded");
@@ -99,7 +109,7 @@ Deno.test("serve: built-in servers load on first use; /health, the gateway's lis
     assert.ok((await direct.listTools()).tools.length > 0);
     await direct.close();
     assert.equal((await servers(daemon)).servers["in-page"]?.phase, "running");
-    assert.deepEqual(loaded(daemon), ["in-page", "memory"]);
+    assert.deepEqual(await loaded(daemon, 2), ["in-page", "memory"]);
   } finally {
     await daemon.stop();
   }

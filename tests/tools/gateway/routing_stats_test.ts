@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { spawnDaemon, tempDir } from "../../helpers.ts";
+import { loggedAll, spawnDaemon, tempDir } from "../../helpers.ts";
 import {
   call,
   gatewayClient,
@@ -98,7 +98,11 @@ Deno.test("gateway: /metrics counts a forced reroute and each upstream's error r
     assert.equal(of("upstream_up", "ev-a"), 0);
     assert.match(after, /# TYPE agentd_gateway_reroutes_total counter/);
     assert.match(after, /# TYPE agentd_gateway_upstream_error_rate gauge/);
-    const reroutes = daemon.logs.filter((line) => line.event === "reroute");
+    const reroutes = await loggedAll(
+      daemon.logs,
+      (line) => line.event === "reroute",
+      2,
+    );
     assert.deepEqual(
       reroutes.map((line) => [line.from, line.to]),
       [["ev-a", "ev-b"], ["ev-a", "ev-b"]],

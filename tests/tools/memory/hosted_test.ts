@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import {
   type Daemon,
   freePort,
+  logged,
+  loggedAll,
   spawnServe,
   tempDir,
   waitFor,
@@ -113,8 +115,11 @@ Deno.test({
         /PostgreSQL unreachable since .*6 writes queued/,
       );
       assert.equal(
-        a.logs.filter((log) => log.event === "memory_hosted_unreachable")
-          .length,
+        (await loggedAll(
+          a.logs,
+          (log) => log.event === "memory_hosted_unreachable",
+          1,
+        )).length,
         1,
         "one alert per outage",
       );
@@ -124,10 +129,10 @@ Deno.test({
         (got) => got.some((a) => a.event === "memory_storage_unavailable"),
       );
       assert.equal(down[0].backend, "hosted(postgres)");
-      assert.ok(
-        a.logs.some((log) =>
-          log.event === "alert" && log._event === "memory_storage_unavailable"
-        ),
+      await logged(
+        a.logs,
+        (log) =>
+          log.event === "alert" && log._event === "memory_storage_unavailable",
       );
       assert.equal(await metricValue(a, "agentd_memory_storage_degraded"), 1);
       assert.equal(await metricValue(a, "agentd_memory_queued_writes"), 6);
@@ -169,7 +174,7 @@ Deno.test({
       );
       assert.equal(recovered.status, "ok");
       assert.equal(recovered.memory.queued_writes ?? 0, 0);
-      assert.ok(a.logs.some((log) => log.event === "memory_hosted_recovered"));
+      await logged(a.logs, (log) => log.event === "memory_hosted_recovered");
       await waitFor(
         () => Promise.resolve(webhook.received),
         (got) => got.some((a) => a.event === "memory_storage_recovered"),

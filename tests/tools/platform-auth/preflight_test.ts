@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { MemoryStore } from "../../../platform/store/memory.ts";
 import { createLogger } from "../../../platform/log.ts";
 import { preflight } from "../../../tools/platform-auth/preflight.ts";
-import { spawnServe, tempDir } from "../../helpers.ts";
+import { logged, spawnServe, tempDir } from "../../helpers.ts";
 import { newKey } from "./harness.ts";
 
 const health = async (url: string) =>
@@ -28,10 +28,9 @@ Deno.test("platform-auth preflight: an empty store waits, /oauth/callback loads 
     assert.equal(page.status, 400);
     assert.match(await page.text(), /Authorization failed/);
     assert.equal((await health(first.url)).phase, "running");
-    assert.ok(
-      first.logs.some((line) =>
-        line.event === "load" && line.server === "platform-auth"
-      ),
+    await logged(
+      first.logs,
+      (line) => line.event === "load" && line.server === "platform-auth",
     );
   } finally {
     await first.stop();
