@@ -146,6 +146,23 @@ const EMPTY: StringList = new ArrayStrings([]);
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** compareBytes of strings `a` and `b` of one section (`bytes`, `offsets`). */
+function compareStrings(
+  bytes: Uint8Array,
+  offsets: Uint32Array,
+  a: number,
+  b: number,
+): number {
+  return compareBytes(
+    bytes,
+    offsets[a],
+    offsets[a + 1],
+    bytes,
+    offsets[b],
+    offsets[b + 1],
+  );
+}
+
 /** -1, 0 or 1 as UTF-8 bytes a[from, to) sort against b. */
 function compareBytes(
   a: Uint8Array,
@@ -204,16 +221,7 @@ export class ByteStrings implements StringList {
     parts.forEach((part, i) => bytes.set(part, offsets[i]));
     const sorted = new Uint32Array(n);
     for (let i = 0; i < n; i++) sorted[i] = i;
-    sorted.sort((a, b) =>
-      compareBytes(
-        bytes,
-        offsets[a],
-        offsets[a + 1],
-        bytes,
-        offsets[b],
-        offsets[b + 1],
-      ) || a - b
-    );
+    sorted.sort((a, b) => compareStrings(bytes, offsets, a, b) || a - b);
     return new ByteStrings(bytes, offsets, sorted);
   }
 
@@ -264,18 +272,9 @@ export class ByteStrings implements StringList {
     }
     if (offsets[0] !== 0 || offsets[n] !== bytes.length) return false;
     for (let k = 1; k < n; k++) {
-      const a = sorted[k - 1];
-      const b = sorted[k];
-      if (
-        compareBytes(
-          bytes,
-          offsets[a],
-          offsets[a + 1],
-          bytes,
-          offsets[b],
-          offsets[b + 1],
-        ) >= 0
-      ) return false;
+      if (compareStrings(bytes, offsets, sorted[k - 1], sorted[k]) >= 0) {
+        return false;
+      }
     }
     return true;
   }

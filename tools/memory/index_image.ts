@@ -30,6 +30,7 @@
 import type { IndexData } from "./search_index.ts";
 import { VectorSlab } from "./search_vectors.ts";
 import { ByteStrings } from "./index_arrays.ts";
+import { isCount, isStrings, slabHeaders } from "./index_snapshot.ts";
 
 const MAGIC = 0x31494d41; // "AMI1"
 /** 2: keys and terms as byte sections; the checksum as one run of words, computed from the file. */
@@ -317,33 +318,22 @@ type Opened = Opening | { problem: string };
 
 /** The header, checked; null when it is not one. */
 function parseHeader(value: unknown): ImageHeader | null {
-  const strings = (v: unknown): v is string[] =>
-    Array.isArray(v) && v.every((s) => typeof s === "string");
-  const count = (v: unknown): v is number =>
-    typeof v === "number" && Number.isInteger(v) && v >= 0;
   if (
     typeof value !== "object" || value === null ||
     !("id" in value) || typeof value.id !== "string" ||
     !("namespace" in value) || typeof value.namespace !== "string" ||
-    !("embedders" in value) || !strings(value.embedders) ||
-    !("tags" in value) || !strings(value.tags) ||
+    !("embedders" in value) || !isStrings(value.embedders) ||
+    !("tags" in value) || !isStrings(value.tags) ||
     !("slabs" in value) || !Array.isArray(value.slabs) ||
-    !("keys" in value) || !count(value.keys) ||
-    !("terms" in value) || !count(value.terms) ||
-    !("key_bytes" in value) || !count(value.key_bytes) ||
-    !("term_bytes" in value) || !count(value.term_bytes) ||
-    !("tag_ids" in value) || !count(value.tag_ids) ||
-    !("postings" in value) || !count(value.postings)
+    !("keys" in value) || !isCount(value.keys) ||
+    !("terms" in value) || !isCount(value.terms) ||
+    !("key_bytes" in value) || !isCount(value.key_bytes) ||
+    !("term_bytes" in value) || !isCount(value.term_bytes) ||
+    !("tag_ids" in value) || !isCount(value.tag_ids) ||
+    !("postings" in value) || !isCount(value.postings)
   ) return null;
-  const slabs: ImageHeader["slabs"] = [];
-  for (const s of value.slabs) {
-    if (
-      typeof s !== "object" || s === null || !("embedder" in s) ||
-      !count(s.embedder) || !("dim" in s) || !count(s.dim) ||
-      !("count" in s) || !count(s.count)
-    ) return null;
-    slabs.push({ embedder: s.embedder, dim: s.dim, count: s.count });
-  }
+  const slabs = slabHeaders(value.slabs);
+  if (!slabs) return null;
   return {
     id: value.id,
     namespace: value.namespace,

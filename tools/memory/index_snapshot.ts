@@ -265,29 +265,42 @@ function pad(n: number): number {
   return (n + 3) & ~3;
 }
 
-/** The JSON header of a snapshot (or of an index image), checked. */
-export function parseIndexHeader(value: unknown): IndexHeader {
-  const strings = (v: unknown): v is string[] =>
-    Array.isArray(v) && v.every((s) => typeof s === "string");
-  const count = (v: unknown): v is number =>
-    typeof v === "number" && Number.isInteger(v) && v >= 0;
-  if (
-    typeof value !== "object" || value === null ||
-    !("keys" in value) || !strings(value.keys) ||
-    !("embedders" in value) || !strings(value.embedders) ||
-    !("tags" in value) || !strings(value.tags) ||
-    !("terms" in value) || !strings(value.terms) ||
-    !("slabs" in value) || !Array.isArray(value.slabs)
-  ) throw new Error("index snapshot: bad header");
+/** For the JSON headers' checks: a list of strings. */
+export const isStrings = (v: unknown): v is string[] =>
+  Array.isArray(v) && v.every((s) => typeof s === "string");
+
+/** For the JSON headers' checks: a count (an integer, 0 or more). */
+export const isCount = (v: unknown): v is number =>
+  typeof v === "number" && Number.isInteger(v) && v >= 0;
+
+/** The slabs of a snapshot's or an index image's JSON header, checked; null when one is not a slab's. */
+export function slabHeaders(
+  value: readonly unknown[],
+): IndexHeader["slabs"] | null {
   const slabs: IndexHeader["slabs"] = [];
-  for (const s of value.slabs) {
+  for (const s of value) {
     if (
       typeof s !== "object" || s === null || !("embedder" in s) ||
-      !count(s.embedder) || !("dim" in s) || !count(s.dim) ||
-      !("count" in s) || !count(s.count)
-    ) throw new Error("index snapshot: bad slab header");
+      !isCount(s.embedder) || !("dim" in s) || !isCount(s.dim) ||
+      !("count" in s) || !isCount(s.count)
+    ) return null;
     slabs.push({ embedder: s.embedder, dim: s.dim, count: s.count });
   }
+  return slabs;
+}
+
+/** The JSON header of a snapshot (or of an index image), checked. */
+export function parseIndexHeader(value: unknown): IndexHeader {
+  if (
+    typeof value !== "object" || value === null ||
+    !("keys" in value) || !isStrings(value.keys) ||
+    !("embedders" in value) || !isStrings(value.embedders) ||
+    !("tags" in value) || !isStrings(value.tags) ||
+    !("terms" in value) || !isStrings(value.terms) ||
+    !("slabs" in value) || !Array.isArray(value.slabs)
+  ) throw new Error("index snapshot: bad header");
+  const slabs = slabHeaders(value.slabs);
+  if (!slabs) throw new Error("index snapshot: bad slab header");
   return {
     keys: value.keys,
     embedders: value.embedders,
