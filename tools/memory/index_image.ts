@@ -138,7 +138,7 @@ export async function sumsOfFile(
   const file = await Deno.open(path);
   try {
     await file.seek(from, Deno.SeekMode.Start);
-    const chunk = new Uint8Array(4 << 20);
+    const chunk = new Uint8Array(SUM_CHUNK);
     const signed = new Int32Array(chunk.buffer);
     const unsigned = new Uint32Array(chunk.buffer);
     const state = new Int32Array(2);
@@ -169,6 +169,9 @@ export async function sumsOfFile(
     file.close();
   }
 }
+
+/** The bytes sumsOfFile reads at once. */
+export const SUM_CHUNK = 4 << 20;
 
 interface Sums {
   a: number;
@@ -297,7 +300,7 @@ export async function readIndexImage<T>(
   try {
     const opened = await openImage(path, { id, namespace });
     if ("problem" in opened) return opened;
-    return await finish(opened, id, namespace, build);
+    return await finish(opened, build);
   } catch (error) {
     return { problem: `image damaged: ${String(error)}` };
   }
@@ -351,9 +354,10 @@ function parseHeader(value: unknown): ImageHeader | null {
 
 /**
  * Opens the image at `path`, checks its prefix, header (that it is of
- * snapshot `expect`: a stale one is not read further) and size, and starts its reads, each on a thread of Deno's: the sections (one
- * handle), the rows into their slabs (a second) and the checksum's pass (a
- * third). Both handles close when their reads are done. Were the file
+ * snapshot `expect`: a stale one is not read further) and size, and
+ * starts its reads, each on a thread of Deno's: the sections (one handle),
+ * the rows into their slabs (a second) and the checksum's pass (a third,
+ * its own). The first two close when their reads are done. Were the file
  * replaced between the opens, the sums would not be this prefix's. (A
  * worker for the checksum blocked this thread 100-300 ms to start, in the
  * server's process.)
@@ -475,15 +479,13 @@ function sectionsSize(header: ImageHeader): number {
   return shapes.reduce((sum, [count, width]) => sum + align8(count * width), 0);
 }
 
-/** `build` over an opened image of snapshot `id` of `namespace`, once its reads are in and the checksum agrees. */
+/** `build` over an opened image, once its reads are in and the checksum agrees. */
 async function finish<T>(
   opened: Opening,
-  id: string,
-  namespace: string,
   build: (data: IndexData) => T,
 ): Promise<{ value: T; problem?: undefined } | { problem: string }> {
   try {
-    return await check(opened, id, namespace, build);
+    return await check(opened, build);
   } finally {
     // Nothing of it still reading once it is answered (or dropped).
     await Promise.allSettled([
@@ -496,14 +498,9 @@ async function finish<T>(
 
 async function check<T>(
   opened: Opening,
-  id: string,
-  namespace: string,
   build: (data: IndexData) => T,
 ): Promise<{ value: T; problem?: undefined } | { problem: string }> {
-  const { header, data, size, prefix } = opened;
-  if (header.id !== id || header.namespace !== namespace) {
-    return { problem: "image of another snapshot" };
-  }
+  const { data, size, prefix } = opened;
   if (!await opened.sectionsRead) return { problem: "image truncated" };
   // While the rows are read: `build` does not touch them.
   let built: { value: T } | { error: unknown };

@@ -10,6 +10,7 @@ import { openKvStore } from "../../../platform/store/kv.ts";
 import {
   imageName,
   readIndexImage,
+  SUM_CHUNK,
   sumsOfFile,
   writeIndexImage,
 } from "../../../tools/memory/index_image.ts";
@@ -345,27 +346,41 @@ Deno.test("an image whose posting slots run past its entries is not used, though
   }
 });
 
-Deno.test("the checksum's pass finds the largest word of a range across its 1 MiB reads", async () => {
+Deno.test("the checksum's pass sums a file and finds the largest word of a range across its reads", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "agentd-image-" });
   try {
     const path = join(dir, "words");
-    const words = new Uint32Array((3 << 20) / 4 + 5);
+    // Three reads and a tail that is not a whole word.
+    const words = new Uint32Array((3 * SUM_CHUNK) / 4 + 5);
     const next = random(3);
     for (let i = 0; i < words.length; i++) {
-      words[i] = Math.floor(next() * 1000);
+      // Below the one largest word in range, with every byte in use.
+      words[i] = Math.floor(next() * 0x80000000);
     }
     // Outside the range: larger, and must not count.
     words[10] = 0xfffffff0;
     words[words.length - 2] = 0xfffffff1;
-    // Inside, in the second MiB read (from byte 8 on).
-    words[(1 << 20) / 4 + 7] = 0x80000001;
-    await Deno.writeFile(path, new Uint8Array(words.buffer));
+    // The file ends a byte short of this word: its top byte is not summed.
+    words[words.length - 1] = 0xaabbccdd;
+    // Inside, in the second read (from byte 8 on).
+    words[SUM_CHUNK / 4 + 7] = 0x80000001;
+    const file = new Uint8Array(words.buffer).subarray(0, words.byteLength - 1);
+    await Deno.writeFile(path, file);
     const sums = await sumsOfFile(path, 8, {
       start: 100,
       end: (words.length - 3) * 4,
     });
-    assert.equal(sums.bytes, words.byteLength - 8);
+    assert.equal(sums.bytes, file.byteLength - 8);
     assert.equal(sums.max, 0x80000001);
+    // The same sums word by word, the tail padded with zeros.
+    const padded = new Uint8Array(words.byteLength - 8);
+    padded.set(file.subarray(8));
+    const expected = new Int32Array(2);
+    for (const word of new Int32Array(padded.buffer)) {
+      expected[0] = expected[0] + word;
+      expected[1] = expected[1] + expected[0];
+    }
+    assert.deepEqual([sums.a, sums.b], [expected[0] >>> 0, expected[1] >>> 0]);
     const none = await sumsOfFile(path, 8);
     assert.deepEqual([none.a, none.b, none.max], [sums.a, sums.b, 0]);
   } finally {
