@@ -37,7 +37,7 @@ import {
   validateKey,
 } from "./mod.ts";
 import { messageOf } from "../errors.ts";
-import { KvChangeMark } from "./kv_change_mark.ts";
+import { KvChangeMark, OwnCommits } from "./kv_change_mark.ts";
 
 export const DATA_PREFIX = "d";
 export const CHUNK_PREFIX = "c";
@@ -90,6 +90,8 @@ export class KvStore implements Store {
 
   /** Set for a KV file: whether anyone committed, read from SQLite's shared WAL-index. */
   #mark?: KvChangeMark;
+  /** This store's commits the change counter pins to it (unchangedBetween). */
+  #own = new OwnCommits();
 
   /** `path`: the KV file `kv` was opened from, if it is one. */
   constructor(kv: Deno.Kv, path?: string) {
@@ -192,6 +194,16 @@ export class KvStore implements Store {
 
   changeMark(): string | undefined {
     return this.#mark?.read();
+  }
+
+  /**
+   * True only when every commit between the two marks is one of this store's
+   * own (see #own) and none of them wrote `key`: then the key is as it was at
+   * `from`. Any commit of another connection or process, or one this store
+   * could not pin, gives false.
+   */
+  unchangedBetween(from: string, to: string, key: StoreKey): boolean {
+    return this.#own.unchangedBetween(from, to, validateKey(key));
   }
 
   close(): Promise<void> {
@@ -376,7 +388,15 @@ export class KvStore implements Store {
       if (header === null) atomic.delete(dataKey(key));
       else atomic.set(dataKey(key), header);
     }
+    const before = this.#mark?.change();
     const result = await atomic.commit();
+    if (result.ok) {
+      this.#own.pin(
+        before,
+        this.#mark?.change(),
+        prepared.mutations.map((m) => m.id),
+      );
+    }
     if (!result.ok) {
       // A known key that changed fails the caller's check: not a race of ours to retry.
       const now = await this.#readHeaders(

@@ -8,6 +8,13 @@
 // header are equal, no commit finished between them, and a get begun after the
 // first read saw every commit finished before the second.
 //
+// The header's change counter (iChange) goes up by one with each commit
+// (wal.c, walFrames), so a process can tell its own commits apart: when the
+// counter read just before one of its commits and just after it differ by
+// one, that commit is the only one in between (`change()`, KvStore). The
+// counter is read from a header whose two copies agree, as SQLite's readers
+// check: the writer fills the second copy first, then the first.
+//
 // The header is read through a shared read-only mapping of the file, as
 // SQLite's own connections read it (mmap, ffi/libc.ts), so a read costs no
 // system call; where the file cannot be mapped (Windows, no FFI permission)
@@ -41,7 +48,7 @@ import {
 
 /** Reads the header of one open -shm file. */
 interface ShmHeader {
-  /** Fills `into` (HEADER_BYTES long) with the header; false when it cannot. */
+  /** Fills `into` (READ_BYTES long) with both copies of the header; false when it cannot. */
   read(into: Uint8Array): boolean;
   close(): void;
 }
@@ -49,8 +56,12 @@ interface ShmHeader {
 /** The open -shm file of each KV file (real path) with marks open on it. */
 const SHM_FILES = new Map<string, { header: ShmHeader; marks: number }>();
 
-/** The first copy of the WAL-index header. */
+/** One copy of the WAL-index header. */
 const HEADER_BYTES = 48;
+/** Both copies, read together. */
+const READ_BYTES = 2 * HEADER_BYTES;
+/** Offset of iChange, the commit counter. */
+const I_CHANGE = 8;
 /** iVersion: the WAL-index format SQLite has written since 3.7.0. */
 const WAL_INDEX_VERSION = 3007000;
 /** Offset of isInit, 1 once the header is valid. */
@@ -61,8 +72,8 @@ export class KvChangeMark {
   readonly #map: boolean;
   #header?: ShmHeader;
   #closed = false;
-  #last = new Uint8Array(HEADER_BYTES);
-  #next = new Uint8Array(HEADER_BYTES);
+  #last = new Uint8Array(READ_BYTES);
+  #next = new Uint8Array(READ_BYTES);
   #mark?: string;
   #serial = 0;
 
@@ -102,8 +113,20 @@ export class KvChangeMark {
     this.#next = this.#last;
     this.#last = next;
     // A new token per distinct header read: equal tokens mean equal, consecutive reads.
-    this.#mark = `${++this.#serial}`;
+    const change = changeOf(next, view);
+    this.#mark = change === undefined
+      ? `${++this.#serial}`
+      : `${++this.#serial}.${change}`;
     return this.#mark;
+  }
+
+  /**
+   * The commit counter now, from a header whose two copies agree; undefined
+   * when it cannot be read so (no file, a header being rewritten).
+   */
+  change(): number | undefined {
+    const mark = this.read();
+    return mark === undefined ? undefined : markChange(mark);
   }
 
   /** Call after closing the Deno.Kv (see the top of this file). */
@@ -153,7 +176,7 @@ class FileHeader implements ShmHeader {
     let filled = 0;
     try {
       this.file.seekSync(0, Deno.SeekMode.Start);
-      while (filled < HEADER_BYTES) {
+      while (filled < READ_BYTES) {
         const n = this.file.readSync(into.subarray(filled));
         if (n === null || n === 0) return false;
         filled += n;
@@ -197,12 +220,12 @@ class MappedHeader implements ShmHeader {
   #mapped(): Uint8Array | undefined {
     const libc = openLibc();
     if (libc === null) return undefined;
-    if (libc.lseek(this.fd, 0n, SEEK_END) < BigInt(HEADER_BYTES)) {
+    if (libc.lseek(this.fd, 0n, SEEK_END) < BigInt(READ_BYTES)) {
       return undefined;
     }
     const pointer = libc.mmap(
       null,
-      BigInt(HEADER_BYTES),
+      BigInt(READ_BYTES),
       PROT_READ,
       MAP_SHARED,
       this.fd,
@@ -211,7 +234,7 @@ class MappedHeader implements ShmHeader {
     if (mapFailed(pointer) || pointer === null) return undefined;
     this.#pointer = pointer;
     this.#bytes = new Uint8Array(
-      Deno.UnsafePointerView.getArrayBuffer(pointer, HEADER_BYTES),
+      Deno.UnsafePointerView.getArrayBuffer(pointer, READ_BYTES),
     );
     return this.#bytes;
   }
@@ -222,14 +245,75 @@ class MappedHeader implements ShmHeader {
     // The last mark on the file is closed: nothing reads the bytes again.
     this.#bytes = undefined;
     if (this.#pointer !== null) {
-      libc.munmap(this.#pointer, BigInt(HEADER_BYTES));
+      libc.munmap(this.#pointer, BigInt(READ_BYTES));
     }
     this.#pointer = null;
     libc.close(this.fd);
   }
 }
 
+/** Own commits remembered: a reader further behind gets. */
+const OWN_COMMITS = 256;
+
+/**
+ * One store's own commits, by the commit counter value each one took, with
+ * the ids of the keys it wrote. A commit is pinned to the store only when
+ * the counter moved by exactly one across it; with another commit in its
+ * window (another process's, or one more of this store's) the value that
+ * is not pinned keeps every reader across it getting.
+ */
+export class OwnCommits {
+  /** Counter value -> ids of the keys written; oldest first. */
+  #wrote = new Map<number, Set<string>>();
+
+  /** `before`/`after`: change() just before the commit was sent and just after it was answered. */
+  pin(
+    before: number | undefined,
+    after: number | undefined,
+    ids: readonly string[],
+  ): void {
+    if (before === undefined || after !== ((before + 1) >>> 0)) return;
+    this.#wrote.set(after, new Set(ids));
+    if (this.#wrote.size > OWN_COMMITS) {
+      for (const oldest of this.#wrote.keys()) {
+        this.#wrote.delete(oldest);
+        break;
+      }
+    }
+  }
+
+  /** Whether every commit between two marks is pinned here and none wrote the key `id`. */
+  unchangedBetween(from: string, to: string, id: string): boolean {
+    const first = markChange(from);
+    const last = markChange(to);
+    if (first === undefined || last === undefined) return false;
+    const span = (last - first) >>> 0;
+    if (span > OWN_COMMITS) return false;
+    for (let i = 1; i <= span; i++) {
+      const wrote = this.#wrote.get((first + i) >>> 0);
+      if (wrote === undefined || wrote.has(id)) return false;
+    }
+    return true;
+  }
+}
+
+/** The commit counter of a mark (undefined: the header was not read whole). */
+export function markChange(mark: string): number | undefined {
+  const dot = mark.indexOf(".");
+  return dot < 0 ? undefined : Number(mark.slice(dot + 1));
+}
+
+/** iChange, when both copies of the header agree (else a writer is mid-way). */
+function changeOf(bytes: Uint8Array, view: DataView): number | undefined {
+  for (let i = 0; i < HEADER_BYTES; i++) {
+    if (bytes[i] !== bytes[HEADER_BYTES + i]) return undefined;
+  }
+  // Native byte order, as iVersion (checked both ways by the caller) shows.
+  const little = view.getUint32(0, true) === WAL_INDEX_VERSION;
+  return view.getUint32(I_CHANGE, little);
+}
+
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  for (let i = 0; i < HEADER_BYTES; i++) if (a[i] !== b[i]) return false;
+  for (let i = 0; i < READ_BYTES; i++) if (a[i] !== b[i]) return false;
   return true;
 }

@@ -87,6 +87,12 @@ export interface Store {
    */
   changeMark?(): string | undefined;
   /**
+   * Whether `key` is surely as it was at mark `from`, now at mark `to`
+   * (both from changeMark): when every commit in between is this store's
+   * own and none wrote the key. False whenever in doubt.
+   */
+  unchangedBetween?(from: string, to: string, key: StoreKey): boolean;
+  /**
    * Lets writes that may wait (an audit trail's records) join the next
    * commit made on this store, through any view, instead of a commit of
    * their own; returns the function that removes `rider`. Absent when the
@@ -645,6 +651,10 @@ class ScopedStore implements Store {
 
   changeMark(): string | undefined {
     return this.#store.changeMark?.();
+  }
+
+  unchangedBetween(from: string, to: string, key: StoreKey): boolean {
+    return this.#store.unchangedBetween?.(from, to, this.#wrap(key)) ?? false;
   }
 
   addCommitRider(rider: CommitRider): () => void {

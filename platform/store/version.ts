@@ -6,7 +6,10 @@
 // On a store with a change mark (a Deno KV file: platform/store/kv_change_mark.ts)
 // a read makes no get at all while the mark stays what it was just before the
 // last get began: no commit, by any process, has finished since, so that get's
-// answer is still the key's version.
+// answer is still the key's version. Nor does it when the only commits since
+// are this process's own through the same store and none wrote the key
+// (Store.unchangedBetween): an agent turn's own commits (its conversation, its
+// audit records) then leave the versions it reads next turn alone.
 
 import type { Store, StoreKey } from "./mod.ts";
 
@@ -27,8 +30,12 @@ export class VersionReader {
   read(): Promise<string | null> {
     const mark = this.store.changeMark?.();
     const known = this.#known;
-    if (mark !== undefined && known?.mark === mark) {
-      return Promise.resolve(known.version);
+    if (mark !== undefined && known !== undefined) {
+      if (known.mark === mark) return Promise.resolve(known.version);
+      if (this.store.unchangedBetween?.(known.mark, mark, this.key)) {
+        this.#known = { mark, version: known.version };
+        return Promise.resolve(known.version);
+      }
     }
     const checking = this.#checking;
     if (checking === undefined) return this.#get(mark);

@@ -80,6 +80,7 @@ export function storeWithDeadline(
     list: (prefix, options) => bounded("a list", store.list(prefix, options)),
     commit: (op) => bounded("a commit", store.commit(op)),
     changeMark: store.changeMark?.bind(store),
+    unchangedBetween: store.unchangedBetween?.bind(store),
     flush: () => store.flush(),
     close: () => store.close(),
   };

@@ -4,9 +4,17 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { KvChangeMark } from "../../../platform/store/kv_change_mark.ts";
+import {
+  KvChangeMark,
+  OwnCommits,
+} from "../../../platform/store/kv_change_mark.ts";
 import { openKvStore } from "../../../platform/store/kv.ts";
-import { scoped } from "../../../platform/store/mod.ts";
+import {
+  scoped,
+  type Store,
+  type StoreKey,
+} from "../../../platform/store/mod.ts";
+import { VersionReader } from "../../../platform/store/version.ts";
 import { ROOT, tempDir } from "../../helpers.ts";
 
 Deno.test("KvStore change mark: reads keep it; commits by this, another connection or another process change it", async () => {
@@ -140,10 +148,23 @@ for (const map of [true, false]) {
         );
         await kv.get(["seed"]);
         assert.equal(mark.read(), first, "a read leaves it");
+        const counted = mark.change();
+        assert.ok(counted !== undefined, "the commit counter is read");
         await kv.set(["seed"], 2);
         const second = mark.read();
         assert.ok(second !== undefined && second !== first, "a commit");
         assert.equal(mark.read(), second);
+        assert.equal(mark.change(), counted + 1, "one commit, one count");
+        await kv.atomic().set(["a"], 1).set(["b"], 2).commit();
+        await kv.atomic().check({ key: ["a"], versionstamp: null }).set(
+          ["a"],
+          3,
+        ).commit();
+        assert.equal(
+          mark.change(),
+          counted + 2,
+          "an atomic commit counts once; a failed check not at all",
+        );
       } finally {
         kv.close();
         mark.close();
@@ -153,3 +174,181 @@ for (const map of [true, false]) {
     },
   });
 }
+
+/** Runs one commit to the KV file at `path` from a separate Deno process. */
+async function commitFromChild(path: string): Promise<void> {
+  const child = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      "--unstable-kv",
+      `const kv = await Deno.openKv(${JSON.stringify(path)});
+       await kv.set(["from", "child"], Date.now());
+       kv.close();`,
+    ],
+    cwd: ROOT,
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  assert.ok(child.success);
+}
+
+Deno.test("KvStore unchangedBetween: only this store's own commits that left the key alone", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "store.kv");
+  const [store, other] = await Promise.all([
+    openKvStore(path),
+    openKvStore(path),
+  ]);
+  try {
+    await store.set(["k"], 1);
+    const start = store.changeMark();
+    assert.ok(start !== undefined);
+    assert.equal(store.unchangedBetween(start, start, ["k"]), true);
+
+    await store.set(["j"], 1);
+    await store.commit({
+      mutations: [{ type: "set", key: ["s", "x"], value: 1 }],
+    });
+    const own = store.changeMark();
+    assert.ok(own !== undefined && own !== start);
+    assert.equal(
+      store.unchangedBetween(start, own, ["k"]),
+      true,
+      "own, other keys",
+    );
+    assert.equal(
+      store.unchangedBetween(start, own, ["j"]),
+      false,
+      "own, this key",
+    );
+    const view = scoped(store, ["s"]);
+    assert.equal(
+      view.unchangedBetween?.(start, own, ["x"]),
+      false,
+      "scoped: its key",
+    );
+    assert.equal(
+      view.unchangedBetween?.(start, own, ["k"]),
+      true,
+      "scoped: another",
+    );
+
+    await other.set(["elsewhere"], 1);
+    const foreign = store.changeMark();
+    assert.ok(foreign !== undefined);
+    assert.equal(
+      store.unchangedBetween(own, foreign, ["k"]),
+      false,
+      "another connection committed",
+    );
+    assert.equal(store.unchangedBetween(start, foreign, ["k"]), false);
+
+    await commitFromChild(path);
+    const child = store.changeMark();
+    assert.ok(child !== undefined);
+    assert.equal(
+      store.unchangedBetween(foreign, child, ["k"]),
+      false,
+      "another process committed",
+    );
+  } finally {
+    await Promise.all([store.close(), other.close()]);
+  }
+});
+
+/** A view of `store` that counts its gets and passes its change mark on. */
+function countingGets(store: Store): Store & { gets: number } {
+  const counted = {
+    kind: store.kind,
+    gets: 0,
+    changeMark: () => store.changeMark?.(),
+    unchangedBetween: (from: string, to: string, key: StoreKey) =>
+      store.unchangedBetween?.(from, to, key) ?? false,
+    get(key: StoreKey) {
+      counted.gets++;
+      return store.get(key);
+    },
+    getMany: (keys: readonly StoreKey[]) => store.getMany(keys),
+    set: (key: StoreKey, value: number) => store.set(key, value),
+    delete: (key: StoreKey) => store.delete(key),
+    list: (prefix: StoreKey) => store.list(prefix),
+    commit: (op: Parameters<Store["commit"]>[0]) => store.commit(op),
+    flush: () => store.flush(),
+    close: () => store.close(),
+  };
+  return counted;
+}
+
+Deno.test("VersionReader on a KV file: no get after own commits of other keys; a get after own writes of the key and after anyone else's commit", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "store.kv");
+  const [store, other] = await Promise.all([
+    openKvStore(path),
+    openKvStore(path),
+  ]);
+  const KEY = ["version"];
+  try {
+    const counted = countingGets(store);
+    const reader = new VersionReader(counted, KEY);
+    const first = await store.set(KEY, 1);
+    assert.equal(await reader.read(), first);
+    assert.equal(counted.gets, 1);
+
+    for (let i = 0; i < 3; i++) await store.set(["turn", i], i);
+    assert.equal(await reader.read(), first);
+    assert.equal(counted.gets, 1, "own commits of other keys: no get");
+
+    const second = await store.set(KEY, 2);
+    assert.equal(await reader.read(), second, "own write of the key is seen");
+    assert.equal(counted.gets, 2);
+
+    const third = await other.set(KEY, 3);
+    assert.equal(await reader.read(), third, "another connection's write");
+    assert.equal(counted.gets, 3);
+
+    await store.set(["turn", 9], 9);
+    await commitFromChild(path);
+    await store.set(["turn", 10], 10);
+    assert.equal(await reader.read(), third);
+    assert.equal(counted.gets, 4, "another process's commit in between: a get");
+
+    // Own commits at once: the counter cannot tell them apart, so they count
+    // as unknown (a get), and the answer stays right.
+    await Promise.all([
+      store.set(["turn", 11], 11),
+      store.set(["turn", 12], 12),
+      store.set(["turn", 13], 13),
+    ]);
+    assert.equal(await reader.read(), third);
+  } finally {
+    await Promise.all([store.close(), other.close()]);
+  }
+});
+
+Deno.test("OwnCommits: a commit is pinned only when the counter moved by one across it", () => {
+  const own = new OwnCommits();
+  own.pin(10, 11, ["a"]);
+  assert.equal(own.unchangedBetween("1.10", "2.11", "b"), true);
+  assert.equal(own.unchangedBetween("1.10", "2.11", "a"), false, "wrote it");
+  // Another commit in the window: the counter moved by two, and neither value
+  // can be told to be this one's.
+  own.pin(11, 13, ["a"]);
+  assert.equal(own.unchangedBetween("2.11", "3.13", "b"), false);
+  assert.equal(own.unchangedBetween("2.12", "3.13", "b"), false, "13 unpinned");
+  own.pin(13, 14, ["c"]);
+  assert.equal(own.unchangedBetween("3.13", "4.14", "b"), true);
+  assert.equal(
+    own.unchangedBetween("1.10", "4.14", "b"),
+    false,
+    "12, 13 unknown",
+  );
+  own.pin(undefined, 15, ["c"]);
+  assert.equal(
+    own.unchangedBetween("4.14", "5.15", "b"),
+    false,
+    "no counter before",
+  );
+  assert.equal(own.unchangedBetween("4", "5.15", "b"), false, "a torn mark");
+  own.pin(0xffffffff, 0, ["d"]);
+  assert.equal(own.unchangedBetween("6.4294967295", "7.0", "b"), true, "wraps");
+});
