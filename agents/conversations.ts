@@ -19,6 +19,9 @@ const STORE_TOOL = "memory__store_conversation";
 const HISTORY_TOOL = "memory__get_conversation_history";
 
 export class Conversations {
+  /** Whether the last turn found its conversation kept by the memory server (the next one reads it while it lists). */
+  lastKeptByMemory = false;
+
   constructor(
     private readonly options: {
       gateway: ToolGateway;

@@ -110,23 +110,32 @@ async function turn(
     : timeout;
   const timedOut = () => timeout.aborted && !request.signal?.aborted;
 
-  // One listing per turn serves the model's tools and where the conversation is kept.
+  // One listing per turn serves the model's tools and where the conversation
+  // is kept. Where the last turn found it kept by the memory server, the
+  // history is read meanwhile (and read again should the listing disagree).
+  const load = (viaMemory: boolean) =>
+    deps.conversations.load(
+      agent.name,
+      request.session,
+      config.history_limit,
+      viaMemory,
+    );
+  const early = deps.conversations.lastKeptByMemory ? load(true) : undefined;
+  // Unused if the listing fails or disagrees: its failure is not this turn's.
+  early?.catch(() => {});
   const listed = await listGateway(deps, request);
   const tools = toolsFor(deps, request, listed);
   const viaMemory = Conversations.keptByMemory(listed);
+  deps.conversations.lastKeptByMemory = viaMemory;
   const local = new Map(request.localTools.map((t) => [t.tool.name, t]));
-  const history = await deps.conversations.load(
-    agent.name,
-    request.session,
-    config.history_limit,
-    viaMemory,
-  ).catch((error) => {
-    throw new Unavailable(
-      `Cannot load the conversation of agent "${agent.name}": ${
-        messageOf(error)
-      }`,
-    );
-  });
+  const history = await (viaMemory && early ? early : load(viaMemory))
+    .catch((error) => {
+      throw new Unavailable(
+        `Cannot load the conversation of agent "${agent.name}": ${
+          messageOf(error)
+        }`,
+      );
+    });
   const messages: ModelMessage[] = [];
   if (agent.system_prompt !== "") {
     messages.push({ role: "system", content: agent.system_prompt });
