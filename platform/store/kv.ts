@@ -388,15 +388,14 @@ export class KvStore implements Store {
       if (header === null) atomic.delete(dataKey(key));
       else atomic.set(dataKey(key), header);
     }
-    const before = this.#mark?.change();
+    const before = this.#mark?.read();
     const result = await atomic.commit();
-    if (result.ok) {
-      this.#own.pin(
-        before,
-        this.#mark?.change(),
-        prepared.mutations.map((m) => m.id),
-      );
-    }
+    const after = result.ok ? this.#mark?.read() : undefined;
+    const pinned = this.#own.pin(
+      before,
+      after,
+      prepared.mutations.map((m) => m.id),
+    );
     if (!result.ok) {
       // A known key that changed fails the caller's check: not a race of ours to retry.
       const now = await this.#readHeaders(
@@ -419,7 +418,11 @@ export class KvStore implements Store {
     if (this.#inline.size > MAX_INLINE_VERSIONS) this.#inline.clear();
     // The new values are committed; leftover chunks would only cost space.
     await this.#deleteChunks(superseded).catch(() => {});
-    return { ok: true, version: result.versionstamp };
+    return {
+      ok: true,
+      version: result.versionstamp,
+      ...pinned && { mark: after },
+    };
   }
 
   async #readHeaders(

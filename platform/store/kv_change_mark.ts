@@ -11,7 +11,7 @@
 // The header's change counter (iChange) goes up by one with each commit
 // (wal.c, walFrames), so a process can tell its own commits apart: when the
 // counter read just before one of its commits and just after it differ by
-// one, that commit is the only one in between (`change()`, KvStore). The
+// one, that commit is the only one in between (OwnCommits, KvStore). The
 // counter is read from a header whose two copies agree, as SQLite's readers
 // check: the writer fills the second copy first, then the first.
 //
@@ -118,15 +118,6 @@ export class KvChangeMark {
       ? `${++this.#serial}`
       : `${++this.#serial}.${change}`;
     return this.#mark;
-  }
-
-  /**
-   * The commit counter now, from a header whose two copies agree; undefined
-   * when it cannot be read so (no file, a header being rewritten).
-   */
-  change(): number | undefined {
-    const mark = this.read();
-    return mark === undefined ? undefined : markChange(mark);
   }
 
   /** Call after closing the Deno.Kv (see the top of this file). */
@@ -266,20 +257,30 @@ export class OwnCommits {
   /** Counter value -> ids of the keys written; oldest first. */
   #wrote = new Map<number, Set<string>>();
 
-  /** `before`/`after`: change() just before the commit was sent and just after it was answered. */
+  /**
+   * `before`/`after`: the marks read just before the commit was sent and
+   * just after it was answered (undefined: none, or the commit failed).
+   * True when the commit was pinned: `after` is then the state it left.
+   */
   pin(
-    before: number | undefined,
-    after: number | undefined,
+    before: string | undefined,
+    after: string | undefined,
     ids: readonly string[],
-  ): void {
-    if (before === undefined || after !== ((before + 1) >>> 0)) return;
-    this.#wrote.set(after, new Set(ids));
+  ): boolean {
+    const first = before === undefined ? undefined : markChange(before);
+    const last = after === undefined ? undefined : markChange(after);
+    if (
+      first === undefined || last === undefined ||
+      last !== ((first + 1) >>> 0)
+    ) return false;
+    this.#wrote.set(last, new Set(ids));
     if (this.#wrote.size > OWN_COMMITS) {
       for (const oldest of this.#wrote.keys()) {
         this.#wrote.delete(oldest);
         break;
       }
     }
+    return true;
   }
 
   /** Whether every commit between two marks is pinned here and none wrote the key `id`. */

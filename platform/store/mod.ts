@@ -63,7 +63,17 @@ export type Mutation =
   | { type: "delete"; key: StoreKey };
 
 /** On success, `version` is the new version of every key the commit set. */
-export type CommitResult = { ok: true; version: string } | { ok: false };
+export type CommitResult =
+  | {
+    ok: true;
+    version: string;
+    /**
+     * The change mark of the store right after this commit, when the store
+     * can tell that no other commit came between (see unchangedBetween).
+     */
+    mark?: string;
+  }
+  | { ok: false };
 
 export interface Store {
   readonly kind: string;

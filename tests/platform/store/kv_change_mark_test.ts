@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
   KvChangeMark,
+  markChange,
   OwnCommits,
 } from "../../../platform/store/kv_change_mark.ts";
 import { openKvStore } from "../../../platform/store/kv.ts";
@@ -148,20 +149,24 @@ for (const map of [true, false]) {
         );
         await kv.get(["seed"]);
         assert.equal(mark.read(), first, "a read leaves it");
-        const counted = mark.change();
+        const counted = markChange(mark.read() ?? "");
         assert.ok(counted !== undefined, "the commit counter is read");
         await kv.set(["seed"], 2);
         const second = mark.read();
         assert.ok(second !== undefined && second !== first, "a commit");
         assert.equal(mark.read(), second);
-        assert.equal(mark.change(), counted + 1, "one commit, one count");
+        assert.equal(
+          markChange(mark.read() ?? ""),
+          counted + 1,
+          "one commit, one count",
+        );
         await kv.atomic().set(["a"], 1).set(["b"], 2).commit();
         await kv.atomic().check({ key: ["a"], versionstamp: null }).set(
           ["a"],
           3,
         ).commit();
         assert.equal(
-          mark.change(),
+          markChange(mark.read() ?? ""),
           counted + 2,
           "an atomic commit counts once; a failed check not at all",
         );
@@ -327,28 +332,26 @@ Deno.test("VersionReader on a KV file: no get after own commits of other keys; a
 
 Deno.test("OwnCommits: a commit is pinned only when the counter moved by one across it", () => {
   const own = new OwnCommits();
-  own.pin(10, 11, ["a"]);
+  assert.equal(own.pin("1.10", "2.11", ["a"]), true);
   assert.equal(own.unchangedBetween("1.10", "2.11", "b"), true);
   assert.equal(own.unchangedBetween("1.10", "2.11", "a"), false, "wrote it");
   // Another commit in the window: the counter moved by two, and neither value
   // can be told to be this one's.
-  own.pin(11, 13, ["a"]);
+  assert.equal(own.pin("2.11", "3.13", ["a"]), false);
   assert.equal(own.unchangedBetween("2.11", "3.13", "b"), false);
   assert.equal(own.unchangedBetween("2.12", "3.13", "b"), false, "13 unpinned");
-  own.pin(13, 14, ["c"]);
+  assert.equal(own.pin("3.13", "4.14", ["c"]), true);
   assert.equal(own.unchangedBetween("3.13", "4.14", "b"), true);
   assert.equal(
     own.unchangedBetween("1.10", "4.14", "b"),
     false,
     "12, 13 unknown",
   );
-  own.pin(undefined, 15, ["c"]);
-  assert.equal(
-    own.unchangedBetween("4.14", "5.15", "b"),
-    false,
-    "no counter before",
-  );
+  assert.equal(own.pin(undefined, "5.15", ["c"]), false, "no mark before");
+  assert.equal(own.pin("4.14", undefined, ["c"]), false, "none after (failed)");
+  assert.equal(own.pin("4", "5.15", ["c"]), false, "a torn mark before");
+  assert.equal(own.unchangedBetween("4.14", "5.15", "b"), false);
   assert.equal(own.unchangedBetween("4", "5.15", "b"), false, "a torn mark");
-  own.pin(0xffffffff, 0, ["d"]);
+  assert.equal(own.pin("6.4294967295", "7.0", ["d"]), true);
   assert.equal(own.unchangedBetween("6.4294967295", "7.0", "b"), true, "wraps");
 });

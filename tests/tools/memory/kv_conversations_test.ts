@@ -106,7 +106,13 @@ for (const kind of ["kv", "memory"] as const) {
           await here.append("agent", "s1", exchange(turn)),
           turn * 2 + 2,
         );
-        assert.equal(counts.reads - reads, 1, `turn ${turn}: reads`);
+        // On a KV file the turns after the first read nothing: the only
+        // commits since are this store's own append (its change mark says so).
+        assert.equal(
+          counts.reads - reads,
+          kind === "kv" && turn > 0 ? 0 : 1,
+          `turn ${turn}: reads`,
+        );
         assert.equal(counts.commits - commits, 1, `turn ${turn}: commits`);
       }
       // New message keys replace nothing: the store need not read them.
@@ -176,7 +182,11 @@ for (const kind of ["kv", "memory"] as const) {
         assert.equal(history[0].content, `question ${turn - 25}`);
         await here.append("agent", "long", exchange(turn));
         assert.equal(counts.lists - listsBefore, 0, `turn ${turn}: no list`);
-        assert.equal(counts.reads - reads, 1, `turn ${turn}: one read`);
+        assert.equal(
+          counts.reads - reads,
+          kind === "kv" ? 0 : 1,
+          `turn ${turn}: ${kind === "kv" ? "no read" : "one read"}`,
+        );
       }
       // More than was kept: listed again.
       assert.equal((await here.history("agent", "long", 80)).length, 66);
@@ -208,6 +218,85 @@ for (const kind of ["kv", "memory"] as const) {
     }
   });
 }
+
+Deno.test("conversations (kv): no read while only this store commits; another connection's or process's commit makes the next history read again, and it is exact", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "agentd-conv-" });
+  const path = join(dir, "store.kv");
+  const [inner, elsewhere] = await Promise.all([
+    openKvStore(path),
+    openKvStore(path),
+  ]);
+  try {
+    const { store, counts } = counted(inner);
+    const here = new KvConversations(store, new GroupCommit(store));
+    await here.history("agent", "s", 50);
+    await here.append("agent", "s", exchange(0));
+    // Own commits of other keys (memory entries, audit records) change nothing.
+    await inner.set(["e", "agent", "k"], "v");
+    let reads = counts.reads;
+    assert.equal((await here.history("agent", "s", 50)).length, 2);
+    assert.equal(counts.reads - reads, 0, "own commits only: no read");
+
+    // Another connection on the file commits, even to another key: read.
+    await elsewhere.set(["unrelated"], 1);
+    reads = counts.reads;
+    assert.equal((await here.history("agent", "s", 50)).length, 2);
+    assert.equal(counts.reads - reads, 1, "another connection: one read");
+    reads = counts.reads;
+    await here.history("agent", "s", 50);
+    assert.equal(counts.reads - reads, 0, "and then none again");
+
+    // Another process appends to the session: seen.
+    const child = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "eval",
+        "--unstable-kv",
+        `import { openKvStore } from ${
+          JSON.stringify(
+            new URL("../../../platform/store/kv.ts", import.meta.url).href,
+          )
+        };
+         import { GroupCommit } from ${
+          JSON.stringify(
+            new URL(
+              "../../../tools/memory/backends/kv_group_commit.ts",
+              import.meta.url,
+            ).href,
+          )
+        };
+         import { KvConversations } from ${
+          JSON.stringify(
+            new URL(
+              "../../../tools/memory/backends/kv_conversations.ts",
+              import.meta.url,
+            ).href,
+          )
+        };
+         const store = await openKvStore(${JSON.stringify(path)});
+         const there = new KvConversations(store, new GroupCommit(store));
+         await there.append("agent", "s", [
+           { role: "user", content: "from the child", at: ${
+          JSON.stringify(AT)
+        } },
+         ]);
+         await store.close();`,
+      ],
+      stdout: "inherit",
+      stderr: "inherit",
+    }).output();
+    assert.ok(child.success);
+    const history = await here.history("agent", "s", 50);
+    assert.deepEqual(history.map((m) => m.content), [
+      "question 0",
+      "answer 0",
+      "from the child",
+    ]);
+    assert.equal(await here.append("agent", "s", exchange(1)), 5);
+  } finally {
+    await Promise.all([inner.close(), elsewhere.close()]);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
 
 Deno.test("conversations: extra fields round-trip as JSON; a malformed stored message is reported, not returned", async () => {
   const store = new MemoryStore();

@@ -12,7 +12,11 @@
 // on the store, through any tool) sets that record in the commit that writes
 // its messages, so a read of the record alone tells whether they are current:
 // a history is one small get, not a list and decode of each message. No
-// record: no messages (a new session is that one get too).
+// record: no messages (a new session is that one get too). Nor is that get
+// made while every commit to the store since the record was last seen is
+// this process's own through the store and none wrote the record
+// (Store.unchangedBetween): a conversation that goes on in this daemon reads
+// nothing from the store.
 
 import { z } from "zod";
 import {
@@ -46,6 +50,8 @@ interface KnownSession {
   version: string | null;
   /** The newest messages at that version, oldest first (all of them when as many as `count`). */
   messages?: readonly Message[];
+  /** A change mark of the store at which `version` was the record's (none: unknown). */
+  mark?: string;
   /** What `messages` count against KEPT_CHARS. */
   chars: number;
 }
@@ -90,6 +96,7 @@ export class KvConversations {
           version: committed.version,
           messages: added && [...(known.messages ?? []), ...added],
           chars: added ? known.chars + charsOf(added) : 0,
+          mark: committed.mark,
         });
         return total;
       }
@@ -120,24 +127,36 @@ export class KvConversations {
   ): Promise<Message[]> {
     const id = knownId(namespace, sessionId);
     const known = this.#known.get(id);
+    const sessionKey: StoreKey = ["s", namespace, sessionId];
+    const kept = known?.messages;
+    const enough = known !== undefined && kept !== undefined &&
+      (kept.length >= limit || kept.length === known.count);
+    // Read before the get below: what that get sees is current at least as of it.
+    const mark = this.#store.changeMark?.();
+    if (
+      enough && mark !== undefined && known.mark !== undefined &&
+      (known.mark === mark ||
+        this.#store.unchangedBetween?.(known.mark, mark, sessionKey))
+    ) {
+      known.mark = mark;
+      return this.#reuse(id, known, kept, limit);
+    }
     // getMany, not get: the store then knows the record's version for the append's check.
-    const [record] = await this.#store.getMany([["s", namespace, sessionId]]);
+    const [record] = await this.#store.getMany([sessionKey]);
     const version = record?.version ?? null;
     if (version === null) {
-      this.#remember(id, { count: 0, version: null, messages: [], chars: 0 });
+      this.#remember(id, {
+        count: 0,
+        version: null,
+        messages: [],
+        chars: 0,
+        mark,
+      });
       return [];
     }
-    const kept = known?.messages;
-    if (known !== undefined && kept !== undefined) {
-      if (
-        version === known.version &&
-        (kept.length >= limit || kept.length === known.count)
-      ) {
-        // The most recently used stays longest.
-        this.#known.delete(id);
-        this.#known.set(id, known);
-        return kept.slice(Math.max(0, kept.length - limit));
-      }
+    if (enough && version === known.version) {
+      known.mark = mark;
+      return this.#reuse(id, known, kept, limit);
     }
     const newestFirst: Message[] = [];
     let first: KnownSession | undefined;
@@ -158,9 +177,21 @@ export class KvConversations {
     // messages) belong to the version of the first page's newest.
     this.#remember(
       id,
-      first && { ...first, messages, chars: charsOf(messages) },
+      first && { ...first, messages, chars: charsOf(messages), mark },
     );
     return messages;
+  }
+
+  /** The newest `limit` of the messages kept, the session now the most recently used. */
+  #reuse(
+    id: string,
+    known: KnownSession,
+    kept: readonly Message[],
+    limit: number,
+  ): Message[] {
+    this.#known.delete(id);
+    this.#known.set(id, known);
+    return kept.slice(Math.max(0, kept.length - limit));
   }
 
   /** Keeps what is known of a session, as the most recently used; its messages within the bounds. */
@@ -183,6 +214,7 @@ export class KvConversations {
       version: known.version,
       messages,
       chars,
+      mark: known.mark,
     };
     this.#known.set(id, entry);
     this.#keptChars += entry.chars;
