@@ -245,6 +245,8 @@ class MappedHeader implements ShmHeader {
 
 /** Own commits remembered: a reader further behind gets. */
 const OWN_COMMITS = 256;
+/** Keys kept per commit; a larger commit counts as one that may have written any key. */
+const OWN_COMMIT_KEYS = 128;
 
 /**
  * One store's own commits, by the commit counter value each one took, with
@@ -254,8 +256,8 @@ const OWN_COMMITS = 256;
  * is not pinned keeps every reader across it getting.
  */
 export class OwnCommits {
-  /** Counter value -> ids of the keys written; oldest first. */
-  #wrote = new Map<number, Set<string>>();
+  /** Counter value -> ids of the keys written (null: too many to keep); oldest first. */
+  #wrote = new Map<number, Set<string> | null>();
 
   /**
    * `before`/`after`: the marks read just before the commit was sent and
@@ -273,7 +275,7 @@ export class OwnCommits {
       first === undefined || last === undefined ||
       last !== ((first + 1) >>> 0)
     ) return false;
-    this.#wrote.set(last, new Set(ids));
+    this.#wrote.set(last, ids.length > OWN_COMMIT_KEYS ? null : new Set(ids));
     if (this.#wrote.size > OWN_COMMITS) {
       for (const oldest of this.#wrote.keys()) {
         this.#wrote.delete(oldest);
@@ -292,7 +294,7 @@ export class OwnCommits {
     if (span > OWN_COMMITS) return false;
     for (let i = 1; i <= span; i++) {
       const wrote = this.#wrote.get((first + i) >>> 0);
-      if (wrote === undefined || wrote.has(id)) return false;
+      if (wrote === undefined || wrote === null || wrote.has(id)) return false;
     }
     return true;
   }
