@@ -13,6 +13,21 @@
 
 import type { Store, StoreKey } from "./mod.ts";
 
+/**
+ * Whether `key` is as it was at mark `from`, now that the store's mark is
+ * `to`: no commit since, or only this process's own that left the key alone.
+ * False without marks (a store that has none, or nothing read yet).
+ */
+export function keyUnchanged(
+  store: Store,
+  from: string | undefined,
+  to: string | undefined,
+  key: StoreKey,
+): to is string {
+  if (from === undefined || to === undefined) return false;
+  return from === to || store.unchangedBetween?.(from, to, key) === true;
+}
+
 export class VersionReader {
   /** The get under way. */
   #checking?: Promise<string | null>;
@@ -30,12 +45,12 @@ export class VersionReader {
   read(): Promise<string | null> {
     const mark = this.store.changeMark?.();
     const known = this.#known;
-    if (mark !== undefined && known !== undefined) {
-      if (known.mark === mark) return Promise.resolve(known.version);
-      if (this.store.unchangedBetween?.(known.mark, mark, this.key)) {
-        this.#known = { mark, version: known.version };
-        return Promise.resolve(known.version);
-      }
+    if (
+      known !== undefined &&
+      keyUnchanged(this.store, known.mark, mark, this.key)
+    ) {
+      if (known.mark !== mark) this.#known = { mark, version: known.version };
+      return Promise.resolve(known.version);
     }
     const checking = this.#checking;
     if (checking === undefined) return this.#get(mark);

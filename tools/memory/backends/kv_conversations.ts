@@ -29,6 +29,7 @@ import {
 import type { GroupCommit } from "./kv_group_commit.ts";
 import type { Message } from "../model.ts";
 import { listAll } from "./kv_records.ts";
+import { keyUnchanged } from "../../../platform/store/version.ts";
 
 /** Messages per commit when appending (plus the session record). */
 const MESSAGES_PER_COMMIT = 90;
@@ -133,11 +134,7 @@ export class KvConversations {
       (kept.length >= limit || kept.length === known.count);
     // Read before the get below: what that get sees is current at least as of it.
     const mark = this.#store.changeMark?.();
-    if (
-      enough && mark !== undefined && known.mark !== undefined &&
-      (known.mark === mark ||
-        this.#store.unchangedBetween?.(known.mark, mark, sessionKey))
-    ) {
+    if (enough && keyUnchanged(this.#store, known.mark, mark, sessionKey)) {
       known.mark = mark;
       return this.#reuse(id, known, kept, limit);
     }
