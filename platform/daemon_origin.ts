@@ -194,6 +194,24 @@ export function daemonMatchPatterns(daemon: DaemonOrigin): string[] {
 }
 
 /**
+ * URL patterns in the syntax of CDP's `Fetch.enable` (`*` any run of
+ * characters) that match every request URL reaching the daemon, and more: a
+ * browser pauses what they match, and `reachesDaemon` decides. A port other
+ * than the scheme's default is always written in the URL, so the port alone
+ * narrows it; on a default port every URL of that scheme is paused.
+ */
+export function daemonFetchPatterns(daemon: DaemonOrigin): string[] {
+  const patterns = new Set<string>();
+  for (const port of daemon.ports) {
+    // Written whenever it is not the scheme's default (http://x:443/ too).
+    patterns.add(`*:${port}/*`);
+    if (port === 80) patterns.add("http://*");
+    if (port === 443) patterns.add("https://*");
+  }
+  return [...patterns];
+}
+
+/**
  * The daemon's pages as plain data for code that cannot import this module
  * (extension/agentd_runner.js, bundled into other extensions): a page is the
  * daemon's when it is http(s), its port (80/443 when absent) is in `ports`,

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import puppeteer from "puppeteer-core";
 import {
+  daemonFetchPatterns,
   type DaemonOrigin,
   type DaemonPageMatcher,
   daemonPageMatcher,
@@ -85,6 +86,16 @@ function startSite(daemonUrl: () => string) {
       }
       if (path === "/to-daemon") {
         return Response.redirect(`${daemonUrl()}/health`, 302);
+      }
+      if (path === "/race") {
+        // Reaches the daemon at once (an image), then sends the tab there
+        // while the next step waits.
+        const health = JSON.stringify(`${daemonUrl()}/health`);
+        return new Response(
+          `<!doctype html><title>race</title><script>new Image().src = ${health} + "?img";
+setTimeout(() => { location.href = ${health}; }, 300);</script>`,
+          { headers: { "content-type": "text/html" } },
+        );
       }
       return new Response(
         "<!doctype html><title>site</title><p id=mark>the other site</p>",
@@ -272,31 +283,36 @@ Deno.test({
         assert.equal(refused.isError, true, `${url}: ${refused.text}`);
         assert.match(refused.text, /agentd's own page/, url);
       }
-      // A redirect there is refused too, and the tab now on the daemon's
-      // origin is neither scripted nor read, only navigated away.
+      // A redirect there is refused too. The browser fails the request to
+      // the daemon's origin (the tab's fence), so the tab shows Chrome's
+      // error page, not the daemon's: nothing read or scripted there reaches
+      // the daemon or shows anything of it.
       const redirected = await callTool(automation, "navigate", {
         url: `${site.url}/to-daemon`,
       });
       assert.equal(redirected.isError, true, redirected.text);
       assert.match(redirected.text, /agentd's own page/);
+      const codesUrl = JSON.stringify(`${daemon.url}/dashboard/login-codes`);
       for (
         const [tool, args] of [
           ["execute_js", {
             script:
-              "(await fetch('/dashboard/login-codes', { method: 'POST' })).status",
+              `(await fetch(${codesUrl}, { method: 'POST', credentials: 'include' })).status`,
           }],
           ["get_text", { selector: "body" }],
           ["get_html", {}],
           ["snapshot", {}],
-          ["screenshot", {}],
-          ["click_element", { selector: "body" }],
         ] as const
       ) {
         const result = await callTool(automation, tool, args);
-        assert.equal(result.isError, true, `${tool}: ${result.text}`);
-        assert.match(result.text, /agentd's own page/, tool);
-        assert.ok(!result.text.includes("login_path"), tool);
+        assert.ok(!/login_path|"status"/.test(result.text), tool);
       }
+      const scripted = await callTool(automation, "execute_js", {
+        script:
+          `(await fetch(${codesUrl}, { method: 'POST', credentials: 'include' })).status`,
+      });
+      assert.equal(scripted.isError, true, scripted.text);
+      assert.match(scripted.text, /Failed to fetch/);
       const listed = await ok(automation, "get_cookies", {});
       assert.ok(!JSON.stringify(listed).includes("agentd_session"));
       // Elsewhere the tools work as before.
@@ -305,6 +321,35 @@ Deno.test({
         script: "document.title",
       });
       assert.equal(title.result, "site");
+
+      // 3b. A page that sends the tab onto the daemon while a step waits:
+      //     the browser fails every request to the daemon's origin, so none
+      //     of its pages loads there for the waiting step to act on.
+      const race = await callTool(automation, "navigate", {
+        url: `${site.url}/race`,
+      });
+      assert.equal(race.isError, false, race.text);
+      assert.match(race.text, /tried to reach agentd's own origin/);
+      const raced = await callTool(automation, "wait_for", {
+        selector: "pre",
+        timeout: 1500,
+      });
+      assert.equal(raced.isError, true, raced.text);
+      assert.match(raced.text, /agentd's own page/);
+      // The agent's tab: Chrome's error page, where without the fence the
+      // daemon's /health would be.
+      const tabs = await user.pages();
+      const tab = tabs.find((page) =>
+        page.url() === `${daemon.url}/health` ||
+        page.url().startsWith("chrome-error:")
+      );
+      assert.ok(tab, tabs.map((page) => page.url()).join());
+      assert.notEqual(tab.url(), `${daemon.url}/health`);
+      const shown = String(
+        await tab.evaluate('document.body ? document.body.innerText : ""'),
+      );
+      assert.ok(!shown.includes('"status"'), shown);
+      assert.match(shown, /ERR_BLOCKED_BY_CLIENT/);
 
       // 4. An extension shipping a runner without the daemon check (an old
       //    copy): the registration excludes every host that reaches the
@@ -370,6 +415,14 @@ Deno.test({
     }
   },
 });
+
+/** How Chromium matches a CDP `Fetch` URL pattern: `*` any run, `?` one character, the whole URL. */
+function fetchPatternMatches(pattern: string, url: string): boolean {
+  const source = [...pattern].map((c) =>
+    c === "*" ? ".*" : c === "?" ? "." : c.replace(/[.+^${}()|[\]\\]/g, "\\$&")
+  ).join("");
+  return new RegExp(`^${source}$`).test(url);
+}
 
 /** How extension/agentd_runner.js reads a matcher (the runner is plain JS in other extensions). */
 function runnerRefuses(matcher: DaemonPageMatcher, href: string): boolean {
@@ -441,11 +494,20 @@ Deno.test("security: every spelling of the daemon's URL reaches its origin", () 
         `$1:${s.daemonPort + 1}$3`,
       );
       assert.ok(!reachesDaemon(other, daemon), other);
-      // The content script runner refuses the same pages (pages are http(s)).
+      // The content script runner refuses the same pages (pages are http(s)),
+      // and browser-automation's fence pauses the requests for them (the
+      // browser matches its patterns against the parsed URL).
       if (/^https?$/i.test(s.scheme)) {
         const matcher = daemonPageMatcher(daemon);
         assert.ok(runnerRefuses(matcher, url), `runner: ${url}`);
         assert.ok(!runnerRefuses(matcher, other), `runner: ${other}`);
+        const href = new URL(url).href;
+        assert.ok(
+          daemonFetchPatterns(daemon).some((pattern) =>
+            fetchPatternMatches(pattern, href)
+          ),
+          `fence: ${href}`,
+        );
       }
     }),
     { numRuns: 1000 },

@@ -23,6 +23,7 @@ import {
 } from "../kit/mod.ts";
 import type { BrowserAutomationConfig } from "./config.ts";
 import { type PageState, pageState, reasonOf, within } from "./page_ops.ts";
+import { type Fenced, fenceOwnOrigin } from "./own_origin_fence.ts";
 import { Pages, type PageSlot, sessionKey } from "./pages.ts";
 import { RESULT_PREFIX, SessionResults } from "./results.ts";
 
@@ -56,6 +57,9 @@ const NAVIGATED =
   /Execution context was destroyed|Cannot find context with specified id/i;
 const NAVIGATION_RETRIES = 2;
 
+/** Requests to agentd's own origin kept per tab until the next step reads them. */
+const FENCED_KEPT = 20;
+
 /** Messages that mean the browser (not the page) went away under a call. */
 const CONNECTION_LOST =
   /Target closed|Session closed|Connection closed|detached Frame|browser has disconnected|Navigating frame was detached|WebSocket is not open/i;
@@ -78,6 +82,8 @@ export class BrowserAutomation {
   readonly #actionMs = new LatencyWindow(256);
   readonly #loadMs = new LatencyWindow(256);
   #lastLoad: { url: string; ms: number } | undefined;
+  /** What each tab's fence stopped since its last step (own_origin_fence.ts). */
+  readonly #fenced = new WeakMap<Page, Fenced[]>();
 
   constructor(
     config: BrowserAutomationConfig,
@@ -121,10 +127,15 @@ export class BrowserAutomation {
       maxPages: config.max_pages,
       idleMs: config.page_idle_ms,
       navigationTimeoutMs: config.action_timeout_ms,
-      setup: (page) => {
+      ownPage: (url) => this.isOwnPage(url),
+      setup: async (page) => {
         page.setDefaultTimeout(config.action_timeout_ms);
         page.setDefaultNavigationTimeout(config.action_timeout_ms);
-        return Promise.resolve();
+        const fenced: Fenced[] = [];
+        this.#fenced.set(page, fenced);
+        await fenceOwnOrigin(page, this.ownOrigin, (request) => {
+          if (fenced.length < FENCED_KEPT) fenced.push(request);
+        });
       },
     });
   }
@@ -166,6 +177,8 @@ export class BrowserAutomation {
       let before: PageState | undefined;
       try {
         let page = await this.pages.open(slot);
+        // What the page tried between calls was stopped; the caller hears of it.
+        this.#fencedDocument(page, slot);
         const generation = this.connection.generation;
         // Attached to the user's browser, the tab may be on agentd's own
         // origin, whose pages carry the operator's session: no tool reads or
@@ -194,6 +207,8 @@ export class BrowserAutomation {
           page = await this.pages.open(slot);
           result = await run(page, slot);
         }
+        const fenced = this.#fencedDocument(page, slot);
+        if (fenced) throw fenced;
         if (
           this.isOwnPage(page.url()) &&
           (!wasOwn || slot.navigations !== navigations)
@@ -206,9 +221,32 @@ export class BrowserAutomation {
         this.#record(step, slot, started, before, after);
         return withNotes(result, slot);
       } catch (error) {
-        throw await this.#failure(step, slot, error, started, before);
+        // A step the fence cut short (a redirect onto the daemon) fails as
+        // refused, not with the browser's net::ERR_BLOCKED_BY_CLIENT.
+        const fenced = slot.page && this.#fencedDocument(slot.page, slot);
+        throw await this.#failure(step, slot, fenced || error, started, before);
       }
     });
+  }
+
+  /**
+   * Takes what the tab's fence stopped since it was last asked: resources
+   * become a note for the caller; a document (the tab or a frame sent onto
+   * the daemon) becomes the refusal the step fails with.
+   */
+  #fencedDocument(page: Page, slot: PageSlot): OwnPageRefused | undefined {
+    const fenced = this.#fenced.get(page)?.splice(0) ?? [];
+    if (fenced.length === 0) return undefined;
+    const document = fenced.find((request) => request.document);
+    if (document) {
+      return new OwnPageRefused("the page the tab was sent to", document.url);
+    }
+    slot.notes.push(
+      `The page tried to reach agentd's own origin (${fenced[0].url}${
+        fenced.length > 1 ? ` and ${fenced.length - 1} more` : ""
+      }); the browser blocked it`,
+    );
+    return undefined;
   }
 
   /**

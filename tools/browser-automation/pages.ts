@@ -44,8 +44,10 @@ export interface PagesOptions {
   idleMs: number;
   /** Timeout of the navigations that restore tabs. */
   navigationTimeoutMs: number;
-  /** Prepares a tab (timeouts) before first use. */
+  /** Prepares a tab (timeouts, the fence around agentd's origin) before first use. */
   setup(page: Page): Promise<void>;
+  /** Whether a URL is agentd's own page: such a tab of the user's is never adopted. */
+  ownPage?(url: string): boolean;
   /** A session's tab closed for good (idle, or beyond max_pages): what it kept goes too. */
   forgotten?(key: string): void;
   clock?: () => number;
@@ -117,7 +119,11 @@ export class Pages {
         ).map((other) => other.page),
       );
       if (![...held].some((tab) => tab && !tab.isClosed())) {
-        page = tabs.find((tab) => !tab.isClosed() && !held.has(tab));
+        // The user's dashboard tab stays theirs: the fence would cut it off.
+        page = tabs.find((tab) =>
+          !tab.isClosed() && !held.has(tab) &&
+          !this.#options.ownPage?.(tab.url())
+        );
         adopted = page !== undefined;
       }
     }
