@@ -131,6 +131,10 @@ export class BrowserAutomation {
       setup: async (page) => {
         page.setDefaultTimeout(config.action_timeout_ms);
         page.setDefaultNavigationTimeout(config.action_timeout_ms);
+        // A background tab (an attached browser's, the user's own in front)
+        // draws no frames, so a click waits forever for the element to show
+        // in view; focus emulation keeps it drawing without taking the front.
+        await page.emulateFocusedPage(true);
         const fenced: Fenced[] = [];
         this.#fenced.set(page, fenced);
         await fenceOwnOrigin(page, this.ownOrigin, (request) => {

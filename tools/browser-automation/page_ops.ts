@@ -3,7 +3,7 @@
 
 import type { HTTPRequest, Page } from "../../platform/puppeteer.ts";
 import type { JsonValue } from "../../platform/store/mod.ts";
-import type { ToolResult } from "../kit/mod.ts";
+import { ToolError, type ToolResult } from "../kit/mod.ts";
 import { messageOf } from "../../platform/errors.ts";
 
 /**
@@ -74,6 +74,8 @@ async function navigationRequested(page: Page): Promise<boolean> {
   }
 }
 
+const NOT_DONE = Symbol("not done");
+
 /**
  * Runs `action` and, when it started a navigation of the main frame (a link
  * click, a form submit), waits until the new page has loaded.
@@ -102,7 +104,13 @@ export async function withNavigation<T>(
   try {
     const armed = await page.evaluate(ARM_PROBE).then((v) => v === true)
       .catch(() => false);
-    const value = await action();
+    // Bounded too: an input the browser never delivers must not hold the tab.
+    const value = await within(action(), timeoutMs, NOT_DONE);
+    if (value === NOT_DONE) {
+      throw new ToolError(
+        `The action did not finish within ${timeoutMs} ms (action_timeout_ms)`,
+      );
+    }
     if (!started) {
       if (armed) started = await navigationRequested(page);
       else {

@@ -110,6 +110,15 @@ Deno.test({
           (await user.tabs()).map((tab) => tab.url).sort(),
           [`${site.url}/`, `${site.url}/tall`],
         );
+        // The first session's tab is behind the new one now: a background
+        // tab draws no frames, and a click there waited forever for its
+        // element to show in view.
+        const saved = await browser.call("click_element", {
+          selector: "#save",
+        });
+        assert.ok(!saved.isError, textOf(saved));
+        const status = await browser.call("get_text", { selector: "#status" });
+        assert.equal(textOf(status), "saved");
 
         await browser.close();
         closed = true;
