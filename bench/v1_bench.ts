@@ -23,12 +23,17 @@
 // SQLite's WAL-index header says a commit finished since,
 // platform/store/kv_change_mark.ts; the page serialized once per version).
 //
-// The agent turn runs against tests/agents/model_server.ts, started in this
-// process (OpenAI chat completions, scripted per call). A send's script is one
+// The agent turn runs against tests/agents/model_server.ts in a process of
+// its own (bench/model_process.ts: OpenAI chat completions), as a provider
+// is: agentd's model calls and the baseline's both cross a process boundary.
+// (Until 2026-12-07 it ran in this process, and the baseline's calls alone
+// woke no other process: about 0.1 ms less each way than agentd's; bench/
+// README.md, /v1 API, "Issue 37, round five".) A send is answered with one
 // step asking for `memory__store_memory`, then one step of text (or the text
 // alone: the turn with no tool call). Its baseline is the same work done
-// directly: the model requests agentd made in its last send, replayed with
-// fetch to the model server (same bodies, same answers), and for the tool step
+// directly: the model requests agentd made in a send (recorded outside the
+// timing), replayed with fetch to the model server (same bodies, same
+// answers), and for the tool step
 // one `tools/call store_memory` with the same arguments over agentd's
 // `/mcp/memory` with an MCP SDK client. Every send uses a new session_id, so
 // the conversation history is empty and every turn does the same work; a third
@@ -59,12 +64,11 @@ import { join } from "node:path";
 import { z } from "zod";
 import { Client, StreamableHTTPClientTransport } from "../platform/mcp_sdk.ts";
 import {
-  type ModelServer,
   type RecordedRequest,
   type ScriptStep,
-  startModelServer,
   TEST_API_KEY,
 } from "../tests/agents/model_server.ts";
+import { TOOL_MARK } from "./model_process.ts";
 import { agentdPort, portFromOutput } from "./mcp_lib.ts";
 import {
   agentdCommand,
@@ -147,6 +151,44 @@ async function spawnListening(
   killOnExit(child.pid);
   const port = await portFromOutput(label, child.stderr, agentdPort);
   return { pid: child.pid, port, readyMs: performance.now() - started };
+}
+
+/** The scripted model server in a process of its own (bench/model_process.ts). */
+interface BenchModel {
+  url: string;
+  /** The requests it answered since the last call. */
+  take(): Promise<RecordedRequest[]>;
+}
+
+async function spawnModel(
+  steps: { tool: ScriptStep; text: ScriptStep },
+): Promise<BenchModel> {
+  const child = new Deno.Command(DENO, {
+    args: [
+      "run",
+      "-A",
+      join(ROOT, "bench/model_process.ts"),
+      JSON.stringify(steps),
+    ],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  killOnExit(child.pid);
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let line = "";
+  while (!line.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("bench/model_process.ts exited before its ports");
+    line += value;
+  }
+  reader.releaseLock();
+  const { url, control } = JSON.parse(line);
+  return {
+    url,
+    take: async () => (await (await fetch(`${control}/requests`)).json()),
+  };
 }
 
 /** The bare app: Deno.serve and one Hono route answering `page` from memory. */
@@ -288,18 +330,20 @@ function printList(
 interface TurnCase {
   label: string;
   steps: ScriptStep[];
-  /** The model requests agentd made in its last send of this case. */
+  /** The model requests agentd made in the send `record` made. */
   recorded: RecordedRequest[];
   /** Direct baseline parts of the last run: model round trips, tools/call. */
   parts: { model: number[]; tool: number[] };
   send: () => Promise<void>;
   direct: () => Promise<void>;
+  /** One send, and its model requests kept for `direct` (not timed). */
+  record: () => Promise<void>;
 }
 
 function turnCase(
   label: string,
   steps: ScriptStep[],
-  model: ModelServer,
+  model: BenchModel,
   sendUrl: string,
   memory: Client,
   /** One session for every send (its history grows), else a new one per send. */
@@ -309,27 +353,27 @@ function turnCase(
   let session = 0;
   let checked = false;
   const toolCalls = steps.filter((s) => s.tool_calls !== undefined).length;
+  // The model answers by rule (bench/model_process.ts): the mark asks for the tool step.
+  const message = `Remember that the bench ran, then say so.${
+    toolCalls > 0 ? ` ${TOOL_MARK}` : ""
+  }`;
   const self: TurnCase = {
     label,
     steps,
     recorded: [],
     parts: { model: [], tool: [] },
     send: async () => {
-      model.script(steps);
-      model.requests.splice(0);
       const reply = SendReply.parse(
         await post(sendUrl, {
-          message: "Remember that the bench ran, then say so.",
+          message,
           session_id: oneSession ? slug : `${slug}-${++session}`,
         }),
       );
-      self.recorded = model.requests.splice(0);
       if (checked) return;
       const calls = reply.tool_calls;
       if (
         reply.stop_reason !== "end_turn" || reply.steps !== steps.length ||
-        calls.length !== toolCalls || calls.some((c) => c.is_error) ||
-        self.recorded.length !== steps.length
+        calls.length !== toolCalls || calls.some((c) => c.is_error)
       ) {
         throw new Error(
           `${label}: unexpected send reply ${JSON.stringify(reply)}`,
@@ -337,9 +381,18 @@ function turnCase(
       }
       checked = true;
     },
+    record: async () => {
+      await model.take();
+      await self.send();
+      self.recorded = await model.take();
+      if (self.recorded.length !== steps.length) {
+        throw new Error(
+          `${label}: ${self.recorded.length} model requests, not ${steps.length}`,
+        );
+      }
+    },
     direct: async () => {
       const recorded = self.recorded;
-      model.script(steps);
       for (let i = 0; i < recorded.length; i++) {
         const { body, headers } = recorded[i];
         let started = performance.now();
@@ -368,7 +421,6 @@ function turnCase(
         }
         self.parts.tool.push(performance.now() - started);
       }
-      model.requests.splice(0);
     },
   };
   return self;
@@ -439,8 +491,11 @@ const turns: TurnCase[] = [];
 let agentdPid = NaN;
 
 try {
-  const model = await startModelServer();
-  atCleanUp(() => void model.close());
+  const answer: ScriptStep = { text: "Noted: the bench ran." };
+  const toolStep: ScriptStep = {
+    tool_calls: [{ name: `memory__${TOOL}`, arguments: TOOL_ARGS }],
+  };
+  const model = await spawnModel({ tool: toolStep, text: answer });
   const dir = tempDir("agentd-v1bench-");
   const config = join(dir, "agentd.json");
   Deno.writeTextFileSync(config, "{}");
@@ -455,7 +510,7 @@ try {
       config,
     ], (Deno.env.get("BENCH_V1_DENO_FLAGS") ?? "").split(" ").filter(Boolean)),
     env: {
-      OPENAI_BASE_URL: model.openaiBaseUrl,
+      OPENAI_BASE_URL: `${model.url}/v1`,
       OPENAI_API_KEY: TEST_API_KEY,
     },
   });
@@ -514,14 +569,10 @@ try {
     new StreamableHTTPClientTransport(new URL(`${base}/mcp/memory`)),
   );
   const sendUrl = `${base}/v1/agents/${TOOL_AGENT}/send`;
-  const answer: ScriptStep = { text: "Noted: the bench ran." };
   turns.push(
     turnCase(
       "1 tool call",
-      [
-        { tool_calls: [{ name: `memory__${TOOL}`, arguments: TOOL_ARGS }] },
-        answer,
-      ],
+      [toolStep, answer],
       model,
       sendUrl,
       memory,
@@ -538,10 +589,13 @@ try {
     const warmup = turn.label === HISTORY_LABEL
       ? Math.max(TURN_WARMUP, HISTORY_MESSAGES / 2)
       : TURN_WARMUP;
+    await turn.record();
     for (let i = 0; i < warmup; i++) {
       await turn.send();
       await turn.direct();
     }
+    // The bodies of a send as timed (the one-session case's full history).
+    await turn.record();
   }
 } catch (error) {
   cleanUp();

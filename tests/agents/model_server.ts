@@ -14,7 +14,8 @@
 //   server.requests[1].body.messages; // what the provider sent, parsed
 //
 // - Each model call (either API) consumes the next step; with none left the
-//   answer is DEFAULT_REPLY. A step can hold text, tool calls or both.
+//   answer is `next(body)` when given, else DEFAULT_REPLY. A step can hold
+//   text, tool calls or both.
 // - Streams are realistic: text in several deltas, tool-call arguments split
 //   across fragments, usage at the end (OpenAI: only with include_usage).
 // - `delay_ms` holds the response headers back; `chunk_delay_ms` spaces the
@@ -90,7 +91,14 @@ interface Failure {
   headers?: Record<string, string>;
 }
 
-export function startModelServer(): Promise<ModelServer> {
+export function startModelServer(
+  options: {
+    /** The answer when no scripted step is left (default: DEFAULT_REPLY). */
+    next?(body: Record<string, unknown>): ScriptStep;
+    /** Requests kept at most (the oldest go first); default: all. */
+    keep?: number;
+  } = {},
+): Promise<ModelServer> {
   let steps: ScriptStep[] = [];
   const failures: Failure[] = [];
   const requests: RecordedRequest[] = [];
@@ -126,6 +134,9 @@ export function startModelServer(): Promise<ModelServer> {
       headers: Object.fromEntries(req.headers),
       body,
     });
+    if (options.keep !== undefined && requests.length > options.keep) {
+      requests.splice(0, requests.length - options.keep);
+    }
 
     const failure = failures.shift();
     if (failure) {
@@ -146,7 +157,8 @@ export function startModelServer(): Promise<ModelServer> {
       : anthropicProblem(req.headers, body);
     if (problem) return apiError(api, problem.status ?? 400, problem.message);
 
-    const step = steps.shift() ?? { text: DEFAULT_REPLY };
+    const step = steps.shift() ?? options.next?.(body) ??
+      { text: DEFAULT_REPLY };
     const signal = AbortSignal.any([req.signal, closing.signal]);
     if (!(await pause(step.delay_ms ?? 0, signal))) {
       return new Response(null, { status: 499 });
