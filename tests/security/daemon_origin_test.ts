@@ -270,6 +270,14 @@ Deno.test({
         ),
       );
 
+      // The dashboard is the only tab left: browser-automation opens a tab of
+      // its own instead of taking the operator's (checked after section 3).
+      for (const page of await user.pages()) {
+        if (page !== dashboard) await page.close();
+      }
+      const dashboardUrl = dashboard.url();
+      assert.ok(dashboardUrl.startsWith(daemon.url), dashboardUrl);
+
       // 3. browser-automation: navigate to any spelling of the daemon is
       //    refused before the page loads.
       for (
@@ -350,6 +358,11 @@ Deno.test({
       );
       assert.ok(!shown.includes('"status"'), shown);
       assert.match(shown, /ERR_BLOCKED_BY_CLIENT/);
+      assert.equal(
+        dashboard.url(),
+        dashboardUrl,
+        "the operator's tab is theirs",
+      );
 
       // 4. An extension shipping a runner without the daemon check (an old
       //    copy): the registration excludes every host that reaches the
