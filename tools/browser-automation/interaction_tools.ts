@@ -17,7 +17,7 @@ import {
   setValue,
   submitFormOf,
 } from "./in_page.ts";
-import { pageState, reasonOf, withNavigation } from "./page_ops.ts";
+import { bounded, pageState, reasonOf, withNavigation } from "./page_ops.ts";
 import { findElement, SELECTOR_HELP } from "./selectors.ts";
 
 const tool = toolDefiner<BrowserAutomation>();
@@ -71,20 +71,23 @@ export const clickElement = tool({
             page,
             ctx.config.action_timeout_ms,
             () =>
-              element.click().catch((error: unknown) => {
-                throw new ToolError(
-                  `Cannot click ${clicked} matching selector "${selector}": ${
-                    reasonOf(error)
-                  } (is it hidden, disabled or covered?)`,
-                );
-              }),
+              bounded(
+                element.click().catch((error: unknown) => {
+                  throw new ToolError(
+                    `Cannot click ${clicked} matching selector "${selector}": ${
+                      reasonOf(error)
+                    } (is it hidden, disabled or covered?)`,
+                  );
+                }),
+                ctx.config.action_timeout_ms,
+              ),
           ));
         } else if (x !== undefined && y !== undefined) {
           clicked = `point (${x}, ${y})`;
           ({ navigated } = await withNavigation(
             page,
             ctx.config.action_timeout_ms,
-            () => page.mouse.click(x, y),
+            () => bounded(page.mouse.click(x, y), ctx.config.action_timeout_ms),
           ));
         } else {
           throw new ToolError(

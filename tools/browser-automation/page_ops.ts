@@ -77,6 +77,21 @@ async function navigationRequested(page: Page): Promise<boolean> {
 const NOT_DONE = Symbol("not done");
 
 /**
+ * `action`, failed after `ms`: a click the browser never delivers must not
+ * hold the tab until the protocol's backstop. (Not for typing: its time grows
+ * with the text, and each key is dispatched, never waited on.)
+ */
+export async function bounded<T>(action: Promise<T>, ms: number): Promise<T> {
+  const value = await within(action, ms, NOT_DONE);
+  if (value === NOT_DONE) {
+    throw new ToolError(
+      `The action did not finish within ${ms} ms (action_timeout_ms)`,
+    );
+  }
+  return value;
+}
+
+/**
  * Runs `action` and, when it started a navigation of the main frame (a link
  * click, a form submit), waits until the new page has loaded.
  */
@@ -104,13 +119,7 @@ export async function withNavigation<T>(
   try {
     const armed = await page.evaluate(ARM_PROBE).then((v) => v === true)
       .catch(() => false);
-    // Bounded too: an input the browser never delivers must not hold the tab.
-    const value = await within(action(), timeoutMs, NOT_DONE);
-    if (value === NOT_DONE) {
-      throw new ToolError(
-        `The action did not finish within ${timeoutMs} ms (action_timeout_ms)`,
-      );
-    }
+    const value = await action();
     if (!started) {
       if (armed) started = await navigationRequested(page);
       else {
