@@ -1,11 +1,17 @@
 // Run leases: while a run executes here, its ["active_run", id] record says
-// who runs it and when it last said so. A daemon sharing the store marks a
+// who runs it and when it last said so; each renewal also reads whether
+// someone asked (through any daemon) to cancel it. A daemon sharing the store marks a
 // run interrupted only when its lease is stale or its process is gone, so a
 // live peer's runs survive another daemon's start (docs/multi_daemon.md).
 
 import { messageOf } from "../platform/errors.ts";
 import type { Logger } from "../platform/log.ts";
-import type { InterruptReason, Repository, RunLease } from "./repository.ts";
+import type {
+  CancelRequest,
+  InterruptReason,
+  Repository,
+  RunLease,
+} from "./repository.ts";
 
 /** A run's lease is renewed this often; one not renewed for three times as long is a dead process's. */
 export const LEASE_RENEW_MS = 10_000;
@@ -17,6 +23,7 @@ export class RunLeases {
   readonly #log: Logger;
   readonly #now: () => string;
   readonly #renewMs: number;
+  readonly #onCancelRequested: (id: string, request: CancelRequest) => void;
   readonly #host = Deno.hostname();
   /** The runs executing here (their leases are renewed). */
   readonly #runs = new Set<string>();
@@ -29,8 +36,11 @@ export class RunLeases {
     log: Logger;
     now: () => string;
     renewMs?: number;
+    /** A run executing here was asked to stop (seen at a renewal). */
+    onCancelRequested?: (id: string, request: CancelRequest) => void;
   }) {
     this.#repository = options.repository;
+    this.#onCancelRequested = options.onCancelRequested ?? (() => {});
     this.#log = options.log;
     this.#now = options.now;
     this.#renewMs = options.renewMs ?? LEASE_RENEW_MS;
@@ -88,6 +98,11 @@ export class RunLeases {
             hint:
               "another daemon on this store marked the run interrupted (this process stalled past the lease); the run goes on and its next save records it again",
           });
+        }
+        // A cancel asked through another daemon on the store.
+        const cancel = await this.#repository.cancelRequest(id);
+        if (cancel !== undefined && this.#runs.has(id)) {
+          this.#onCancelRequested(id, cancel);
         }
       }
       await this.#interruptDeadRuns();

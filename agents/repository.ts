@@ -7,7 +7,8 @@
 // ["team", id], ["team_name", nameKey] → id, ["run", id], ["team_run", team, run],
 // ["active_run", run] → RunLease (runs that have not finished; the process
 // running one renews its lease, and a run whose lease is stale or whose process
-// is gone is marked interrupted by any daemon on the store).
+// is gone is marked interrupted by any daemon on the store), ["run_cancel", run]
+// → CancelRequest (who asked a running run to stop; gone when it ends).
 
 import { Conflict, Invalid, NotFound } from "./errors.ts";
 import {
@@ -19,6 +20,7 @@ import {
   type StoreKey,
 } from "../platform/store/mod.ts";
 import { ID_PATTERN } from "./ids.ts";
+import { z } from "zod";
 import { deadLease, Lease } from "../platform/leases.ts";
 import { Agent, nameKey, Run, Team } from "./schemas.ts";
 import { CatalogView } from "./catalog_view.ts";
@@ -32,6 +34,14 @@ export interface PageRequest {
   limit: number;
   cursor?: string;
 }
+
+/** Who asked a running run to stop, and when. */
+export const CancelRequest = z.object({
+  /** `operator`, or `agent:<name>`. */
+  by: z.string(),
+  at: z.string(),
+});
+export type CancelRequest = z.output<typeof CancelRequest>;
 
 /** Who is running a run: the value of ["active_run", id] while it runs. */
 export const RunLease = Lease;
@@ -232,6 +242,36 @@ export class Repository {
     return true;
   }
 
+  /**
+   * Asks the process running `id` to stop it (it reads the request at its
+   * next lease renewal, or at once when it is this one). False when the run
+   * is not running (anymore): the caller tells the person so.
+   */
+  async requestCancel(id: string, request: CancelRequest): Promise<boolean> {
+    const stored = ID_PATTERN.test(id)
+      ? await this.store.get(["run", id])
+      : null;
+    if (stored === null) return notFound("Run", id, "/v1/runs");
+    if (Run.parse(stored.value).status !== "running") return false;
+    const result = await this.store.commit({
+      checks: [{ key: stored.key, version: stored.version }],
+      mutations: [{
+        type: "set",
+        key: ["run_cancel", id],
+        value: toJson(request),
+      }],
+    });
+    // The run was saved meanwhile (a turn ended, or the run did): look again.
+    return result.ok || await this.requestCancel(id, request);
+  }
+
+  /** The cancel request of a running run, if any. */
+  async cancelRequest(id: string): Promise<CancelRequest | undefined> {
+    const entry = await this.store.get(["run_cancel", id]);
+    const parsed = CancelRequest.safeParse(entry?.value);
+    return parsed.success ? parsed.data : undefined;
+  }
+
   async getRun(id: string): Promise<Run> {
     const entry = ID_PATTERN.test(id)
       ? await this.store.get(["run", id])
@@ -358,11 +398,16 @@ function runMutations(run: Run, lease?: RunLease): Mutation[] {
     }
     active = { type: "set", key: ["active_run", run.id], value: toJson(lease) };
   }
-  return [
+  const mutations: Mutation[] = [
     { type: "set", key: ["run", run.id], value: toJson(run) },
     { type: "set", key: ["team_run", run.team_id, run.id], value: true },
     active,
   ];
+  // An ended run has nothing left to cancel.
+  if (run.status !== "running") {
+    mutations.push({ type: "delete", key: ["run_cancel", run.id] });
+  }
+  return mutations;
 }
 
 /** Why the lease `value` is a dead process's, or undefined when its process may be alive. */

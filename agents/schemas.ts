@@ -219,12 +219,14 @@ export const RUN_STATUSES = [
   "completed",
   "failed",
   "interrupted",
+  "cancelled",
 ] as const;
 export const RUN_STOP_REASONS = [
   "completed",
   "max_iterations",
   "error",
   "interrupted",
+  "cancelled",
 ] as const;
 
 export const Run = z.object({
@@ -240,7 +242,8 @@ export const Run = z.object({
   ),
   stop_reason: z.enum(RUN_STOP_REASONS).nullable().describe(
     "completed: the strategy finished; max_iterations: the bound stopped it; " +
-      "error: an agent turn failed; interrupted: the daemon stopped during the run; null while running",
+      "error: an agent turn failed; interrupted: the daemon stopped during the run; " +
+      "cancelled: POST /v1/runs/{run_id}/cancel stopped it; null while running",
   ),
   iterations: z.number().int().describe("Agent turns taken"),
   usage: Usage,

@@ -36,7 +36,7 @@ import type {
   TeamCreate,
   TeamExecute,
 } from "./schemas.ts";
-import { executeTeam } from "./teams.ts";
+import { executeTeam, RunCancelled } from "./teams.ts";
 import {
   availableOf,
   type AvailableTool,
@@ -79,6 +79,11 @@ export class AgentService {
   readonly #localTools = new Map<string, LocalTool>();
   readonly #work = new Work();
   readonly #leases: RunLeases;
+  /** The runs executing here: how to stop one, and its end. */
+  readonly #running = new Map<
+    string,
+    { cancel: AbortController; done: Promise<Run> }
+  >();
 
   constructor(options: AgentServiceOptions) {
     this.#options = options;
@@ -90,6 +95,9 @@ export class AgentService {
       log: options.log,
       now: () => this.#now(),
       renewMs: options.leaseRenewMs,
+      // Asked through another daemon on the store: stopped here.
+      onCancelRequested: (id, request) =>
+        this.#running.get(id)?.cancel.abort(new RunCancelled(request.by)),
     });
     this.#conversations = new Conversations({
       gateway: options.gateway,
@@ -392,11 +400,13 @@ export class AgentService {
       finished_at: null,
     };
     this.#leases.hold(run.id);
+    const cancel = new AbortController();
     try {
       await this.repository.saveRun(run, this.#leases.lease());
-      // A run goes on when its HTTP client goes away; only shutdown stops it.
-      return await this.#work.run(
-        undefined,
+      // A run goes on when its HTTP client goes away; only shutdown and
+      // cancelRun stop it.
+      const done = this.#work.run(
+        cancel.signal,
         (signal) =>
           this.#work.within(running, () =>
             executeTeam(
@@ -423,9 +433,42 @@ export class AgentService {
               signal,
             )),
       );
+      this.#running.set(run.id, { cancel, done });
+      return await done;
     } finally {
+      this.#running.delete(run.id);
       this.#leases.release(run.id);
     }
+  }
+
+  /**
+   * Stops a running run: at once when it runs here (the turn in progress is
+   * aborted; answers the ended run), else at its daemon's next lease renewal
+   * (answers the run still running, `settled` false). Whoever may read the run
+   * may cancel it (404 otherwise); an ended run is a Conflict.
+   */
+  async cancelRun(
+    id: string,
+    options: { actor?: string } = {},
+  ): Promise<{ run: Run; settled: boolean }> {
+    this.#work.assertOpen();
+    const run = await this.getRun(id, options);
+    const by = options.actor === undefined
+      ? "the operator"
+      : `agent "${options.actor}"`;
+    const asked = run.status === "running" &&
+      await this.repository.requestCancel(id, { by, at: this.#now() });
+    if (!asked) {
+      const ended = await this.repository.getRun(id);
+      throw new Conflict(
+        `Run "${id}" is ${ended.status}; only a running run can be cancelled`,
+        { id, status: ended.status },
+      );
+    }
+    const local = this.#running.get(id);
+    if (local === undefined) return { run, settled: false };
+    local.cancel.abort(new RunCancelled(by));
+    return { run: await local.done, settled: true };
   }
 
   /** A run; an agent-bound `actor` sees only runs whose every turn it may act as (404 otherwise). */

@@ -24,6 +24,13 @@ import type { TurnResult } from "./turn.ts";
 
 export const COMPLETION_MARKER = "TASK_COMPLETE";
 
+/** The abort reason of a run someone cancelled (POST /v1/runs/{id}/cancel). */
+export class RunCancelled extends Error {
+  constructor(readonly by: string) {
+    super(`Cancelled by ${by}`);
+  }
+}
+
 export interface TeamRunDeps {
   turn(
     agent: Agent,
@@ -56,6 +63,12 @@ export async function executeTeam(
       await supervised(state, team, members);
     }
   } catch (error) {
+    if (signal.reason instanceof RunCancelled) {
+      return await state.finish("cancelled", "cancelled", null, {
+        code: "cancelled",
+        message: `${signal.reason.message}; the turn in progress was stopped`,
+      });
+    }
     if (signal.aborted) {
       return await state.finish("interrupted", "interrupted", null, {
         code: "interrupted",
@@ -86,6 +99,8 @@ class RunState {
     message: string,
     localTools: LocalTool[] = [],
   ): Promise<TurnResult> {
+    // Cancelled between turns: no turn starts (and none is recorded).
+    this.signal.throwIfAborted();
     this.run.iterations++;
     let result: TurnResult;
     try {

@@ -185,6 +185,25 @@ export const V1_OPERATIONS: OperationSpec[] = [
     params: [{ name: "run_id", description: "The run's id (`run_…`)" }],
     responses: { 200: ["The run", Run], 404: [] },
   },
+  {
+    method: "post",
+    path: "/v1/runs/{run_id}/cancel",
+    tag: "runs",
+    summary: "Cancel a running team run",
+    description:
+      "Stops the run: the turn in progress is aborted and the run ends with status `cancelled`. " +
+      "Run by this daemon, the answer is the ended run (200); run by another daemon on the same " +
+      "store, that daemon stops it at its next lease renewal (within `agents` lease interval, 10 s) " +
+      "and the answer is the run as it is now (202). Anyone who may read the run may cancel it; " +
+      "an ended run answers 409.",
+    params: [{ name: "run_id", description: "The run's id (`run_…`)" }],
+    responses: {
+      200: ["The run, ended", Run],
+      202: ["The run, still running: its daemon stops it", Run],
+      404: [],
+      409: [],
+    },
+  },
 ];
 
 /** What the daemon answers without a token, for discovery (MCP clients, registries). */

@@ -1,5 +1,5 @@
 // /v1/teams and /v1/runs: create, list, get, delete teams; execute a task on
-// a team (the reply is the finished run); read runs.
+// a team (the reply is the finished run); read and cancel runs.
 
 import { Hono } from "hono";
 import type { AgentService } from "../../agents/service.ts";
@@ -59,5 +59,11 @@ export function runRoutes(service: AgentService): Hono<Env> {
         actor: c.get("caller")?.agent,
       }),
     ));
+  app.post("/:id/cancel", async (c) => {
+    const { run, settled } = await service.cancelRun(c.req.param("id"), {
+      actor: c.get("caller")?.agent,
+    });
+    return c.json(run, settled ? 200 : 202);
+  });
   return app;
 }
