@@ -4,7 +4,7 @@
 // an MCP caller may do what the same caller may do at /v1. A refusal the API
 // answers 4xx/5xx is a ToolError with the API's message.
 
-import { ToolError } from "../tools/kit/mod.ts";
+import { TaskCancelled, ToolError } from "../tools/kit/mod.ts";
 import { StoreUnavailable } from "../platform/store/mod.ts";
 import { AgentError } from "./errors.ts";
 import { ProviderError } from "./model.ts";
@@ -40,7 +40,8 @@ export function agentsPort(service: AgentService) {
           onEvent: toolProgress(options),
         })
       ),
-    // As /v1: a run goes on when its caller goes away; only shutdown stops it.
+    // As /v1: a run goes on when its caller goes away; shutdown stops it,
+    // and so does cancelling its task (tasks/cancel), as POST /v1/runs/{id}/cancel.
     execute: (
       team: string,
       input: Record<string, unknown>,
@@ -49,6 +50,11 @@ export function agentsPort(service: AgentService) {
       refused(() =>
         service.execute(team, TeamExecute.parse(input), {
           actor: options.actor,
+          cancel: {
+            signal: options.signal,
+            when: (reason) => reason instanceof TaskCancelled,
+            by: "the MCP client (tasks/cancel)",
+          },
           // Each ended turn: its number, the team's bound, who answered.
           onTurn: (run, maxIterations) => {
             const step = run.steps.at(-1);

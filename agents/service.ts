@@ -353,6 +353,12 @@ export class AgentService {
     options: {
       actor?: string;
       onTurn?: (run: Readonly<Run>, maxIterations: number) => void;
+      /** Cancels the run when `signal` aborts for a reason `when` accepts (a caller going away is not one). */
+      cancel?: {
+        signal: AbortSignal;
+        when: (reason: unknown) => boolean;
+        by: string;
+      };
     } = {},
   ): Promise<Run> {
     this.#work.assertOpen();
@@ -434,7 +440,19 @@ export class AgentService {
             )),
       );
       this.#running.set(run.id, { cancel, done });
-      return await done;
+      const asked = options.cancel;
+      const onAbort = () => {
+        if (asked?.when(asked.signal.reason)) {
+          cancel.abort(new RunCancelled(asked.by));
+        }
+      };
+      if (asked?.signal.aborted) onAbort();
+      asked?.signal.addEventListener("abort", onAbort, { once: true });
+      try {
+        return await done;
+      } finally {
+        asked?.signal.removeEventListener("abort", onAbort);
+      }
     } finally {
       this.#running.delete(run.id);
       this.#leases.release(run.id);

@@ -195,7 +195,7 @@ export const V1_OPERATIONS: OperationSpec[] = [
       "Run by this daemon, the answer is the ended run (200); run by another daemon on the same " +
       "store, that daemon stops it at its next lease renewal (within `agents` lease interval, 10 s) " +
       "and the answer is the run as it is now (202). Anyone who may read the run may cancel it; " +
-      "an ended run answers 409.",
+      "an ended run answers 409. Cancelling the MCP task of the gateway's `teams__execute` does the same.",
     params: [{ name: "run_id", description: "The run's id (`run_…`)" }],
     responses: {
       200: ["The run, ended", Run],

@@ -39,6 +39,7 @@ import {
   Outcome,
   owns,
   rpcErrorOf,
+  TaskCancelled,
   type TaskControl,
   taskOf,
   TaskRecord,
@@ -346,7 +347,7 @@ export class TaskBoard {
         ),
     );
     const running = this.#running.get(id);
-    running?.controller.abort("The task was cancelled (tasks/cancel)");
+    running?.controller.abort(new TaskCancelled());
     const now = next ?? await this.#visible(server, id, viewer);
     if (now.status !== "cancelled") {
       throw new McpError(
@@ -465,7 +466,11 @@ export class TaskBoard {
           (current) => {
             // Cancelled (or failed) through another daemon: the work stops here too.
             if (isTerminal(current.status)) {
-              task.controller.abort(`The task is ${current.status}`);
+              task.controller.abort(
+                current.status === "cancelled"
+                  ? new TaskCancelled("The task is cancelled")
+                  : `The task is ${current.status}`,
+              );
               return undefined;
             }
             return current.lease?.owner !== this.instanceId

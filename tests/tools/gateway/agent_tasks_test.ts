@@ -116,3 +116,67 @@ Deno.test("a team run as a task: the handle at once, polled to completed, the re
     assert.equal((await daemon.stop()).code, 0);
   }
 });
+
+Deno.test("a team run as a task: tasks/cancel stops the run (its waiting turn too), as POST /v1/runs/{id}/cancel", async () => {
+  await using dir = await tempDir();
+  await using model = await startModelServer();
+  const daemon = await spawnServe(join(dir.path, "data"), {
+    env: {
+      ...model.env,
+      AGENTD_SERVERS: "gateway,memory",
+      AGENTD_AGENTS__DEFAULT_MODEL: "openai/test-model",
+    },
+  });
+  try {
+    for (const name of ["researcher", "writer"]) {
+      const created = await api(daemon, "POST", "/v1/agents", {
+        name,
+        system_prompt: `You are ${name}.`,
+      });
+      assert.equal(created.status, 201, created.text);
+    }
+    const team = await api(daemon, "POST", "/v1/teams", {
+      name: "crew",
+      agents: ["researcher", "writer"],
+    });
+    assert.equal(team.status, 201, team.text);
+    // The first turn waits for the model far longer than the test.
+    model.script([{ text: "late", delay_ms: 60_000 }]);
+    await using client = await gatewayClient(daemon.url);
+    const created = await client.request(
+      {
+        method: "tools/call",
+        params: {
+          name: "teams__execute",
+          arguments: { team: "crew", task: "Take your time." },
+          task: { ttl: 120_000 },
+        },
+      },
+      CreateTaskResultSchema,
+    );
+    const id = created.task.taskId;
+    // The run is stored and its first turn is with the model.
+    const running = await waitFor(
+      async () => (await api(daemon, "GET", "/v1/runs")).json,
+      () => model.requests.length === 1,
+    );
+    const listed = Run.array().parse(
+      (running as { data: unknown }).data,
+    );
+    assert.equal(listed.length, 1);
+    assert.equal(listed[0].status, "running");
+
+    const cancelled = await client.experimental.tasks.cancelTask(id);
+    assert.equal(cancelled.status, "cancelled");
+    const ended = await waitFor(
+      async () =>
+        Run.parse((await api(daemon, "GET", `/v1/runs/${listed[0].id}`)).json),
+      (run) => run.status !== "running",
+    );
+    assert.equal(ended.status, "cancelled");
+    assert.equal(ended.stop_reason, "cancelled");
+    assert.match(ended.error?.message ?? "", /tasks\/cancel/);
+  } finally {
+    assert.equal((await daemon.stop()).code, 0);
+  }
+});
