@@ -4,17 +4,9 @@
 // an ended run is a 409, a run the caller may not read a 404.
 
 import assert from "node:assert/strict";
-import { AgentsConfig } from "../../agents/config.ts";
-import { GatewayLink } from "../../agents/gateway_link.ts";
-import {
-  createModelResolver,
-  ProvidersConfig,
-} from "../../agents/providers/mod.ts";
 import { Run, Team } from "../../agents/schemas.ts";
-import { AgentService } from "../../agents/service.ts";
-import { scoped } from "../../platform/store/mod.ts";
-import { capturedLog, type Reply, waitFor } from "../helpers.ts";
-import { ALICE_TOKEN, type Stack, startStack } from "./stack.ts";
+import { type Reply, waitFor } from "../helpers.ts";
+import { ALICE_TOKEN, type Stack, startPeer, startStack } from "./stack.ts";
 
 /** A sequential team of two agents whose second turn waits for the model for 30 s. */
 async function slowRun(stack: Stack): Promise<{
@@ -102,31 +94,15 @@ Deno.test("run cancel: asked through another daemon on the store, the run stops 
   const { run, executed } = await slowRun(stack);
 
   // A second agent service on the same store: another daemon.
-  const { log } = capturedLog("debug");
-  const peer = new AgentService({
-    store: scoped(stack.store, ["agents"]),
-    gateway: new GatewayLink(undefined),
-    models: createModelResolver({
-      config: ProvidersConfig.parse({}),
-      env: {},
-      log,
-    }),
-    config: AgentsConfig.parse({}),
-    log,
-  });
-  await peer.start();
-  try {
-    const asked = await peer.cancelRun(run.id);
-    assert.equal(asked.settled, false);
-    assert.equal(asked.run.status, "running");
+  await using peer = await startPeer(stack.store);
+  const asked = await peer.service.cancelRun(run.id);
+  assert.equal(asked.settled, false);
+  assert.equal(asked.run.status, "running");
 
-    const reply = await executed;
-    assert.equal(reply.status, 200, reply.text);
-    const ended = Run.parse(reply.json);
-    assert.equal(ended.status, "cancelled");
-    assert.equal(ended.stop_reason, "cancelled");
-    assert.equal((await peer.getRun(run.id)).status, "cancelled");
-  } finally {
-    await peer.close(0);
-  }
+  const reply = await executed;
+  assert.equal(reply.status, 200, reply.text);
+  const ended = Run.parse(reply.json);
+  assert.equal(ended.status, "cancelled");
+  assert.equal(ended.stop_reason, "cancelled");
+  assert.equal((await peer.service.getRun(run.id)).status, "cancelled");
 });

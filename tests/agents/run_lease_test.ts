@@ -17,41 +17,9 @@ import { scoped, type Store } from "../../platform/store/mod.ts";
 import { openKvStore } from "../../platform/store/kv.ts";
 import { MemoryStore } from "../../platform/store/memory.ts";
 import { capturedLog, waitFor } from "../helpers.ts";
-import { startStack } from "./stack.ts";
+import { startPeer, startStack } from "./stack.ts";
 
 const ids = new IdSource();
-
-/** A second daemon's agent service on `store` (the root store, as the daemon has it). */
-async function startPeer(
-  store: Store,
-  options: { leaseRenewMs?: number; clock?: () => number } = {},
-) {
-  const { log, logs } = capturedLog("debug");
-  const service = new AgentService({
-    store: scoped(store, ["agents"]),
-    gateway: new GatewayLink(undefined),
-    models: createModelResolver({
-      config: ProvidersConfig.parse({}),
-      env: {},
-      log,
-    }),
-    config: AgentsConfig.parse({}),
-    log,
-    ...options,
-  });
-  await service.start();
-  return {
-    service,
-    logs,
-    interrupted: () =>
-      logs.filter((line) => line.event === "runs_interrupted").map((line) =>
-        line.reasons
-      ),
-    async [Symbol.asyncDispose]() {
-      await service.close(0);
-    },
-  };
-}
 
 function runningRun(): Run {
   return {

@@ -17,7 +17,7 @@ import {
 import { AgentService } from "../../agents/service.ts";
 import { readBaseConfig } from "../../platform/config.ts";
 import { Client } from "../../platform/mcp_sdk.ts";
-import { scoped } from "../../platform/store/mod.ts";
+import { scoped, type Store } from "../../platform/store/mod.ts";
 import { MemoryStore } from "../../platform/store/memory.ts";
 import { type AppEnv, createApp } from "../../routes/mod.ts";
 import { startServers } from "../../cli/boot.ts";
@@ -206,4 +206,36 @@ export function parseEvents(text: string): { event: string; data: unknown }[] {
       return { event, data: JSON.parse(data) };
     },
   );
+}
+
+/** A second daemon's agent service on `store` (the root store, as the daemon has it). */
+export async function startPeer(
+  store: Store,
+  options: { leaseRenewMs?: number; clock?: () => number } = {},
+) {
+  const { log, logs } = capturedLog("debug");
+  const service = new AgentService({
+    store: scoped(store, ["agents"]),
+    gateway: new GatewayLink(undefined),
+    models: createModelResolver({
+      config: ProvidersConfig.parse({}),
+      env: {},
+      log,
+    }),
+    config: AgentsConfig.parse({}),
+    log,
+    ...options,
+  });
+  await service.start();
+  return {
+    service,
+    logs,
+    interrupted: () =>
+      logs.filter((line) => line.event === "runs_interrupted").map((line) =>
+        line.reasons
+      ),
+    async [Symbol.asyncDispose]() {
+      await service.close(0);
+    },
+  };
 }

@@ -645,7 +645,7 @@ export function defineServer<C>(spec: ServerSpec<C>): ServerSpec<C> {
 }
 
 /** A failure the caller can act on; becomes an `isError` result with this message. */
-export { TaskCancelled } from "./task_records.ts";
+export { TaskCancelled } from "./task_cancelled.ts";
 
 export class ToolError extends Error {
   override name = "ToolError";

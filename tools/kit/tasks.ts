@@ -28,6 +28,7 @@ import type { Caller } from "../../platform/identity.ts";
 import { deadLease, type Lease } from "../../platform/leases.ts";
 import { messageOf } from "../../platform/errors.ts";
 import { callerName } from "./policy/guard.ts";
+import { TaskCancelled } from "./task_cancelled.ts";
 import type { AnyServerSpec } from "./mod.ts";
 import {
   asJson,
@@ -39,7 +40,6 @@ import {
   Outcome,
   owns,
   rpcErrorOf,
-  TaskCancelled,
   type TaskControl,
   taskOf,
   TaskRecord,

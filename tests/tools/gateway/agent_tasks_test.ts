@@ -12,7 +12,10 @@ import {
 } from "../../../platform/mcp_sdk.ts";
 import { Run } from "../../../agents/schemas.ts";
 import { api, spawnServe, tempDir, waitFor } from "../../helpers.ts";
-import { startModelServer } from "../../agents/model_server.ts";
+import {
+  type ModelServer,
+  startModelServer,
+} from "../../agents/model_server.ts";
 import { adminView, gatewayClient } from "./upstreams.ts";
 
 /** A run without what differs between two runs of the same task (ids, times). */
@@ -21,10 +24,9 @@ function comparable(run: Run) {
   return rest;
 }
 
-Deno.test("a team run as a task: the handle at once, polled to completed, the result the /v1 run", async () => {
-  await using dir = await tempDir();
-  await using model = await startModelServer();
-  const daemon = await spawnServe(join(dir.path, "data"), {
+/** The daemon's gateway and memory, the scripted model, and team "crew" of two agents. */
+async function crewDaemon(dataDir: string, model: ModelServer) {
+  const daemon = await spawnServe(dataDir, {
     env: {
       ...model.env,
       AGENTD_SERVERS: "gateway,memory",
@@ -44,6 +46,18 @@ Deno.test("a team run as a task: the handle at once, polled to completed, the re
       agents: ["researcher", "writer"],
     });
     assert.equal(team.status, 201, team.text);
+  } catch (error) {
+    await daemon.stop();
+    throw error;
+  }
+  return daemon;
+}
+
+Deno.test("a team run as a task: the handle at once, polled to completed, the result the /v1 run", async () => {
+  await using dir = await tempDir();
+  await using model = await startModelServer();
+  const daemon = await crewDaemon(join(dir.path, "data"), model);
+  try {
     const task = { task: "One sentence about cats.", context: { tone: "dry" } };
     // The first turn's answer is held back: the run is still working when
     // the task's handle has been answered.
@@ -120,26 +134,8 @@ Deno.test("a team run as a task: the handle at once, polled to completed, the re
 Deno.test("a team run as a task: tasks/cancel stops the run (its waiting turn too), as POST /v1/runs/{id}/cancel", async () => {
   await using dir = await tempDir();
   await using model = await startModelServer();
-  const daemon = await spawnServe(join(dir.path, "data"), {
-    env: {
-      ...model.env,
-      AGENTD_SERVERS: "gateway,memory",
-      AGENTD_AGENTS__DEFAULT_MODEL: "openai/test-model",
-    },
-  });
+  const daemon = await crewDaemon(join(dir.path, "data"), model);
   try {
-    for (const name of ["researcher", "writer"]) {
-      const created = await api(daemon, "POST", "/v1/agents", {
-        name,
-        system_prompt: `You are ${name}.`,
-      });
-      assert.equal(created.status, 201, created.text);
-    }
-    const team = await api(daemon, "POST", "/v1/teams", {
-      name: "crew",
-      agents: ["researcher", "writer"],
-    });
-    assert.equal(team.status, 201, team.text);
     // The first turn waits for the model far longer than the test.
     model.script([{ text: "late", delay_ms: 60_000 }]);
     await using client = await gatewayClient(daemon.url);
