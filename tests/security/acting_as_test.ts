@@ -120,6 +120,21 @@ Deno.test("security acting-as: an agent's token cannot send as, or run a team wi
     assert.match(listed.text, /"task":"alone"/, "its own run stays visible");
     const seen = await call(daemon, TOKENS.carol, `/v1/runs/${runId}`);
     assert.equal(seen.status, 200, "act_as lets carol read bob's runs");
+    // Cancelling is the same rule: to alice the run is missing, not ended.
+    const cancelHidden = await call(
+      daemon,
+      TOKENS.alice,
+      `/v1/runs/${runId}/cancel`,
+      {},
+    );
+    assert.equal(cancelHidden.status, 404, cancelHidden.text);
+    const cancelSeen = await call(
+      daemon,
+      TOKENS.carol,
+      `/v1/runs/${runId}/cancel`,
+      {},
+    );
+    assert.equal(cancelSeen.status, 409, cancelSeen.text);
     assert.equal(
       (await call(daemon, OPERATOR, `/v1/runs/${runId}`)).status,
       200,
