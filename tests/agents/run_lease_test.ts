@@ -3,20 +3,13 @@
 // live peer's on the same store; a dead peer's runs are swept while it runs.
 
 import assert from "node:assert/strict";
-import { AgentsConfig } from "../../agents/config.ts";
-import { GatewayLink } from "../../agents/gateway_link.ts";
 import { IdSource } from "../../agents/ids.ts";
-import {
-  createModelResolver,
-  ProvidersConfig,
-} from "../../agents/providers/mod.ts";
 import { Repository, RunLease } from "../../agents/repository.ts";
 import { Run, Team } from "../../agents/schemas.ts";
-import { AgentService } from "../../agents/service.ts";
 import { scoped, type Store } from "../../platform/store/mod.ts";
 import { openKvStore } from "../../platform/store/kv.ts";
 import { MemoryStore } from "../../platform/store/memory.ts";
-import { capturedLog, waitFor } from "../helpers.ts";
+import { waitFor } from "../helpers.ts";
 import { startPeer, startStack } from "./stack.ts";
 
 const ids = new IdSource();
