@@ -363,6 +363,25 @@ Deno.test({
         dashboardUrl,
         "the operator's tab is theirs",
       );
+      // Sent there between two calls: the next call's result says so.
+      const again = await callTool(automation, "navigate", {
+        url: `${site.url}/race`,
+      });
+      assert.equal(again.isError, false, again.text);
+      await waitFor(
+        async () =>
+          (await user.pages()).some((page) =>
+            page.url().startsWith("chrome-error:")
+          ),
+        (blocked) => blocked,
+      );
+      const after = await callTool(automation, "get_text", {
+        selector: "body",
+      });
+      assert.match(
+        after.text,
+        /Between calls, the page tried to go to agentd's own page/,
+      );
 
       // 4. An extension shipping a runner without the daemon check (an old
       //    copy): the registration excludes every host that reaches the

@@ -182,7 +182,7 @@ export class BrowserAutomation {
       try {
         let page = await this.pages.open(slot);
         // What the page tried between calls was stopped; the caller hears of it.
-        this.#fencedDocument(page, slot);
+        this.#fencedDocument(page, slot, false);
         const generation = this.connection.generation;
         // Attached to the user's browser, the tab may be on agentd's own
         // origin, whose pages carry the operator's session: no tool reads or
@@ -234,19 +234,27 @@ export class BrowserAutomation {
   }
 
   /**
-   * Takes what the tab's fence stopped since it was last asked: resources
-   * become a note for the caller; a document (the tab or a frame sent onto
-   * the daemon) becomes the refusal the step fails with.
+   * Takes what the tab's fence stopped since it was last asked. During a step
+   * a document (the tab or a frame sent onto the daemon) becomes the refusal
+   * the step fails with; anything else, and everything stopped between calls,
+   * becomes a note for the caller.
    */
-  #fencedDocument(page: Page, slot: PageSlot): OwnPageRefused | undefined {
+  #fencedDocument(
+    page: Page,
+    slot: PageSlot,
+    during = true,
+  ): OwnPageRefused | undefined {
     const fenced = this.#fenced.get(page)?.splice(0) ?? [];
     if (fenced.length === 0) return undefined;
     const document = fenced.find((request) => request.document);
-    if (document) {
+    if (document && during) {
       return new OwnPageRefused("the page the tab was sent to", document.url);
     }
+    const first = document ?? fenced[0];
     slot.notes.push(
-      `The page tried to reach agentd's own origin (${fenced[0].url}${
+      `${during ? "The page" : "Between calls, the page"} tried to ${
+        document ? "go to agentd's own page" : "reach agentd's own origin"
+      } (${first.url}${
         fenced.length > 1 ? ` and ${fenced.length - 1} more` : ""
       }); the browser blocked it`,
     );
