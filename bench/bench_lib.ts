@@ -105,6 +105,22 @@ export function killOnExit(pid: number): void {
   });
 }
 
+/** The first line a child writes on stdout (its port, its display); `what` names it in the error when it exits first. */
+export async function firstLine(
+  stdout: ReadableStream<Uint8Array>,
+  what: string,
+): Promise<string> {
+  const reader = stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${what}: exited before its first line`);
+    text += value;
+  }
+  reader.releaseLock();
+  return text.slice(0, text.indexOf("\n"));
+}
+
 export function tempDir(prefix = "agentd-membench-"): string {
   const dir = Deno.makeTempDirSync({ prefix });
   cleanups.push(() => Deno.removeSync(dir, { recursive: true }));

@@ -30,6 +30,7 @@ import { MemoryStore } from "../platform/store/memory.ts";
 import { desktopControlServer } from "../tools/desktop-control/mod.ts";
 import { HostedServer } from "../tools/kit/host.ts";
 import { connectInProcess } from "../tools/kit/transport/sdk_server.ts";
+import { firstLine } from "./bench_lib.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_DESKTOP_ROUNDS") ?? 15);
 const REGION = { x: 100, y: 100, width: 640, height: 480 };
@@ -51,16 +52,8 @@ async function startXvfb(): Promise<
     stdout: "piped",
     stderr: "null",
   }).spawn();
-  const reader = process.stdout.pipeThrough(new TextDecoderStream())
-    .getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("Xvfb exited before naming its display");
-    text += value;
-  }
-  reader.releaseLock();
-  return { display: `:${text.trim()}`, process };
+  const display = await firstLine(process.stdout, "Xvfb (its display)");
+  return { display: `:${display.trim()}`, process };
 }
 
 const x = await startXvfb();

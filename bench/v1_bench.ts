@@ -76,6 +76,7 @@ import {
   cleanUp,
   type Command,
   DENO,
+  firstLine,
   interleaved,
   killOnExit,
   ms,
@@ -176,15 +177,9 @@ async function spawnModel(
     stderr: "inherit",
   }).spawn();
   killOnExit(child.pid);
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let line = "";
-  while (!line.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("bench/model_process.ts exited before its ports");
-    line += value;
-  }
-  reader.releaseLock();
-  const { url, control } = JSON.parse(line);
+  const { url, control } = JSON.parse(
+    await firstLine(child.stdout, "bench/model_process.ts"),
+  );
   return {
     url,
     take: async () => (await (await fetch(`${control}/requests`)).json()),
