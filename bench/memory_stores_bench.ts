@@ -26,7 +26,9 @@
 //                                 on the kit's stdio transport), sequential:
 //                                 the MCP round trip before any tool work
 //   A client waiting for each answer cannot go faster than one commit plus one
-//   round trip: the two floor rows bound the sequential rows.
+//   round trip: the two floor rows bound the sequential rows. The KV floor's
+//   commits follow each other; a commit after a pause (as between two calls)
+//   costs up to twice as much: bench/kv_commit_floor.ts.
 //
 // Every answer of agentd comes after its write is committed to the KV file
 // (SQLite, WAL); concurrent calls share commits (group commit in KvBackend).
