@@ -32,10 +32,19 @@ export interface Line {
   ref: string;
 }
 
+/**
+ * A name as a reader sees it: whitespace runs as one space, none at the ends
+ * (Chromium 150 keeps a label's trailing space in its input's name).
+ */
+function nameOf(node: AxNode): string {
+  return node.name?.replace(/\s+/g, " ").trim() ?? "";
+}
+
 function describe(node: AxNode): string {
   const role = node.role === "StaticText" ? "text" : node.role;
   let line = role;
-  if (node.name) line += ` ${JSON.stringify(node.name.slice(0, 300))}`;
+  const name = nameOf(node);
+  if (name) line += ` ${JSON.stringify(name.slice(0, 300))}`;
   if (node.value !== undefined && node.value !== "") {
     line += ` value=${JSON.stringify(String(node.value).slice(0, 200))}`;
   }
@@ -64,7 +73,7 @@ export function flatten(
   out: Line[],
   register: (node: AxNode) => string,
 ): void {
-  const silent = SILENT.has(node.role) && !node.name;
+  const silent = SILENT.has(node.role) && !nameOf(node);
   const next = silent ? depth : depth + 1;
   if (!silent) {
     out.push({
