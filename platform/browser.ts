@@ -52,6 +52,12 @@ export interface BrowserOptions {
   attachOnly?: boolean;
   /** Upper bound of any one CDP call. */
   protocolTimeoutMs?: number;
+  /**
+   * Runs on each new connection before anyone gets the browser (a guard
+   * that must hold on every tab, such as browser-automation's worker fence).
+   * When it fails, so does the connect: the browser is let go.
+   */
+  prepare?: (browser: Browser) => Promise<void>;
   log: Logger;
   env?: Readonly<Record<string, string>>;
   clock?: () => number;
@@ -177,6 +183,16 @@ export class BrowserConnection {
         throw new Error(
           `no browser listens on port ${this.#options.cdpPort} yet`,
         );
+      }
+      if (this.#options.prepare) {
+        try {
+          await this.#options.prepare(browser);
+        } catch (error) {
+          await this.#release(browser);
+          throw new Error(`Cannot prepare the browser: ${messageOf(error)}`, {
+            cause: error,
+          });
+        }
       }
       if (this.#closed()) {
         await this.#release(browser);

@@ -87,6 +87,26 @@ function startSite(daemonUrl: () => string) {
       if (path === "/to-daemon") {
         return Response.redirect(`${daemonUrl()}/health`, 302);
       }
+      if (path === "/workers") {
+        // Workers that run apart from the tab: a shared worker, and a service
+        // worker, which outlives it.
+        return new Response(
+          `<!doctype html><title>workers</title><script>new SharedWorker("/shared-worker.js");
+navigator.serviceWorker.register("/service-worker.js");</script>`,
+          { headers: { "content-type": "text/html" } },
+        );
+      }
+      if (path === "/shared-worker.js" || path === "/service-worker.js") {
+        // Reaches the daemon from its first line, and says whether it got
+        // there ("opaque": an answer it may not read) or was stopped.
+        const kind = path === "/shared-worker.js" ? "shared" : "service";
+        const health = JSON.stringify(`${daemonUrl()}/health`);
+        return new Response(
+          `const report = (what) => fetch("/collect", { method: "POST", body: "worker ${kind} " + what });
+fetch(${health}, { mode: "no-cors" }).then((r) => report(r.type), () => report("blocked"));`,
+          { headers: { "content-type": "text/javascript" } },
+        );
+      }
       if (path === "/race") {
         // Reaches the daemon at once (an image), then sends the tab there
         // while the next step waits.
@@ -382,6 +402,20 @@ Deno.test({
         after.text,
         /Between calls, the page tried to go to agentd's own page/,
       );
+
+      // 3c. A page that leaves workers behind it (one its tab's fence does not
+      //     see): each is fenced before its first line runs.
+      const started = await callTool(automation, "navigate", {
+        url: `${site.url}/workers`,
+      });
+      assert.equal(started.isError, false, started.text);
+      const workerReports = () =>
+        site.reports.filter((report) => report.startsWith("worker ")).sort();
+      await waitFor(workerReports, (reports) => reports.length >= 2, 30_000);
+      assert.deepEqual(workerReports(), [
+        "worker service blocked",
+        "worker shared blocked",
+      ]);
 
       // 4. An extension shipping a runner without the daemon check (an old
       //    copy): the registration excludes every host that reaches the

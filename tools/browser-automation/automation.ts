@@ -23,7 +23,11 @@ import {
 } from "../kit/mod.ts";
 import type { BrowserAutomationConfig } from "./config.ts";
 import { type PageState, pageState, reasonOf, within } from "./page_ops.ts";
-import { type Fenced, fenceOwnOrigin } from "./own_origin_fence.ts";
+import {
+  type Fenced,
+  fenceOwnOrigin,
+  fenceWorkers,
+} from "./own_origin_fence.ts";
 import { Pages, type PageSlot, sessionKey } from "./pages.ts";
 import { RESULT_PREFIX, SessionResults } from "./results.ts";
 
@@ -113,6 +117,17 @@ export class BrowserAutomation {
       // A backstop above every timeout a tool takes (wait_for's included).
       protocolTimeoutMs: Math.max(config.action_timeout_ms, WAIT_FOR_MAX_MS) +
         5_000,
+      // Workers outlive the tabs that start them: fenced browser-wide, from the first line.
+      prepare: (browser) =>
+        fenceWorkers(
+          browser,
+          this.ownOrigin,
+          (request) =>
+            options.log.warn("worker_fenced", {
+              worker_origin: request.workerOrigin,
+              worker_type: request.type,
+            }),
+        ),
       log: options.log,
       env: options.env,
     });
