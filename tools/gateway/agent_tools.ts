@@ -94,6 +94,7 @@ export function agentTools(port: AgentsPort): Map<string, AgentTool> {
     description:
       "Runs a task on a team of agents and returns the finished run, as POST /v1/teams/{id}/execute: " +
       "its steps (one per agent turn), output, stop_reason and usage. The run is stored (GET /v1/runs/{id}). " +
+      "Called as a task, tasks/cancel cancels the run (stop_reason `cancelled`), as POST /v1/runs/{id}/cancel does. " +
       "An agent's token runs teams whose every member it may act as.",
     input: z.object({
       team: z.string().min(1).max(200).describe("The team's id or name"),
