@@ -22,6 +22,8 @@
 //                                 value and a counter), one at a time, in the
 //                                 same temp dir: what one durable write costs
 //                                 on this disk before any work of ours
+//   floor: KV commit after 1 ms   the same commit, each after 1 ms with the
+//                                 thread blocked (as between a client's calls)
 //   floor: stdio call             a no-op tools/call (bench/stdio_ping_server.ts
 //                                 on the kit's stdio transport), sequential:
 //                                 the MCP round trip before any tool work
@@ -39,7 +41,8 @@
 // BENCH_MEMORY_RUNS=N repeats the whole set (default 1); the README reports
 // the range over runs. BENCH_MEMORY_ROWS picks rows by name (comma-separated:
 // inproc, stdio1, stdio4, stdio16, stdio32, stdio64, stdio128, http1, http4,
-// http16, peer, import, peerbatch, kvfloor, callfloor; stdio4 and stdio16 run only when named)
+// http16, peer, import, peerbatch, kvfloor, kvpaused, callfloor; stdio4 and
+// stdio16 run only when named)
 // and BENCH_MEMORY_STORES sets the writes per row (default 2,000). HTTP rows
 // also report the bench's own client CPU: it shares the machine's cores.
 // BENCH_MEMORY_THREADS=1 adds the stdio server's CPU per store by thread
@@ -281,6 +284,37 @@ async function kvCommitFloor(): Promise<Result> {
   };
 }
 
+/**
+ * The same commit after 1 ms with the thread blocked, as a server's commits
+ * come between a client's calls: a commit after a pause costs up to twice
+ * one right after another (bench/kv_commit_floor.ts). Only the commits are
+ * timed, so stores/s is the rate of commits alone.
+ */
+async function kvPausedFloor(): Promise<Result> {
+  const kv = await Deno.openKv(join(tempDir(), "paused.kv"));
+  const items = entries(STORES, 4242);
+  const blocker = new Int32Array(new SharedArrayBuffer(4));
+  const samples: number[] = [];
+  let n = 0;
+  for (const entry of items) {
+    Atomics.wait(blocker, 0, 0, 1);
+    const started = performance.now();
+    const result = await kv.atomic()
+      .set(["entries", entry.key], new TextEncoder().encode(entry.value))
+      .set(["count"], ++n)
+      .commit();
+    samples.push(performance.now() - started);
+    if (!result.ok) throw new Error("floor commit failed");
+  }
+  kv.close();
+  return {
+    label: "floor: the same commit, each after 1 ms idle (commits timed)",
+    count: items.length,
+    ms: samples.reduce((sum, sample) => sum + sample, 0),
+    samples,
+  };
+}
+
 /** The MCP round trip on the kit's stdio transport with a tool that does nothing. */
 async function callFloor(): Promise<Result> {
   const { client, pid } = await stdioClient({
@@ -458,6 +492,7 @@ try {
       ["import", () => importStdio()],
       ["peerbatch", () => peerBatches()],
       ["kvfloor", () => kvCommitFloor()],
+      ["kvpaused", () => kvPausedFloor()],
       ["callfloor", () => callFloor()],
     ];
     const results: Result[] = [];
