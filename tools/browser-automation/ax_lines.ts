@@ -40,10 +40,9 @@ function nameOf(node: AxNode): string {
   return node.name?.replace(/\s+/g, " ").trim() ?? "";
 }
 
-function describe(node: AxNode): string {
+function describe(node: AxNode, name: string): string {
   const role = node.role === "StaticText" ? "text" : node.role;
   let line = role;
-  const name = nameOf(node);
   if (name) line += ` ${JSON.stringify(name.slice(0, 300))}`;
   if (node.value !== undefined && node.value !== "") {
     line += ` value=${JSON.stringify(String(node.value).slice(0, 200))}`;
@@ -73,11 +72,12 @@ export function flatten(
   out: Line[],
   register: (node: AxNode) => string,
 ): void {
-  const silent = SILENT.has(node.role) && !nameOf(node);
+  const name = nameOf(node);
+  const silent = SILENT.has(node.role) && !name;
   const next = silent ? depth : depth + 1;
   if (!silent) {
     out.push({
-      plain: `${"  ".repeat(depth)}- ${describe(node)}`,
+      plain: `${"  ".repeat(depth)}- ${describe(node, name)}`,
       ref: register(node),
     });
   }
