@@ -33,11 +33,11 @@ import {
 const OPERATOR = "operator-token-0123456789abcdef";
 const AGENT = "alice-token-0123456789abcdef";
 
-async function connect(url: string): Promise<Client> {
+async function connect(url: string, token = OPERATOR): Promise<Client> {
   const client = new Client({ name: "daemon-origin-test", version: "1" });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${OPERATOR}` } },
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
     }),
   );
   return client;
@@ -404,8 +404,14 @@ Deno.test({
       );
 
       // 3c. A page that leaves workers behind it (one its tab's fence does not
-      //     see): each is fenced before its first line runs.
-      const started = await callTool(automation, "navigate", {
+      //     see): each is fenced before its first line runs. Sent there by
+      //     an agent-bound caller, in a tab of its own.
+      const agent = await connect(
+        `${daemon.url}/mcp/browser-automation`,
+        AGENT,
+      );
+      clients.push(agent);
+      const started = await callTool(agent, "navigate", {
         url: `${site.url}/workers`,
       });
       assert.equal(started.isError, false, started.text);
