@@ -52,18 +52,34 @@ export async function fenceOwnOrigin(
   await fenceSession(await page.createCDPSession(), patterns, origin, fenced);
 }
 
-/** The workers that run apart from tabs. Dedicated workers are their tab's. */
-const WORKER_TYPES = ["service_worker", "shared_worker"];
+/**
+ * Contexts that run apart from any tab, so a tab's fence never sees their
+ * requests (a dedicated worker's requests are its tab's).
+ */
+const APART_FROM_TABS = new Set([
+  "service_worker",
+  "shared_worker",
+  "worklet",
+  "shared_storage_worklet",
+  "auction_worklet",
+]);
+/** Requesters remembered (target kinds do not change; frames are not targets). */
+const REQUESTERS_KEPT = 512;
+
+interface Requester {
+  type: string;
+  url: string;
+}
 
 /**
- * Fences every service and shared worker of web pages in the browser, the
- * ones running now and each new one before its first line runs: a
- * browser-wide auto-attach holds a new worker until its fence is up. Workers
- * of agentd's own pages and of extensions are let go untouched. A fenced
- * worker stays attached while this connection lasts (`Fetch` works only
- * through a live session), so the browser does not stop it when idle.
- * `fenced` hears of each worker the first time it is stopped. No-op without
- * an HTTP face.
+ * Fences every service and shared worker of web pages in the browser from
+ * its first line: a browser-wide CDP `Fetch` pauses each request that may
+ * reach the daemon, and fails it when a worker (or worklet) of a web page
+ * made it. Each tab's own fence sees its requests first; the user's own tabs
+ * in an attached browser, agentd's own pages and extensions pass. Nothing is
+ * held or kept attached, so there is no moment between a worker's start and
+ * its fence, and the browser still stops idle workers. `fenced` hears of
+ * each worker the first time it is stopped. No-op without an HTTP face.
  */
 export async function fenceWorkers(
   browser: Browser,
@@ -73,49 +89,64 @@ export async function fenceWorkers(
   const patterns = daemonFetchPatterns(origin());
   if (patterns.length === 0) return;
   const root = await browser.target().createCDPSession();
-  const connection = root.connection();
-  if (connection === undefined) {
-    throw new Error("the browser's CDP connection is gone");
-  }
+  const requesters = new Map<string, Requester | null>();
+  // A request's frameId is the target that made it: a worker's own id, or a
+  // tab's frame (not a target: null).
+  const requester = async (id: string): Promise<Requester | null> => {
+    const known = requesters.get(id);
+    if (known !== undefined) return known;
+    const found = await root.send("Target.getTargetInfo", { targetId: id })
+      .then(({ targetInfo }) => ({
+        type: targetInfo.type,
+        url: targetInfo.url,
+      }))
+      .catch(() => null);
+    if (requesters.size >= REQUESTERS_KEPT) requesters.clear();
+    requesters.set(id, found);
+    return found;
+  };
+  const told = new Set<string>(); // once per worker: one may try again and again
+  const apart = async (
+    event: Protocol.Fetch.RequestPausedEvent,
+  ): Promise<Requester | undefined> => {
+    if (!event.frameId || !reachesDaemon(event.request.url, origin())) return;
+    const found = await requester(event.frameId);
+    if (found === null || !APART_FROM_TABS.has(found.type)) return;
+    const url = URL.parse(found.url);
+    const web = url !== null &&
+      (url.protocol === "http:" || url.protocol === "https:");
+    // An extension's workers and agentd's own pages' are not a page's.
+    return web && !reachesDaemon(found.url, origin()) ? found : undefined;
+  };
   root.on(
-    "Target.attachedToTarget",
-    (event: Protocol.Target.AttachedToTargetEvent) => {
-      const { sessionId, targetInfo } = event;
-      const worker = connection.session(sessionId);
-      if (worker === null) return;
-      const resume = () =>
-        worker.send("Runtime.runIfWaitingForDebugger").catch(() => {});
-      const url = URL.parse(targetInfo.url);
-      const web = url !== null &&
-        (url.protocol === "http:" || url.protocol === "https:");
-      if (!web || reachesDaemon(targetInfo.url, origin())) {
-        // Nothing to fence: let it run, and let the browser stop it when idle.
-        void resume().then(() =>
-          root.send("Target.detachFromTarget", { sessionId }).catch(() => {})
-        );
-        return;
-      }
-      let told = false; // once per worker: one may try again and again
-      const report = () => {
-        if (told) return;
-        told = true;
-        fenced({ workerOrigin: url.origin, type: targetInfo.type });
-      };
-      // The worker waits for the fence, then runs; one that closed meanwhile
-      // needs neither.
-      void fenceSession(worker, patterns, origin, report)
-        .catch(() => {})
-        .finally(resume);
+    "Fetch.requestPaused",
+    (event: Protocol.Fetch.RequestPausedEvent) => {
+      const { requestId } = event;
+      void apart(event).catch(() => undefined).then((worker) => {
+        if (worker === undefined) {
+          return root.send("Fetch.continueRequest", { requestId });
+        }
+        if (!told.has(event.frameId)) {
+          if (told.size >= REQUESTERS_KEPT) told.clear();
+          told.add(event.frameId);
+          fenced({
+            workerOrigin: URL.parse(worker.url)?.origin ?? "",
+            type: worker.type,
+          });
+        }
+        return root.send("Fetch.failRequest", {
+          requestId,
+          errorReason: "BlockedByClient",
+        });
+        // The target may be gone before the reply: nothing is left to unblock.
+      }).catch(() => {});
     },
   );
-  await root.send("Target.setAutoAttach", {
-    autoAttach: true,
-    waitForDebuggerOnStart: true,
-    flatten: true,
-    filter: [
-      ...WORKER_TYPES.map((type) => ({ type, exclude: false })),
-      { exclude: true },
-    ],
+  await root.send("Fetch.enable", {
+    patterns: patterns.map((urlPattern) => ({
+      urlPattern,
+      requestStage: "Request" as const,
+    })),
   });
 }
 
