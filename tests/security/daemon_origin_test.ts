@@ -423,6 +423,17 @@ Deno.test({
         "worker service blocked",
         ...Array(5).fill("worker shared blocked"),
       ]);
+      // The fences are the driven tabs' and the workers': the operator's own
+      // dashboard tab in the same browser still reaches the daemon, loaded
+      // again under the browser-wide one.
+      await dashboard.reload({ waitUntil: "load" });
+      assert.equal(dashboard.url(), dashboardUrl);
+      assert.equal(
+        await dashboard.evaluate(
+          `fetch("/health", { cache: "no-store" }).then((response) => response.status)`,
+        ),
+        200,
+      );
 
       // 4. An extension shipping a runner without the daemon check (an old
       //    copy): the registration excludes every host that reaches the

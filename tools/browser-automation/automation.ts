@@ -122,11 +122,11 @@ export class BrowserAutomation {
         fenceWorkers(
           browser,
           this.ownOrigin,
-          (request) =>
-            options.log.warn("worker_fenced", {
-              worker_origin: request.workerOrigin,
-              worker_type: request.type,
-            }),
+          (worker) =>
+            options.log.warn(
+              worker.stopped ? "worker_stopped" : "worker_fenced",
+              { worker_origin: worker.workerOrigin, worker_type: worker.type },
+            ),
         ),
       log: options.log,
       env: options.env,

@@ -29,12 +29,14 @@ export interface Fenced {
   document: boolean;
 }
 
-/** A service or shared worker's request the fence stopped. */
+/** A service or shared worker the fence stopped a request of, or stopped. */
 export interface FencedWorker {
   /** The worker's own origin (the site that started it). */
   workerOrigin: string;
-  /** "service_worker" or "shared_worker". */
+  /** "service_worker" or "shared_worker" (or a worklet's type). */
   type: string;
+  /** Stopped as the fence went up (it ran before it), not a request of it. */
+  stopped: boolean;
 }
 
 /**
@@ -78,8 +80,10 @@ interface Requester {
  * made it. Each tab's own fence sees its requests first; the user's own tabs
  * in an attached browser, agentd's own pages and extensions pass. Nothing is
  * held or kept attached, so there is no moment between a worker's start and
- * its fence, and the browser still stops idle workers. `fenced` hears of
- * each worker the first time it is stopped. No-op without an HTTP face.
+ * its fence, and the browser still stops idle workers. Such workers running
+ * before the fence are stopped. `fenced` hears of each worker the first time
+ * a request of it is stopped, and of each worker stopped. No-op without an
+ * HTTP face.
  */
 export async function fenceWorkers(
   browser: Browser,
@@ -106,17 +110,20 @@ export async function fenceWorkers(
     return found;
   };
   const told = new Set<string>(); // once per worker: one may try again and again
+  // An extension's workers and agentd's own pages' are not a page's.
+  const pagesWorker = (found: Requester | null): found is Requester => {
+    if (found === null || !APART_FROM_TABS.has(found.type)) return false;
+    const url = URL.parse(found.url);
+    return url !== null &&
+      (url.protocol === "http:" || url.protocol === "https:") &&
+      !reachesDaemon(found.url, origin());
+  };
   const apart = async (
     event: Protocol.Fetch.RequestPausedEvent,
   ): Promise<Requester | undefined> => {
     if (!event.frameId || !reachesDaemon(event.request.url, origin())) return;
     const found = await requester(event.frameId);
-    if (found === null || !APART_FROM_TABS.has(found.type)) return;
-    const url = URL.parse(found.url);
-    const web = url !== null &&
-      (url.protocol === "http:" || url.protocol === "https:");
-    // An extension's workers and agentd's own pages' are not a page's.
-    return web && !reachesDaemon(found.url, origin()) ? found : undefined;
+    return pagesWorker(found) ? found : undefined;
   };
   root.on(
     "Fetch.requestPaused",
@@ -132,6 +139,7 @@ export async function fenceWorkers(
           fenced({
             workerOrigin: URL.parse(worker.url)?.origin ?? "",
             type: worker.type,
+            stopped: false,
           });
         }
         return root.send("Fetch.failRequest", {
@@ -148,6 +156,39 @@ export async function fenceWorkers(
       requestStage: "Request" as const,
     })),
   });
+  // A worker that was running already (an attached browser, a reconnect)
+  // keeps loaders bound before the fence, which it does not see (nor a
+  // `Fetch` of the worker's own, for a shared worker). Each is stopped: a
+  // service worker starts again, fenced, at its next event; a shared worker
+  // is gone until a page of its site makes it again.
+  const { targetInfos } = await root.send("Target.getTargets");
+  const running = targetInfos.filter((info) =>
+    pagesWorker({ type: info.type, url: info.url })
+  );
+  await Promise.all(running.map(async (info) => {
+    const closed = await root.send("Target.closeTarget", {
+      targetId: info.targetId,
+    }).then(() => true, () => false);
+    // One that ended meanwhile needs nothing; one still there fails the connect.
+    if (!closed) {
+      const left = await root.send("Target.getTargetInfo", {
+        targetId: info.targetId,
+      }).then(() => true, () => false);
+      if (left) {
+        throw new Error(
+          `cannot stop the ${info.type} of ${
+            URL.parse(info.url)?.origin
+          }, which runs outside the fence on agentd's origin`,
+        );
+      }
+      return;
+    }
+    fenced({
+      workerOrigin: URL.parse(info.url)?.origin ?? "",
+      type: info.type,
+      stopped: true,
+    });
+  }));
 }
 
 /** Pauses the session's requests matching `patterns`, fails those that reach the daemon, continues the rest. */

@@ -1,8 +1,9 @@
 // The browser-wide worker fence (own_origin_fence.ts `fenceWorkers`) on a
 // real Chromium: service and shared workers of web pages never reach the
 // daemon's origin, from their first line and whatever the order in which the
-// browser's clients see a worker start; a tab the fence does not drive (the
-// user's own, in an attached browser) still does.
+// browser's clients see a worker start, nor do those that ran before the
+// fence; a tab the fence does not drive (the user's own, in an attached
+// browser) still does.
 
 import assert from "node:assert/strict";
 import { fenceWorkers } from "../../../tools/browser-automation/own_origin_fence.ts";
@@ -99,6 +100,108 @@ Deno.test({
       assert.equal(fenced.length, SITES * (SHARED + 1));
     } finally {
       await browser.close();
+      await daemon.shutdown();
+    }
+  },
+});
+
+/** A site whose workers reach `daemonUrl` when the page pokes them, and report what they got. */
+function startPokedSite(daemonUrl: string) {
+  const reports: string[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (request) => {
+      const path = new URL(request.url).pathname;
+      if (path === "/collect") {
+        reports.push(await request.text());
+        return new Response("");
+      }
+      const reach = (kind: string) =>
+        `fetch(${
+          JSON.stringify(daemonUrl)
+        }, { mode: "no-cors", cache: "no-store" }).then(
+  (r) => fetch("/collect", { method: "POST", body: "${kind} " + r.type }),
+  () => fetch("/collect", { method: "POST", body: "${kind} blocked" }));`;
+      if (path === "/") {
+        return new Response(
+          `<!doctype html><script>
+const shared = new SharedWorker("/shared.js");
+shared.port.start();
+navigator.serviceWorker.register("/service.js");
+globalThis.poke = async () => {
+  shared.port.postMessage("go");
+  (await navigator.serviceWorker.ready).active.postMessage("go");
+  ${reach("page")}
+};</script>`,
+          { headers: { "content-type": "text/html" } },
+        );
+      }
+      const script = path === "/shared.js"
+        ? `onconnect = (event) => { event.ports[0].onmessage = () => { ${
+          reach("shared")
+        } }; };`
+        : `addEventListener("message", () => { ${reach("service")} });`;
+      return new Response(script, {
+        headers: { "content-type": "text/javascript" },
+      });
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/`,
+    reports,
+    close: () => server.shutdown(),
+  };
+}
+
+Deno.test({
+  name:
+    "browser-automation: workers that ran before the worker fence are stopped; a service worker starts again fenced",
+  ignore: browserTestIgnore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const daemon = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      () => new Response("the daemon"),
+    );
+    const site = startPokedSite(`http://127.0.0.1:${daemon.addr.port}/x`);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      await page.goto(site.url);
+      // Both run, unfenced (as in a browser agentd attaches to later).
+      await page.evaluate(`navigator.serviceWorker.ready.then(() => true)`);
+      const root = await browser.target().createCDPSession();
+      const workers = async () =>
+        (await root.send("Target.getTargets")).targetInfos
+          .map((info) => info.type)
+          .filter((type) => type.endsWith("_worker"))
+          .sort();
+      await waitFor(workers, (types) => types.length === 2);
+
+      const told: string[] = [];
+      await fenceWorkers(
+        browser,
+        () => ({ ports: [daemon.addr.port], hosts: [] }),
+        (worker) => told.push(`${worker.type} ${worker.stopped}`),
+      );
+      assert.deepEqual(told.sort(), [
+        "service_worker true",
+        "shared_worker true",
+      ]);
+      await waitFor(workers, (types) => types.length === 0);
+      // The page's shared worker is gone; its service worker starts again at
+      // the message, and its request is stopped; the page's own passes.
+      await page.evaluate(`poke()`);
+      await waitFor(() => site.reports.length, (count) => count >= 2, 30_000);
+      assert.deepEqual(site.reports.toSorted(), [
+        "page opaque",
+        "service blocked",
+      ]);
+      assert.ok(told.includes("service_worker false"), told.join());
+    } finally {
+      await browser.close();
+      await site.close();
       await daemon.shutdown();
     }
   },
