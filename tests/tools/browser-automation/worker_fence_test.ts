@@ -7,6 +7,7 @@
 
 import assert from "node:assert/strict";
 import { fenceWorkers } from "../../../tools/browser-automation/own_origin_fence.ts";
+import type { Browser } from "puppeteer-core";
 import { browserTestIgnore, launchChromium } from "../../browser.ts";
 import { waitFor } from "../../helpers.ts";
 
@@ -15,9 +16,24 @@ const SHARED = 5;
 /** Sites, each its own origin: a new service worker on each. */
 const SITES = 6;
 
-/** A site whose page starts workers that reach `daemonUrl` on their first line and report what they got. */
-function startSite(daemonUrl: string) {
+/**
+ * A local site: its page (`/`) and its workers' scripts (`/shared.js`,
+ * `/service.js`) are written with `reach(kind)`, a script that fetches
+ * `daemonUrl` and reports what it got to the site ("opaque": an answer it may
+ * not read, so it reached the daemon; "blocked").
+ */
+function startSite(
+  daemonUrl: string,
+  page: (reach: (kind: string) => string) => string,
+  worker: (kind: string, reach: (kind: string) => string) => string,
+) {
   const reports: string[] = [];
+  const reach = (kind: string) =>
+    `fetch(${
+      JSON.stringify(daemonUrl)
+    }, { mode: "no-cors", cache: "no-store" }).then(
+  (r) => fetch("/collect", { method: "POST", body: "${kind} " + r.type }),
+  () => fetch("/collect", { method: "POST", body: "${kind} blocked" }));`;
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     async (request) => {
@@ -26,22 +42,13 @@ function startSite(daemonUrl: string) {
         reports.push(await request.text());
         return new Response("");
       }
-      // "opaque": it got an answer it may not read, so it reached the daemon.
-      const reach = (kind: string) =>
-        `fetch(${JSON.stringify(daemonUrl)}, { mode: "no-cors" }).then(
-  (r) => fetch("/collect", { method: "POST", body: "${kind} " + r.type }),
-  () => fetch("/collect", { method: "POST", body: "${kind} blocked" }));`;
       if (path === "/") {
-        return new Response(
-          `<!doctype html><script>
-for (let n = 0; n < ${SHARED}; n++) new SharedWorker("/shared.js?" + n);
-navigator.serviceWorker.register("/service.js");
-${reach("page")}</script>`,
-          { headers: { "content-type": "text/html" } },
-        );
+        return new Response(`<!doctype html><script>${page(reach)}</script>`, {
+          headers: { "content-type": "text/html" },
+        });
       }
       const kind = path === "/shared.js" ? "shared" : "service";
-      return new Response(reach(kind), {
+      return new Response(worker(kind, reach), {
         headers: { "content-type": "text/javascript" },
       });
     },
@@ -53,28 +60,77 @@ ${reach("page")}</script>`,
   };
 }
 
+/** Workers that reach the daemon on their first line, and the page too. */
+const startingSite = (daemonUrl: string) =>
+  startSite(
+    daemonUrl,
+    (reach) =>
+      `for (let n = 0; n < ${SHARED}; n++) new SharedWorker("/shared.js?" + n);
+navigator.serviceWorker.register("/service.js");
+${reach("page")}`,
+    (kind, reach) => reach(kind),
+  );
+
+/** Workers that reach the daemon when `poke()` in the page asks, and the page too. */
+const pokedSite = (daemonUrl: string) =>
+  startSite(
+    daemonUrl,
+    (reach) =>
+      `const shared = new SharedWorker("/shared.js");
+shared.port.start();
+navigator.serviceWorker.register("/service.js");
+globalThis.poke = async () => {
+  shared.port.postMessage("go");
+  (await navigator.serviceWorker.ready).active.postMessage("go");
+  ${reach("page")}
+};`,
+    (kind, reach) =>
+      kind === "shared"
+        ? `onconnect = (event) => { event.ports[0].onmessage = () => { ${
+          reach(kind)
+        } }; };`
+        : `addEventListener("message", () => { ${reach(kind)} });`,
+  );
+
+/** Runs `fn` with a stand-in daemon (its port) and a launched Chromium, then closes both. */
+async function withDaemonAndBrowser(
+  fn: (daemonPort: number, browser: Browser) => Promise<void>,
+): Promise<void> {
+  const daemon = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => new Response("the daemon"),
+  );
+  try {
+    const browser = await launchChromium();
+    try {
+      await fn(daemon.addr.port, browser);
+    } finally {
+      await browser.close();
+    }
+  } finally {
+    await daemon.shutdown();
+  }
+}
+
 Deno.test({
   name:
     "browser-automation: service and shared workers never reach the daemon; the user's own tabs do",
   ignore: browserTestIgnore,
   sanitizeResources: false,
   sanitizeOps: false,
-  async fn() {
-    const daemon = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      () => new Response("the daemon"),
-    );
-    const browser = await launchChromium();
-    try {
+  fn: () =>
+    withDaemonAndBrowser(async (daemonPort, browser) => {
       const fenced: string[] = [];
       await fenceWorkers(
         browser,
-        () => ({ ports: [daemon.addr.port], hosts: [] }),
+        () => ({ ports: [daemonPort], hosts: [] }),
         (worker) => fenced.push(worker.type),
       );
       const seen: string[] = [];
       for (let site = 0; site < SITES; site++) {
-        const other = startSite(`http://127.0.0.1:${daemon.addr.port}/health`);
+        const other = startingSite(
+          `http://127.0.0.1:${daemonPort}/health`,
+        );
         const page = await browser.newPage();
         try {
           await page.goto(other.url);
@@ -98,60 +154,8 @@ Deno.test({
       });
       // Each worker is told of once, however often it tried.
       assert.equal(fenced.length, SITES * (SHARED + 1));
-    } finally {
-      await browser.close();
-      await daemon.shutdown();
-    }
-  },
+    }),
 });
-
-/** A site whose workers reach `daemonUrl` when the page pokes them, and report what they got. */
-function startPokedSite(daemonUrl: string) {
-  const reports: string[] = [];
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    async (request) => {
-      const path = new URL(request.url).pathname;
-      if (path === "/collect") {
-        reports.push(await request.text());
-        return new Response("");
-      }
-      const reach = (kind: string) =>
-        `fetch(${
-          JSON.stringify(daemonUrl)
-        }, { mode: "no-cors", cache: "no-store" }).then(
-  (r) => fetch("/collect", { method: "POST", body: "${kind} " + r.type }),
-  () => fetch("/collect", { method: "POST", body: "${kind} blocked" }));`;
-      if (path === "/") {
-        return new Response(
-          `<!doctype html><script>
-const shared = new SharedWorker("/shared.js");
-shared.port.start();
-navigator.serviceWorker.register("/service.js");
-globalThis.poke = async () => {
-  shared.port.postMessage("go");
-  (await navigator.serviceWorker.ready).active.postMessage("go");
-  ${reach("page")}
-};</script>`,
-          { headers: { "content-type": "text/html" } },
-        );
-      }
-      const script = path === "/shared.js"
-        ? `onconnect = (event) => { event.ports[0].onmessage = () => { ${
-          reach("shared")
-        } }; };`
-        : `addEventListener("message", () => { ${reach("service")} });`;
-      return new Response(script, {
-        headers: { "content-type": "text/javascript" },
-      });
-    },
-  );
-  return {
-    url: `http://127.0.0.1:${server.addr.port}/`,
-    reports,
-    close: () => server.shutdown(),
-  };
-}
 
 Deno.test({
   name:
@@ -159,50 +163,44 @@ Deno.test({
   ignore: browserTestIgnore,
   sanitizeResources: false,
   sanitizeOps: false,
-  async fn() {
-    const daemon = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      () => new Response("the daemon"),
-    );
-    const site = startPokedSite(`http://127.0.0.1:${daemon.addr.port}/x`);
-    const browser = await launchChromium();
-    try {
-      const page = await browser.newPage();
-      await page.goto(site.url);
-      // Both run, unfenced (as in a browser agentd attaches to later).
-      await page.evaluate(`navigator.serviceWorker.ready.then(() => true)`);
-      const root = await browser.target().createCDPSession();
-      const workers = async () =>
-        (await root.send("Target.getTargets")).targetInfos
-          .map((info) => info.type)
-          .filter((type) => type.endsWith("_worker"))
-          .sort();
-      await waitFor(workers, (types) => types.length === 2);
+  fn: () =>
+    withDaemonAndBrowser(async (daemonPort, browser) => {
+      const site = pokedSite(`http://127.0.0.1:${daemonPort}/x`);
+      try {
+        const page = await browser.newPage();
+        await page.goto(site.url);
+        // Both run, unfenced (as in a browser agentd attaches to later).
+        await page.evaluate(`navigator.serviceWorker.ready.then(() => true)`);
+        const root = await browser.target().createCDPSession();
+        const workers = async () =>
+          (await root.send("Target.getTargets")).targetInfos
+            .map((info) => info.type)
+            .filter((type) => type.endsWith("_worker"))
+            .sort();
+        await waitFor(workers, (types) => types.length === 2);
 
-      const told: string[] = [];
-      await fenceWorkers(
-        browser,
-        () => ({ ports: [daemon.addr.port], hosts: [] }),
-        (worker) => told.push(`${worker.type} ${worker.stopped}`),
-      );
-      assert.deepEqual(told.sort(), [
-        "service_worker true",
-        "shared_worker true",
-      ]);
-      await waitFor(workers, (types) => types.length === 0);
-      // The page's shared worker is gone; its service worker starts again at
-      // the message, and its request is stopped; the page's own passes.
-      await page.evaluate(`poke()`);
-      await waitFor(() => site.reports.length, (count) => count >= 2, 30_000);
-      assert.deepEqual(site.reports.toSorted(), [
-        "page opaque",
-        "service blocked",
-      ]);
-      assert.ok(told.includes("service_worker false"), told.join());
-    } finally {
-      await browser.close();
-      await site.close();
-      await daemon.shutdown();
-    }
-  },
+        const told: string[] = [];
+        await fenceWorkers(
+          browser,
+          () => ({ ports: [daemonPort], hosts: [] }),
+          (worker) => told.push(`${worker.type} ${worker.stopped}`),
+        );
+        assert.deepEqual(told.sort(), [
+          "service_worker true",
+          "shared_worker true",
+        ]);
+        await waitFor(workers, (types) => types.length === 0);
+        // The page's shared worker is gone; its service worker starts again at
+        // the message, and its request is stopped; the page's own passes.
+        await page.evaluate(`poke()`);
+        await waitFor(() => site.reports.length, (count) => count >= 2, 30_000);
+        assert.deepEqual(site.reports.toSorted(), [
+          "page opaque",
+          "service blocked",
+        ]);
+        assert.ok(told.includes("service_worker false"), told.join());
+      } finally {
+        await site.close();
+      }
+    }),
 });
