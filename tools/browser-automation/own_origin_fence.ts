@@ -65,7 +65,7 @@ const APART_FROM_TABS = new Set([
   "shared_storage_worklet",
   "auction_worklet",
 ]);
-/** Requesters remembered (target kinds do not change; frames are not targets). */
+/** Requesters remembered (a target's kind and URL do not change). */
 const REQUESTERS_KEPT = 512;
 
 interface Requester {
@@ -93,9 +93,10 @@ export async function fenceWorkers(
   const patterns = daemonFetchPatterns(origin());
   if (patterns.length === 0) return;
   const root = await browser.target().createCDPSession();
-  const requesters = new Map<string, Requester | null>();
+  const requesters = new Map<string, Requester>();
   // A request's frameId is the target that made it: a worker's own id, or a
-  // tab's frame (not a target: null).
+  // tab's frame (not a target: null). Only targets are remembered, so a
+  // failed lookup is not kept for a worker.
   const requester = async (id: string): Promise<Requester | null> => {
     const known = requesters.get(id);
     if (known !== undefined) return known;
@@ -105,6 +106,7 @@ export async function fenceWorkers(
         url: targetInfo.url,
       }))
       .catch(() => null);
+    if (found === null) return null;
     if (requesters.size >= REQUESTERS_KEPT) requesters.clear();
     requesters.set(id, found);
     return found;
