@@ -132,32 +132,16 @@ export async function fenceWorkers(
     (event: Protocol.Fetch.RequestPausedEvent) => {
       const { requestId } = event;
       void apart(event).catch(() => undefined).then((worker) => {
-        if (worker === undefined) {
-          return root.send("Fetch.continueRequest", { requestId });
-        }
-        if (!told.has(event.frameId)) {
+        if (worker !== undefined && !told.has(event.frameId)) {
           if (told.size >= REQUESTERS_KEPT) told.clear();
           told.add(event.frameId);
-          fenced({
-            workerOrigin: URL.parse(worker.url)?.origin ?? "",
-            type: worker.type,
-            stopped: false,
-          });
+          fenced(fencedWorker(worker, false));
         }
-        return root.send("Fetch.failRequest", {
-          requestId,
-          errorReason: "BlockedByClient",
-        });
-        // The target may be gone before the reply: nothing is left to unblock.
+        return answer(root, requestId, worker !== undefined);
       }).catch(() => {});
     },
   );
-  await root.send("Fetch.enable", {
-    patterns: patterns.map((urlPattern) => ({
-      urlPattern,
-      requestStage: "Request" as const,
-    })),
-  });
+  await pauseRequests(root, patterns);
   // A worker that was running already (an attached browser, a reconnect)
   // keeps loaders bound before the fence, which it does not see (nor a
   // `Fetch` of the worker's own, for a shared worker). Each is stopped: a
@@ -185,12 +169,31 @@ export async function fenceWorkers(
       }
       return;
     }
-    fenced({
-      workerOrigin: URL.parse(info.url)?.origin ?? "",
-      type: info.type,
-      stopped: true,
-    });
+    fenced(fencedWorker(info, true));
   }));
+}
+
+function fencedWorker(worker: Requester, stopped: boolean): FencedWorker {
+  return {
+    workerOrigin: URL.parse(worker.url)?.origin ?? "",
+    type: worker.type,
+    stopped,
+  };
+}
+
+/** Fails a paused request or lets it go on; a target gone before the answer needs neither. */
+function answer(
+  cdp: CDPSession,
+  requestId: string,
+  blocked: boolean,
+): Promise<unknown> {
+  const reply = blocked
+    ? cdp.send("Fetch.failRequest", {
+      requestId,
+      errorReason: "BlockedByClient",
+    })
+    : cdp.send("Fetch.continueRequest", { requestId });
+  return reply.catch(() => {});
 }
 
 /** Pauses the session's requests matching `patterns`, fails those that reach the daemon, continues the rest. */
@@ -205,14 +208,7 @@ async function fenceSession(
     (event: Protocol.Fetch.RequestPausedEvent) => {
       const { requestId, request } = event;
       const blocked = reachesDaemon(request.url, origin());
-      const reply = blocked
-        ? cdp.send("Fetch.failRequest", {
-          requestId,
-          errorReason: "BlockedByClient",
-        })
-        : cdp.send("Fetch.continueRequest", { requestId });
-      // The tab may close before the reply: nothing is left to unblock.
-      reply.catch(() => {});
+      void answer(cdp, requestId, blocked);
       if (blocked) {
         fenced({
           url: request.url,
@@ -221,6 +217,14 @@ async function fenceSession(
       }
     },
   );
+  await pauseRequests(cdp, patterns);
+}
+
+/** Pauses the session's requests to URLs matching `patterns` before they leave. */
+async function pauseRequests(
+  cdp: CDPSession,
+  patterns: string[],
+): Promise<void> {
   await cdp.send("Fetch.enable", {
     patterns: patterns.map((urlPattern) => ({
       urlPattern,
